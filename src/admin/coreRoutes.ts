@@ -1,0 +1,90 @@
+import type { Engine } from '../engine/engine.js';
+import { explainQuery } from '../engine/explain.js';
+import type { ReloadOutcome } from '../engine/gslbdProcess.js';
+import type { AdminServer } from './adminServer.js';
+import type { EngineMetrics } from './metrics.js';
+
+/** What the core routes read. */
+export interface CoreRouteDeps {
+  readonly engine: Engine;
+  readonly metrics: EngineMetrics;
+  readonly reload: (reason: string) => Promise<ReloadOutcome>;
+}
+
+/**
+ * The admin routes every engine has:
+ * - `GET /healthz`: 200 with warnings (e.g. the TypeScript location fallback) while serving;
+ * - `GET /status`: snapshot generation, zones, records, data centers, location data, health view;
+ * - `GET /metrics`: Prometheus exposition;
+ * - `GET /explain?name=&type=&client=`: the decision trace (client is an address or `addr/len`);
+ * - `POST /reload` (token): re-reads the configuration; 422 with the reasons when it is invalid.
+ */
+export function registerCoreRoutes(admin: AdminServer, deps: CoreRouteDeps): void {
+  const { engine, metrics } = deps;
+  admin.route({
+    method: 'GET',
+    path: '/healthz',
+    mutating: false,
+    handle() {
+      const warnings: string[] = [];
+      const geo = engine.snapshot.env.geo;
+      if (geo.implementation === 'typescript' && geo.describe().sources.length > 0) {
+        warnings.push('location lookups use the TypeScript reference implementation (native addon not loaded)');
+      }
+      return { status: 200, json: { status: 'ok', generation: engine.snapshot.generation, warnings } };
+    },
+  });
+  admin.route({
+    method: 'GET',
+    path: '/status',
+    mutating: false,
+    handle() {
+      const s = engine.snapshot;
+      return {
+        status: 200,
+        json: {
+          generation: s.generation,
+          configFile: s.file,
+          loadedAt: new Date(s.loadedAtMs).toISOString(),
+          zones: [...s.zones.zones].map((z) => ({ name: z.name, serial: z.soa.data.serial, names: z.nodes.size })),
+          records: s.records.map((r) => ({ name: r.name, type: r.type, service: r.service, dcs: r.candidates.map((c) => c.dc.name) })),
+          datacenters: s.dataCenters.map((d) => d.name),
+          location: s.env.geo.describe(),
+          health: s.env.health.description,
+        },
+      };
+    },
+  });
+  admin.route({
+    method: 'GET',
+    path: '/metrics',
+    mutating: false,
+    async handle() {
+      return { status: 200, text: await metrics.registry.metrics(), contentType: metrics.registry.contentType };
+    },
+  });
+  admin.route({
+    method: 'GET',
+    path: '/explain',
+    mutating: false,
+    handle({ url }) {
+      const name = url.searchParams.get('name');
+      const client = url.searchParams.get('client');
+      if (!name || !client) return { status: 400, json: { error: 'name and client are required (type defaults to A)' } };
+      try {
+        return { status: 200, json: explainQuery(engine, name, url.searchParams.get('type') ?? 'A', client) };
+      } catch (e) {
+        return { status: 400, json: { error: (e as Error).message } };
+      }
+    },
+  });
+  admin.route({
+    method: 'POST',
+    path: '/reload',
+    mutating: true,
+    async handle() {
+      const r = await deps.reload('admin API');
+      return r.ok ? { status: 200, json: r } : { status: 422, json: r };
+    },
+  });
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { z } from 'zod';
+import { ConfigError, loadConfigFile } from '../config/load.js';
+import { configSchema } from '../config/schema.js';
+import { startGslbd } from '../engine/gslbdProcess.js';
+
+/**
+ * The `gslbd` command line (SPEC §7): serve, check-config, schema, explain.
+ * Exit codes: 0 success, 1 invalid input (configuration, arguments), 2 runtime failure.
+ */
+const program = new Command()
+  .name('gslbd')
+  .description('Global server load balancing engine for authoritative DNS')
+  .showHelpAfterError();
+
+program
+  .command('serve')
+  .description('run the engine with its front doors until SIGINT/SIGTERM')
+  .argument('<config>', 'configuration file (YAML or JSON)')
+  .action(async (file: string) => {
+    try {
+      const running = await startGslbd(file);
+      const stop = (signal: string): void => {
+        running.log.info({ signal }, 'stopping');
+        void running.stop().then(() => process.exit(0));
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
+    } catch (e) {
+      process.stderr.write(`gslbd: ${(e as Error).message}\n`);
+      process.exit(e instanceof ConfigError ? 1 : 2);
+    }
+  });
+
+program
+  .command('check-config')
+  .description('validate a configuration file; prints every problem with its path')
+  .argument('<config>', 'configuration file (YAML or JSON)')
+  .action((file: string) => {
+    try {
+      const { config } = loadConfigFile(file);
+      process.stdout.write(
+        `${file}: OK (${config.zones.length} zones, ${config.datacenters.length} data centers, ${config.services.length} services, ${config.records.length} GSLB records)\n`,
+      );
+    } catch (e) {
+      process.stderr.write(`${(e as Error).message}\n`);
+      process.exit(1);
+    }
+  });
+
+program
+  .command('schema')
+  .description('print the JSON Schema of the configuration file (for editors)')
+  .action(() => {
+    process.stdout.write(`${JSON.stringify(z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }), null, 2)}\n`);
+  });
+
+program
+  .command('explain')
+  .description('ask a running engine how it answers a name for a client (GET /explain)')
+  .argument('<name>', 'query name')
+  .argument('[type]', 'query type', 'A')
+  .requiredOption('-c, --client <address>', 'client address, or addr/len as an ECS source prefix')
+  .option('--admin <url>', 'admin listener URL', 'http://127.0.0.1:8053')
+  .action(async (name: string, type: string, opts: { client: string; admin: string }) => {
+    const url = new URL('/explain', opts.admin);
+    url.searchParams.set('name', name);
+    url.searchParams.set('type', type);
+    url.searchParams.set('client', opts.client);
+    try {
+      const res = await fetch(url);
+      process.stdout.write(await res.text());
+      if (!res.ok) process.exit(1);
+    } catch (e) {
+      process.stderr.write(`gslbd: cannot reach ${opts.admin}: ${(e as Error).message}\n`);
+      process.exit(2);
+    }
+  });
+
+await program.parseAsync();

@@ -1,0 +1,49 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { configuredName } from '../dns/name.js';
+import { parseDottedLocation } from '../geo/location.js';
+
+/**
+ * Field schemas shared by the configuration sections. Each one validates and normalises a value
+ * so behaviour code never sees raw text (names are canonical, locations are qualifier tuples).
+ */
+
+/** A TTL in seconds, 0 … 2^31 − 1 (RFC 2181 §8: values with the top bit set are invalid). */
+export const ttlSchema = z.number().int().min(0).max(2147483647);
+
+/** A TCP/UDP port. */
+export const portSchema = z.number().int().min(1).max(65535);
+
+/** An IPv4 address in dotted form. */
+export const ipv4Schema = z.string().refine((s) => isIP(s) === 4, { message: 'expected an IPv4 address' });
+
+/** An IPv6 address. */
+export const ipv6Schema = z.string().refine((s) => isIP(s) === 6 && !s.includes('%'), { message: 'expected an IPv6 address' });
+
+/** An IPv4 or IPv6 address. */
+export const ipSchema = z.string().refine((s) => isIP(s) !== 0 && !s.includes('%'), { message: 'expected an IPv4 or IPv6 address' });
+
+/** A domain name (absolute; trailing dot optional; Unicode allowed), normalised to canonical form. */
+export const domainNameSchema = z.string().transform((s, ctx) => {
+  try {
+    return configuredName(s);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+});
+
+/** A location in dotted qualifier notation (`Europe.UK`, `NA.US.*.*`), normalised to six qualifiers. */
+export const locationSchema = z.string().transform((s, ctx) => {
+  try {
+    return parseDottedLocation(s);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: `location "${s}" ${(e as Error).message}` });
+    return z.NEVER;
+  }
+});
+
+/** Latitude in degrees. */
+export const latitudeSchema = z.number().min(-90).max(90);
+/** Longitude in degrees. */
+export const longitudeSchema = z.number().min(-180).max(180);

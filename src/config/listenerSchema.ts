@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { ipSchema, portSchema } from './fieldSchemas.js';
+
+/** One address:port the standalone DNS listener binds, UDP and TCP. */
+export const dnsListenerSchema = z.strictObject({
+  address: ipSchema,
+  port: portSchema.default(53),
+});
+
+/**
+ * The admin HTTP listener (loopback by default). Mutating endpoints need `token` (or the token
+ * read from `tokenFile`) as `Authorization: Bearer <token>`; without one they answer 403.
+ */
+export const adminListenerSchema = z
+  .strictObject({
+    address: ipSchema.default('127.0.0.1'),
+    port: portSchema.default(8053),
+    token: z.string().min(16, 'an admin token has at least 16 characters').optional(),
+    tokenFile: z.string().min(1).optional(),
+  })
+  .refine((a) => a.token === undefined || a.tokenFile === undefined, { message: 'set "token" or "tokenFile", not both' });
+
+export const listenersSchema = z.strictObject({
+  dns: z.array(dnsListenerSchema).default([]),
+  admin: adminListenerSchema.optional(),
+});
+
+/** Standalone DNS listener behaviour (sizes in bytes, times in ms). */
+export const dnsBehaviourSchema = z.strictObject({
+  /** EDNS payload size we advertise and the UDP response limit for EDNS queries (RFC 6891 §6.2.5; DNS flag day 2020). */
+  udpPayloadSize: z.number().int().min(512).max(4096).default(1232),
+  /** A TCP connection with no complete query for this long is closed (RFC 7766 §6.2.3). */
+  tcpIdleTimeoutMs: z.number().int().min(100).max(600000).default(10000),
+  /** Concurrent TCP connections per listener; further ones are closed at once. */
+  tcpMaxConnections: z.number().int().min(1).max(100000).default(256),
+  /** Fraction (0–1) of queries logged, with client addresses truncated to /24 and /48. */
+  queryLogSampleRate: z.number().min(0).max(1).default(0),
+});
+
+export type DnsListenerConfig = z.output<typeof dnsListenerSchema>;
+export type AdminListenerConfig = z.output<typeof adminListenerSchema>;
+export type DnsBehaviourConfig = z.output<typeof dnsBehaviourSchema>;

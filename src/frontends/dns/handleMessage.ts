@@ -1,0 +1,89 @@
+import { performance } from 'node:perf_hooks';
+import type { EngineMetrics } from '../../admin/metrics.js';
+import { RCODE_NAMES } from '../../admin/metrics.js';
+import type { DnsBehaviourConfig } from '../../config/listenerSchema.js';
+import type { Engine } from '../../engine/engine.js';
+import { familyBits, formatIp, maskAddress, type IpAddress } from '../../geo/ipAddress.js';
+import type { Logger } from '../../log/logger.js';
+import type { Client } from '../../selection/types.js';
+import { RCODE, type Answer } from '../../zones/authoritative.js';
+import { decodeQuery, type WireQuery } from './wireQuery.js';
+import { encodeReply } from './wireResponse.js';
+
+/** What the DNS front door needs from the process. */
+export interface DnsFrontDoorDeps {
+  readonly engine: Engine;
+  readonly metrics: EngineMetrics;
+  readonly log: Logger;
+  readonly behaviour: DnsBehaviourConfig;
+}
+
+/** Largest DNS message over UDP without EDNS (RFC 1035 §4.2.1). */
+const CLASSIC_UDP_LIMIT = 512;
+
+/**
+ * Turns one DNS message into its reply (or null when it must be dropped). Never throws: an
+ * unexpected failure inside the engine is answered SERVFAIL and logged.
+ *
+ * The client is the ECS address when the query carries ECS with a source prefix > 0, else the
+ * peer (the resolver); IPv4-mapped IPv6 counts as IPv4.
+ */
+export function handleMessage(deps: DnsFrontDoorDeps, msg: Buffer, transport: 'udp' | 'tcp', peer: IpAddress): Buffer | null {
+  const decoded = decodeQuery(msg);
+  const { udpPayloadSize } = deps.behaviour;
+  if (decoded.kind === 'drop') {
+    deps.metrics.malformed.inc({ transport, outcome: 'dropped' });
+    return null;
+  }
+  if (decoded.kind === 'error') {
+    deps.metrics.malformed.inc({ transport, outcome: RCODE_NAMES[decoded.rcode] ?? String(decoded.rcode) });
+    deps.metrics.queries.inc({ transport, rcode: RCODE_NAMES[decoded.rcode] ?? String(decoded.rcode) });
+    const header = { id: decoded.id, queryFlags: decoded.flags, question: decoded.question, edns: decoded.edns, udpPayloadSize };
+    return encodeReply(header, { rcode: decoded.rcode, authoritative: false }, CLASSIC_UDP_LIMIT);
+  }
+  const q = decoded.query;
+  const limit = transport === 'tcp' ? 65535 : q.edns ? Math.min(q.edns.udpSize, udpPayloadSize) : CLASSIC_UDP_LIMIT;
+  const header = { id: q.id, queryFlags: q.flags, question: q.question, edns: q.edns, udpPayloadSize };
+  let answer: Answer;
+  const client = clientOf(q, peer);
+  const started = performance.now();
+  try {
+    answer = deps.engine.resolve({ name: q.question.name, type: q.question.type, client, transport });
+  } catch (e) {
+    deps.log.error({ err: e, qname: q.question.name, qtype: q.question.type }, 'resolve failed; answering SERVFAIL');
+    deps.metrics.queries.inc({ transport, rcode: 'SERVFAIL' });
+    return encodeReply(header, { rcode: RCODE.SERVFAIL, authoritative: false }, limit);
+  }
+  deps.metrics.resolveSeconds.observe((performance.now() - started) / 1000);
+  deps.metrics.queries.inc({ transport, rcode: RCODE_NAMES[answer.rcode] ?? String(answer.rcode) });
+  for (const dc of answer.dcs) deps.metrics.dcAnswers.inc({ dc });
+  const rate = deps.behaviour.queryLogSampleRate;
+  if (rate > 0 && deps.engine.ctx.random() < rate) logQuery(deps.log, q, client, peer, answer, transport);
+  return encodeReply(header, answer, limit);
+}
+
+function clientOf(q: WireQuery, peer: IpAddress): Client {
+  const ecs = q.edns?.ecs;
+  if (ecs && ecs.effectivePrefix > 0) return { address: ecs.address, sourcePrefix: ecs.effectivePrefix, fromEcs: true };
+  return { address: peer, sourcePrefix: familyBits(peer.family), fromEcs: false };
+}
+
+/** Logs one sampled query with client and resolver addresses truncated to /24 (IPv4) or /48 (IPv6). */
+function logQuery(log: Logger, q: WireQuery, client: Client, peer: IpAddress, a: Answer, transport: string): void {
+  const truncate = (ip: IpAddress): string => `${formatIp(maskAddress(ip, ip.family === 4 ? 24 : 48))}/${ip.family === 4 ? 24 : 48}`;
+  log.info(
+    {
+      component: 'query-log',
+      qname: q.question.name,
+      qtype: q.question.type,
+      transport,
+      client: truncate(client.address),
+      resolver: truncate(peer),
+      ecs: client.fromEcs,
+      rcode: RCODE_NAMES[a.rcode],
+      scope: a.scope,
+      answers: a.answers.length,
+    },
+    'query',
+  );
+}

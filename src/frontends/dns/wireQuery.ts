@@ -1,0 +1,176 @@
+import dnsPacket from 'dns-packet';
+import { RCODE } from '../../zones/authoritative.js';
+import { ECS_OPTION_CODE, parseEcs, type EcsOption } from './ecsOption.js';
+
+/** The question of a query, kept as received so the reply echoes it byte for byte. */
+export interface WireQuestion {
+  /** Name in presentation form (no trailing dot; `\.`, `\\` and `\DDD` escapes), case as sent. */
+  readonly name: string;
+  readonly type: number;
+  readonly class: number;
+  /** The question's wire bytes (name, type, class). */
+  readonly raw: Buffer;
+  /** Wire offset (from the message start) of each label of the name, for compression pointers. */
+  readonly labelOffsets: readonly number[];
+}
+
+/** EDNS(0) parameters of a query (RFC 6891 §6.1). */
+export interface WireEdns {
+  /** Requestor's UDP payload size; values below 512 count as 512 (§6.2.5). */
+  readonly udpSize: number;
+  readonly version: number;
+  /** DNSSEC OK bit, copied to the reply (RFC 3225 §3). */
+  readonly dnssecOk: boolean;
+  readonly ecs?: EcsOption;
+}
+
+/** A query the engine can answer. */
+export interface WireQuery {
+  readonly id: number;
+  /** Header flags word as received (RD, CD and opcode are copied into the reply). */
+  readonly flags: number;
+  readonly question: WireQuestion;
+  readonly edns?: WireEdns;
+}
+
+/** What to do with a message: drop it, answer with an error code, or answer the query. */
+export type DecodedMessage =
+  | { readonly kind: 'drop'; readonly reason: string }
+  | {
+      readonly kind: 'error';
+      readonly rcode: number;
+      readonly reason: string;
+      readonly id: number;
+      readonly flags: number;
+      readonly question?: WireQuestion;
+      readonly edns?: WireEdns;
+      /** True for BADVERS: the extended rcode goes into the OPT record. */
+      readonly badVersion?: boolean;
+    }
+  | { readonly kind: 'query'; readonly query: WireQuery };
+
+const QR = 0x8000;
+const CLASS_IN = 1;
+const TYPE_OPT = 41;
+
+/**
+ * Decodes and validates a query message (RFC 1035 §4.1, RFC 6891). Never throws: anything
+ * malformed becomes an error answer (FORMERR, NOTIMP, REFUSED, BADVERS) or, when no reply can
+ * be formed (shorter than a header) or must not be sent (QR=1, RFC 1035 §4.1.1), a drop.
+ */
+export function decodeQuery(buf: Buffer): DecodedMessage {
+  if (buf.length < 12) return { kind: 'drop', reason: 'shorter than a DNS header' };
+  const id = buf.readUInt16BE(0);
+  const flags = buf.readUInt16BE(2);
+  if (flags & QR) return { kind: 'drop', reason: 'QR bit set (a response, not a query)' };
+  const qdcount = buf.readUInt16BE(4);
+  const opcode = (flags >> 11) & 0xf;
+  const error = (rcode: number, reason: string, question?: WireQuestion, edns?: WireEdns): DecodedMessage => ({
+    kind: 'error',
+    rcode,
+    reason,
+    id,
+    flags,
+    question,
+    edns,
+  });
+  if (qdcount !== 1) return error(opcode === 0 ? RCODE.FORMERR : RCODE.NOTIMP, `QDCOUNT is ${qdcount}, not 1`);
+  const question = readQuestion(buf);
+  if (typeof question === 'string') return error(RCODE.FORMERR, question);
+  if (opcode !== 0) return error(RCODE.NOTIMP, `opcode ${opcode} is not QUERY`, question);
+  let edns: WireEdns | undefined;
+  const hasRecords = buf.readUInt16BE(6) + buf.readUInt16BE(8) + buf.readUInt16BE(10) > 0;
+  if (hasRecords) {
+    const parsed = readEdns(buf);
+    if (typeof parsed === 'string') return error(RCODE.FORMERR, parsed, question);
+    edns = parsed;
+    if (edns && edns.version > 0) {
+      return { kind: 'error', rcode: 16, reason: `EDNS version ${edns.version}`, id, flags, question, edns, badVersion: true };
+    }
+  }
+  if (question.class !== CLASS_IN) return error(RCODE.REFUSED, `class ${question.class} is not IN`, question, edns);
+  return { kind: 'query', query: { id, flags, question, edns } };
+}
+
+/** Reads the single question at offset 12; no compression is allowed there. Returns a reason on error. */
+function readQuestion(buf: Buffer): WireQuestion | string {
+  let offset = 12;
+  let wireLength = 0;
+  const labels: string[] = [];
+  const labelOffsets: number[] = [];
+  for (;;) {
+    if (offset >= buf.length) return 'question name runs past the message';
+    const len = buf[offset]!;
+    if (len === 0) {
+      offset++;
+      break;
+    }
+    if (len & 0xc0) return 'compression or extended label in the question name';
+    if (offset + 1 + len > buf.length) return 'question name runs past the message';
+    wireLength += len + 1;
+    if (wireLength + 1 > 255) return 'question name longer than 255 octets';
+    labelOffsets.push(offset);
+    labels.push(presentLabel(buf, offset + 1, len));
+    offset += 1 + len;
+  }
+  if (offset + 4 > buf.length) return 'question type and class missing';
+  return {
+    name: labels.join('.'),
+    type: buf.readUInt16BE(offset),
+    class: buf.readUInt16BE(offset + 2),
+    raw: buf.subarray(12, offset + 4),
+    labelOffsets,
+  };
+}
+
+/** Presentation form of a label: printable ASCII as is, `.` and `\` escaped, other octets as `\DDD`. */
+function presentLabel(buf: Buffer, start: number, len: number): string {
+  let out = '';
+  for (let i = start; i < start + len; i++) {
+    const c = buf[i]!;
+    if (c === 0x2e || c === 0x5c) out += `\\${String.fromCharCode(c)}`;
+    else if (c > 0x20 && c < 0x7f) out += String.fromCharCode(c);
+    else out += `\\${String(c).padStart(3, '0')}`;
+  }
+  return out;
+}
+
+/** Finds and validates the OPT record (RFC 6891 §6.1.1). Returns undefined without one, a reason when malformed. */
+function readEdns(buf: Buffer): WireEdns | undefined | string {
+  let packet: dnsPacket.DecodedPacket;
+  try {
+    packet = dnsPacket.decode(buf);
+  } catch (e) {
+    return `undecodable records: ${(e as Error).message}`;
+  }
+  const inWrongSection = [...(packet.answers ?? []), ...(packet.authorities ?? [])].some((r) => (r.type as string) === 'OPT');
+  if (inWrongSection) return 'OPT record outside the additional section';
+  const opts = (packet.additionals ?? []).filter((r) => (r.type as string) === 'OPT') as unknown as DecodedOpt[];
+  if (opts.length === 0) return undefined;
+  if (opts.length > 1) return 'more than one OPT record';
+  const opt = opts[0]!;
+  if (opt.name !== '.') return 'OPT record owner is not the root';
+  let ecs: EcsOption | undefined;
+  for (const o of opt.options ?? []) {
+    if (o.code !== ECS_OPTION_CODE) continue;
+    if (ecs) return 'more than one ECS option';
+    const parsed = parseEcs(o.data);
+    if (typeof parsed === 'string') return parsed;
+    ecs = parsed;
+  }
+  return {
+    udpSize: Math.max(512, opt.udpPayloadSize),
+    version: opt.ednsVersion,
+    dnssecOk: (opt.flags & dnsPacket.DNSSEC_OK) !== 0,
+    ecs,
+  };
+}
+
+interface DecodedOpt {
+  name: string;
+  type: typeof TYPE_OPT | 'OPT';
+  udpPayloadSize: number;
+  ednsVersion: number;
+  flags: number;
+  options?: { code: number; data: Buffer }[];
+}

@@ -1,0 +1,181 @@
+import dnsPacket from 'dns-packet';
+import { asciiLower } from '../../dns/name.js';
+import { TYPE_CODES, type RecordData, type RecordType, type ResourceRecord } from '../../dns/records.js';
+import type { Answer } from '../../zones/authoritative.js';
+import { ECS_OPTION_CODE, ecsReplyPayload } from './ecsOption.js';
+import type { WireEdns, WireQuestion } from './wireQuery.js';
+
+/** The per-type RDATA codecs of dns-packet (`dnsPacket.record(type)`), which its typings omit. */
+interface RdataCodec {
+  encode(data: unknown, buf: Buffer, offset: number): Buffer;
+  encodingLength(data: unknown): number;
+}
+const rdataCodec = (dnsPacket as unknown as { record(type: string): RdataCodec }).record;
+const codecs = new Map<RecordType, RdataCodec>(
+  (Object.keys(TYPE_CODES) as (RecordType | 'ANY' | 'OPT')[])
+    .filter((t): t is RecordType => t !== 'ANY' && t !== 'OPT')
+    .map((t) => [t, rdataCodec(t)]),
+);
+
+/** Everything a reply is made of besides the answer sections. */
+export interface ReplyHeader {
+  readonly id: number;
+  /** Flags of the query: opcode, RD and CD are copied (RFC 1035 §4.1.1, RFC 6840 §5.9). */
+  readonly queryFlags: number;
+  readonly question?: WireQuestion;
+  /** Present when the query had an OPT record: the reply then carries one (RFC 6891 §7). */
+  readonly edns?: WireEdns;
+  /** Our advertised EDNS UDP payload size (bytes). */
+  readonly udpPayloadSize: number;
+}
+
+const SCRATCH = Buffer.allocUnsafe(65535);
+const QR = 0x8000;
+const AA = 0x0400;
+const TC = 0x0200;
+const COPIED_FLAGS = 0x7800 | 0x0100 | 0x0010; // opcode, RD, CD
+
+/**
+ * Encodes a reply. `limit` is the largest message the transport carries (UDP: the requestor's
+ * payload size or 512; TCP: 65535). A reply over the limit is sent with TC set and empty
+ * sections (RFC 2181 §9), so the client retries over TCP. Owner names that are the question name
+ * or one of its suffixes are compressed to pointers into the question (RFC 1035 §4.1.4).
+ */
+export function encodeReply(h: ReplyHeader, answer: Answer | { rcode: number; authoritative: boolean }, limit: number): Buffer {
+  const full = 'answers' in answer ? answer : undefined;
+  let length = write(h, answer.rcode, answer.authoritative, full, false);
+  if (length > limit) length = write(h, answer.rcode, answer.authoritative, undefined, true, full?.scope ?? 0);
+  return Buffer.from(SCRATCH.subarray(0, length));
+}
+
+function write(h: ReplyHeader, rcode: number, aa: boolean, a: Answer | undefined, truncated: boolean, scope = a?.scope ?? 0): number {
+  const buf = SCRATCH;
+  buf.writeUInt16BE(h.id, 0);
+  let flags = QR | (h.queryFlags & COPIED_FLAGS) | (rcode & 0xf);
+  if (aa) flags |= AA;
+  if (truncated) flags |= TC;
+  buf.writeUInt16BE(flags, 2);
+  let offset = 12;
+  let qdcount = 0;
+  const suffixes = new Map<string, number>();
+  if (h.question) {
+    qdcount = 1;
+    h.question.raw.copy(buf, offset);
+    offset += h.question.raw.length;
+    const labels = splitLabels(h.question.name);
+    for (let i = 0; i < labels.length; i++) {
+      suffixes.set(asciiLower(labels.slice(i).join('.')), h.question.labelOffsets[i]!);
+    }
+  }
+  let counts = [0, 0, 0];
+  if (a) {
+    const sections = [a.answers, a.authority, a.additional];
+    counts = sections.map((section) => {
+      for (const rr of section) offset = writeRecord(buf, offset, rr, suffixes);
+      return section.length;
+    });
+  }
+  let arcount = counts[2]!;
+  if (h.edns) {
+    offset = writeOpt(buf, offset, h, rcode, scope);
+    arcount++;
+  }
+  buf.writeUInt16BE(qdcount, 4);
+  buf.writeUInt16BE(counts[0]!, 6);
+  buf.writeUInt16BE(counts[1]!, 8);
+  buf.writeUInt16BE(arcount, 10);
+  return offset;
+}
+
+function writeRecord(buf: Buffer, offset: number, rr: ResourceRecord, suffixes: ReadonlyMap<string, number>): number {
+  offset = writeName(buf, offset, rr.name, suffixes);
+  buf.writeUInt16BE(TYPE_CODES[rr.type], offset);
+  buf.writeUInt16BE(1, offset + 2);
+  buf.writeUInt32BE(rr.ttl, offset + 4);
+  offset += 8;
+  codecs.get(rr.type)!.encode(rdataFor(rr.type, rr.data), buf, offset);
+  return offset + 2 + buf.readUInt16BE(offset);
+}
+
+/** dns-packet's TXT encoder converts its input in place; give it fresh buffers. */
+function rdataFor(type: RecordType, data: RecordData): unknown {
+  return type === 'TXT' ? (data as string[]).map((s) => Buffer.from(s)) : data;
+}
+
+/** Writes a name, ending in a pointer when it or a suffix of it is the question name or a suffix of it. */
+function writeName(buf: Buffer, offset: number, name: string, suffixes: ReadonlyMap<string, number>): number {
+  const labels = splitLabels(name);
+  for (let i = 0; i < labels.length; i++) {
+    const pointer = suffixes.get(asciiLower(i === 0 ? name : labels.slice(i).join('.')));
+    if (pointer !== undefined) {
+      buf.writeUInt16BE(0xc000 | pointer, offset);
+      return offset + 2;
+    }
+    const bytes = labelBytes(labels[i]!);
+    buf[offset++] = bytes.length;
+    bytes.copy(buf, offset);
+    offset += bytes.length;
+  }
+  buf[offset++] = 0;
+  return offset;
+}
+
+function writeOpt(buf: Buffer, offset: number, h: ReplyHeader, rcode: number, scope: number): number {
+  const edns = h.edns!;
+  buf[offset] = 0;
+  buf.writeUInt16BE(TYPE_CODES.OPT, offset + 1);
+  buf.writeUInt16BE(h.udpPayloadSize, offset + 3);
+  buf[offset + 5] = (rcode >> 4) & 0xff;
+  buf[offset + 6] = 0;
+  buf.writeUInt16BE(edns.dnssecOk ? dnsPacket.DNSSEC_OK : 0, offset + 7);
+  offset += 9;
+  if (edns.ecs) {
+    const payload = ecsReplyPayload(edns.ecs, scope);
+    buf.writeUInt16BE(4 + payload.length, offset);
+    buf.writeUInt16BE(ECS_OPTION_CODE, offset + 2);
+    buf.writeUInt16BE(payload.length, offset + 4);
+    payload.copy(buf, offset + 6);
+    return offset + 6 + payload.length;
+  }
+  buf.writeUInt16BE(0, offset);
+  return offset + 2;
+}
+
+/** Splits a presentation-form name on unescaped dots. */
+function splitLabels(name: string): string[] {
+  if (name === '' || name === '.') return [];
+  if (!name.includes('\\')) return name.split('.');
+  const labels: string[] = [];
+  let cur = '';
+  for (let i = 0; i < name.length; i++) {
+    const c = name[i]!;
+    if (c === '\\') {
+      cur += name.slice(i, i + (/\d/.test(name[i + 1] ?? '') ? 4 : 2));
+      i += /\d/.test(name[i + 1] ?? '') ? 3 : 1;
+    } else if (c === '.') {
+      labels.push(cur);
+      cur = '';
+    } else {
+      cur += c;
+    }
+  }
+  labels.push(cur);
+  return labels;
+}
+
+/** Wire bytes of one presentation-form label (undoing `\.`, `\\` and `\DDD`). */
+function labelBytes(label: string): Buffer {
+  if (!label.includes('\\')) return Buffer.from(label, 'latin1');
+  const out: number[] = [];
+  for (let i = 0; i < label.length; i++) {
+    if (label[i] === '\\' && /\d{3}/.test(label.slice(i + 1, i + 4))) {
+      out.push(Number(label.slice(i + 1, i + 4)));
+      i += 3;
+    } else if (label[i] === '\\') {
+      out.push(label.charCodeAt(++i));
+    } else {
+      out.push(label.charCodeAt(i));
+    }
+  }
+  return Buffer.from(out);
+}

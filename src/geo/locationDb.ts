@@ -1,0 +1,70 @@
+import type { IpAddress } from './ipAddress.js';
+import type { Location } from './location.js';
+import { LocationTable } from './locationTable.js';
+import { RangeBuilder4, RangeBuilder6, type RangeTable4, type RangeTable6 } from './rangeTable.js';
+
+/**
+ * The location database the engine asks on every query: client address → location id and the
+ * prefix length of the largest aligned block around the address with the same location.
+ *
+ * Implementations: {@link RangeLocationDb} (TypeScript, sorted ranges + binary search; the
+ * reference) and the native addon (issue "native LPM"), which must return identical results.
+ */
+export interface LocationDb {
+  /**
+   * Packed `locationId * 256 + prefixLength` for an address (split with `unpackId` /
+   * `unpackPrefix`). IPv4 addresses (including folded IPv4-mapped ones) are looked up in the IPv4
+   * data only, IPv6 addresses in the IPv6 data only; prefix lengths are in bits of that family.
+   */
+  lookup(address: IpAddress): number;
+  /** The location of an id returned by {@link lookup}; id 0 is the unknown location. */
+  location(id: number): Location;
+  /** Which implementation answers: the TypeScript reference or the native addon. */
+  readonly implementation: 'typescript' | 'native';
+  /** Human-readable summary (sources, range and location counts) for /status and logs. */
+  describe(): LocationDbSummary;
+}
+
+/** Counts shown by /status. */
+export interface LocationDbSummary {
+  implementation: 'typescript' | 'native';
+  sources: string[];
+  locations: number;
+  ipv4Ranges: number;
+  ipv6Ranges: number;
+}
+
+/** TypeScript location database over merged range tables. */
+export class RangeLocationDb implements LocationDb {
+  readonly implementation = 'typescript' as const;
+
+  constructor(
+    readonly table: LocationTable,
+    readonly v4: RangeTable4,
+    readonly v6: RangeTable6,
+    readonly sources: readonly string[],
+  ) {}
+
+  lookup(a: IpAddress): number {
+    return a.family === 4 ? this.v4.lookup(a.w0) : this.v6.lookup(a.w0, a.w1, a.w2, a.w3);
+  }
+
+  location(id: number): Location {
+    return this.table.get(id);
+  }
+
+  describe(): LocationDbSummary {
+    return {
+      implementation: this.implementation,
+      sources: [...this.sources],
+      locations: this.table.size,
+      ipv4Ranges: this.v4.size,
+      ipv6Ranges: this.v6.size,
+    };
+  }
+}
+
+/** A database that knows no address: every lookup is the unknown location over the whole space. */
+export function emptyLocationDb(): RangeLocationDb {
+  return new RangeLocationDb(new LocationTable(), new RangeBuilder4().build(), new RangeBuilder6().build(), []);
+}

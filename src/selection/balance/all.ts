@@ -1,0 +1,7 @@
+import type { BalanceAlgorithm } from './balanceAlgorithm.js';
+
+/** `all`: every live endpoint of the data center, in configuration order. */
+export const allAlgorithm: BalanceAlgorithm = {
+  name: 'all',
+  pick: (dc) => dc.endpoints,
+};

@@ -1,0 +1,15 @@
+import type { Location } from '../geo/location.js';
+import { unpackId, unpackPrefix } from '../geo/rangeTable.js';
+import { narrowScope, type SelectionState } from './types.js';
+
+/**
+ * The client's location, looked up once per selection. Using it makes the decision depend on the
+ * client over the location's block, so the ECS scope narrows to that block's prefix length.
+ * Returns the location id (0 = unknown) and the location.
+ */
+export function clientLocation(s: SelectionState): { id: number; location: Location } {
+  if (s.locationPacked < 0) s.locationPacked = s.env.geo.lookup(s.client.address);
+  narrowScope(s, unpackPrefix(s.locationPacked));
+  const id = unpackId(s.locationPacked);
+  return { id, location: s.env.geo.location(id) };
+}

@@ -1,0 +1,71 @@
+import type { GslbRecordConfig } from '../config/recordSchema.js';
+import type { ServiceConfig } from '../config/topologySchema.js';
+import { endpointAnswers } from '../config/crossReferences.js';
+import { parseRecordData } from '../dns/presentation.js';
+import type { GslbRecordType, RecordData } from '../dns/records.js';
+import { buildPipeline } from './pipeline.js';
+import type { CompiledDataCenter, CompiledGslbRecord, DcCandidate, GslbEndpoint } from './types.js';
+import type { EndpointConfig } from '../config/topologySchema.js';
+
+/**
+ * Compiles a validated GSLB record: its candidates (data centers in configuration order with the
+ * enabled endpoints that can answer its type), the record data each endpoint contributes, and the
+ * pipeline its policy needs.
+ */
+export function compileRecord(
+  rec: GslbRecordConfig,
+  service: ServiceConfig,
+  dcs: ReadonlyMap<string, CompiledDataCenter>,
+): CompiledGslbRecord {
+  const byDc = new Map<string, GslbEndpoint[]>();
+  for (const ep of service.endpoints) {
+    if (!ep.enabled || !endpointAnswers(ep, rec.type)) continue;
+    const dc = dcs.get(ep.dc)!;
+    const list = byDc.get(dc.name) ?? [];
+    list.push({
+      key: endpointKey(service.name, ep),
+      dc,
+      data: endpointData(rec.type, ep),
+      weight: ep.weight,
+      priority: ep.priority,
+      lat: ep.lat ?? dc.lat,
+      lon: ep.lon ?? dc.lon,
+    });
+    byDc.set(dc.name, list);
+  }
+  const rotationPrefix = `${rec.name}/${rec.type}`;
+  const candidates: DcCandidate[] = [...dcs.values()]
+    .filter((dc) => byDc.has(dc.name))
+    .map((dc) => ({ dc, endpoints: byDc.get(dc.name)!, rotationKey: `${rotationPrefix}/${dc.name}` }));
+  return {
+    name: rec.name,
+    type: rec.type,
+    ttl: rec.ttl,
+    service: service.name,
+    candidates,
+    pipeline: buildPipeline(rec.policy, rotationPrefix),
+    failsafe: rec.failsafe.map((t) => parseRecordData(rec.type, t)),
+    failsafeTtl: rec.failsafeTtl ?? rec.ttl,
+  };
+}
+
+/** The stable key of an endpoint: `service/dc/address` or `service/dc/target[:port]`. */
+export function endpointKey(service: string, ep: EndpointConfig): string {
+  const where = ep.address ?? `${ep.target}${ep.port !== undefined ? `:${ep.port}` : ''}`;
+  return `${service}/${ep.dc}/${where}`;
+}
+
+/** The record data an endpoint contributes to a record of `type`. */
+function endpointData(type: GslbRecordType, ep: EndpointConfig): RecordData {
+  switch (type) {
+    case 'A':
+    case 'AAAA':
+      return ep.address!;
+    case 'CNAME':
+      return ep.target!;
+    case 'MX':
+      return { preference: ep.priority, exchange: ep.target! };
+    case 'SRV':
+      return { priority: ep.priority, weight: ep.weight, port: ep.port!, target: ep.target! };
+  }
+}

@@ -1,0 +1,61 @@
+import type { PolicyConfig } from '../config/recordSchema.js';
+import { balanceAlgorithms } from './balance/registry.js';
+import { balanceStage } from './stages/balance.js';
+import { candidatesStage } from './stages/candidates.js';
+import { failsafeStage } from './stages/failsafe.js';
+import { healthGateStage } from './stages/healthGate.js';
+import { pickDcsStage } from './stages/pickDcs.js';
+import { staticProximityStage } from './stages/staticProximity.js';
+import type { TraceSink } from './trace.js';
+import {
+  STAGE_SLOTS,
+  type Client,
+  type CompiledGslbRecord,
+  type SelectionEnv,
+  type SelectionResult,
+  type SelectionState,
+  type Stage,
+} from './types.js';
+
+/**
+ * Builds a record's pipeline from its policy: one stage per slot it needs, in slot order
+ * (candidates → gate → policy → rank → pick → balance → fallback). A capability adds a stage by
+ * returning it here for the policies that use it; stages never call each other.
+ * @throws Error when the policy names an unknown balance algorithm (the schema prevents it).
+ */
+export function buildPipeline(policy: PolicyConfig, rotationKeyPrefix: string): Stage[] {
+  const algorithm = balanceAlgorithms.get(policy.balanceAlgorithm);
+  if (!algorithm) throw new Error(`unknown balance algorithm "${policy.balanceAlgorithm}"`);
+  const stages: Stage[] = [
+    candidatesStage,
+    healthGateStage,
+    staticProximityStage(new Set(policy.default)),
+    pickDcsStage(policy.pickDcCount, `${rotationKeyPrefix}/pick`),
+    balanceStage(algorithm),
+    failsafeStage,
+  ];
+  return stages.sort((a, b) => STAGE_SLOTS.indexOf(a.slot) - STAGE_SLOTS.indexOf(b.slot));
+}
+
+/**
+ * Selects the answer of one GSLB record for one client: runs the record's pipeline over a fresh
+ * working state. Pure apart from the context's random source and rotation store.
+ */
+export function runSelection(record: CompiledGslbRecord, client: Client, env: SelectionEnv, trace?: TraceSink): SelectionResult {
+  const s: SelectionState = {
+    record,
+    client,
+    env,
+    live: [],
+    ranked: [],
+    picked: [],
+    data: [],
+    ttl: record.ttl,
+    scope: 0,
+    locationPacked: -1,
+    trace,
+  };
+  const pipeline = record.pipeline;
+  for (let i = 0; i < pipeline.length; i++) pipeline[i]!.run(s);
+  return { data: s.data, ttl: s.ttl, scope: s.scope, dcs: s.picked.map((l) => l.candidate.dc.name) };
+}

@@ -1,0 +1,20 @@
+import type { BalanceAlgorithm } from '../balance/balanceAlgorithm.js';
+import type { Stage } from '../types.js';
+
+/** `balance`: applies the record's balance algorithm inside each picked data center, in pick order. */
+export function balanceStage(algorithm: BalanceAlgorithm): Stage {
+  return {
+    slot: 'balance',
+    name: `balance:${algorithm.name}`,
+    run(s) {
+      const perDc: { dc: string; endpoints: string[] }[] | undefined = s.trace ? [] : undefined;
+      for (const dc of s.picked) {
+        const chosen = algorithm.pick(dc, s);
+        for (const e of chosen) s.data.push(e.data);
+        perDc?.push({ dc: dc.candidate.dc.name, endpoints: chosen.map((e) => e.key) });
+      }
+      s.ttl = s.record.ttl;
+      if (s.trace) s.trace.step('balance', { algorithm: algorithm.name, perDc });
+    },
+  };
+}

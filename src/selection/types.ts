@@ -1,0 +1,142 @@
+import type { GslbRecordType, RecordData } from '../dns/records.js';
+import type { IpAddress } from '../geo/ipAddress.js';
+import type { Qualifiers } from '../geo/location.js';
+import type { LocationDb } from '../geo/locationDb.js';
+import type { HealthView } from '../state/healthView.js';
+import type { MetricView } from '../state/metricView.js';
+import type { ResolveContext } from '../state/resolveContext.js';
+import type { TraceSink } from './trace.js';
+
+/** A data center as the selection stages see it (compiled from the configuration). */
+export interface CompiledDataCenter {
+  /** Position in the snapshot's data center list. */
+  readonly index: number;
+  readonly name: string;
+  readonly qualifiers: Qualifiers;
+  /** Degrees; absent when not configured. */
+  readonly lat?: number;
+  readonly lon?: number;
+  readonly site: string;
+}
+
+/**
+ * An endpoint of a GSLB record: one configured endpoint, with the record data it contributes to
+ * this record's type (an address for A/AAAA, `{preference, exchange}` for MX, …).
+ */
+export interface GslbEndpoint {
+  /** Stable across reloads: `service/dc/address` or `service/dc/target[:port]`; keys health state. */
+  readonly key: string;
+  readonly dc: CompiledDataCenter;
+  readonly data: RecordData;
+  readonly weight: number;
+  readonly priority: number;
+  /** Degrees; the endpoint's own or its DC's. */
+  readonly lat?: number;
+  readonly lon?: number;
+}
+
+/** A data center that can answer a record: its enabled endpoints of the record's type. */
+export interface DcCandidate {
+  readonly dc: CompiledDataCenter;
+  readonly endpoints: readonly GslbEndpoint[];
+  /** Key of this (record, DC) in the rotation store; stable across reloads. */
+  readonly rotationKey: string;
+}
+
+/** A candidate that passed the gates, with the endpoints that are up now. */
+export interface LiveDc {
+  readonly candidate: DcCandidate;
+  readonly endpoints: readonly GslbEndpoint[];
+}
+
+/** One step of a record's selection pipeline (SPEC §3; docs/ARCHITECTURE.md). */
+export interface Stage {
+  /** Pipeline slot: candidates, gate, policy, rank, pick, balance, fallback. */
+  readonly slot: StageSlot;
+  /** Name shown in the /explain trace. */
+  readonly name: string;
+  run(s: SelectionState): void;
+}
+
+/** The fixed order of pipeline slots; later capabilities add stages into slots. */
+export const STAGE_SLOTS = ['candidates', 'gate', 'policy', 'rank', 'pick', 'balance', 'fallback'] as const;
+export type StageSlot = (typeof STAGE_SLOTS)[number];
+
+/** A GSLB record compiled for selection. */
+export interface CompiledGslbRecord {
+  /** Canonical owner name. */
+  readonly name: string;
+  readonly type: GslbRecordType;
+  /** Answer TTL in seconds. */
+  readonly ttl: number;
+  readonly service: string;
+  /** Data centers with at least one enabled endpoint of this type, in configuration order. */
+  readonly candidates: readonly DcCandidate[];
+  readonly pipeline: readonly Stage[];
+  /** Operator's fail-safe data, answered with {@link failsafeTtl} when selection yields nothing. */
+  readonly failsafe: readonly RecordData[];
+  readonly failsafeTtl: number;
+}
+
+/** The client a decision is made for (SPEC §2). */
+export interface Client {
+  /** ECS address when the query carried one with a source prefix > 0, else the resolver's address. */
+  readonly address: IpAddress;
+  /** ECS source prefix length in bits of `address`'s family; the full length without ECS. */
+  readonly sourcePrefix: number;
+  /** True when `address` came from ECS. */
+  readonly fromEcs: boolean;
+}
+
+/** What the stages read besides the query: the snapshot's views and the injected context. */
+export interface SelectionEnv {
+  readonly geo: LocationDb;
+  readonly health: HealthView;
+  readonly metrics: MetricView;
+  readonly ctx: ResolveContext;
+}
+
+/**
+ * The per-query working state the stages read and write, in slot order. It lives for one
+ * selection only; the inputs (record, client, env) are never modified.
+ */
+export interface SelectionState {
+  readonly record: CompiledGslbRecord;
+  readonly client: Client;
+  readonly env: SelectionEnv;
+  /** Candidates that passed the gates (set by candidates and gate stages). */
+  live: LiveDc[];
+  /** Rank groups, best first; members of a group are tied (set by rank stages). */
+  ranked: LiveDc[][];
+  /** Data centers chosen for the answer (set by the pick stage). */
+  picked: LiveDc[];
+  /** Record data of the answer and its TTL (set by balance and fallback stages). */
+  data: RecordData[];
+  ttl: number;
+  /**
+   * ECS scope prefix length so far: the largest aligned block around the client inside which
+   * every client-derived input used so far is identical (SPEC §8). 0 until a stage consults the
+   * client; each such stage narrows it with {@link narrowScope}.
+   */
+  scope: number;
+  /** Location lookup result, packed `id * 256 + prefix`, or −1 before the first lookup. */
+  locationPacked: number;
+  /** Present only for /explain; stages add steps only when it is set. */
+  readonly trace: TraceSink | undefined;
+}
+
+/** The outcome of selecting one GSLB record. */
+export interface SelectionResult {
+  readonly data: RecordData[];
+  /** Seconds. */
+  readonly ttl: number;
+  /** ECS scope prefix length (0: the answer does not depend on the client). */
+  readonly scope: number;
+  /** Names of the data centers picked (empty when a fallback answered). */
+  readonly dcs: string[];
+}
+
+/** Records that the decision used a client-derived input constant over a /`prefix` block around the client. */
+export function narrowScope(s: SelectionState, prefix: number): void {
+  if (prefix > s.scope) s.scope = prefix;
+}

@@ -1,0 +1,27 @@
+/**
+ * Rotation counters for round-robin style algorithms, keyed by a stable string (record, type and
+ * data center), so that rotation really advances from one query to the next and survives
+ * configuration reloads. It is the only state a selection writes.
+ */
+export class RotationStore {
+  private readonly counters = new Map<string, number>();
+
+  /** Returns the counter for `key` and advances it (wrapping at 2^31). */
+  next(key: string): number {
+    const n = this.counters.get(key) ?? 0;
+    this.counters.set(key, (n + 1) & 0x7fffffff);
+    return n;
+  }
+
+  /** An independent copy, for what-if runs (/explain) that must not advance live rotation. */
+  clone(): RotationStore {
+    const copy = new RotationStore();
+    for (const [k, v] of this.counters) copy.counters.set(k, v);
+    return copy;
+  }
+
+  /** Number of keys held (bounded by records × data centers). */
+  get size(): number {
+    return this.counters.size;
+  }
+}

@@ -1,0 +1,242 @@
+import { canonicalName, parentName } from '../dns/name.js';
+import { RECORD_TYPES, TYPE_CODES, type RecordType, type ResourceRecord } from '../dns/records.js';
+import { runSelection } from '../selection/pipeline.js';
+import { TraceSink } from '../selection/trace.js';
+import type { Client, CompiledGslbRecord, SelectionEnv } from '../selection/types.js';
+import type { ZoneData, ZoneIndex, ZoneNode } from './zoneIndex.js';
+
+/** Response codes the engine produces (RFC 1035 §4.1.1, RFC 6891 §9). */
+export const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const;
+
+/** A question for the engine, as a front door hands it over. */
+export interface Query {
+  /** Query name as received (any case, trailing dot optional); echoed in owner names. */
+  readonly name: string;
+  /** Numeric QTYPE; unknown types are answered NODATA at existing names. */
+  readonly type: number;
+  readonly client: Client;
+  /** `udp` answers ANY minimally (RFC 8482); `tcp` answers every RRset. */
+  readonly transport: 'udp' | 'tcp';
+}
+
+/** The authoritative answer, independent of any wire format. */
+export interface Answer {
+  rcode: number;
+  /** AA bit: set on answers from our zones, clear on referrals and refusals. */
+  authoritative: boolean;
+  answers: ResourceRecord[];
+  authority: ResourceRecord[];
+  additional: ResourceRecord[];
+  /**
+   * ECS scope prefix length (RFC 7871 §7.2.1) in bits of the client's family: the largest over
+   * the GSLB selections the answer used; 0 for client-independent and negative answers.
+   */
+  scope: number;
+  /** Data centers whose endpoints the GSLB selections answered with (for per-DC metrics). */
+  dcs: string[];
+}
+
+/** One GSLB selection inside an explained answer. */
+export interface ExplainedSelection {
+  readonly record: string;
+  readonly type: string;
+  readonly steps: TraceSink['steps'];
+  readonly scope: number;
+}
+
+/** What {@link resolve} needs from a snapshot. */
+export interface AnswerSource {
+  readonly zones: ZoneIndex;
+  readonly env: Omit<SelectionEnv, 'ctx'>;
+}
+
+const TYPE_BY_CODE = new Map<number, RecordType>(RECORD_TYPES.map((t) => [TYPE_CODES[t], t]));
+const CNAME_CODE = TYPE_CODES.CNAME;
+const ANY_CODE = TYPE_CODES.ANY;
+const DS_CODE = 43;
+/** Longest CNAME chain followed inside our zones before the answer is returned as it stands. */
+const MAX_CHAIN = 8;
+
+/**
+ * Answers a query from the zones (RFC 1034 §4.3.2 without recursion): REFUSED outside our
+ * zones; referrals (AA clear, glue) at delegations; CNAME chains followed through our zones;
+ * wildcards (RFC 4592); NXDOMAIN vs NODATA with empty non-terminals as NODATA (RFC 8020) and the
+ * SOA at the negative TTL (RFC 2308 §5); ANY over UDP answered with one synthesised HINFO
+ * (RFC 8482 §4.2). GSLB records are selected for `q.client`; pass `explain` to collect traces.
+ */
+export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], explain?: ExplainedSelection[]): Answer {
+  const out: Answer = { rcode: RCODE.NOERROR, authoritative: true, answers: [], authority: [], additional: [], scope: 0, dcs: [] };
+  let name = canonicalName(q.name);
+  let zone = src.zones.findZone(name);
+  if (!zone) {
+    out.rcode = RCODE.REFUSED;
+    out.authoritative = false;
+    return out;
+  }
+  let owner = q.name.endsWith('.') ? q.name.slice(0, -1) : q.name;
+  const env: SelectionEnv = { ...src.env, ctx };
+  const seen = new Set<string>();
+  for (let hop = 0; hop <= MAX_CHAIN; hop++) {
+    seen.add(name);
+    const cut = zone.hasDelegations ? findCut(zone, name, q.type) : undefined;
+    if (cut) {
+      referral(out, zone, cut, hop === 0);
+      return out;
+    }
+    let node = zone.nodes.get(name);
+    if (!node) {
+      node = wildcardFor(zone, name);
+      if (!node) {
+        out.rcode = RCODE.NXDOMAIN;
+        negative(out, zone);
+        return out;
+      }
+    }
+    const target = cnameOf(node, owner, q, out, env, explain);
+    if (target !== undefined) {
+      if (seen.has(target)) return out;
+      const next = src.zones.findZone(target);
+      if (!next) return out;
+      zone = next;
+      name = target;
+      owner = target;
+      continue;
+    }
+    if (q.type === ANY_CODE) {
+      anyAnswer(node, owner, zone, q, out, env, explain);
+      return out;
+    }
+    const type = TYPE_BY_CODE.get(q.type);
+    const found = type ? answerType(node, type, owner, q, out, env, explain) : false;
+    if (!found) negative(out, zone);
+    else if (type === 'NS' && node.name === zone.name) addGlue(out, zone, node.rrsets.get('NS') ?? []);
+    return out;
+  }
+  return out;
+}
+
+/** The highest delegation point strictly below the apex on the way to `name` (none for DS at the cut itself). */
+function findCut(zone: ZoneData, name: string, qtype: number): ZoneNode | undefined {
+  let cut: ZoneNode | undefined;
+  for (let n = name; n !== zone.name && n !== ''; n = parentName(n)) {
+    const node = zone.nodes.get(n);
+    if (node?.delegation && !(n === name && qtype === DS_CODE)) cut = node;
+  }
+  return cut;
+}
+
+function referral(out: Answer, zone: ZoneData, cut: ZoneNode, first: boolean): void {
+  if (first) out.authoritative = false;
+  const ns = cut.rrsets.get('NS') ?? [];
+  out.authority.push(...ns);
+  addGlue(out, zone, ns);
+}
+
+/** Adds A/AAAA records of NS targets that lie inside the zone (glue, RFC 1034 §4.2.1). */
+function addGlue(out: Answer, zone: ZoneData, ns: readonly ResourceRecord[]): void {
+  for (const r of ns) {
+    const glue = zone.nodes.get(r.data as string);
+    if (!glue) continue;
+    out.additional.push(...(glue.rrsets.get('A') ?? []), ...(glue.rrsets.get('AAAA') ?? []));
+  }
+}
+
+/** The wildcard node that synthesises `name` (RFC 4592 §3.3.1): `*.` + closest encloser, if any. */
+function wildcardFor(zone: ZoneData, name: string): ZoneNode | undefined {
+  let encloser = parentName(name);
+  while (!zone.nodes.has(encloser)) {
+    if (encloser === zone.name || encloser === '') return undefined;
+    encloser = parentName(encloser);
+  }
+  return zone.nodes.get(encloser === '' ? '*' : `*.${encloser}`);
+}
+
+function negative(out: Answer, zone: ZoneData): void {
+  out.authority.push({ ...zone.soa, ttl: zone.negativeTtl });
+}
+
+/** Adds the CNAME at `node` (static or selected) when the query is not for CNAME; returns its target. */
+function cnameOf(
+  node: ZoneNode,
+  owner: string,
+  q: Query,
+  out: Answer,
+  env: SelectionEnv,
+  explain: ExplainedSelection[] | undefined,
+): string | undefined {
+  if (q.type === CNAME_CODE) return undefined;
+  const stat = node.rrsets.get('CNAME');
+  if (stat) {
+    out.answers.push(withOwner(stat[0]!, owner));
+    return stat[0]!.data as string;
+  }
+  const gslb = node.gslb.get('CNAME');
+  if (!gslb) return undefined;
+  const records = select(gslb, owner, q.client, out, env, explain);
+  out.answers.push(...records);
+  return records.length > 0 ? (records[0]!.data as string) : undefined;
+}
+
+function answerType(
+  node: ZoneNode,
+  type: RecordType,
+  owner: string,
+  q: Query,
+  out: Answer,
+  env: SelectionEnv,
+  explain: ExplainedSelection[] | undefined,
+): boolean {
+  const stat = node.rrsets.get(type);
+  if (stat) {
+    for (const r of stat) out.answers.push(withOwner(r, owner));
+    return true;
+  }
+  const gslb = node.gslb.get(type);
+  if (!gslb) return false;
+  out.answers.push(...select(gslb, owner, q.client, out, env, explain));
+  return true;
+}
+
+function anyAnswer(
+  node: ZoneNode,
+  owner: string,
+  zone: ZoneData,
+  q: Query,
+  out: Answer,
+  env: SelectionEnv,
+  explain: ExplainedSelection[] | undefined,
+): void {
+  if (node.rrsets.size === 0 && node.gslb.size === 0) {
+    negative(out, zone);
+    return;
+  }
+  if (q.transport === 'udp') {
+    // RFC 8482 §4.2: one synthesised HINFO instead of every RRset.
+    out.answers.push({ name: owner, type: 'HINFO', ttl: zone.soa.ttl, data: { cpu: 'RFC8482', os: '' } });
+    return;
+  }
+  for (const rrs of node.rrsets.values()) for (const r of rrs) out.answers.push(withOwner(r, owner));
+  for (const g of node.gslb.values()) out.answers.push(...select(g, owner, q.client, out, env, explain));
+}
+
+function select(
+  record: CompiledGslbRecord,
+  owner: string,
+  client: Client,
+  out: Answer,
+  env: SelectionEnv,
+  explain: ExplainedSelection[] | undefined,
+): ResourceRecord[] {
+  const trace = explain ? new TraceSink() : undefined;
+  const result = runSelection(record, client, env, trace);
+  if (result.scope > out.scope) out.scope = result.scope;
+  for (const dc of result.dcs) out.dcs.push(dc);
+  if (explain && trace) explain.push({ record: record.name, type: record.type, steps: trace.steps, scope: result.scope });
+  const records: ResourceRecord[] = [];
+  for (const data of result.data) records.push({ name: owner, type: record.type, ttl: result.ttl, data });
+  return records;
+}
+
+function withOwner(r: ResourceRecord, owner: string): ResourceRecord {
+  return r.name === owner ? r : { name: owner, type: r.type, ttl: r.ttl, data: r.data };
+}
