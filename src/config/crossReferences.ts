@@ -86,9 +86,11 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx)
     } else if (!svc.endpoints.some((e) => endpointAnswers(e, rec.type))) {
       issue([...path, 'service'], `service "${rec.service}" has no endpoint that can answer ${rec.type}`);
     }
-    rec.policy.default.forEach((dc, di) => {
-      if (!dcNames.has(dc)) issue([...path, 'policy', 'default', di], `unknown data center "${dc}"`);
-    });
+    if ('default' in rec.policy) {
+      rec.policy.default.forEach((dc, di) => {
+        if (!dcNames.has(dc)) issue([...path, 'policy', 'default', di], `unknown data center "${dc}"`);
+      });
+    }
     rec.failsafe.forEach((text, fi) => {
       try {
         parseRecordData(rec.type, text);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { GSLB_RECORD_TYPES } from '../dns/records.js';
 import { balanceAlgorithmNames } from '../selection/balance/registry.js';
 import { domainNameSchema, ttlSchema } from './fieldSchemas.js';
+import { policyBindingSchema, staticRuleSchema, subnetOverlapSchema } from './policySchema.js';
 
 /** Fields every selection policy has. */
 const commonPolicyFields = {
@@ -22,8 +23,20 @@ export const staticProximityPolicySchema = z.strictObject({
   default: z.array(z.string()).default([]),
 });
 
+/**
+ * Static mode (SPEC §3): ordered rules map clients (subnet, location, qname) to data center
+ * lists; no metrics and no DNS policies take part. When no rule holds, the fallback slot answers.
+ */
+export const staticPolicySchema = z.strictObject({
+  type: z.literal('static'),
+  ...commonPolicyFields,
+  /** Required when two rules' client subnets overlap (`first` or `most-specific`). */
+  subnetOverlap: subnetOverlapSchema.optional(),
+  rules: z.array(staticRuleSchema).min(1),
+});
+
 /** The selection policy of a GSLB record, by `type`. */
-export const policySchema = z.discriminatedUnion('type', [staticProximityPolicySchema]);
+export const policySchema = z.discriminatedUnion('type', [staticProximityPolicySchema, staticPolicySchema]);
 
 /**
  * A GSLB record: a name and type whose answers are chosen per query from the endpoints of
@@ -38,6 +51,8 @@ export const gslbRecordSchema = z.strictObject({
   policy: policySchema.default({ type: 'static-proximity', pickDcCount: 1, balanceAlgorithm: 'round-robin', default: [] }),
   failsafe: z.array(z.string()).default([]),
   failsafeTtl: ttlSchema.optional(),
+  /** DNS policies bound to this record, tried before the global `policies` (not for `static` records). */
+  policies: policyBindingSchema.optional(),
 });
 
 export type PolicyConfig = z.output<typeof policySchema>;

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { checkCrossReferences } from './crossReferences.js';
 import { dnsBehaviourSchema, listenersSchema } from './listenerSchema.js';
+import { checkPolicyReferences } from './policyReferences.js';
+import { actionSchema, policyBindingSchema } from './policySchema.js';
 import { gslbRecordSchema } from './recordSchema.js';
 import { dataCenterSchema, serviceSchema } from './topologySchema.js';
 import { zoneSchema } from './zoneSchema.js';
@@ -37,8 +39,12 @@ export const configSchema = z
     datacenters: z.array(dataCenterSchema).default([]),
     services: z.array(serviceSchema).default([]),
     records: z.array(gslbRecordSchema).default([]),
+    /** DNS policies bound globally: tried for every non-static GSLB record after the record's own. */
+    policies: policyBindingSchema.optional(),
+    actions: z.array(actionSchema).default([]),
   })
-  .superRefine(checkCrossReferences);
+  .superRefine(checkCrossReferences)
+  .superRefine(checkPolicyReferences);
 
 export type Config = z.output<typeof configSchema>;
 export type GeoSourceConfig = z.output<typeof geoSourceSchema>;

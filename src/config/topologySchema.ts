@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { domainNameSchema, ipSchema, latitudeSchema, locationSchema, longitudeSchema, portSchema } from './fieldSchemas.js';
 
-const nameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'use letters, digits, ".", "_" and "-"');
+/** A configuration object name: data centers, services, policies, actions. */
+export const nameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'use letters, digits, ".", "_" and "-"');
 
 /** A data center (site): where endpoints live. */
 export const dataCenterSchema = z.strictObject({

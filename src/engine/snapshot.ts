@@ -58,7 +58,8 @@ export function buildSnapshot(
   }));
   const dcByName = new Map(dataCenters.map((d) => [d.name, d]));
   const services = new Map(config.services.map((s) => [s.name, s]));
-  const records = config.records.map((r) => compileRecord(r, services.get(r.service)!, dcByName));
+  const policies = { global: config.policies, actions: new Map(config.actions.map((a) => [a.name, a])), dataCenters, dcByName };
+  const records = config.records.map((r) => compileRecord(r, services.get(r.service)!, dcByName, policies));
 
   const zoneNames = config.zones.map((z) => z.name);
   const mostSpecificZone = (name: string): string | undefined =>

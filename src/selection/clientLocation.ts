@@ -8,8 +8,11 @@ import { narrowScope, type SelectionState } from './types.js';
  * Returns the location id (0 = unknown) and the location.
  */
 export function clientLocation(s: SelectionState): { id: number; location: Location } {
-  if (s.locationPacked < 0) s.locationPacked = s.env.geo.lookup(s.client.address);
-  narrowScope(s, unpackPrefix(s.locationPacked));
+  const first = s.locationPacked < 0;
+  if (first) s.locationPacked = s.env.geo.lookup(s.client.address);
+  const prefix = unpackPrefix(s.locationPacked);
+  narrowScope(s, prefix);
+  if (first && s.trace) s.trace.step('scope', { input: 'client location (block of the merged location table)', prefix, scopeSoFar: s.scope });
   const id = unpackId(s.locationPacked);
   return { id, location: s.env.geo.location(id) };
 }

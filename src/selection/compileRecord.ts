@@ -3,6 +3,7 @@ import type { ServiceConfig } from '../config/topologySchema.js';
 import { endpointAnswers } from '../config/crossReferences.js';
 import { parseRecordData } from '../dns/presentation.js';
 import type { GslbRecordType, RecordData } from '../dns/records.js';
+import { policyStagesFor, type PolicyContext } from '../policies/recordPolicies.js';
 import { buildPipeline } from './pipeline.js';
 import type { CompiledDataCenter, CompiledGslbRecord, DcCandidate, GslbEndpoint } from './types.js';
 import type { EndpointConfig } from '../config/topologySchema.js';
@@ -10,12 +11,13 @@ import type { EndpointConfig } from '../config/topologySchema.js';
 /**
  * Compiles a validated GSLB record: its candidates (data centers in configuration order with the
  * enabled endpoints that can answer its type), the record data each endpoint contributes, and the
- * pipeline its policy needs.
+ * pipeline its policy needs (with its DNS policies or static rules when `policies` is given).
  */
 export function compileRecord(
   rec: GslbRecordConfig,
   service: ServiceConfig,
   dcs: ReadonlyMap<string, CompiledDataCenter>,
+  policies?: PolicyContext,
 ): CompiledGslbRecord {
   const byDc = new Map<string, GslbEndpoint[]>();
   for (const ep of service.endpoints) {
@@ -43,7 +45,7 @@ export function compileRecord(
     ttl: rec.ttl,
     service: service.name,
     candidates,
-    pipeline: buildPipeline(rec.policy, rotationPrefix),
+    pipeline: buildPipeline(rec.policy, rotationPrefix, policies ? policyStagesFor(rec, policies) : []),
     failsafe: rec.failsafe.map((t) => parseRecordData(rec.type, t)),
     failsafeTtl: rec.failsafeTtl ?? rec.ttl,
   };

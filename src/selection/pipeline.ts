@@ -20,34 +20,46 @@ import {
 /**
  * Builds a record's pipeline from its policy: one stage per slot it needs, in slot order
  * (candidates → gate → policy → rank → pick → balance → fallback). A capability adds a stage by
- * returning it here for the policies that use it; stages never call each other.
+ * returning it here for the policies that use it; stages never call each other. `policyStages`
+ * are the record's DNS-policy or static-rule stages (`src/policies/recordPolicies.ts`).
  * @throws Error when the policy names an unknown balance algorithm (the schema prevents it).
  */
-export function buildPipeline(policy: PolicyConfig, rotationKeyPrefix: string): Stage[] {
+export function buildPipeline(policy: PolicyConfig, rotationKeyPrefix: string, policyStages: readonly Stage[] = []): Stage[] {
   const algorithm = balanceAlgorithms.get(policy.balanceAlgorithm);
   if (!algorithm) throw new Error(`unknown balance algorithm "${policy.balanceAlgorithm}"`);
   const stages: Stage[] = [
     candidatesStage,
     healthGateStage,
-    staticProximityStage(new Set(policy.default)),
+    ...policyStages,
     pickDcsStage(policy.pickDcCount, `${rotationKeyPrefix}/pick`),
     balanceStage(algorithm),
     failsafeStage,
   ];
+  if (policy.type === 'static-proximity') stages.push(staticProximityStage(new Set(policy.default)));
   return stages.sort((a, b) => STAGE_SLOTS.indexOf(a.slot) - STAGE_SLOTS.indexOf(b.slot));
 }
 
 /**
  * Selects the answer of one GSLB record for one client: runs the record's pipeline over a fresh
- * working state. Pure apart from the context's random source and rotation store.
+ * working state. Pure apart from the context's random source and rotation store. `qname` is the
+ * name being answered (differs from the record's name under a wildcard record). Rank-slot stages
+ * are skipped when a DNS policy already fixed the ranking.
  */
-export function runSelection(record: CompiledGslbRecord, client: Client, env: SelectionEnv, trace?: TraceSink): SelectionResult {
+export function runSelection(
+  record: CompiledGslbRecord,
+  client: Client,
+  env: SelectionEnv,
+  trace?: TraceSink,
+  qname: string = record.name,
+): SelectionResult {
   const s: SelectionState = {
     record,
     client,
     env,
+    qname,
     live: [],
     ranked: [],
+    rankedByPolicy: false,
     picked: [],
     data: [],
     ttl: record.ttl,
@@ -56,6 +68,10 @@ export function runSelection(record: CompiledGslbRecord, client: Client, env: Se
     trace,
   };
   const pipeline = record.pipeline;
-  for (let i = 0; i < pipeline.length; i++) pipeline[i]!.run(s);
+  for (let i = 0; i < pipeline.length; i++) {
+    const stage = pipeline[i]!;
+    if (s.rankedByPolicy && stage.slot === 'rank') continue;
+    stage.run(s);
+  }
   return { data: s.data, ttl: s.ttl, scope: s.scope, dcs: s.picked.map((l) => l.candidate.dc.name) };
 }

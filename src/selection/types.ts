@@ -104,10 +104,17 @@ export interface SelectionState {
   readonly record: CompiledGslbRecord;
   readonly client: Client;
   readonly env: SelectionEnv;
+  /** The name being answered, as received (the record's name, or the query name under a wildcard record). */
+  readonly qname: string;
   /** Candidates that passed the gates (set by candidates and gate stages). */
   live: LiveDc[];
   /** Rank groups, best first; members of a group are tied (set by rank stages). */
   ranked: LiveDc[][];
+  /**
+   * Set by a policy-slot stage whose action fixed `ranked` (a DNS policy, SPEC §4): the
+   * rank-slot stages are then skipped.
+   */
+  rankedByPolicy: boolean;
   /** Data centers chosen for the answer (set by the pick stage). */
   picked: LiveDc[];
   /** Record data of the answer and its TTL (set by balance and fallback stages). */

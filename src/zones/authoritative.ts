@@ -228,7 +228,7 @@ function select(
   explain: ExplainedSelection[] | undefined,
 ): ResourceRecord[] {
   const trace = explain ? new TraceSink() : undefined;
-  const result = runSelection(record, client, env, trace);
+  const result = runSelection(record, client, env, trace, owner);
   if (result.scope > out.scope) out.scope = result.scope;
   for (const dc of result.dcs) out.dcs.push(dc);
   if (explain && trace) explain.push({ record: record.name, type: record.type, steps: trace.steps, scope: result.scope });

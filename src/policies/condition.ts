@@ -1,0 +1,163 @@
+import type { ConditionConfig, SubnetConfig } from '../config/policySchema.js';
+import { asciiLower } from '../dns/name.js';
+import { formatQualifiers, WILDCARD, type Qualifiers } from '../geo/location.js';
+import { clientLocation } from '../selection/clientLocation.js';
+import { narrowScope, type SelectionState } from '../selection/types.js';
+import { membershipScope, subnetMembership } from './subnet.js';
+
+/** A compiled condition over the request (see `conditionSchema` for the configuration form). */
+export type Condition =
+  | { readonly kind: 'always' }
+  | { readonly kind: 'location'; readonly patterns: readonly Qualifiers[] }
+  | { readonly kind: 'subnet'; readonly subnets: readonly SubnetConfig[] }
+  | { readonly kind: 'qname'; readonly names: readonly string[] }
+  | { readonly kind: 'all'; readonly items: readonly Condition[] }
+  | { readonly kind: 'any'; readonly items: readonly Condition[] }
+  | { readonly kind: 'not'; readonly item: Condition };
+
+export const ALWAYS: Condition = { kind: 'always' };
+
+/** Compiles a configured condition; every key of one object must hold (a conjunction). */
+export function compileCondition(c: ConditionConfig | undefined): Condition {
+  if (!c) return ALWAYS;
+  const items: Condition[] = [];
+  if (c.clientLocation) items.push({ kind: 'location', patterns: c.clientLocation });
+  if (c.clientSubnet) items.push({ kind: 'subnet', subnets: c.clientSubnet });
+  if (c.qname) items.push({ kind: 'qname', names: c.qname });
+  if (c.all) items.push({ kind: 'all', items: c.all.map(compileCondition) });
+  if (c.any) items.push({ kind: 'any', items: c.any.map(compileCondition) });
+  if (c.not) items.push({ kind: 'not', item: compileCondition(c.not) });
+  return items.length === 1 ? items[0]! : { kind: 'all', items };
+}
+
+/**
+ * True when a client location matches a dotted pattern: every non-wildcard qualifier of the
+ * pattern equals the client's (normalised) one, so an unknown client field (`''`) matches only `*`.
+ */
+export function locationMatches(pattern: Qualifiers, client: Qualifiers): boolean {
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i]!;
+    if (p !== WILDCARD && p !== client[i]) return false;
+  }
+  return true;
+}
+
+/** True when `qname` (canonical) is `name`, or lies strictly below `x` for a name `*.x`. */
+export function qnameMatches(name: string, qname: string): boolean {
+  if (name === '*') return true;
+  if (name.startsWith('*.')) return qname.length > name.length - 1 && qname.endsWith(name.slice(1));
+  return qname === name;
+}
+
+/**
+ * Evaluates conditions for one selection. Every client-derived input it reads narrows the ECS
+ * scope (SPEC §8): the location by its block in the location table, each client subnet it tests
+ * by the largest block around the client in which that membership is constant. Only inputs
+ * actually read count: inside the resulting block every one of them has the same value, so the
+ * same evaluation path gives the same result.
+ *
+ * One evaluator per stage is reused across queries (queries run to completion synchronously).
+ */
+export class ConditionEvaluator {
+  /** Longest client subnet a true condition matched outside `not`; −1 when none. */
+  specificity = -1;
+  /** Evaluate every subnet and every `any` branch, so {@link specificity} is exact (most-specific mode). */
+  exhaustive = false;
+  private lowerQname: string | undefined;
+
+  /** Starts a new selection: forgets the cached query name. */
+  reset(): void {
+    this.lowerQname = undefined;
+  }
+
+  /** Evaluates `c` for the selection `s` (its client, location and query name). */
+  test(c: Condition, s: SelectionState): boolean {
+    this.specificity = -1;
+    return this.eval(c, s, true);
+  }
+
+  private eval(c: Condition, s: SelectionState, positive: boolean): boolean {
+    switch (c.kind) {
+      case 'always':
+        return true;
+      case 'location': {
+        const { location } = clientLocation(s);
+        for (const p of c.patterns) if (locationMatches(p, location.qualifiers)) return true;
+        return false;
+      }
+      case 'subnet':
+        return this.subnet(c.subnets, s, positive);
+      case 'qname': {
+        this.lowerQname ??= canonicalQname(s.qname);
+        for (const n of c.names) if (qnameMatches(n, this.lowerQname)) return true;
+        return false;
+      }
+      case 'all':
+        for (const item of c.items) if (!this.eval(item, s, positive)) return false;
+        return true;
+      case 'any': {
+        let any = false;
+        for (const item of c.items) {
+          const saved = this.specificity;
+          if (this.eval(item, s, positive)) {
+            any = true;
+            if (!this.exhaustive) return true;
+          } else {
+            this.specificity = saved;
+          }
+        }
+        return any;
+      }
+      case 'not': {
+        const saved = this.specificity;
+        const v = !this.eval(c.item, s, false);
+        this.specificity = saved;
+        return v;
+      }
+    }
+  }
+
+  private subnet(subnets: readonly SubnetConfig[], s: SelectionState, positive: boolean): boolean {
+    const client = s.client.address;
+    let member = false;
+    for (const sn of subnets) {
+      const m = subnetMembership(client, sn.address, sn.prefix);
+      const scope = membershipScope(m);
+      narrowScope(s, scope);
+      if (s.trace) {
+        s.trace.step('scope', { input: `client subnet ${sn.text}`, clientInside: m >= 0, prefix: scope, scopeSoFar: s.scope });
+      }
+      if (m >= 0) {
+        member = true;
+        if (positive && sn.prefix > this.specificity) this.specificity = sn.prefix;
+        if (!this.exhaustive) return true;
+      }
+    }
+    return member;
+  }
+}
+
+function canonicalQname(name: string): string {
+  const lower = asciiLower(name);
+  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
+}
+
+/** Presentation of a condition for /explain and /status. */
+export function describeCondition(c: Condition): unknown {
+  switch (c.kind) {
+    case 'always':
+      return 'always';
+    case 'location':
+      return { clientLocation: c.patterns.map(formatQualifiers) };
+    case 'subnet':
+      return { clientSubnet: c.subnets.map((x) => x.text) };
+    case 'qname':
+      return { qname: c.names };
+    case 'all':
+      return { all: c.items.map(describeCondition) };
+    case 'any':
+      return { any: c.items.map(describeCondition) };
+    case 'not':
+      return { not: describeCondition(c.item) };
+  }
+}

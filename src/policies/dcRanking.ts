@@ -1,0 +1,44 @@
+import type { DcListConfig } from '../config/policySchema.js';
+import type { CompiledDataCenter, LiveDc } from '../selection/types.js';
+
+/**
+ * A ranking of data centers fixed at load time (by an action or a static rule), applied per
+ * query to the data centers that are up: rank groups keep their order, empty groups vanish, and
+ * data centers outside the ranking are left out of the answer.
+ */
+export interface DcRanking {
+  /** Rank group of each data center by its snapshot index; −1 when it is not in the ranking. */
+  readonly groupOf: Int16Array;
+  readonly groupCount: number;
+}
+
+/**
+ * The ranking of a data center list in priority order; an inner list is one group of equals.
+ * @throws Error when a name is not in `dcs` (configuration checks prevent it).
+ */
+export function rankingFromDcList(list: DcListConfig, dcs: ReadonlyMap<string, CompiledDataCenter>): DcRanking {
+  const groupOf = new Int16Array(dcs.size).fill(-1);
+  list.forEach((entry, group) => {
+    for (const name of Array.isArray(entry) ? entry : [entry]) {
+      const dc = dcs.get(name);
+      if (!dc) throw new Error(`unknown data center "${name}"`);
+      groupOf[dc.index] = group;
+    }
+  });
+  return { groupOf, groupCount: list.length };
+}
+
+/** Rank groups of the live data centers under a ranking, best first, without empty groups. */
+export function applyRanking(live: readonly LiveDc[], r: DcRanking): LiveDc[][] {
+  const buckets: (LiveDc[] | undefined)[] = new Array(r.groupCount);
+  for (const l of live) {
+    const g = r.groupOf[l.candidate.dc.index]!;
+    if (g < 0) continue;
+    const b = buckets[g];
+    if (b) b.push(l);
+    else buckets[g] = [l];
+  }
+  const ranked: LiveDc[][] = [];
+  for (const b of buckets) if (b) ranked.push(b);
+  return ranked;
+}

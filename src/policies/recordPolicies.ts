@@ -1,0 +1,58 @@
+import type { ActionConfig, PolicyBindingConfig } from '../config/policySchema.js';
+import type { GslbRecordConfig } from '../config/recordSchema.js';
+import { dnsPolicyStage } from '../selection/stages/dnsPolicy.js';
+import { staticRulesStage } from '../selection/stages/staticRules.js';
+import type { CompiledDataCenter, Stage } from '../selection/types.js';
+import { compileCondition } from './condition.js';
+import { rankingFromDcList } from './dcRanking.js';
+import { preferredLocationsRanking } from './preferredLocations.js';
+import type { PolicyRule, RuleList } from './ruleList.js';
+
+/** What compiling a record's policies needs from the snapshot being built. */
+export interface PolicyContext {
+  /** The global binding (`policies:`), if any. */
+  readonly global: PolicyBindingConfig | undefined;
+  readonly actions: ReadonlyMap<string, ActionConfig>;
+  /** Every data center of the snapshot; `index` is the position. */
+  readonly dataCenters: readonly CompiledDataCenter[];
+  readonly dcByName: ReadonlyMap<string, CompiledDataCenter>;
+}
+
+/**
+ * The policy-driven stages of a record: for a `static` record its rules (rank slot); otherwise a
+ * DNS-policy stage over the record's own binding then the global one (policy slot), or nothing
+ * when neither exists. Rankings are fixed here, per record, since they depend only on locations
+ * and names.
+ * @throws Error when a reference is broken (configuration checks prevent it).
+ */
+export function policyStagesFor(rec: GslbRecordConfig, ctx: PolicyContext): Stage[] {
+  const p = rec.policy;
+  if (p.type === 'static') {
+    return [
+      staticRulesStage({
+        bindPoint: 'static',
+        overlap: p.subnetOverlap ?? 'first',
+        rules: p.rules.map((r, i) => ({ name: `rules[${i}]`, condition: compileCondition(r.when), ranking: rankingFromDcList(r.dcs, ctx.dcByName) })),
+      }),
+    ];
+  }
+  const lists: RuleList[] = [];
+  if (rec.policies) lists.push(compileBinding('record', rec.policies, ctx));
+  if (ctx.global) lists.push(compileBinding('global', ctx.global, ctx));
+  return lists.length > 0 ? [dnsPolicyStage(lists)] : [];
+}
+
+function compileBinding(bindPoint: 'record' | 'global', b: PolicyBindingConfig, ctx: PolicyContext): RuleList {
+  return {
+    bindPoint,
+    overlap: b.subnetOverlap ?? 'first',
+    rules: b.rules.map((r): PolicyRule => {
+      const action = ctx.actions.get(r.action);
+      if (!action) throw new Error(`unknown action "${r.action}"`);
+      const base = { name: r.name, condition: compileCondition(r.when), action: { name: action.name, type: action.type } };
+      return action.type === 'preferred-locations'
+        ? { ...base, preferred: action.locations, ranking: preferredLocationsRanking(action.locations, ctx.dataCenters) }
+        : { ...base, ranking: rankingFromDcList(action.dcs, ctx.dcByName) };
+    }),
+  };
+}

@@ -1,0 +1,53 @@
+import type { IpAddress } from '../geo/ipAddress.js';
+
+/**
+ * Client-subnet arithmetic for conditions and their ECS scope (RFC 7871 §7.2.1, SPEC §8).
+ * Addresses are {@link IpAddress} words; IPv4-mapped IPv6 is already folded to IPv4 on both
+ * sides, so a mapped client matches IPv4 subnets.
+ */
+
+/**
+ * Number of leading bits `a` and `b` share (0–32 for IPv4, 0–128 for IPv6); −1 when the
+ * families differ.
+ */
+export function commonPrefixLength(a: IpAddress, b: IpAddress): number {
+  if (a.family !== b.family) return -1;
+  let x = (a.w0 ^ b.w0) >>> 0;
+  if (x !== 0) return Math.clz32(x);
+  if (a.family === 4) return 32;
+  x = (a.w1 ^ b.w1) >>> 0;
+  if (x !== 0) return 32 + Math.clz32(x);
+  x = (a.w2 ^ b.w2) >>> 0;
+  if (x !== 0) return 64 + Math.clz32(x);
+  x = (a.w3 ^ b.w3) >>> 0;
+  return x !== 0 ? 96 + Math.clz32(x) : 128;
+}
+
+/**
+ * Membership of `client` in the subnet `network/prefix`, packed with the ECS scope it implies:
+ * returns `prefix` (≥ 0) when the client is inside, else `−(k + 1) − 1` where `k + 1` is the
+ * length of the largest aligned block around the client that does not touch the subnet.
+ *
+ * Why: aligned blocks nest or are disjoint. Inside the subnet, every block of length ≥ `prefix`
+ * around the client stays inside it; outside, the block of length `k + 1` (k = bits the client
+ * shares with the network, k < prefix) is the largest that excludes the whole subnet. A subnet of
+ * the other family never contains the client, for any client of its family: scope 0, returned
+ * as −1.
+ */
+export function subnetMembership(client: IpAddress, network: IpAddress, prefix: number): number {
+  const k = commonPrefixLength(client, network);
+  if (k < 0) return -1;
+  if (k >= prefix) return prefix;
+  return -(k + 1) - 1;
+}
+
+/** The ECS scope a {@link subnetMembership} result implies (prefix length in bits). */
+export function membershipScope(m: number): number {
+  return m >= 0 ? m : -m - 1;
+}
+
+/** True when two subnets share an address (same family, one contains the other). */
+export function subnetsOverlap(a: IpAddress, aPrefix: number, b: IpAddress, bPrefix: number): boolean {
+  const k = commonPrefixLength(a, b);
+  return k >= 0 && k >= Math.min(aPrefix, bPrefix);
+}
