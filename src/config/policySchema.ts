@@ -29,8 +29,8 @@ export const subnetSchema = z.string().transform((s, ctx): SubnetConfig => {
   }
 });
 
-/** One value or a non-empty list of them, always a list after parsing (the array is tried first: a location is itself an array once parsed). */
-const oneOrMore = <T extends z.ZodType>(item: T) => z.union([z.array(item).min(1), item.transform((v) => [v])]);
+/** One value or a non-empty list of them, always a list after parsing (errors name the item: `clientSubnet[1]`). */
+const oneOrMore = <T extends z.ZodType>(item: T) => z.preprocess((v) => (Array.isArray(v) ? v : [v]), z.array(item).min(1));
 
 /**
  * A condition over the request. Every key present must hold (a conjunction):
@@ -80,7 +80,9 @@ export const subnetOverlapSchema = z.enum(['first', 'most-specific']);
  * A list of DNS data centers in priority order; an inner list is a group of equals that the
  * record's pickDcCount and rotation spread over (`[dc-a, [dc-b, dc-c]]`).
  */
-export const dcListSchema = z.array(z.union([nameSchema, z.array(nameSchema).min(1)])).min(1);
+export const dcListSchema = z
+  .array(z.union([nameSchema, z.array(nameSchema).min(1, 'a group needs at least one data center')]))
+  .min(1, 'a data center list needs at least one data center');
 
 /** A DNS policy: when `when` holds (always, when omitted), `action` decides the data centers. */
 export const dnsPolicySchema = z.strictObject({
