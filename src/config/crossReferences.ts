@@ -91,6 +91,9 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx)
         if (!dcNames.has(dc)) issue([...path, 'policy', 'default', di], `unknown data center "${dc}"`);
       });
     }
+    if (rec.policy.type === 'multi-source' && rec.policy.service !== undefined && !services.has(rec.policy.service)) {
+      issue([...path, 'policy', 'service'], `unknown service "${rec.policy.service}"`);
+    }
     rec.failsafe.forEach((text, fi) => {
       try {
         parseRecordData(rec.type, text);

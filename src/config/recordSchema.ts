@@ -1,16 +1,9 @@
 import { z } from 'zod';
 import { GSLB_RECORD_TYPES } from '../dns/records.js';
-import { balanceAlgorithmNames } from '../selection/balance/registry.js';
+import { multiSourcePolicySchema } from './multiSourcePolicySchema.js';
+import { commonPolicyFields } from './policyFields.js';
 import { domainNameSchema, ttlSchema } from './fieldSchemas.js';
 import { policyBindingSchema, staticRuleSchema, subnetOverlapSchema } from './policySchema.js';
-
-/** Fields every selection policy has. */
-const commonPolicyFields = {
-  /** How many data centers go into an answer (SPEC §3); fewer when fewer are available. */
-  pickDcCount: z.number().int().min(1).max(64).default(1),
-  /** How the records inside each chosen data center are spread (SPEC §3). */
-  balanceAlgorithm: z.enum(balanceAlgorithmNames as [string, ...string[]]).default('round-robin'),
-};
 
 /**
  * Static proximity (SPEC §4): the data centers sharing the most leading location qualifiers
@@ -36,7 +29,7 @@ export const staticPolicySchema = z.strictObject({
 });
 
 /** The selection policy of a GSLB record, by `type`. */
-export const policySchema = z.discriminatedUnion('type', [staticProximityPolicySchema, staticPolicySchema]);
+export const policySchema = z.discriminatedUnion('type', [staticProximityPolicySchema, staticPolicySchema, multiSourcePolicySchema]);
 
 /**
  * A GSLB record: a name and type whose answers are chosen per query from the endpoints of

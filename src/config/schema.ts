@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { checkCrossReferences } from './crossReferences.js';
 import { dnsBehaviourSchema, listenersSchema } from './listenerSchema.js';
+import { metricsSchema } from './metricsSchema.js';
 import { checkPolicyReferences } from './policyReferences.js';
 import { actionSchema, policyBindingSchema } from './policySchema.js';
 import { gslbRecordSchema } from './recordSchema.js';
@@ -35,6 +36,7 @@ export const configSchema = z
     dns: dnsBehaviourSchema.default({ udpPayloadSize: 1232, tcpIdleTimeoutMs: 10000, tcpMaxConnections: 256, queryLogSampleRate: 0 }),
     geo: geoSchema.default({ sources: [] }),
     logging: loggingSchema.default({ level: 'info' }),
+    metrics: metricsSchema.prefault({}),
     zones: z.array(zoneSchema).min(1),
     datacenters: z.array(dataCenterSchema).default([]),
     services: z.array(serviceSchema).default([]),

@@ -11,7 +11,8 @@ import { loadLocationDb } from '../geo/loadSources.js';
 import type { LocationDb } from '../geo/locationDb.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { allUpHealthView } from '../state/healthView.js';
-import { emptyMetricView } from '../state/metricView.js';
+import { MetricStore } from '../metrics/metricStore.js';
+import { registerMetricRoutes } from '../metrics/pushRoutes.js';
 import { systemContext, type ResolveContext } from '../state/resolveContext.js';
 import { Engine } from './engine.js';
 import { buildSnapshot } from './snapshot.js';
@@ -26,6 +27,8 @@ export interface RunningGslbd {
   readonly dns: DnsServer;
   readonly admin: AdminServer | undefined;
   readonly log: Logger;
+  /** Host, service and client metrics; the snapshot's `env.metrics` view. */
+  readonly metricStore: MetricStore;
   /** Re-reads the configuration file; an invalid file keeps the running snapshot. Reloads run one at a time. */
   reload(reason: string): Promise<ReloadOutcome>;
   stop(): Promise<void>;
@@ -53,7 +56,8 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
   const { config } = loadConfigFile(file);
   const log = createLogger(config.logging.level, options.logDestination);
   const geo = timedGeoLoad(config, file, log);
-  const snapshot = buildSnapshot(file, config, { geo, health: allUpHealthView, metrics: emptyMetricView }, Date.now());
+  const metricStore = new MetricStore(config.metrics, config.datacenters.map((d) => d.name), config.services.map((s) => s.name));
+  const snapshot = buildSnapshot(file, config, { geo, health: allUpHealthView, metrics: metricStore }, Date.now());
   const engine = new Engine(snapshot, options.ctx ?? systemContext(), log);
   const metrics = new EngineMetrics();
   metrics.generation.set(snapshot.generation);
@@ -63,7 +67,7 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, generation: snapshot.generation });
   const reload = (reason: string): Promise<ReloadOutcome> => {
-    reloading = reloading.then(() => reloadOnce(engine, metrics, log, reason));
+    reloading = reloading.then(() => reloadOnce(engine, metrics, metricStore, log, reason));
     return reloading;
   };
 
@@ -73,6 +77,7 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
     const token = adminCfg.tokenFile ? readFileSync(adminCfg.tokenFile, 'utf8').trim() : adminCfg.token;
     admin = new AdminServer(token, log);
     registerCoreRoutes(admin, { engine, metrics, reload });
+    registerMetricRoutes(admin, { store: metricStore, config: () => engine.snapshot.config.metrics, registry: metrics.registry, now: () => engine.ctx.now() });
     await admin.start(adminCfg.address, adminCfg.port);
   }
 
@@ -96,6 +101,7 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
     dns,
     admin,
     log,
+    metricStore,
     reload,
     async stop() {
       process.off('SIGHUP', onHup);
@@ -106,7 +112,7 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
   };
 }
 
-async function reloadOnce(engine: Engine, metrics: EngineMetrics, log: Logger, reason: string): Promise<ReloadOutcome> {
+async function reloadOnce(engine: Engine, metrics: EngineMetrics, metricStore: MetricStore, log: Logger, reason: string): Promise<ReloadOutcome> {
   const running = engine.snapshot;
   try {
     const { config } = loadConfigFile(running.file);
@@ -116,6 +122,7 @@ async function reloadOnce(engine: Engine, metrics: EngineMetrics, log: Logger, r
       log.warn({ reason }, 'listener settings changed; they take effect at the next restart');
     }
     const next = buildSnapshot(running.file, config, { ...running.env, geo }, Date.now(), running);
+    metricStore.configure(config.metrics, config.datacenters.map((d) => d.name), config.services.map((s) => s.name));
     engine.publish(next);
     metrics.generation.set(next.generation);
     metrics.reloads.inc({ result: 'ok' });

@@ -45,7 +45,7 @@ export function compileRecord(
     ttl: rec.ttl,
     service: service.name,
     candidates,
-    pipeline: buildPipeline(rec.policy, rotationPrefix, policies ? policyStagesFor(rec, policies) : []),
+    pipeline: buildPipeline(rec.policy, rotationPrefix, policies ? policyStagesFor(rec, policies) : [], service.name),
     failsafe: rec.failsafe.map((t) => parseRecordData(rec.type, t)),
     failsafeTtl: rec.failsafeTtl ?? rec.ttl,
   };

@@ -4,11 +4,13 @@ import { balanceStage } from './stages/balance.js';
 import { candidatesStage } from './stages/candidates.js';
 import { failsafeStage } from './stages/failsafe.js';
 import { healthGateStage } from './stages/healthGate.js';
-import { pickDcsStage } from './stages/pickDcs.js';
+import { multiSourceStages } from './multiSourceStages.js';
+import { pickDcsStage, rotationTieBreak } from './stages/pickDcs.js';
 import { staticProximityStage } from './stages/staticProximity.js';
 import type { TraceSink } from './trace.js';
 import {
   STAGE_SLOTS,
+  type LiveDc,
   type Client,
   type CompiledGslbRecord,
   type SelectionEnv,
@@ -20,24 +22,23 @@ import {
 /**
  * Builds a record's pipeline from its policy: one stage per slot it needs, in slot order
  * (candidates → gate → policy → rank → pick → balance → fallback). A capability adds a stage by
- * returning it here for the policies that use it; stages never call each other. `policyStages`
- * are the record's DNS-policy or static-rule stages (`src/policies/recordPolicies.ts`).
+ * returning it here for the policies that use it; stages never call each other. Stages of one
+ * slot run in the order they are listed (the health gate before a metric gate). `policyStages`
+ * are the record's DNS-policy or static-rule stages (`src/policies/recordPolicies.ts`);
+ * `recordService` is the record's service (multi-source service metrics default to it).
  * @throws Error when the policy names an unknown balance algorithm (the schema prevents it).
  */
-export function buildPipeline(policy: PolicyConfig, rotationKeyPrefix: string, policyStages: readonly Stage[] = []): Stage[] {
+export function buildPipeline(policy: PolicyConfig, rotationKeyPrefix: string, policyStages: readonly Stage[] = [], recordService = ''): Stage[] {
   const algorithm = balanceAlgorithms.get(policy.balanceAlgorithm);
   if (!algorithm) throw new Error(`unknown balance algorithm "${policy.balanceAlgorithm}"`);
-  const stages: Stage[] = [
-    candidatesStage,
-    healthGateStage,
-    ...policyStages,
-    pickDcsStage(policy.pickDcCount, `${rotationKeyPrefix}/pick`),
-    balanceStage(algorithm),
-    failsafeStage,
-  ];
+  const stages: Stage[] = [candidatesStage, healthGateStage, ...policyStages, balanceStage(algorithm), failsafeStage];
+  if (policy.type === 'multi-source') stages.push(...multiSourceStages(policy, recordService));
+  else stages.push(pickDcsStage(policy.pickDcCount, rotationTieBreak(`${rotationKeyPrefix}/pick`)));
   if (policy.type === 'static-proximity') stages.push(staticProximityStage(new Set(policy.default)));
   return stages.sort((a, b) => STAGE_SLOTS.indexOf(a.slot) - STAGE_SLOTS.indexOf(b.slot));
 }
+
+const NOTHING_DEMOTED: readonly LiveDc[] = Object.freeze([]);
 
 /**
  * Selects the answer of one GSLB record for one client: runs the record's pipeline over a fresh
@@ -58,6 +59,7 @@ export function runSelection(
     env,
     qname,
     live: [],
+    demoted: NOTHING_DEMOTED,
     ranked: [],
     rankedByPolicy: false,
     picked: [],

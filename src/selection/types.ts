@@ -108,6 +108,11 @@ export interface SelectionState {
   readonly qname: string;
   /** Candidates that passed the gates (set by candidates and gate stages). */
   live: LiveDc[];
+  /**
+   * Live data centers a gate could not decide (a metric unknown) under `unknown: rank-last`:
+   * kept, but ranked after every other live DC. Empty unless a metric gate set it.
+   */
+  demoted: readonly LiveDc[];
   /** Rank groups, best first; members of a group are tied (set by rank stages). */
   ranked: LiveDc[][];
   /**

@@ -1,27 +1,70 @@
+import type { IpAddress } from '../geo/ipAddress.js';
+
 /**
  * Read-only view of live metrics (host, service and client sources, SPEC §3) with explicit
- * staleness. The metric store (multi-source issue) implements it; until then it holds nothing.
+ * staleness. The metric store (`src/metrics/`) implements it; until metrics are configured the
+ * engine uses {@link emptyMetricView}, which holds nothing.
+ *
+ * Subjects: host metrics are kept per data center under the subject `''`, service metrics per
+ * (service name, data center) under the subject = service name, client metrics per (client
+ * network, data center) under the subject = the network's key ({@link clientNetworkKey}). Metric ids are positions in `src/metrics/catalog.ts`.
  */
 
 /** Where a metric comes from: the DC platform, a service in a DC, or the path to a client network. */
 export type MetricSource = 'host' | 'service' | 'client';
 
-/** A metric value with its age, so a rank stage can apply the record's staleness rule. */
+/** One stored sample; never changed once written (a new sample replaces it). */
 export interface MetricSample {
   readonly value: number;
-  /** Milliseconds since the sample was taken. */
-  readonly ageMs: number;
+  /** When the engine received it, ms since the Unix epoch. */
+  readonly atMs: number;
+}
+
+/** What /explain shows of one metric of one data center. */
+export interface MetricReading {
+  /** The value the decision used; absent when unknown. */
+  readonly value?: number;
+  /** Age of the pushed sample in ms; absent when none was ever received. */
+  readonly ageMs?: number;
+  readonly state: 'fresh' | 'stale' | 'missing';
+  /** For `status` only: what the health monitors say (absent when no monitor reports). */
+  readonly monitor?: 'up' | 'down';
+}
+
+/** Client networks: client addresses masked to these lengths (bits) key client metrics and tie-breaks. */
+export interface ClientNetworkPrefix {
+  readonly ipv4: number;
+  readonly ipv6: number;
 }
 
 export interface MetricView {
   /**
-   * The latest sample of `metric` for `key` (a DC name for host metrics, `service/dc` for service
-   * metrics, `network/dc` for client metrics), or undefined when none was ever received.
+   * The value of a metric of one data center as the decision uses it, or NaN when it is unknown
+   * (never received, or older than the source's staleness limit). `status` is 1 (up) or 0 (down)
+   * after the agreement rule: pushed status and monitor status must both say up when both report.
+   * Never allocates: this is the query path.
    */
-  sample(source: MetricSource, key: string, metric: string, nowMs: number): MetricSample | undefined;
+  read(source: MetricSource, subject: string, dc: string, metric: number, nowMs: number): number;
+  /** The same metric described for /explain (value, age, freshness, monitor opinion). */
+  describe(source: MetricSource, subject: string, dc: string, metric: number, nowMs: number): MetricReading;
+  /** Lengths that define a client network (SPEC §3 default /24 and /48). */
+  readonly clientNetworkPrefix: ClientNetworkPrefix;
+}
+
+/** The default client network lengths: /24 for IPv4, /48 for IPv6 (SPEC §3). */
+export const DEFAULT_CLIENT_NETWORK_PREFIX: ClientNetworkPrefix = { ipv4: 24, ipv6: 48 };
+
+/**
+ * The subject under which client metrics of a network are kept: family and masked words.
+ * `network` must already be masked to the client network length.
+ */
+export function clientNetworkKey(network: IpAddress): string {
+  return network.family === 4 ? `4/${network.w0}` : `6/${network.w0}/${network.w1}/${network.w2}/${network.w3}`;
 }
 
 /** A view with no metrics at all. */
 export const emptyMetricView: MetricView = {
-  sample: () => undefined,
+  read: () => NaN,
+  describe: () => ({ state: 'missing' }),
+  clientNetworkPrefix: DEFAULT_CLIENT_NETWORK_PREFIX,
 };

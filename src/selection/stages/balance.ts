@@ -1,7 +1,11 @@
 import type { BalanceAlgorithm } from '../balance/balanceAlgorithm.js';
+import { weightPool } from '../balance/weightPool.js';
 import type { Stage } from '../types.js';
 
-/** `balance`: applies the record's balance algorithm inside each picked data center, in pick order. */
+/**
+ * `balance`: applies the record's balance algorithm inside each picked data center, in pick
+ * order, over the data center's weight pool (weight 0 only when no positive weight is live).
+ */
 export function balanceStage(algorithm: BalanceAlgorithm): Stage {
   return {
     slot: 'balance',
@@ -9,7 +13,7 @@ export function balanceStage(algorithm: BalanceAlgorithm): Stage {
     run(s) {
       const perDc: { dc: string; endpoints: string[] }[] | undefined = s.trace ? [] : undefined;
       for (const dc of s.picked) {
-        const chosen = algorithm.pick(dc, s);
+        const chosen = algorithm.pick(weightPool(dc), s);
         for (const e of chosen) s.data.push(e.data);
         perDc?.push({ dc: dc.candidate.dc.name, endpoints: chosen.map((e) => e.key) });
       }

@@ -1,31 +1,86 @@
-import type { LiveDc, Stage } from '../types.js';
+import { clientNetworkPrefix, clientTieBreakHash, rendezvousChoose } from '../tieBreakHash.js';
+import { narrowScope, type LiveDc, type SelectionState, type Stage } from '../types.js';
+
+/** How the pick stage splits a rank group that straddles the pickDcCount cut. */
+export interface TieBreak {
+  /** Shown in the /explain trace. */
+  readonly name: string;
+  /** The `room` members of `group` that go into the answer, in answer order. */
+  choose(group: readonly LiveDc[], room: number, s: SelectionState): LiveDc[];
+}
+
+/**
+ * Split by rotation (static proximity): a counter per record in the rotation store picks where
+ * in the group to start, so tied data centers share the load over successive queries; the
+ * answer does not depend on the client, so the ECS scope is untouched.
+ */
+export function rotationTieBreak(rotationKey: string): TieBreak {
+  return {
+    name: 'rotation',
+    choose(group, room, s) {
+      const start = s.env.ctx.rotation.next(rotationKey) % group.length;
+      const out: LiveDc[] = [];
+      for (let i = 0; i < room; i++) out.push(group[(start + i) % group.length]!);
+      return out;
+    },
+  };
+}
+
+/**
+ * Split by the client tie-break hash (multi-source, tieBreakHash.ts): the same client network
+ * always gets the same data centers of a tied group, on every replica and across restarts. The
+ * answer then depends on the client network, so the ECS scope narrows to its length.
+ */
+export const clientHashTieBreak: TieBreak = {
+  name: 'client-network hash',
+  choose(group, room, s) {
+    narrowScope(s, clientNetworkPrefix(s));
+    return rendezvousChoose(group, room, clientTieBreakHash(s), (l) => l.candidate.dc.name);
+  },
+};
 
 /**
  * `pick`: takes the best `count` data centers (pickDcCount, SPEC §3) in rank order. A rank group
- * that straddles the cut is split by rotation (a counter per record in the rotation store), so
- * tied data centers share the load over successive queries; fewer available means all of them,
- * and no data center is ever invented.
+ * that straddles the cut is split by `tieBreak`; fewer available means all of them, and no data
+ * center is ever invented. The trace lists every ranked data center with why it was or was
+ * not picked.
  */
-export function pickDcsStage(count: number, rotationKey: string): Stage {
+export function pickDcsStage(count: number, tieBreak: TieBreak): Stage {
   return {
     slot: 'pick',
     name: 'pick-dcs',
     run(s) {
       const picked: LiveDc[] = [];
-      let split: { group: string[]; start: number } | undefined;
+      let split: { group: string[]; chosen: string[] } | undefined;
       for (const group of s.ranked) {
         const room = count - picked.length;
         if (group.length <= room) {
           picked.push(...group);
         } else {
-          const start = s.env.ctx.rotation.next(rotationKey) % group.length;
-          for (let i = 0; i < room; i++) picked.push(group[(start + i) % group.length]!);
-          if (s.trace) split = { group: group.map((l) => l.candidate.dc.name), start };
+          const chosen = tieBreak.choose(group, room, s);
+          picked.push(...chosen);
+          if (s.trace) split = { group: group.map((l) => l.candidate.dc.name), chosen: chosen.map((l) => l.candidate.dc.name) };
         }
         if (picked.length >= count) break;
       }
       s.picked = picked;
-      if (s.trace) s.trace.step('pick-dcs', { pickDcCount: count, picked: picked.map((l) => l.candidate.dc.name), tieSplitByRotation: split ?? null });
+      if (s.trace) {
+        s.trace.step('pick-dcs', {
+          pickDcCount: count,
+          tieBreak: tieBreak.name,
+          picked: picked.map((l) => l.candidate.dc.name),
+          tieSplit: split ?? null,
+          dcs: s.ranked.flatMap((group, rank) =>
+            group.map((l) => ({ dc: l.candidate.dc.name, rankGroup: rank, picked: picked.includes(l), why: whyPicked(l, picked, split, count) })),
+          ),
+        });
+      }
     },
   };
+}
+
+function whyPicked(l: LiveDc, picked: readonly LiveDc[], split: { group: string[]; chosen: string[] } | undefined, count: number): string {
+  const name = l.candidate.dc.name;
+  if (split?.group.includes(name)) return split.chosen.includes(name) ? 'won the tie-break at the pickDcCount cut' : 'lost the tie-break at the pickDcCount cut';
+  return picked.includes(l) ? `rank group within the best ${count}` : 'ranked below the pickDcCount cut';
 }

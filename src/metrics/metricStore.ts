@@ -1,0 +1,214 @@
+import type { MetricsConfig } from '../config/metricsSchema.js';
+import { maskAddress, type IpAddress } from '../geo/ipAddress.js';
+import type { ClientNetworkPrefix, MetricReading, MetricSample, MetricSource, MetricView } from '../state/metricView.js';
+import { METRIC_CATALOG, metricId, statusId } from './catalog.js';
+import { smoothMos } from './mos.js';
+
+/** Samples of one data center, by metric id; host and service rows have one more slot for the monitor's status. */
+type Row = (MetricSample | undefined)[];
+/** subject → data center → row. */
+type Table = Map<string, Map<string, Row>>;
+
+/** One write: a subject's data center and the new values by metric id (undefined = not in this sample). */
+export interface MetricWrite {
+  readonly subject: string;
+  readonly dc: string;
+  readonly values: readonly (number | undefined)[];
+}
+
+/** Counts for /status and Prometheus. */
+export interface MetricStoreStats {
+  readonly hostDcs: number;
+  readonly serviceRows: number;
+  readonly clientNetworks: number;
+  readonly clientEvictions: number;
+}
+
+const MOS_ID = metricId('client', 'mos');
+
+/**
+ * The metric store (SPEC §3): the latest sample of every host, service and client metric, with
+ * the time it arrived, so staleness is decided when a query reads it. It is both the writer side
+ * (ingestion, monitors) and the {@link MetricView} the snapshot carries.
+ *
+ * Consistency without copying: a batch is validated first and then applied in one synchronous
+ * call, and `resolve()` is synchronous too, so on Node's single thread a query sees a batch
+ * entirely or not at all — the same guarantee as publishing a new immutable view, without
+ * copying up to `maxNetworks` client rows per push. Samples themselves are immutable: a write
+ * replaces the sample object in its slot. Reads never write (no LRU touch on the query path), so
+ * client networks are evicted least-recently-*updated* first.
+ */
+export class MetricStore implements MetricView {
+  private readonly tables: Record<MetricSource, Table> = { host: new Map(), service: new Map(), client: new Map() };
+  private staleMs: Record<MetricSource, number> = { host: 0, service: 0, client: 0 };
+  private maxNetworks = 0;
+  private mosWeight = 1;
+  private dcs: ReadonlySet<string> = new Set();
+  private services: ReadonlySet<string> = new Set();
+  private evictions = 0;
+  clientNetworkPrefix: ClientNetworkPrefix = { ipv4: 24, ipv6: 48 };
+
+  /** Source of each metric's status id (−1 for client), cached for the query path. */
+  private readonly statusIds: Record<MetricSource, number> = { host: statusId('host'), service: statusId('service'), client: -1 };
+
+  constructor(config: MetricsConfig, dataCenters: Iterable<string>, services: Iterable<string>) {
+    this.configure(config, dataCenters, services);
+  }
+
+  /**
+   * Applies a (re)loaded configuration: staleness per source, client network lengths, LRU bound,
+   * known data centers and services. Rows of data centers or services that no longer exist are
+   * dropped; a change of the client network lengths drops every client row (their keys no
+   * longer mean the same networks).
+   */
+  configure(config: MetricsConfig, dataCenters: Iterable<string>, services: Iterable<string>): void {
+    this.staleMs = {
+      host: config.host.staleAfterSeconds * 1000,
+      service: config.service.staleAfterSeconds * 1000,
+      client: config.client.staleAfterSeconds * 1000,
+    };
+    this.maxNetworks = config.client.maxNetworks;
+    this.mosWeight = config.client.mosSmoothing;
+    const prefix = { ipv4: config.client.ipv4Prefix, ipv6: config.client.ipv6Prefix };
+    if (prefix.ipv4 !== this.clientNetworkPrefix.ipv4 || prefix.ipv6 !== this.clientNetworkPrefix.ipv6) this.tables.client.clear();
+    this.clientNetworkPrefix = prefix;
+    this.dcs = new Set(dataCenters);
+    this.services = new Set(services);
+    for (const source of ['host', 'service', 'client'] as const) {
+      const table = this.tables[source];
+      for (const [subject, rows] of table) {
+        if (source === 'service' && !this.services.has(subject)) {
+          table.delete(subject);
+          continue;
+        }
+        for (const dc of rows.keys()) if (!this.dcs.has(dc)) rows.delete(dc);
+        if (rows.size === 0) table.delete(subject);
+      }
+    }
+    this.evictClients();
+  }
+
+  hasDataCenter(name: string): boolean {
+    return this.dcs.has(name);
+  }
+
+  hasService(name: string): boolean {
+    return this.services.has(name);
+  }
+
+  /** Staleness limit of a source in ms. */
+  staleAfterMs(source: MetricSource): number {
+    return this.staleMs[source];
+  }
+
+  /** The client network an address belongs to: the address masked to the configured length. */
+  clientNetwork(address: IpAddress): IpAddress {
+    return maskAddress(address, address.family === 4 ? this.clientNetworkPrefix.ipv4 : this.clientNetworkPrefix.ipv6);
+  }
+
+  read(source: MetricSource, subject: string, dc: string, metric: number, nowMs: number): number {
+    const row = this.tables[source].get(subject)?.get(dc);
+    if (row === undefined) return NaN;
+    if (metric === this.statusIds[source]) return this.status(row, metric, source, nowMs);
+    const s = row[metric];
+    if (s === undefined || nowMs - s.atMs > this.staleMs[source]) return NaN;
+    return s.value;
+  }
+
+  describe(source: MetricSource, subject: string, dc: string, metric: number, nowMs: number): MetricReading {
+    const row = this.tables[source].get(subject)?.get(dc);
+    const pushed = row?.[metric];
+    const monitorSample = metric === this.statusIds[source] ? row?.[METRIC_CATALOG[source].length] : undefined;
+    const value = this.read(source, subject, dc, metric, nowMs);
+    const state = pushed === undefined ? 'missing' : nowMs - pushed.atMs > this.staleMs[source] ? 'stale' : 'fresh';
+    return {
+      ...(Number.isNaN(value) ? {} : { value }),
+      ...(pushed ? { ageMs: nowMs - pushed.atMs } : {}),
+      state,
+      ...(monitorSample ? { monitor: monitorSample.value === 1 ? ('up' as const) : ('down' as const) } : {}),
+    };
+  }
+
+  /**
+   * Applies validated writes of one source at `nowMs` (callers validate first: unknown data
+   * centers or services, NaN, negatives and out-of-range values never reach the store). A client
+   * MOS is smoothed with the previous fresh score of the same network and data center.
+   */
+  apply(source: MetricSource, writes: readonly MetricWrite[], nowMs: number): void {
+    const table = this.tables[source];
+    const width = METRIC_CATALOG[source].length + (this.statusIds[source] >= 0 ? 1 : 0);
+    for (const w of writes) {
+      let rows = table.get(w.subject);
+      if (rows === undefined) table.set(w.subject, (rows = new Map()));
+      else if (source === 'client') {
+        table.delete(w.subject);
+        table.set(w.subject, rows);
+      }
+      let row = rows.get(w.dc);
+      if (row === undefined) rows.set(w.dc, (row = new Array<MetricSample | undefined>(width).fill(undefined)));
+      for (let id = 0; id < w.values.length; id++) {
+        let value = w.values[id];
+        if (value === undefined) continue;
+        if (source === 'client' && id === MOS_ID) {
+          const prev = row[id];
+          const fresh = prev !== undefined && nowMs - prev.atMs <= this.staleMs.client ? prev.value : undefined;
+          value = smoothMos(fresh, value, this.mosWeight);
+        }
+        row[id] = { value, atMs: nowMs };
+      }
+    }
+    if (source === 'client') this.evictClients();
+  }
+
+  /**
+   * What a health monitor says of a data center (`host`) or of a service in a data center
+   * (`service`): true = up, false = down, undefined = no monitor covers it any more. The health
+   * issue's monitors call this; the `status` metric then follows the agreement rule (both pushed
+   * and monitor status must say up when both report). Monitor status never goes stale: monitors
+   * own their own timing (rise/fall counts).
+   */
+  setMonitorStatus(source: 'host' | 'service', subject: string, dc: string, up: boolean | undefined, nowMs: number): void {
+    const slot = METRIC_CATALOG[source].length;
+    const table = this.tables[source];
+    let rows = table.get(subject);
+    if (rows === undefined) {
+      if (up === undefined) return;
+      table.set(subject, (rows = new Map()));
+    }
+    let row = rows.get(dc);
+    if (row === undefined) {
+      if (up === undefined) return;
+      rows.set(dc, (row = new Array<MetricSample | undefined>(slot + 1).fill(undefined)));
+    }
+    row[slot] = up === undefined ? undefined : { value: up ? 1 : 0, atMs: nowMs };
+  }
+
+  stats(): MetricStoreStats {
+    let serviceRows = 0;
+    for (const rows of this.tables.service.values()) serviceRows += rows.size;
+    return {
+      hostDcs: this.tables.host.get('')?.size ?? 0,
+      serviceRows,
+      clientNetworks: this.tables.client.size,
+      clientEvictions: this.evictions,
+    };
+  }
+
+  /** Pushed status (when fresh) and monitor status must both say up; NaN when neither reports. */
+  private status(row: Row, metric: number, source: MetricSource, nowMs: number): number {
+    const pushed = row[metric];
+    const monitor = row[METRIC_CATALOG[source].length];
+    const p = pushed !== undefined && nowMs - pushed.atMs <= this.staleMs[source] ? pushed.value : -1;
+    const m = monitor !== undefined ? monitor.value : -1;
+    if (p < 0 && m < 0) return NaN;
+    return p === 0 || m === 0 ? 0 : 1;
+  }
+
+  private evictClients(): void {
+    const table = this.tables.client;
+    while (table.size > this.maxNetworks) {
+      table.delete(table.keys().next().value!);
+      this.evictions++;
+    }
+  }
+}
