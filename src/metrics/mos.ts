@@ -15,7 +15,7 @@
  *   MOS = 1 + 0.035·R + R·(R − 60)·(100 − R)·7·10⁻⁶     for 0 ≤ R ≤ 100
  *   MOS = 4.5                                           for R > 100
  *
- * A perfect path scores 4.41 (R = 94.2); the curve is the one VoIP monitors (and the seed 004's
+ * A perfect path scores 4.43 (R = 94.2); the curve is the one VoIP monitors (and the seed 004's
  * vendor) use to rank paths, not a listening test.
  *
  * @param latencyMs one-way network latency in ms (agents measuring RTT send half of it), ≥ 0
