@@ -10,15 +10,15 @@ import { registerMetricRoutes } from './pushRoutes.js';
 const TOKEN = 'test-token-0123456789abcdef';
 const NOW = 1_700_000_000_000;
 
-async function start(token: string | undefined = TOKEN) {
+async function start(token: string | null = TOKEN) {
   const config = metricsSchema.parse({ client: { maxNetworks: 1 } });
   const store = new MetricStore(config, ['a', 'b'], ['web']);
   const registry = new Registry();
-  const admin = new AdminServer(token, createLogger('silent'));
+  const admin = new AdminServer(token ?? undefined, createLogger('silent'));
   registerMetricRoutes(admin, { store, config: () => config, registry, now: () => NOW });
   await admin.start('127.0.0.1', 0);
   const base = `http://127.0.0.1:${admin.port}`;
-  const post = (path: string, body: string, auth: string | null | undefined = token) =>
+  const post = (path: string, body: string, auth: string | null = token) =>
     fetch(`${base}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...(auth ? { authorization: `Bearer ${auth}` } : {}) } });
   return { store, registry, admin, base, post };
 }
@@ -70,7 +70,7 @@ test('without the token 401; with no token configured 403; GET on a push route 4
   t.is((await post('/metrics/client', '{}', null)).status, 401);
   t.is((await post('/metrics/client', '{}', 'wrong-token-0123456789abcdef')).status, 401);
   t.is((await fetch(`${base}/metrics/client`)).status, 405);
-  const open = await start(undefined);
+  const open = await start(null);
   t.teardown(() => open.admin.stop());
   t.is((await open.post('/metrics/host', JSON.stringify({ samples: [{ dc: 'a', cpu: 1 }] }), 'anything')).status, 403);
 });
