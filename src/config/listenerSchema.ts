@@ -20,9 +20,28 @@ export const adminListenerSchema = z
   })
   .refine((a) => a.token === undefined || a.tokenFile === undefined, { message: 'set "token" or "tokenFile", not both' });
 
+/**
+ * The PowerDNS remote backend front door (src/frontends/powerdns/README.md): a Unix socket that
+ * pdns_server connects to with `launch=remote` and `remote-connection-string=unix:path=<path>`.
+ * A relative `path` is relative to the configuration file's directory. `mode` is the socket
+ * file's permission (octal text, e.g. "0660": pdns_server's user must be able to write it).
+ * Connections beyond `maxConnections` are closed at once; a request line longer than
+ * `maxRequestBytes` closes its connection (pdns sends a few hundred bytes per request).
+ */
+export const powerdnsListenerSchema = z.strictObject({
+  path: z.string().min(1),
+  mode: z
+    .string()
+    .regex(/^0?[0-7]{3}$/, 'expected an octal file mode such as "0660"')
+    .default('0660'),
+  maxConnections: z.number().int().min(1).max(4096).default(64),
+  maxRequestBytes: z.number().int().min(1024).max(1048576).default(65536),
+});
+
 export const listenersSchema = z.strictObject({
   dns: z.array(dnsListenerSchema).default([]),
   admin: adminListenerSchema.optional(),
+  powerdns: powerdnsListenerSchema.optional(),
 });
 
 /** Standalone DNS listener behaviour (sizes in bytes, times in ms). */
@@ -39,4 +58,5 @@ export const dnsBehaviourSchema = z.strictObject({
 
 export type DnsListenerConfig = z.output<typeof dnsListenerSchema>;
 export type AdminListenerConfig = z.output<typeof adminListenerSchema>;
+export type PowerdnsListenerConfig = z.output<typeof powerdnsListenerSchema>;
 export type DnsBehaviourConfig = z.output<typeof dnsBehaviourSchema>;

@@ -1,6 +1,10 @@
 import type { Logger } from '../log/logger.js';
 import type { ResolveContext } from '../state/resolveContext.js';
+import type { RecordType } from '../dns/records.js';
+import type { Client } from '../selection/types.js';
 import { resolve, type Answer, type ExplainedSelection, type Query } from '../zones/authoritative.js';
+import { nameRrsets, type NameContents } from '../zones/nameRrsets.js';
+import type { ZoneData } from '../zones/zoneIndex.js';
 import type { Snapshot } from './snapshot.js';
 
 /**
@@ -32,5 +36,15 @@ export class Engine {
   /** Answers a query on the current snapshot; `explain` collects the decision traces. */
   resolve(q: Query, explain?: ExplainedSelection[]): Answer {
     return resolve(q, this.current, this.ctx, explain);
+  }
+
+  /**
+   * The RRsets at one owner name on the current snapshot, GSLB records selected for `client`
+   * (see `nameRrsets`), for front doors whose DNS server does the answer logic itself.
+   * `ctx` defaults to the engine's context (pass a read-only rotation view to look without
+   * advancing rotation); `type` and `zone` narrow the lookup.
+   */
+  nameRrsets(name: string, client: Client, ctx: ResolveContext = this.ctx, type?: RecordType, zone?: ZoneData): NameContents | undefined {
+    return nameRrsets(this.current, name, client, ctx, type, zone);
   }
 }

@@ -1,5 +1,5 @@
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { AdminServer } from '../admin/adminServer.js';
 import { registerCoreRoutes } from '../admin/coreRoutes.js';
@@ -7,6 +7,7 @@ import { EngineMetrics } from '../admin/metrics.js';
 import { ConfigError, loadConfigFile } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { DnsServer } from '../frontends/dns/dnsServer.js';
+import { powerDnsFrontDoor, type RemoteBackendServer } from '../frontends/powerdns/remoteBackendServer.js';
 import { loadLocationDb } from '../geo/loadSources.js';
 import type { LocationDb } from '../geo/locationDb.js';
 import { createLogger, type Logger } from '../log/logger.js';
@@ -25,6 +26,8 @@ export interface RunningGslbd {
   readonly engine: Engine;
   readonly metrics: EngineMetrics;
   readonly dns: DnsServer;
+  /** The PowerDNS remote backend socket, when `listeners.powerdns` is configured. */
+  readonly powerdns: RemoteBackendServer | undefined;
   readonly admin: AdminServer | undefined;
   readonly log: Logger;
   /** Host, service and client metrics; the snapshot's `env.metrics` view. */
@@ -65,6 +68,10 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
   const dns = new DnsServer({ engine, metrics, log, behaviour: config.dns }, config.listeners.dns);
   await dns.start();
 
+  const pdnsCfg = config.listeners.powerdns;
+  const powerdns = pdnsCfg ? powerDnsFrontDoor(engine, metrics, log, pdnsCfg, resolvePath(dirname(file), pdnsCfg.path)) : undefined;
+  await powerdns?.start();
+
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, generation: snapshot.generation });
   const reload = (reason: string): Promise<ReloadOutcome> => {
     reloading = reloading.then(() => reloadOnce(engine, metrics, metricStore, log, reason));
@@ -89,6 +96,7 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
     {
       dns: dns.bound.map((b) => `${b.address.includes(':') ? `[${b.address}]` : b.address}:${b.port}`),
       admin: admin ? `${adminCfg!.address}:${admin.port}` : null,
+      powerdns: powerdns?.path ?? null,
       generation: snapshot.generation,
       location: geo.describe(),
     },
@@ -99,6 +107,7 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
     engine,
     metrics,
     dns,
+    powerdns,
     admin,
     log,
     metricStore,
@@ -106,7 +115,7 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
     async stop() {
       process.off('SIGHUP', onHup);
       watcher?.close();
-      await Promise.all([dns.stop(), admin?.stop()]);
+      await Promise.all([dns.stop(), powerdns?.stop(), admin?.stop()]);
       log.flush();
     },
   };

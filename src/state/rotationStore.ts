@@ -13,21 +13,40 @@ export interface SmoothWrrState {
  * configuration reloads. It is the only state a selection writes.
  */
 export class RotationStore {
-  private readonly counters = new Map<string, number>();
-  private readonly smooth = new Map<string, SmoothWrrState>();
+  private readonly counters: Map<string, number>;
+  private readonly smooth: Map<string, SmoothWrrState>;
+  private readonly advances: boolean;
 
-  /** Returns the counter for `key` and advances it (wrapping at 2^31). */
+  constructor(counters = new Map<string, number>(), smooth = new Map<string, SmoothWrrState>(), advances = true) {
+    this.counters = counters;
+    this.smooth = smooth;
+    this.advances = advances;
+  }
+
+  /** Returns the counter for `key` and advances it (wrapping at 2^31); a read-only view does not advance. */
   next(key: string): number {
     const n = this.counters.get(key) ?? 0;
-    this.counters.set(key, (n + 1) & 0x7fffffff);
+    if (this.advances) this.counters.set(key, (n + 1) & 0x7fffffff);
     return n;
   }
 
-  /** The smooth weighted round-robin state of `key` (created empty), for the algorithm to update in place. */
+  /**
+   * The smooth weighted round-robin state of `key` (created empty), for the algorithm to update in
+   * place. A read-only view hands out a copy, so the update is discarded.
+   */
   smoothWrr(key: string): SmoothWrrState {
     let state = this.smooth.get(key);
+    if (!this.advances) return state ? { keys: state.keys, current: [...state.current] } : { keys: [], current: [] };
     if (state === undefined) this.smooth.set(key, (state = { keys: [], current: [] }));
     return state;
+  }
+
+  /**
+   * A view over the same state that reads without advancing it: for lookups that must see the
+   * live rotation but are not answers (PowerDNS's packet-less zone lookups).
+   */
+  readOnlyView(): RotationStore {
+    return new RotationStore(this.counters, this.smooth, false);
   }
 
   /** An independent copy, for what-if runs (/explain) that must not advance live rotation. */

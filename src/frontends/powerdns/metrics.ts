@@ -1,0 +1,61 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+/** Outcome label of a request: answered, answered "not offered" (`result: false`), failed, or rejected as invalid. */
+export type RequestOutcome = 'ok' | 'not_offered' | 'error' | 'invalid';
+
+/** Why a connection was closed by the front door. */
+export type ProtocolErrorReason = 'malformed_json' | 'not_a_request' | 'unknown_method' | 'oversized' | 'disconnect_mid_request';
+
+/**
+ * Prometheus metrics of the PowerDNS front door, registered on the engine's registry
+ * (`EngineMetrics.registry`). Labels are bounded: method names come from the remote backend API
+ * (anything else counts as `unknown`), instance names only while a connection of that instance is
+ * open (and cut to 64 characters). Answers by data center are counted in `gslbd_dc_answers_total`.
+ */
+export class PowerDnsMetrics {
+  readonly requests: Counter<'method' | 'outcome'>;
+  readonly lookupSeconds: Histogram;
+  readonly connections: Gauge<'instance'>;
+  readonly connectionsTotal: Counter<'result'>;
+  readonly protocolErrors: Counter<'reason'>;
+  readonly selectionReuses: Counter;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.requests = new Counter({
+      name: 'gslbd_powerdns_requests_total',
+      help: 'PowerDNS remote backend requests, by method and outcome (ok, not_offered, error, invalid)',
+      labelNames: ['method', 'outcome'] as const,
+      registers,
+    });
+    this.lookupSeconds = new Histogram({
+      name: 'gslbd_powerdns_lookup_duration_seconds',
+      help: 'Time from a lookup request line to its reply text, in the engine',
+      buckets: [2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 1e-2],
+      registers,
+    });
+    this.connections = new Gauge({
+      name: 'gslbd_powerdns_connections',
+      help: 'Open PowerDNS connections, by the instance= value of their connection string ("" when none)',
+      labelNames: ['instance'] as const,
+      registers,
+    });
+    this.connectionsTotal = new Counter({
+      name: 'gslbd_powerdns_connections_total',
+      help: 'PowerDNS connections accepted, or rejected because maxConnections were open',
+      labelNames: ['result'] as const,
+      registers,
+    });
+    this.protocolErrors = new Counter({
+      name: 'gslbd_powerdns_protocol_errors_total',
+      help: 'Connections closed for bad input: malformed JSON, not a request, unknown method, oversized line, disconnect mid-request',
+      labelNames: ['reason'] as const,
+      registers,
+    });
+    this.selectionReuses = new Counter({
+      name: 'gslbd_powerdns_selection_reuses_total',
+      help: "Lookups answered with the selection of PowerDNS's previous identical lookup of the same query",
+      registers,
+    });
+  }
+}

@@ -1,0 +1,267 @@
+import { performance } from 'node:perf_hooks';
+import type { EngineMetrics } from '../../admin/metrics.js';
+import { canonicalName } from '../../dns/name.js';
+import { RECORD_TYPES, type RecordType } from '../../dns/records.js';
+import type { Engine } from '../../engine/engine.js';
+import type { Logger } from '../../log/logger.js';
+import type { ResolveContext } from '../../state/resolveContext.js';
+import type { NameContents } from '../../zones/nameRrsets.js';
+import type { ZoneData } from '../../zones/zoneIndex.js';
+import { LookupPairing } from './lookupPairing.js';
+import { lookupReply, NO_RECORDS } from './lookupReply.js';
+import type { PowerDnsMetrics, ProtocolErrorReason, RequestOutcome } from './metrics.js';
+import { remoteClient, type RemoteClient } from './remoteClient.js';
+import { zoneIdsOf } from './zoneIds.js';
+
+/** What the protocol handler needs from the process. */
+export interface RemoteBackendDeps {
+  readonly engine: Engine;
+  readonly metrics: PowerDnsMetrics;
+  readonly engineMetrics: EngineMetrics;
+  readonly log: Logger;
+  /** The engine's context with a read-only rotation view, for packet-less lookups. */
+  readonly lookOnlyCtx: ResolveContext;
+}
+
+/** The reply to one request line, and whether the connection closes after it. */
+export interface Reply {
+  readonly text: string;
+  readonly close: boolean;
+  /** Set when the connection closes because of bad input. */
+  readonly protocolError?: ProtocolErrorReason;
+}
+
+/**
+ * Methods of the PowerDNS 4.x remote backend API (4.7.3 remotebackend.cc and docs/backends/remote.rst)
+ * that gslbd does not offer. They are answered `{"result": false}`, which PowerDNS reads as "not
+ * supported / nothing": keys, TSIG, metadata writes, secondary and primary operation, updates,
+ * searches. `list` is among them: an AXFR would hand one client's GSLB answers to a secondary as
+ * static data (src/frontends/powerdns/README.md).
+ */
+const NOT_OFFERED = new Set([
+  'list',
+  'getBeforeAndAfterNamesAbsolute',
+  'setDomainMetadata',
+  'getDomainKeys',
+  'addDomainKey',
+  'removeDomainKey',
+  'activateDomainKey',
+  'deactivateDomainKey',
+  'publishDomainKey',
+  'unpublishDomainKey',
+  'getTSIGKey',
+  'getTSIGKeys',
+  'setTSIGKey',
+  'deleteTSIGKey',
+  'setNotified',
+  'isMaster',
+  'superMasterBackend',
+  'createSlaveDomain',
+  'replaceRRSet',
+  'feedRecord',
+  'feedEnts',
+  'feedEnts3',
+  'startTransaction',
+  'commitTransaction',
+  'abortTransaction',
+  'calculateSOASerial',
+  'directBackendCmd',
+  'searchRecords',
+  'getUpdatedMasters',
+  'getUnfreshSlaveInfos',
+  'setStale',
+  'setFresh',
+  'APILookup',
+]);
+
+const OFFERED = new Set(['initialize', 'lookup', 'getAllDomains', 'getAllDomainMetadata', 'getDomainMetadata', 'getDomainInfo']);
+const RECORD_TYPE_NAMES: ReadonlySet<string> = new Set(RECORD_TYPES);
+const NOT_OFFERED_REPLY = '{"result":false}';
+
+/** An invalid request: answered without a `result` key (PowerDNS: SERVFAIL), connection kept. */
+class InvalidRequest extends Error {}
+
+/**
+ * One connection's side of the PowerDNS remote backend protocol (notes §2–§6): turns each
+ * request line into exactly one JSON reply document. Never throws.
+ *
+ * - `initialize`: `{"result": true}`; every connection-string option arrives as a string, and
+ *   `instance=` names the PowerDNS front-end in logs and metrics.
+ * - `getAllDomains`, `getDomainInfo`: our zones as native zones with their serials (never an
+ *   empty list: the socket opens only after the configuration loaded, and an empty list makes
+ *   PowerDNS refuse the zones for up to 300 s).
+ * - `getAllDomainMetadata` `{}`, `getDomainMetadata` `[]`: no metadata.
+ * - `lookup`: the records of one owner name, GSLB records selected for the client (see
+ *   {@link lookupReply}).
+ * - the rest of the API: `{"result": false}`.
+ *
+ * Failures: an exception inside the engine, or a request with invalid parameters, is answered
+ * with an object without `result`, which PowerDNS turns into SERVFAIL (and reconnects) — never
+ * `result: false` or `[]`, which PowerDNS would turn into a cached NXDOMAIN. Malformed JSON, a
+ * line that is not a request object, and unknown method names close the connection after that
+ * error reply; other connections are unaffected.
+ */
+export class RemoteBackendSession {
+  /** The `instance` option of the connection string, once initialized. */
+  instance: string | undefined;
+  private readonly pairing = new LookupPairing();
+  private lastClientKey = '';
+  private lastClient: RemoteClient | undefined;
+
+  constructor(private readonly deps: RemoteBackendDeps) {}
+
+  /** Handles one request line (without its newline). */
+  handle(line: string): Reply {
+    let request: unknown;
+    try {
+      request = JSON.parse(line);
+    } catch (e) {
+      return this.reject('malformed_json', `request is not JSON: ${(e as Error).message}`);
+    }
+    if (typeof request !== 'object' || request === null || Array.isArray(request) || typeof (request as { method?: unknown }).method !== 'string') {
+      return this.reject('not_a_request', 'request is not an object with a string "method"');
+    }
+    const method = (request as { method: string }).method;
+    const params = (request as { parameters?: unknown }).parameters;
+    if (!OFFERED.has(method)) {
+      if (NOT_OFFERED.has(method)) {
+        this.count(method, 'not_offered');
+        if (method === 'list') this.deps.log.info({ instance: this.instance, params }, 'AXFR refused: GSLB answers depend on the client');
+        return { text: NOT_OFFERED_REPLY, close: false };
+      }
+      return this.reject('unknown_method', `unknown method ${JSON.stringify(method.slice(0, 64))}`);
+    }
+    const p = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+    try {
+      const text = this.dispatch(method, p);
+      this.count(method, text === NOT_OFFERED_REPLY ? 'not_offered' : 'ok');
+      return { text, close: false };
+    } catch (e) {
+      const invalid = e instanceof InvalidRequest;
+      this.count(method, invalid ? 'invalid' : 'error');
+      const message = (e as Error).message;
+      if (invalid) this.deps.log.warn({ instance: this.instance, method, reason: message }, 'invalid remote backend request; answering an error (SERVFAIL)');
+      else this.deps.log.error({ instance: this.instance, method, params: p, err: e }, 'remote backend request failed in the engine; answering an error (SERVFAIL)');
+      return { text: errorReply(invalid ? message : `engine error: ${message}`), close: false };
+    }
+  }
+
+  private dispatch(method: string, p: Record<string, unknown>): string {
+    switch (method) {
+      case 'lookup':
+        return this.lookup(p);
+      case 'initialize':
+        return this.initialize(p);
+      case 'getAllDomains':
+        return this.getAllDomains();
+      case 'getDomainInfo':
+        return this.getDomainInfo(p);
+      case 'getAllDomainMetadata':
+        return '{"result":{}}';
+      default:
+        return '{"result":[]}';
+    }
+  }
+
+  private initialize(p: Record<string, unknown>): string {
+    this.instance = typeof p.instance === 'string' ? p.instance : '';
+    this.deps.log.debug({ instance: this.instance, options: p }, 'PowerDNS connection initialized');
+    return JSON.stringify({ result: true, log: [`gslbd remote backend ready (instance "${this.instance}", generation ${this.deps.engine.snapshot.generation})`] });
+  }
+
+  private getAllDomains(): string {
+    const zones = this.deps.engine.snapshot.zones;
+    const ids = zoneIdsOf(zones);
+    return JSON.stringify({ result: [...zones.zones].map((z) => domainInfo(z, ids.idOf(z))) });
+  }
+
+  private getDomainInfo(p: Record<string, unknown>): string {
+    if (typeof p.name !== 'string') throw new InvalidRequest('getDomainInfo needs a string "name"');
+    const zones = this.deps.engine.snapshot.zones;
+    const zone = zones.zone(canonicalName(p.name));
+    return zone ? JSON.stringify({ result: domainInfo(zone, zoneIdsOf(zones).idOf(zone)) }) : NOT_OFFERED_REPLY;
+  }
+
+  private lookup(p: Record<string, unknown>): string {
+    const started = performance.now();
+    const { qname, qtype, remote } = p;
+    const realRemote = p['real-remote'];
+    const zoneId = p['zone-id'];
+    if (typeof qname !== 'string' || typeof qtype !== 'string' || typeof remote !== 'string' || typeof realRemote !== 'string') {
+      throw new InvalidRequest('lookup needs string "qname", "qtype", "remote" and "real-remote"');
+    }
+    // Configured names hold only letters, digits, '-', '_' and '*'; a name PowerDNS had to
+    // escape (\DDD, \., \\) can be no owner of ours.
+    if (qname.includes('\\')) return NO_RECORDS;
+    const allTypes = qtype === 'ANY';
+    let type: RecordType | undefined;
+    if (!allTypes) {
+      const upper = qtype.toUpperCase();
+      if (!RECORD_TYPE_NAMES.has(upper)) return NO_RECORDS;
+      type = upper as RecordType;
+    }
+    const rc = this.clientOf(realRemote, remote);
+    const name = canonicalName(qname);
+    const { engine } = this.deps;
+    const snapshot = engine.snapshot;
+    const ids = zoneIdsOf(snapshot.zones);
+    const hinted: ZoneData | undefined = typeof zoneId === 'number' && zoneId >= 0 ? ids.zoneOf(zoneId) : undefined;
+
+    const pairingKey = allTypes && !rc.packetless ? `${name} ${realRemote} ${remote}` : undefined;
+    const now = engine.ctx.now();
+    let contents: NameContents | undefined = pairingKey ? this.pairing.take(pairingKey, snapshot.generation, now) : undefined;
+    if (contents) {
+      this.deps.metrics.selectionReuses.inc();
+    } else {
+      contents = engine.nameRrsets(name, rc.client, rc.packetless ? this.deps.lookOnlyCtx : engine.ctx, type, hinted);
+      if (!contents) return NO_RECORDS;
+      let selected = false;
+      for (const rrset of contents.rrsets) {
+        if (!rrset.selected) continue;
+        selected = true;
+        if (!rc.packetless) for (const dc of rrset.dcs) this.deps.engineMetrics.dcAnswers.inc({ dc });
+      }
+      if (selected && pairingKey && name !== contents.zone.name && !name.startsWith('*.')) {
+        this.pairing.put(pairingKey, contents, snapshot.generation, now);
+      }
+    }
+    const reply = lookupReply(JSON.stringify(qname), contents, rc, ids.idOf(contents.zone), allTypes);
+    this.deps.metrics.lookupSeconds.observe((performance.now() - started) / 1000);
+    return reply;
+  }
+
+  /** The client of a lookup; the two or three lookups of one query repeat the same strings. */
+  private clientOf(realRemote: string, remote: string): RemoteClient {
+    const key = `${realRemote} ${remote}`;
+    if (key !== this.lastClientKey || !this.lastClient) {
+      try {
+        this.lastClient = remoteClient(realRemote, remote);
+      } catch (e) {
+        throw new InvalidRequest((e as Error).message);
+      }
+      this.lastClientKey = key;
+    }
+    return this.lastClient;
+  }
+
+  private reject(reason: ProtocolErrorReason, message: string): Reply {
+    this.deps.metrics.protocolErrors.inc({ reason });
+    this.deps.log.warn({ instance: this.instance, reason: message }, 'bad remote backend request; closing the connection');
+    return { text: errorReply(message), close: true, protocolError: reason };
+  }
+
+  private count(method: string, outcome: RequestOutcome): void {
+    this.deps.metrics.requests.inc({ method, outcome });
+  }
+}
+
+/** A reply without `result`: PowerDNS raises "No 'result' field", answers SERVFAIL and reconnects (notes §6). */
+export function errorReply(message: string): string {
+  return JSON.stringify({ error: message });
+}
+
+/** The domain-info object PowerDNS reads (`parseDomainInfo`, notes §3.1): a native zone with its serial. */
+function domainInfo(zone: ZoneData, id: number): object {
+  const serial = zone.soa.data.serial;
+  return { id, zone: zone.name === '' ? '.' : `${zone.name}.`, kind: 'native', serial, notified_serial: serial, last_check: 0, masters: [] };
+}

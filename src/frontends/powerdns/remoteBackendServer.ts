@@ -1,0 +1,195 @@
+import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { EngineMetrics } from '../../admin/metrics.js';
+import type { PowerdnsListenerConfig } from '../../config/listenerSchema.js';
+import type { Engine } from '../../engine/engine.js';
+import type { Logger } from '../../log/logger.js';
+import { PowerDnsMetrics } from './metrics.js';
+import { RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
+import { RequestLines } from './requestLines.js';
+
+/**
+ * The PowerDNS front door of an engine (not yet listening: call `start()`), with its metrics on
+ * the engine's registry. `path` is the absolute socket path.
+ */
+export function powerDnsFrontDoor(engine: Engine, metrics: EngineMetrics, log: Logger, config: PowerdnsListenerConfig, path: string): RemoteBackendServer {
+  const ctx = engine.ctx;
+  const lookOnlyCtx = { random: () => ctx.random(), now: () => ctx.now(), rotation: ctx.rotation.readOnlyView() };
+  const deps: RemoteBackendDeps = { engine, metrics: new PowerDnsMetrics(metrics.registry), engineMetrics: metrics, log, lookOnlyCtx };
+  return new RemoteBackendServer(deps, config, path);
+}
+
+/** Longest Unix socket path Linux accepts (`sun_path` is 108 bytes with the terminating NUL). */
+const MAX_SOCKET_PATH_BYTES = 107;
+/** Warnings about rejected connections are logged at most this often (ms). */
+const REJECT_WARNING_INTERVAL_MS = 60000;
+
+/**
+ * The PowerDNS remote backend front door: a Unix socket server (SPEC §1) that pdns_server
+ * connects to (`remote-connection-string=unix:path=...`). Each connection gets its own
+ * {@link RemoteBackendSession}; requests are newline-delimited JSON, answered in order, one reply
+ * document per request. PowerDNS keeps one request outstanding per connection and gets its
+ * concurrency from many connections (receiver-threads × distributor-threads, +1 for TCP).
+ *
+ * Bad input closes only the offending connection: malformed JSON, an unknown method, a line over
+ * `maxRequestBytes`. Connections beyond `maxConnections` are closed at once. There is no idle
+ * timeout: PowerDNS keeps its connections for its lifetime, and a connection it finds closed
+ * costs a SERVFAIL.
+ */
+export class RemoteBackendServer {
+  private server: Server | undefined;
+  private readonly connections = new Set<Socket>();
+  /** Open connections per `instance` name, behind the connections gauge. */
+  private readonly perInstance = new Map<string, number>();
+  private lastRejectWarningMs = -Infinity;
+
+  constructor(
+    private readonly deps: RemoteBackendDeps,
+    private readonly config: PowerdnsListenerConfig,
+    /** Absolute socket path (the configured path resolved against the configuration file). */
+    readonly path: string,
+  ) {}
+
+  /**
+   * Creates the socket. A stale socket file left by a process that is gone is replaced; a socket
+   * another process still listens on, or a file that is not a socket, is an error.
+   * @throws Error when the path is too long, in use, not a socket, or cannot be bound.
+   */
+  async start(): Promise<void> {
+    if (Buffer.byteLength(this.path) > MAX_SOCKET_PATH_BYTES) {
+      throw new Error(`PowerDNS socket path is longer than ${MAX_SOCKET_PATH_BYTES} bytes: ${this.path}`);
+    }
+    await removeStaleSocket(this.path);
+    const server = createServer((conn) => this.accept(conn));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.path, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    server.on('error', (e) => this.deps.log.error({ err: e }, 'PowerDNS socket error'));
+    chmodSync(this.path, Number.parseInt(this.config.mode, 8));
+    this.server = server;
+  }
+
+  /** Closes the socket and every connection, and removes the socket file. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    for (const c of this.connections) c.destroy();
+    await new Promise<void>((r) => server.close(() => r()));
+    try {
+      unlinkSync(this.path);
+    } catch {
+      // already gone: nothing to clean up
+    }
+  }
+
+  private accept(conn: Socket): void {
+    const { metrics, log } = this.deps;
+    if (this.connections.size >= this.config.maxConnections) {
+      metrics.connectionsTotal.inc({ result: 'rejected' });
+      conn.destroy();
+      const now = Date.now();
+      if (now - this.lastRejectWarningMs >= REJECT_WARNING_INTERVAL_MS) {
+        this.lastRejectWarningMs = now;
+        log.warn({ maxConnections: this.config.maxConnections }, 'PowerDNS connection rejected: maxConnections are open');
+      }
+      return;
+    }
+    metrics.connectionsTotal.inc({ result: 'accepted' });
+    this.connections.add(conn);
+    const session = new RemoteBackendSession(this.deps);
+    const lines = new RequestLines(this.config.maxRequestBytes);
+    let counted: string | undefined;
+    let closing = false;
+    const setInstance = (): void => {
+      const instance = (session.instance ?? '').slice(0, 64);
+      if (counted === instance) return;
+      if (counted !== undefined) this.leave(counted);
+      this.join(instance);
+      counted = instance;
+    };
+    setInstance();
+
+    conn.on('data', (chunk: Buffer) => {
+      if (closing) return;
+      const complete = lines.push(chunk);
+      if (complete === 'oversized') {
+        closing = true;
+        metrics.protocolErrors.inc({ reason: 'oversized' });
+        log.warn({ instance: session.instance, maxRequestBytes: this.config.maxRequestBytes }, 'PowerDNS request line too long; closing the connection');
+        conn.end(`${JSON.stringify({ error: `request longer than ${this.config.maxRequestBytes} bytes` })}\n`);
+        return;
+      }
+      for (const line of complete) {
+        if (line.trim() === '') continue;
+        const reply = session.handle(line);
+        if (reply.close) {
+          closing = true;
+          conn.end(`${reply.text}\n`);
+          return;
+        }
+        setInstance();
+        if (!conn.write(`${reply.text}\n`)) {
+          conn.pause();
+          conn.once('drain', () => conn.resume());
+        }
+      }
+    });
+    conn.on('error', () => conn.destroy());
+    conn.on('close', () => {
+      this.connections.delete(conn);
+      if (counted !== undefined) this.leave(counted);
+      if (!closing && lines.partialBytes > 0) {
+        metrics.protocolErrors.inc({ reason: 'disconnect_mid_request' });
+        log.debug({ instance: session.instance, bytes: lines.partialBytes }, 'PowerDNS connection closed in the middle of a request');
+      }
+    });
+  }
+
+  private join(instance: string): void {
+    const open = (this.perInstance.get(instance) ?? 0) + 1;
+    this.perInstance.set(instance, open);
+    this.deps.metrics.connections.set({ instance }, open);
+  }
+
+  /** Lowers an instance's connection gauge and drops its label at zero, so labels stay bounded. */
+  private leave(instance: string): void {
+    const open = (this.perInstance.get(instance) ?? 1) - 1;
+    if (open > 0) {
+      this.perInstance.set(instance, open);
+      this.deps.metrics.connections.set({ instance }, open);
+    } else {
+      this.perInstance.delete(instance);
+      this.deps.metrics.connections.remove({ instance });
+    }
+  }
+}
+
+/**
+ * Removes a socket file left behind by a process that is gone (SIGKILL, crash): a connection
+ * attempt is refused. A live listener or a non-socket file is left alone.
+ * @throws Error when the path is in use by a live process or is not a socket.
+ */
+async function removeStaleSocket(path: string): Promise<void> {
+  let isSocket: boolean;
+  try {
+    isSocket = lstatSync(path).isSocket();
+  } catch {
+    return;
+  }
+  if (!isSocket) throw new Error(`${path} exists and is not a socket; refusing to replace it`);
+  const live = await new Promise<boolean>((resolve) => {
+    const probe = connect(path);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+  if (live) throw new Error(`${path} is in use by another process (is another gslbd running?)`);
+  unlinkSync(path);
+}

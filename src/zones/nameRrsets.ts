@@ -1,0 +1,80 @@
+import { isInZone } from '../dns/name.js';
+import type { RecordType, ResourceRecord } from '../dns/records.js';
+import { runSelection } from '../selection/pipeline.js';
+import type { Client, SelectionEnv } from '../selection/types.js';
+import type { AnswerSource } from './authoritative.js';
+import type { ZoneData } from './zoneIndex.js';
+
+/** One RRset of an owner name as the engine serves it: static, or selected for one client. */
+export interface NameRrset {
+  readonly type: RecordType;
+  /** Owner names are the canonical owner (a front door echoes the spelling it received). */
+  readonly records: readonly ResourceRecord[];
+  /**
+   * ECS scope prefix length of this RRset in bits of the client's family (RFC 7871 §7.2.1): the
+   * selection's scope for a GSLB RRset, 0 for static RRsets and client-independent selections.
+   */
+  readonly scope: number;
+  /** True for an RRset chosen by a GSLB record's selection. */
+  readonly selected: boolean;
+  /** Data centers the selection answered with (empty for static RRsets and fallbacks). */
+  readonly dcs: readonly string[];
+}
+
+/** Everything an owner name holds, for a server that does the DNS answer logic itself. */
+export interface NameContents {
+  readonly zone: ZoneData;
+  /**
+   * True when the name is an owner in the zone or an empty non-terminal above one (RFC 8020);
+   * false when it does not exist (the server then tries wildcards or answers NXDOMAIN).
+   */
+  readonly exists: boolean;
+  /** Static RRsets first (configuration order of types), then GSLB RRsets; never an empty RRset. */
+  readonly rrsets: NameRrset[];
+}
+
+/**
+ * The RRsets at exactly one owner name: every static RRset and every GSLB record of the name,
+ * each GSLB record selected for `client` with {@link runSelection} (so rotation advances as for
+ * any answer), with its own ECS scope. No wildcard synthesis, CNAME chasing, referral or
+ * negative-answer logic: this serves DNS servers that do that themselves from per-name lookups
+ * (PowerDNS's remote backend: `lookup` of a name and of `*.<encloser>` owners, RFC 4592).
+ *
+ * `name` is canonical (src/dns/name.ts). `type` limits the result to one type (GSLB records of
+ * other types are then not selected, so their rotation does not move); omitted means all types.
+ * `zone`, when given and holding `name`, is used instead of the most specific zone (a server
+ * may ask a parent zone about a delegation point). A static RRset hides a GSLB record of the same
+ * type, as in `resolve()` (authoritative.ts). A GSLB selection that yields no data (no enabled endpoint and no
+ * fail-safe list) contributes no RRset.
+ * @returns undefined when no zone holds the name.
+ */
+export function nameRrsets(
+  src: AnswerSource,
+  name: string,
+  client: Client,
+  ctx: SelectionEnv['ctx'],
+  type?: RecordType,
+  zone?: ZoneData,
+): NameContents | undefined {
+  const z = zone && isInZone(name, zone.name) ? zone : src.zones.findZone(name);
+  if (!z) return undefined;
+  const node = z.nodes.get(name);
+  const rrsets: NameRrset[] = [];
+  if (!node) return { zone: z, exists: false, rrsets };
+  for (const [t, records] of node.rrsets) {
+    if (type === undefined || t === type) rrsets.push({ type: t, records, scope: 0, selected: false, dcs: NO_DCS });
+  }
+  if (node.gslb.size === 0) return { zone: z, exists: true, rrsets };
+  const env: SelectionEnv = { ...src.env, ctx };
+  for (const [t, record] of node.gslb) {
+    if ((type !== undefined && t !== type) || node.rrsets.has(t)) continue;
+    const result = runSelection(record, client, env);
+    if (result.data.length === 0) continue;
+    const records: ResourceRecord[] = [];
+    for (const data of result.data) records.push({ name, type: t, ttl: result.ttl, data });
+    rrsets.push({ type: t, records, scope: result.scope, selected: true, dcs: result.dcs });
+  }
+  return { zone: z, exists: true, rrsets };
+}
+
+const NO_DCS: readonly string[] = [];
