@@ -7,7 +7,7 @@ const MAX_ENTRIES = 32;
 
 interface Entry {
   readonly contents: NameContents;
-  readonly generation: number;
+  readonly snapshot: object;
   readonly atMs: number;
 }
 
@@ -20,7 +20,8 @@ interface Entry {
  * (`getBestReferralNS`) and once for the answer (packethandler.cc, notes §4). The two requests
  * are identical, so they cannot be told apart; instead, a selection made by the first lookup is
  * handed, once, to the next identical lookup on the same connection within
- * {@link PAIRING_WINDOW_MS}, and the snapshot generation must match. The answer lookup therefore
+ * {@link PAIRING_WINDOW_MS}, made on the same snapshot (a reload or a health change publishes a
+ * new one). The answer lookup therefore
  * either reuses the selection its own referral lookup made moments before, or (when that one
  * consumed a leftover entry) selects afresh; either way each query advances rotation once and
  * answers with a selection made after any earlier state change.
@@ -33,17 +34,17 @@ export class LookupPairing {
   private readonly entries = new Map<string, Entry>();
 
   /** The selection made for the same key by the previous lookup, once; undefined otherwise. */
-  take(key: string, generation: number, nowMs: number): NameContents | undefined {
+  take(key: string, snapshot: object, nowMs: number): NameContents | undefined {
     const e = this.entries.get(key);
     if (!e) return undefined;
     this.entries.delete(key);
-    if (e.generation !== generation || nowMs - e.atMs > PAIRING_WINDOW_MS || nowMs < e.atMs) return undefined;
+    if (e.snapshot !== snapshot || nowMs - e.atMs > PAIRING_WINDOW_MS || nowMs < e.atMs) return undefined;
     return e.contents;
   }
 
-  /** Keeps a fresh selection for the next identical lookup. */
-  put(key: string, contents: NameContents, generation: number, nowMs: number): void {
+  /** Keeps a fresh selection made on `snapshot` for the next identical lookup. */
+  put(key: string, contents: NameContents, snapshot: object, nowMs: number): void {
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    this.entries.set(key, { contents, generation, atMs: nowMs });
+    this.entries.set(key, { contents, snapshot, atMs: nowMs });
   }
 }

@@ -209,7 +209,7 @@ export class RemoteBackendSession {
 
     const pairingKey = allTypes && !rc.packetless ? `${name} ${realRemote} ${remote}` : undefined;
     const now = engine.ctx.now();
-    let contents: NameContents | undefined = pairingKey ? this.pairing.take(pairingKey, snapshot.generation, now) : undefined;
+    let contents: NameContents | undefined = pairingKey ? this.pairing.take(pairingKey, snapshot, now) : undefined;
     if (contents) {
       this.deps.metrics.selectionReuses.inc();
     } else {
@@ -222,7 +222,7 @@ export class RemoteBackendSession {
         if (!rc.packetless) for (const dc of rrset.dcs) this.deps.engineMetrics.dcAnswers.inc({ dc });
       }
       if (selected && pairingKey && name !== contents.zone.name && !name.startsWith('*.')) {
-        this.pairing.put(pairingKey, contents, snapshot.generation, now);
+        this.pairing.put(pairingKey, contents, snapshot, now);
       }
     }
     const reply = lookupReply(JSON.stringify(qname), contents, rc, ids.idOf(contents.zone), allTypes);
