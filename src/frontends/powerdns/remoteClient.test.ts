@@ -1,0 +1,46 @@
+import test from 'ava';
+import { formatIp } from '../../geo/ipAddress.js';
+import { remoteClient, scopeMask } from './remoteClient.js';
+
+const summary = (realRemote: string, remote: string): unknown => {
+  const rc = remoteClient(realRemote, remote);
+  return {
+    client: `${formatIp(rc.client.address)}/${rc.client.sourcePrefix}`,
+    fromEcs: rc.client.fromEcs,
+    ecs: rc.ecs ? `${rc.ecs.family}:${rc.ecs.sourcePrefix}:${rc.ecs.addressBytes.toString('hex')}` : null,
+    packetless: rc.packetless,
+  };
+};
+
+test('the client of a lookup, as PowerDNS 4.7 passes remote and real-remote', (t) => {
+  t.deepEqual(summary('0.0.0.0/0', '0.0.0.0'), { client: '0.0.0.0/32', fromEcs: false, ecs: null, packetless: true });
+  t.deepEqual(summary('192.0.2.53/32', '192.0.2.53'), { client: '192.0.2.53/32', fromEcs: false, ecs: null, packetless: false });
+  t.deepEqual(summary('2001:db8::53/128', '2001:db8::53'), { client: '2001:db8::53/128', fromEcs: false, ecs: null, packetless: false });
+  t.deepEqual(summary('8.8.8.0/24', '192.0.2.53'), { client: '8.8.8.0/24', fromEcs: true, ecs: '1:24:080808', packetless: false });
+  t.deepEqual(summary('8.8.8.8/32', '192.0.2.53'), { client: '8.8.8.8/32', fromEcs: true, ecs: '1:32:08080808', packetless: false });
+  t.deepEqual(summary('2001:67c:2e8::/48', '192.0.2.53'), { client: '2001:67c:2e8::/48', fromEcs: true, ecs: '2:48:2001067c02e8', packetless: false });
+  t.deepEqual(summary('::ffff:193.0.14.0/120', '192.0.2.53'), { client: '193.0.14.0/24', fromEcs: true, ecs: '2:120:00000000000000000000ffffc1000e', packetless: false });
+  // ECS /0: the resolver is the client (RFC 7871 §7.1.2), the option is still echoed.
+  t.deepEqual(summary('0.0.0.0/0', '192.0.2.53'), { client: '192.0.2.53/32', fromEcs: false, ecs: '1:0:', packetless: false });
+  t.deepEqual(summary('::/0', '192.0.2.53'), { client: '192.0.2.53/32', fromEcs: false, ecs: '2:0:', packetless: false });
+  // Host bits beyond the prefix are cleared.
+  t.deepEqual(summary('8.8.8.9/24', '192.0.2.53'), { client: '8.8.8.0/24', fromEcs: true, ecs: '1:24:080808', packetless: false });
+});
+
+test('invalid parameters name the parameter', (t) => {
+  t.throws(() => remoteClient('8.8.8.0/24', 'resolver'), { message: /"remote" is not an address/ });
+  t.throws(() => remoteClient('eight/24', '192.0.2.53'), { message: /"real-remote" is not addr\/len/ });
+  t.throws(() => remoteClient('8.8.8.0/33', '192.0.2.53'), { message: /no valid prefix length/ });
+  t.throws(() => remoteClient('8.8.8.0', '192.0.2.53'), { message: /no valid prefix length/ });
+  t.throws(() => remoteClient('8.8.8.0/', '192.0.2.53'), { message: /no valid prefix length/ });
+});
+
+test('scopeMask is the standalone listener reply scope, or the decision scope without ECS', (t) => {
+  t.is(scopeMask(remoteClient('8.8.8.0/24', '192.0.2.53'), 20), 20);
+  t.is(scopeMask(remoteClient('8.8.8.0/24', '192.0.2.53'), 0), 0);
+  t.is(scopeMask(remoteClient('0.0.0.0/0', '192.0.2.53'), 20), 0);
+  t.is(scopeMask(remoteClient('::ffff:193.0.14.0/120', '192.0.2.53'), 20), 116);
+  t.is(scopeMask(remoteClient('2001:67c:2e8::/48', '192.0.2.53'), 48), 48);
+  t.is(scopeMask(remoteClient('192.0.2.53/32', '192.0.2.53'), 24), 24);
+  t.is(scopeMask(remoteClient('0.0.0.0/0', '0.0.0.0'), 5), 5);
+});
