@@ -4,9 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: real peers the tests talk to (dig) and the benchmark's load generator and
-# native reference (dnsperf, gdnsd).
-APT_PACKAGES=(dnsutils dnsperf gdnsd)
+# Debian packages: real peers the tests talk to (dig, pdns_server with its remote backend) and
+# the benchmark's load generator and native references (dnsperf, gdnsd, PowerDNS's bind and
+# geoip backends with the legacy GeoIP country data).
+APT_PACKAGES=(dnsutils dnsperf gdnsd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database)
+DAEMONS=(gdnsd pdns_server)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -14,12 +16,23 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # Debian starts and enables services on install; nothing here may run in the background. A
+  # policy-rc.d that denies every start keeps the maintainer scripts from starting them, and
+  # daemons that started anyway (only those: not ones running before) are stopped afterwards.
+  daemon_pids() { for d in "${DAEMONS[@]}"; do pgrep -x "$d" || true; done; }
+  before=$(daemon_pids)
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # Debian enables services on install; nothing here may run in the background.
   for svc in gdnsd pdns; do
     if command -v systemctl >/dev/null 2>&1; then systemctl disable --now "$svc" >/dev/null 2>&1 || true; fi
-    pkill -x "$svc" >/dev/null 2>&1 || true
+  done
+  for pid in $(daemon_pids); do
+    grep -qx "$pid" <<<"$before" || kill "$pid" 2>/dev/null || true
   done
 fi
 
@@ -29,7 +42,7 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 npm run build --silent
 
-for tool in dig dnsperf gdnsd; do
+for tool in dig dnsperf gdnsd pdns_server; do
   command -v "$tool" >/dev/null 2>&1 || { echo "setup: $tool is missing after installation" >&2; exit 1; }
 done
 echo "setup: ready"
