@@ -1,0 +1,83 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { freePort } from './freePort.js';
+import { GSLBD_CLI, QUICKSTART_CONFIG } from './paths.js';
+import type { BenchProcess, ProcessSupervisor } from './processes.js';
+
+/** A gslbd process started by a benchmark. */
+export interface GslbdServer {
+  readonly process: BenchProcess;
+  /** UDP/TCP port of the standalone DNS listener on 127.0.0.1. */
+  readonly dnsPort: number;
+  readonly adminPort: number;
+  /** The Prometheus counters the benchmark reads. */
+  scrape(): Promise<GslbdCounters>;
+}
+
+/** Cumulative values from `/metrics`. */
+export interface GslbdCounters {
+  /** `gslbd_resolve_duration_seconds_sum`: wall time inside resolve() (s). */
+  readonly resolveSeconds: number;
+  /** `gslbd_resolve_duration_seconds_count`: resolve() calls. */
+  readonly resolveCalls: number;
+}
+
+/** How to start gslbd. */
+export interface GslbdStartOptions {
+  /** CPU the process is pinned to. */
+  readonly cpu: number;
+  /** Directory for the configuration and the log. */
+  readonly dir: string;
+  /** Extra `node` flags, e.g. `--cpu-prof`. */
+  readonly nodeArgs?: readonly string[];
+}
+
+/**
+ * Starts `gslbd serve` on the quickstart configuration (its location data, zone and record),
+ * with the DNS listener and the admin listener moved to free loopback ports, and waits until
+ * `/healthz` answers (loading the location data takes seconds).
+ * @throws Error with the end of the log when the process exits or is not ready within 180 s.
+ */
+export async function startGslbd(processes: ProcessSupervisor, options: GslbdStartOptions, signal: AbortSignal): Promise<GslbdServer> {
+  const [dnsPort, adminPort] = [await freePort(), await freePort()];
+  const config = parse(readFileSync(QUICKSTART_CONFIG, 'utf8')) as Record<string, unknown>;
+  config.listeners = { dns: [{ address: '127.0.0.1', port: dnsPort }], admin: { address: '127.0.0.1', port: adminPort } };
+  config.logging = { level: 'warn' };
+  const file = join(options.dir, 'gslbd.yaml');
+  writeFileSync(file, stringify(config));
+  const proc = processes.start('gslbd', process.execPath, [...(options.nodeArgs ?? []), GSLBD_CLI, 'serve', file], {
+    cpu: options.cpu,
+    cwd: options.dir,
+    logFile: join(options.dir, 'gslbd.log'),
+  });
+  const admin = `http://127.0.0.1:${adminPort}`;
+  let exited = false;
+  void proc.exited.then(() => (exited = true));
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (exited) throw new Error(`gslbd exited during start-up:\n${proc.tail()}`);
+    if (signal.aborted) throw signal.reason;
+    if (Date.now() > deadline) throw new Error(`gslbd not ready after 180 s:\n${proc.tail()}`);
+    try {
+      if ((await fetch(`${admin}/healthz`)).ok) break;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return {
+    process: proc,
+    dnsPort,
+    adminPort,
+    async scrape() {
+      const text = await (await fetch(`${admin}/metrics`)).text();
+      const value = (name: string): number => {
+        const m = new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text);
+        if (!m) throw new Error(`/metrics has no ${name}`);
+        return Number(m[1]);
+      };
+      return { resolveSeconds: value('gslbd_resolve_duration_seconds_sum'), resolveCalls: value('gslbd_resolve_duration_seconds_count') };
+    },
+  };
+}

@@ -1,0 +1,14 @@
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (this file runs from `dist/test/bench/harness/`). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+
+/** The quickstart configuration every foundation row runs on. */
+export const QUICKSTART_CONFIG = join(REPO_ROOT, 'examples/quickstart.yaml');
+
+/** The compiled gslbd command line. */
+export const GSLBD_CLI = join(REPO_ROOT, 'dist/src/cli/main.js');
+
+/** Compiled benchmark files (servers the groups start, e.g. the fixed-packet responder). */
+export const BENCH_DIST = resolve(dirname(fileURLToPath(import.meta.url)), '..');

@@ -1,0 +1,17 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+let ticksPerSecond: number | undefined;
+
+/**
+ * CPU seconds (user + system, all threads) a process has used so far, from `/proc/<pid>/stat`
+ * fields 14 and 15 (proc(5)), in clock ticks of `getconf CLK_TCK` (10 ms on Linux).
+ * @throws Error when the process does not exist.
+ */
+export function processCpuSeconds(pid: number): number {
+  ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may contain spaces; fields after it are space-separated.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+}

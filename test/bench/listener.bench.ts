@@ -1,0 +1,232 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import dnsPacket from 'dns-packet';
+import { TYPE_CODES } from '../../src/dns/records.js';
+import { systemContext } from '../../src/state/resolveContext.js';
+import { resolve } from '../../src/zones/authoritative.js';
+import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
+import { clientMix, type MixClient } from './harness/clientMix.js';
+import { exchange, lengthPrefixed, queryPacket, type WireAnswer } from './harness/dnsWire.js';
+import { runDnsperf, type DnsperfResult } from './harness/dnsperf.js';
+import { startGdnsd } from './harness/gdnsdServer.js';
+import { startGslbd, type GslbdServer } from './harness/gslbdServer.js';
+import { freePort } from './harness/freePort.js';
+import { BENCH_DIST } from './harness/paths.js';
+import { processCpuSeconds } from './harness/processCpu.js';
+import type { BenchProcess } from './harness/processes.js';
+import { quickstartSnapshot } from './harness/quickstartSnapshot.js';
+
+/** Servers run on CPU 0, dnsperf on CPU 1. */
+const SERVER_CPU = 0;
+const LOAD_CPU = 1;
+/** dnsperf seconds per timed run, and per warm-up run (JIT, caches) before the first timed one. */
+const RUN_SECONDS = 5;
+const WARMUP_SECONDS = 2;
+/** ECS clients in the GSLB query file and how many of them are checked answer by answer. */
+const GSLB_CLIENTS = 10_000;
+const CHECKED_CLIENTS = 300;
+
+const STATIC_NAMES: readonly [string, dnsPacket.RecordType][] = [
+  ['v6.example.test', 'AAAA'],
+  ['ns1.example.test', 'A'],
+  ['example.test', 'SOA'],
+];
+
+type QueryKind = 'static' | 'gslb';
+const TABLE: Record<QueryKind, string> = { static: 'listener-static', gslb: 'listener-gslb' };
+type ServerName = 'node' | 'gdnsd' | 'gslbd';
+const ROW: Record<QueryKind, Record<ServerName, string>> = {
+  static: { node: 'node-fixed-packet', gdnsd: 'gdnsd', gslbd: 'gslbd' },
+  gslb: { node: 'node-fixed-packet', gdnsd: 'gdnsd-geoip-nets', gslbd: 'gslbd' },
+};
+
+/**
+ * The standalone listener under dnsperf on loopback (UDP), beside the Node runtime's ceiling (a
+ * responder sending one precomputed packet) and the native ceiling (gdnsd), in two tables: static
+ * names, and the GSLB name with ECS from a realistic client mix. Servers are pinned to CPU 0,
+ * dnsperf to CPU 1; runs interleave the servers so drifting background load hits all of them.
+ * Details: server CPU per query (from /proc), lost queries, and for gslbd the share of its CPU
+ * spent inside resolve() (the resolve histogram's sum over the process CPU time, same run).
+ */
+const group: BenchGroup = {
+  name: 'listener',
+  description: 'standalone listener queries/s under dnsperf vs a fixed-packet Node responder and gdnsd; resolve() share of CPU',
+  tables: [
+    {
+      id: TABLE.static,
+      title: `standalone listener, static names (dnsperf UDP ${RUN_SECONDS} s runs; server CPU ${SERVER_CPU}, dnsperf CPU ${LOAD_CPU})`,
+      measure: 'queries/s',
+      baseline: ROW.static.node,
+      rows: [
+        { id: ROW.static.node, label: 'Node UDP responder, fixed packet (runtime ceiling)' },
+        { id: ROW.static.gdnsd, label: 'gdnsd 3.8, same zone (native ceiling)' },
+        { id: ROW.static.gslbd, label: 'gslbd standalone listener' },
+      ],
+    },
+    {
+      id: TABLE.gslb,
+      title: `standalone listener, GSLB name www A with ECS client mix (dnsperf -B, ${RUN_SECONDS} s runs)`,
+      measure: 'queries/s',
+      baseline: ROW.gslb.node,
+      rows: [
+        { id: ROW.gslb.node, label: 'Node UDP responder, fixed packet (runtime ceiling)' },
+        { id: ROW.gslb.gdnsd, label: 'gdnsd 3.8 geoip plugin, nets from the same decisions (native ceiling)' },
+        { id: ROW.gslb.gslbd, label: 'gslbd standalone listener, static proximity' },
+      ],
+    },
+  ],
+  estimateSeconds: (runs) => 90 + 6 * (WARMUP_SECONDS + 1) + runs * 6 * (RUN_SECONDS + 1.5),
+  async run(ctx) {
+    const dir = ctx.tempDir('listener');
+    const gslbdStarting = startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd') }, ctx.signal);
+    gslbdStarting.catch(() => undefined);
+    ctx.log('loading the quickstart snapshot (query files, gdnsd nets, answer checks)');
+    const { snapshot, geo } = quickstartSnapshot();
+    const clients = clientMix(geo, GSLB_CLIENTS, 3);
+
+    const staticFile = join(dir, 'static.txt');
+    writeFileSync(staticFile, `${STATIC_NAMES.map(([n, t]) => `${n} ${t}`).join('\n')}\n`);
+    const gslbFile = join(dir, 'gslb-ecs.bin');
+    writeFileSync(gslbFile, lengthPrefixed(clients.map((c, i) => queryPacket(i & 0xffff, 'www.example.test', 'A', c))));
+
+    const responders = {
+      static: await startResponder(ctx, fixedReply('v6.example.test', 'AAAA', '2001:db8::10', false), dir),
+      gslb: await startResponder(ctx, fixedReply('www.example.test', 'A', '198.51.100.10', true), dir),
+    };
+    ctx.log('writing gdnsd nets from the quickstart decisions and starting gdnsd');
+    const gdnsd = await startGdnsd(ctx.processes, snapshot, geo, ctx.tempDir('gdnsd'), SERVER_CPU, ctx.signal);
+    ctx.note(`gdnsd geoip map: ${gdnsd.nets} nets lines from gslbd's decisions; ${gdnsd.tiedLocations} locations are ties that gslbd splits by rotation`);
+    ctx.log('waiting for gslbd to load its location data');
+    const gslbd = await gslbdStarting;
+
+    await checkAnswers(ctx, clients, gslbd.dnsPort, gdnsd.port);
+
+    const servers: Record<ServerName, { port: (k: QueryKind) => number; proc: (k: QueryKind) => BenchProcess }> = {
+      node: { port: (k) => responders[k].port, proc: (k) => responders[k].proc },
+      gdnsd: { port: () => gdnsd.port, proc: () => gdnsd.process },
+      gslbd: { port: () => gslbd.dnsPort, proc: () => gslbd.process },
+    };
+    const files: Record<QueryKind, { queryFile: string; binary: boolean; edns: boolean }> = {
+      static: { queryFile: staticFile, binary: false, edns: true },
+      gslb: { queryFile: gslbFile, binary: true, edns: false },
+    };
+    const plan = (['static', 'gslb'] as const).flatMap((kind) =>
+      (['node', 'gdnsd', 'gslbd'] as const).filter((s) => ctx.wants(TABLE[kind], ROW[kind][s])).map((server) => ({ kind, server })),
+    );
+    const dnsperf = (kind: QueryKind, server: ServerName, seconds: number): Promise<DnsperfResult> =>
+      runDnsperf(ctx.processes, { server: '127.0.0.1', port: servers[server].port(kind), ...files[kind], seconds, cpu: LOAD_CPU }, dir, ctx.signal);
+
+    ctx.log('warm-up runs');
+    for (const { kind, server } of plan) await dnsperf(kind, server, WARMUP_SECONDS);
+    for (let run = 1; run <= ctx.runs; run++) {
+      for (const { kind, server } of plan) {
+        const proc = servers[server].proc(kind);
+        const before = { cpu: processCpuSeconds(proc.pid), metrics: server === 'gslbd' ? await gslbd.scrape() : undefined };
+        const r = await dnsperf(kind, server, RUN_SECONDS);
+        const cpu = processCpuSeconds(proc.pid) - before.cpu;
+        const details: Record<string, number> = {
+          'server CPU µs/query': (cpu / r.completed) * 1e6,
+          'lost %': (100 * r.lost) / (r.completed + r.lost),
+        };
+        if (server === 'gslbd') Object.assign(details, await resolveShare(gslbd, before.metrics!, cpu, r));
+        const notNoError = r.completed - (r.rcodes.NOERROR ?? 0);
+        if (notNoError > 0) {
+          details['not NOERROR %'] = (100 * notNoError) / r.completed;
+          ctx.note(`${server} ${kind} run ${run}: ${notNoError} answers not NOERROR (${JSON.stringify(r.rcodes)})`);
+        }
+        ctx.record(TABLE[kind], ROW[kind][server], r.queriesPerSecond, details);
+        ctx.log(`run ${run} ${kind} ${server}: ${Math.round(r.queriesPerSecond)} q/s, ${details['server CPU µs/query']!.toFixed(1)} µs CPU/query, lost ${r.lost}`);
+      }
+    }
+    ctx.note(
+      `static query file: ${STATIC_NAMES.map(([n, t]) => `${n} ${t}`).join(', ')} with EDNS (dnsperf -e); ` +
+        `GSLB query file: ${GSLB_CLIENTS} www A queries with ECS from the resolve group's client mix (dnsperf -B, since -E sends one fixed option)`,
+    );
+  },
+};
+
+export default group;
+
+/** The reply the fixed-packet responder sends for a query kind: a plausible answer of the same size. */
+function fixedReply(name: string, type: 'A' | 'AAAA', data: string, ecs: boolean): Buffer {
+  const options = ecs ? [{ code: 8, family: 1, sourcePrefixLength: 24, scopePrefixLength: 20, ip: '193.0.14.0' }] : [];
+  return dnsPacket.encode({
+    type: 'response',
+    id: 0,
+    flags: dnsPacket.AUTHORITATIVE_ANSWER,
+    questions: [{ name, type, class: 'IN' }],
+    answers: [{ name, type, ttl: ecs ? 30 : 300, data }],
+    additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 1232, flags: 0, options } as unknown as dnsPacket.Answer],
+  });
+}
+
+async function startResponder(ctx: BenchContext, reply: Buffer, dir: string): Promise<{ port: number; proc: BenchProcess }> {
+  const port = await freePort();
+  const proc = ctx.processes.start('fixed responder', process.execPath, [join(BENCH_DIST, 'fixedResponder.js'), String(port), reply.toString('hex')], {
+    cpu: SERVER_CPU,
+    logFile: join(dir, `responder-${port}.log`),
+  });
+  const probe = queryPacket(7, 'probe.example.test', 'A');
+  for (let i = 0; ; i++) {
+    try {
+      await exchange(port, probe, 200);
+      return { port, proc };
+    } catch (e) {
+      if (i > 50) throw new Error(`fixed responder not answering: ${(e as Error).message}\n${proc.tail()}`);
+    }
+  }
+}
+
+/**
+ * Before measuring: gslbd's wire answers must equal resolve() in-process (data and ECS scope) for
+ * a sample of the client mix, and gdnsd must answer the same addresses, so the rows compare
+ * servers giving the same answers. A wrong gslbd answer fails the group; gdnsd differences are
+ * counted in a note (gdnsd's scopes are its own).
+ */
+async function checkAnswers(ctx: BenchContext, clients: readonly MixClient[], gslbdPort: number, gdnsdPort: number): Promise<void> {
+  const { snapshot } = quickstartSnapshot();
+  const resolveCtx = systemContext();
+  const inProcess = (client: MixClient): { data: string; scope: number } => {
+    const a = resolve({ name: 'www.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, snapshot, resolveCtx);
+    return { data: a.answers.map((r) => `A ${String(r.data)}`).join(), scope: a.scope };
+  };
+  for (const [name, type] of STATIC_NAMES) {
+    const [ours, theirs] = await Promise.all([exchange(gslbdPort, queryPacket(1, name, type)), exchange(gdnsdPort, queryPacket(1, name, type))]);
+    // SOA serials differ by design (gslbd derives its own); compare the rest.
+    const comparable = (a: WireAnswer): string => a.answers.map((x) => (x.startsWith('SOA ') ? 'SOA' : x)).join();
+    if (ours.rcode !== 'NOERROR' || comparable(ours) !== comparable(theirs)) {
+      throw new Error(`${name} ${type}: gslbd answers ${describe(ours)}, gdnsd ${describe(theirs)}`);
+    }
+  }
+  let dataDiffers = 0;
+  let scopeDiffers = 0;
+  for (const client of clients.slice(0, CHECKED_CLIENTS)) {
+    const expected = inProcess(client);
+    const packet = queryPacket(1, 'www.example.test', 'A', client);
+    const [ours, theirs] = await Promise.all([exchange(gslbdPort, packet), exchange(gdnsdPort, packet)]);
+    // A tie between data centers is split by rotation, so its answer changes call by call.
+    const tie = new Set([expected.data, inProcess(client).data, inProcess(client).data]).size > 1;
+    if ((ours.answers.join() !== expected.data && !tie) || ours.scope !== expected.scope) {
+      throw new Error(`gslbd answers ${describe(ours)} for ${JSON.stringify(client)}; resolve() answers ${expected.data} scope ${expected.scope}`);
+    }
+    if (ours.answers.join() !== theirs.answers.join()) dataDiffers++;
+    if (ours.scope !== theirs.scope) scopeDiffers++;
+  }
+  ctx.note(
+    `answer check on ${CHECKED_CLIENTS} ECS clients: gslbd's wire answers and scopes equal resolve(); gdnsd's answer differs for ${dataDiffers} ` +
+      `and its ECS scope for ${scopeDiffers} (gdnsd merges networks per data center, gslbd per location)`,
+  );
+}
+
+function describe(a: WireAnswer): string {
+  return `${a.rcode} [${a.answers.join('; ')}] scope ${a.scope}`;
+}
+
+/** resolve()'s share of the gslbd process's CPU over one run, from the resolve histogram. */
+async function resolveShare(gslbd: GslbdServer, before: { resolveSeconds: number; resolveCalls: number }, cpuSeconds: number, r: DnsperfResult): Promise<Record<string, number>> {
+  const after = await gslbd.scrape();
+  const inResolve = after.resolveSeconds - before.resolveSeconds;
+  const calls = after.resolveCalls - before.resolveCalls;
+  if (calls < r.completed) throw new Error(`gslbd counted ${calls} resolve() calls for ${r.completed} answered queries`);
+  return { 'resolve % of CPU': (100 * inResolve) / cpuSeconds, 'resolve µs/call': (inResolve / calls) * 1e6 };
+}

@@ -1,0 +1,115 @@
+import { TYPE_CODES } from '../../src/dns/records.js';
+import { formatIp, parseCidr } from '../../src/geo/ipAddress.js';
+import { systemContext } from '../../src/state/resolveContext.js';
+import { resolve, type Query } from '../../src/zones/authoritative.js';
+import type { Snapshot } from '../../src/engine/snapshot.js';
+import { pinAllThreads } from './harness/affinity.js';
+import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
+import { clientMix } from './harness/clientMix.js';
+import { quickstartSnapshot } from './harness/quickstartSnapshot.js';
+
+/** Table id other groups add resolve() rows to (e.g. one row per balancing source). */
+export const RESOLVE_TABLE = 'resolve';
+
+/** Seconds of timed calls per row and run. */
+const TIMED_SECONDS = 2;
+/** Calls per timed batch: one clock read per batch keeps timer overhead under 1%. */
+const BATCH = 64;
+/** The CPU the in-process measurement is pinned to. */
+const CPU = '1';
+
+/**
+ * resolve() decisions per second in-process on the quickstart snapshot (real GeoLite2 data, the
+ * TypeScript location tables), single core, with p50/p99 latency of one call. Latency is taken
+ * per batch of 64 calls (batch time / 64), so the p99 is of 64-call means: it hides single slow
+ * calls (GC pauses show as a slow batch).
+ */
+const group: BenchGroup = {
+  name: 'resolve',
+  description: 'resolve() in-process on the quickstart snapshot: decisions/s and p50/p99 latency, one core',
+  tables: [
+    {
+      id: RESOLVE_TABLE,
+      title: 'resolve() in-process, quickstart snapshot, 1 core',
+      measure: 'decisions/s',
+      baseline: 'www-static-proximity',
+      rows: [
+        { id: 'www-static-proximity', label: 'www A: static proximity, ECS client mix' },
+        { id: 'static-aaaa', label: 'v6 AAAA: static record (no selection)' },
+      ],
+    },
+  ],
+  estimateSeconds: (runs) => 45 + runs * 2 * (TIMED_SECONDS + 1),
+  async run(ctx) {
+    ctx.log('loading the quickstart snapshot with the GeoLite2 data');
+    const { snapshot, geo, loadSeconds } = quickstartSnapshot();
+    ctx.note(`quickstart snapshot loaded in ${loadSeconds.toFixed(1)} s (${geo.v4.size} IPv4 and ${geo.v6.size} IPv6 merged ranges)`);
+    checkQuickstartAnswers(snapshot);
+    const clients = clientMix(geo, 10_000, 2);
+    const rows = [
+      { id: 'www-static-proximity', queries: clients.map((client): Query => ({ name: 'www.example.test', type: TYPE_CODES.A, client, transport: 'udp' })) },
+      { id: 'static-aaaa', queries: clients.map((client): Query => ({ name: 'v6.example.test', type: TYPE_CODES.AAAA, client, transport: 'udp' })) },
+    ].filter((r) => ctx.wants(RESOLVE_TABLE, r.id));
+    const restore = pinAllThreads(process.pid, CPU);
+    try {
+      for (let run = 1; run <= ctx.runs; run++) {
+        for (const row of rows) {
+          if (ctx.signal.aborted) throw ctx.signal.reason;
+          const m = measureResolve(snapshot, row.queries);
+          ctx.record(RESOLVE_TABLE, row.id, m.perSecond, { 'p50 µs': m.p50Us, 'p99 µs': m.p99Us });
+          ctx.log(`run ${run} ${row.id}: ${Math.round(m.perSecond)} decisions/s, p50 ${m.p50Us.toFixed(2)} µs, p99 ${m.p99Us.toFixed(2)} µs`);
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      restore();
+    }
+    ctx.note(`client mix: 10,000 ECS clients, 80% IPv4 /24 inside real networks, 10% IPv6 /56 inside real networks, 10% IPv4 /24 without a location; calls pinned to CPU ${CPU}; latency is per ${BATCH}-call batch`);
+  },
+};
+
+export default group;
+
+/** The quickstart answers the README promises; a benchmark of wrong answers is worthless. */
+function checkQuickstartAnswers(snapshot: Snapshot): void {
+  const ctx = systemContext();
+  const expected: [string, string][] = [
+    ['8.8.8.0/24', '192.0.2.10'],
+    ['193.0.14.0/24', '198.51.100.10'],
+    ['202.12.27.0/24', '203.0.113.10'],
+    ['1.1.1.0/24', '192.0.2.10'],
+  ];
+  for (const [subnet, want] of expected) {
+    const { address, prefix } = parseCidr(subnet);
+    const a = resolve({ name: 'www.example.test', type: TYPE_CODES.A, client: { address, sourcePrefix: prefix, fromEcs: true }, transport: 'udp' }, snapshot, ctx);
+    const got = a.answers.map((r) => r.data).join(',');
+    if (got !== want) throw new Error(`quickstart answer for ${subnet} is ${got || 'empty'}, expected ${want} (client ${formatIp(address)})`);
+  }
+}
+
+/** Warms up, then times batches of calls for TIMED_SECONDS; returns the rate and batch-mean latency percentiles. */
+function measureResolve(snapshot: Snapshot, queries: readonly Query[]): { perSecond: number; p50Us: number; p99Us: number } {
+  const ctx = systemContext();
+  const n = queries.length;
+  let sink = 0;
+  for (let i = 0; i < 200_000; i++) sink += resolve(queries[i % n]!, snapshot, ctx).answers.length;
+  const batchNs: number[] = [];
+  let next = 0;
+  const deadline = process.hrtime.bigint() + BigInt(TIMED_SECONDS * 1e9);
+  let total = 0n;
+  for (;;) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < BATCH; i++) {
+      sink += resolve(queries[next]!, snapshot, ctx).answers.length;
+      next = next + 1 === n ? 0 : next + 1;
+    }
+    const t1 = process.hrtime.bigint();
+    batchNs.push(Number(t1 - t0));
+    total += t1 - t0;
+    if (t1 >= deadline) break;
+  }
+  if (sink === 0) throw new Error('resolve() answered nothing');
+  batchNs.sort((a, b) => a - b);
+  const pct = (p: number): number => batchNs[Math.min(batchNs.length - 1, Math.floor(p * batchNs.length))]! / BATCH / 1000;
+  return { perSecond: (batchNs.length * BATCH) / (Number(total) / 1e9), p50Us: pct(0.5), p99Us: pct(0.99) };
+}
