@@ -42,7 +42,7 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 npm run build --silent
 
-for tool in dig dnsperf gdnsd pdns_server; do
+for tool in dig dnsperf gdnsd pdns_server taskset; do
   command -v "$tool" >/dev/null 2>&1 || { echo "setup: $tool is missing after installation" >&2; exit 1; }
 done
 echo "setup: ready"
