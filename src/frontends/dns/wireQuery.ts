@@ -1,4 +1,3 @@
-import dnsPacket from 'dns-packet';
 import { RCODE } from '../../zones/authoritative.js';
 import { ECS_OPTION_CODE, parseEcs, type EcsOption } from './ecsOption.js';
 
@@ -52,6 +51,8 @@ export type DecodedMessage =
 const QR = 0x8000;
 const CLASS_IN = 1;
 const TYPE_OPT = 41;
+/** The DO bit in the OPT record's TTL flags (RFC 3225 §3). */
+const DNSSEC_OK = 0x8000;
 
 /**
  * Decodes and validates a query message (RFC 1035 §4.1, RFC 6891). Never throws: anything
@@ -79,9 +80,9 @@ export function decodeQuery(buf: Buffer): DecodedMessage {
   if (typeof question === 'string') return error(RCODE.FORMERR, question);
   if (opcode !== 0) return error(RCODE.NOTIMP, `opcode ${opcode} is not QUERY`, question);
   let edns: WireEdns | undefined;
-  const hasRecords = buf.readUInt16BE(6) + buf.readUInt16BE(8) + buf.readUInt16BE(10) > 0;
-  if (hasRecords) {
-    const parsed = readEdns(buf);
+  const counts = [buf.readUInt16BE(6), buf.readUInt16BE(8), buf.readUInt16BE(10)] as const;
+  if (counts[0] + counts[1] + counts[2] > 0) {
+    const parsed = readEdns(buf, 12 + question.raw.length, counts);
     if (typeof parsed === 'string') return error(RCODE.FORMERR, parsed, question);
     edns = parsed;
     if (edns && edns.version > 0) {
@@ -125,6 +126,15 @@ function readQuestion(buf: Buffer): WireQuestion | string {
 
 /** Presentation form of a label: printable ASCII as is, `.` and `\` escaped, other octets as `\DDD`. */
 function presentLabel(buf: Buffer, start: number, len: number): string {
+  for (let i = start; i < start + len; i++) {
+    const c = buf[i]!;
+    if (c <= 0x20 || c >= 0x7f || c === 0x2e || c === 0x5c) return escapedLabel(buf, start, len);
+  }
+  // The common case: nothing to escape, one string straight from the bytes.
+  return buf.toString('latin1', start, start + len);
+}
+
+function escapedLabel(buf: Buffer, start: number, len: number): string {
   let out = '';
   for (let i = start; i < start + len; i++) {
     const c = buf[i]!;
@@ -135,42 +145,83 @@ function presentLabel(buf: Buffer, start: number, len: number): string {
   return out;
 }
 
-/** Finds and validates the OPT record (RFC 6891 §6.1.1). Returns undefined without one, a reason when malformed. */
-function readEdns(buf: Buffer): WireEdns | undefined | string {
-  let packet: dnsPacket.DecodedPacket;
-  try {
-    packet = dnsPacket.decode(buf);
-  } catch (e) {
-    return `undecodable records: ${(e as Error).message}`;
+/**
+ * Walks the answer, authority and additional sections after the question (RFC 1035 §4.1.3) and
+ * returns the OPT record's parameters (RFC 6891 §6.1.2): undefined without one, a reason when a
+ * record runs past the message or has a bad owner name, or when the OPT record sits outside the
+ * additional section, repeats, has a non-root owner or malformed options. Records other than OPT
+ * are skipped unread (names are checked for form, compression pointers are not followed).
+ */
+function readEdns(buf: Buffer, offset: number, counts: readonly [number, number, number]): WireEdns | undefined | string {
+  let edns: WireEdns | undefined;
+  for (let section = 0; section < 3; section++) {
+    for (let i = 0; i < counts[section]!; i++) {
+      const owner = offset;
+      offset = skipName(buf, offset);
+      if (offset < 0) return 'undecodable records: malformed owner name';
+      if (offset + 10 > buf.length) return 'undecodable records: record runs past the message';
+      const rdata = offset + 10;
+      const rdlength = buf.readUInt16BE(offset + 8);
+      if (rdata + rdlength > buf.length) return 'undecodable records: record data runs past the message';
+      if (buf.readUInt16BE(offset) === TYPE_OPT) {
+        if (section !== 2) return 'OPT record outside the additional section';
+        if (edns) return 'more than one OPT record';
+        if (buf[owner] !== 0) return 'OPT record owner is not the root';
+        const parsed = readOpt(buf, offset, rdata, rdlength);
+        if (typeof parsed === 'string') return parsed;
+        edns = parsed;
+      }
+      offset = rdata + rdlength;
+    }
   }
-  const inWrongSection = [...(packet.answers ?? []), ...(packet.authorities ?? [])].some((r) => (r.type as string) === 'OPT');
-  if (inWrongSection) return 'OPT record outside the additional section';
-  const opts = (packet.additionals ?? []).filter((r) => (r.type as string) === 'OPT') as unknown as DecodedOpt[];
-  if (opts.length === 0) return undefined;
-  if (opts.length > 1) return 'more than one OPT record';
-  const opt = opts[0]!;
-  if (opt.name !== '.') return 'OPT record owner is not the root';
-  let ecs: EcsOption | undefined;
-  for (const o of opt.options ?? []) {
-    if (o.code !== ECS_OPTION_CODE) continue;
-    if (ecs) return 'more than one ECS option';
-    const parsed = parseEcs(o.data);
-    if (typeof parsed === 'string') return parsed;
-    ecs = parsed;
-  }
-  return {
-    udpSize: Math.max(512, opt.udpPayloadSize),
-    version: opt.ednsVersion,
-    dnssecOk: (opt.flags & dnsPacket.DNSSEC_OK) !== 0,
-    ecs,
-  };
+  return edns;
 }
 
-interface DecodedOpt {
-  name: string;
-  type: typeof TYPE_OPT | 'OPT';
-  udpPayloadSize: number;
-  ednsVersion: number;
-  flags: number;
-  options?: { code: number; data: Buffer }[];
+/**
+ * The end offset of the name at `offset`, or -1 when it runs past the message, uses a reserved
+ * label type, is longer than 255 octets, or holds a compression pointer that does not point back.
+ */
+function skipName(buf: Buffer, offset: number): number {
+  const start = offset;
+  for (;;) {
+    if (offset >= buf.length) return -1;
+    const len = buf[offset]!;
+    if (len === 0) return offset + 1;
+    if ((len & 0xc0) === 0xc0) {
+      if (offset + 2 > buf.length) return -1;
+      return (buf.readUInt16BE(offset) & 0x3fff) < start ? offset + 2 : -1;
+    }
+    if (len & 0xc0) return -1;
+    offset += 1 + len;
+    if (offset - start > 255) return -1;
+  }
+}
+
+/**
+ * Reads an OPT record whose fixed fields start at `fixed` (TYPE, CLASS = requestor's UDP payload
+ * size, TTL = extended RCODE, VERSION, DO and Z; RFC 6891 §6.1.2–6.1.3) and its options.
+ */
+function readOpt(buf: Buffer, fixed: number, rdata: number, rdlength: number): WireEdns | string {
+  let ecs: EcsOption | undefined;
+  const end = rdata + rdlength;
+  for (let o = rdata; o < end; ) {
+    if (o + 4 > end) return 'undecodable records: EDNS option runs past the OPT record';
+    const code = buf.readUInt16BE(o);
+    const data = o + 4;
+    const next = data + buf.readUInt16BE(o + 2);
+    if (next > end) return 'undecodable records: EDNS option runs past the OPT record';
+    if (code === ECS_OPTION_CODE) {
+      if (ecs) return 'more than one ECS option';
+      const parsed = parseEcs(buf.subarray(data, next));
+      if (typeof parsed === 'string') return parsed;
+      ecs = parsed;
+    }
+    o = next;
+  }
+  return {
+    udpSize: Math.max(512, buf.readUInt16BE(fixed + 2)),
+    version: buf[fixed + 5]!,
+    dnssecOk: (buf.readUInt16BE(fixed + 6) & DNSSEC_OK) !== 0,
+    ecs,
+  };
 }
