@@ -1,7 +1,7 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, isIPv6, type Server, type Socket } from 'node:net';
 import type { DnsListenerConfig } from '../../config/listenerSchema.js';
-import { parseIp } from '../../geo/ipAddress.js';
+import { parseIp, type IpAddress } from '../../geo/ipAddress.js';
 import { handleMessage, type DnsFrontDoorDeps } from './handleMessage.js';
 
 /** A bound listener: the same port on UDP and TCP. */
@@ -62,10 +62,17 @@ export class DnsServer {
 
   private udpSocket(address: string, port: number): Promise<UdpSocket> {
     const socket = createSocket({ type: isIPv6(address) ? 'udp6' : 'udp4', ipv6Only: isIPv6(address) });
+    // Most datagrams come from a few resolvers: parse a peer address only when it changes.
+    let peerText = '';
+    let peer: IpAddress | undefined;
     socket.on('message', (msg, rinfo) => {
       let reply: Buffer | null;
       try {
-        reply = handleMessage(this.deps, msg, 'udp', parseIp(rinfo.address));
+        if (rinfo.address !== peerText || !peer) {
+          peer = parseIp(rinfo.address);
+          peerText = rinfo.address;
+        }
+        reply = handleMessage(this.deps, msg, 'udp', peer);
       } catch (e) {
         this.deps.log.error({ err: e }, 'UDP message handling failed');
         return;

@@ -53,13 +53,3 @@ export function replyScope(ecs: EcsOption, scope: number): number {
   if (ecs.address.mapped) return Math.min(128, 96 + scope);
   return Math.min(familyBits(ecs.address.family), scope);
 }
-
-/** The ECS option payload for a reply: family, source prefix and address as sent, with our scope. */
-export function ecsReplyPayload(ecs: EcsOption, scope: number): Buffer {
-  const out = Buffer.alloc(4 + ecs.addressBytes.length);
-  out.writeUInt16BE(ecs.family, 0);
-  out[2] = ecs.sourcePrefix;
-  out[3] = replyScope(ecs, scope);
-  ecs.addressBytes.copy(out, 4);
-  return out;
-}

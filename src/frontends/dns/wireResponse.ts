@@ -2,7 +2,7 @@ import dnsPacket from 'dns-packet';
 import { asciiLower } from '../../dns/name.js';
 import { TYPE_CODES, type RecordData, type RecordType, type ResourceRecord } from '../../dns/records.js';
 import type { Answer } from '../../zones/authoritative.js';
-import { ECS_OPTION_CODE, ecsReplyPayload } from './ecsOption.js';
+import { ECS_OPTION_CODE, replyScope } from './ecsOption.js';
 import type { WireEdns, WireQuestion } from './wireQuery.js';
 
 /** The per-type RDATA codecs of dns-packet (`dnsPacket.record(type)`), which its typings omit. */
@@ -57,38 +57,51 @@ function write(h: ReplyHeader, rcode: number, aa: boolean, a: Answer | undefined
   buf.writeUInt16BE(flags, 2);
   let offset = 12;
   let qdcount = 0;
-  const suffixes = new Map<string, number>();
+  const targets: CompressionTargets = { question: h.question, suffixes: undefined };
   if (h.question) {
     qdcount = 1;
     h.question.raw.copy(buf, offset);
     offset += h.question.raw.length;
-    const labels = splitLabels(h.question.name);
-    for (let i = 0; i < labels.length; i++) {
-      suffixes.set(asciiLower(labels.slice(i).join('.')), h.question.labelOffsets[i]!);
-    }
   }
-  let counts = [0, 0, 0];
   if (a) {
-    const sections = [a.answers, a.authority, a.additional];
-    counts = sections.map((section) => {
-      for (const rr of section) offset = writeRecord(buf, offset, rr, suffixes);
-      return section.length;
-    });
+    for (const rr of a.answers) offset = writeRecord(buf, offset, rr, targets);
+    for (const rr of a.authority) offset = writeRecord(buf, offset, rr, targets);
+    for (const rr of a.additional) offset = writeRecord(buf, offset, rr, targets);
   }
-  let arcount = counts[2]!;
+  let arcount = a ? a.additional.length : 0;
   if (h.edns) {
     offset = writeOpt(buf, offset, h, rcode, scope);
     arcount++;
   }
   buf.writeUInt16BE(qdcount, 4);
-  buf.writeUInt16BE(counts[0]!, 6);
-  buf.writeUInt16BE(counts[1]!, 8);
+  buf.writeUInt16BE(a ? a.answers.length : 0, 6);
+  buf.writeUInt16BE(a ? a.authority.length : 0, 8);
   buf.writeUInt16BE(arcount, 10);
   return offset;
 }
 
-function writeRecord(buf: Buffer, offset: number, rr: ResourceRecord, suffixes: ReadonlyMap<string, number>): number {
-  offset = writeName(buf, offset, rr.name, suffixes);
+/**
+ * Names a reply can point to (RFC 1035 §4.1.4): the question name and its suffixes, by
+ * lower-cased presentation form. The suffix map is built only when a name other than the
+ * question name itself is written (most answers repeat the question name exactly).
+ */
+interface CompressionTargets {
+  readonly question: WireQuestion | undefined;
+  suffixes: Map<string, number> | undefined;
+}
+
+function suffixesOf(t: CompressionTargets): ReadonlyMap<string, number> {
+  if (t.suffixes) return t.suffixes;
+  t.suffixes = new Map();
+  if (t.question) {
+    const labels = splitLabels(t.question.name);
+    for (let i = 0; i < labels.length; i++) t.suffixes.set(asciiLower(labels.slice(i).join('.')), t.question.labelOffsets[i]!);
+  }
+  return t.suffixes;
+}
+
+function writeRecord(buf: Buffer, offset: number, rr: ResourceRecord, targets: CompressionTargets): number {
+  offset = writeName(buf, offset, rr.name, targets);
   buf.writeUInt16BE(TYPE_CODES[rr.type], offset);
   buf.writeUInt16BE(1, offset + 2);
   buf.writeUInt32BE(rr.ttl, offset + 4);
@@ -103,7 +116,12 @@ function rdataFor(type: RecordType, data: RecordData): unknown {
 }
 
 /** Writes a name, ending in a pointer when it or a suffix of it is the question name or a suffix of it. */
-function writeName(buf: Buffer, offset: number, name: string, suffixes: ReadonlyMap<string, number>): number {
+function writeName(buf: Buffer, offset: number, name: string, targets: CompressionTargets): number {
+  if (targets.question && targets.question.labelOffsets.length > 0 && name === targets.question.name) {
+    buf.writeUInt16BE(0xc000 | targets.question.labelOffsets[0]!, offset);
+    return offset + 2;
+  }
+  const suffixes = suffixesOf(targets);
   const labels = splitLabels(name);
   for (let i = 0; i < labels.length; i++) {
     const pointer = suffixes.get(asciiLower(i === 0 ? name : labels.slice(i).join('.')));
@@ -130,12 +148,17 @@ function writeOpt(buf: Buffer, offset: number, h: ReplyHeader, rcode: number, sc
   buf.writeUInt16BE(edns.dnssecOk ? dnsPacket.DNSSEC_OK : 0, offset + 7);
   offset += 9;
   if (edns.ecs) {
-    const payload = ecsReplyPayload(edns.ecs, scope);
-    buf.writeUInt16BE(4 + payload.length, offset);
+    // The ECS option echoes family, source prefix and address with our scope (RFC 7871 §7.2.1).
+    const ecs = edns.ecs;
+    const payloadLength = 4 + ecs.addressBytes.length;
+    buf.writeUInt16BE(4 + payloadLength, offset);
     buf.writeUInt16BE(ECS_OPTION_CODE, offset + 2);
-    buf.writeUInt16BE(payload.length, offset + 4);
-    payload.copy(buf, offset + 6);
-    return offset + 6 + payload.length;
+    buf.writeUInt16BE(payloadLength, offset + 4);
+    buf.writeUInt16BE(ecs.family, offset + 6);
+    buf[offset + 8] = ecs.sourcePrefix;
+    buf[offset + 9] = replyScope(ecs, scope);
+    ecs.addressBytes.copy(buf, offset + 10);
+    return offset + 6 + payloadLength;
   }
   buf.writeUInt16BE(0, offset);
   return offset + 2;
