@@ -75,9 +75,9 @@ export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], e
   }
   let owner = q.name.endsWith('.') ? q.name.slice(0, -1) : q.name;
   const env: SelectionEnv = { ...src.env, ctx };
-  const seen = new Set<string>();
+  // Names already answered on a CNAME chain; only chains need it, so it is created on the first hop.
+  let seen: Set<string> | undefined;
   for (let hop = 0; hop <= MAX_CHAIN; hop++) {
-    seen.add(name);
     const cut = zone.hasDelegations ? findCut(zone, name, q.type) : undefined;
     if (cut) {
       referral(out, zone, cut, hop === 0);
@@ -94,6 +94,8 @@ export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], e
     }
     const target = cnameOf(node, owner, q, out, env, explain);
     if (target !== undefined) {
+      seen ??= new Set();
+      seen.add(name);
       if (seen.has(target)) return out;
       const next = src.zones.findZone(target);
       if (!next) return out;
