@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import dnsPacket from 'dns-packet';
 import { TYPE_CODES } from '../../src/dns/records.js';
 import { systemContext } from '../../src/state/resolveContext.js';
-import { resolve } from '../../src/zones/authoritative.js';
+import { resolve, type Query } from '../../src/zones/authoritative.js';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { clientMix, type MixClient } from './harness/clientMix.js';
 import { exchange, lengthPrefixed, queryPacket, type WireAnswer } from './harness/dnsWire.js';
@@ -46,7 +46,7 @@ const ROW: Record<QueryKind, Record<ServerName, string>> = {
  * names, and the GSLB name with ECS from a realistic client mix. Servers are pinned to CPU 0,
  * dnsperf to CPU 1; runs interleave the servers so drifting background load hits all of them.
  * Details: server CPU per query (from /proc), lost queries, and for gslbd the share of its CPU
- * spent inside resolve() (the resolve histogram's sum over the process CPU time, same run).
+ * spent inside resolve() during the same run (see {@link resolveShare}).
  */
 const group: BenchGroup = {
   name: 'listener',
@@ -110,6 +110,11 @@ const group: BenchGroup = {
       static: { queryFile: staticFile, binary: false, edns: true },
       gslb: { queryFile: gslbFile, binary: true, edns: false },
     };
+    // The same questions as the query files, for the in-process cost of resolve() per call.
+    const queries: Record<QueryKind, Query[]> = {
+      static: STATIC_NAMES.map(([name, type]) => ({ name, type: TYPE_CODES[type as keyof typeof TYPE_CODES], client: clients[0]!, transport: 'udp' })),
+      gslb: clients.map((client) => ({ name: 'www.example.test', type: TYPE_CODES.A, client, transport: 'udp' })),
+    };
     const plan = (['static', 'gslb'] as const).flatMap((kind) =>
       (['node', 'gdnsd', 'gslbd'] as const).filter((s) => ctx.wants(TABLE[kind], ROW[kind][s])).map((server) => ({ kind, server })),
     );
@@ -128,7 +133,7 @@ const group: BenchGroup = {
           'server CPU µs/query': (cpu / r.completed) * 1e6,
           'lost %': (100 * r.lost) / (r.completed + r.lost),
         };
-        if (server === 'gslbd') Object.assign(details, await resolveShare(gslbd, before.metrics!, cpu, r));
+        if (server === 'gslbd') Object.assign(details, await resolveShare(gslbd, before.metrics!, cpu, r, resolveCpuPerCall(queries[kind])));
         const notNoError = r.completed - (r.rcodes.NOERROR ?? 0);
         if (notNoError > 0) {
           details['not NOERROR %'] = (100 * notNoError) / r.completed;
@@ -222,11 +227,44 @@ function describe(a: WireAnswer): string {
   return `${a.rcode} [${a.answers.join('; ')}] scope ${a.scope}`;
 }
 
-/** resolve()'s share of the gslbd process's CPU over one run, from the resolve histogram. */
-async function resolveShare(gslbd: GslbdServer, before: { resolveSeconds: number; resolveCalls: number }, cpuSeconds: number, r: DnsperfResult): Promise<Record<string, number>> {
+/**
+ * resolve()'s share of the gslbd process's CPU over one run, two ways: the resolve histogram's
+ * sum (wall time around each call, which also counts time the process was descheduled, so it reads
+ * high on a busy core) over the process CPU time; and the calls times resolve()'s in-process CPU
+ * cost per call on the same questions (`inProcessUs`), over the same CPU time.
+ */
+async function resolveShare(
+  gslbd: GslbdServer,
+  before: { resolveSeconds: number; resolveCalls: number },
+  cpuSeconds: number,
+  r: DnsperfResult,
+  inProcessUs: number,
+): Promise<Record<string, number>> {
   const after = await gslbd.scrape();
   const inResolve = after.resolveSeconds - before.resolveSeconds;
   const calls = after.resolveCalls - before.resolveCalls;
   if (calls < r.completed) throw new Error(`gslbd counted ${calls} resolve() calls for ${r.completed} answered queries`);
-  return { 'resolve % of CPU': (100 * inResolve) / cpuSeconds, 'resolve µs/call': (inResolve / calls) * 1e6 };
+  return {
+    'resolve % of CPU (histogram)': (100 * inResolve) / cpuSeconds,
+    'resolve % of CPU (in-process cost)': (100 * calls * inProcessUs) / 1e6 / cpuSeconds,
+    'resolve µs/call (histogram)': (inResolve / calls) * 1e6,
+  };
+}
+
+/** CPU µs per resolve() call in this process on the given questions (0.5 s after a warm-up). */
+function resolveCpuPerCall(queries: readonly Query[]): number {
+  const { snapshot } = quickstartSnapshot();
+  const resolveCtx = systemContext();
+  let sink = 0;
+  for (let i = 0; i < 50_000; i++) sink += resolve(queries[i % queries.length]!, snapshot, resolveCtx).answers.length;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  let calls = 0;
+  while (performance.now() - t0 < 500) {
+    for (let i = 0; i < 1000; i++) sink += resolve(queries[(calls + i) % queries.length]!, snapshot, resolveCtx).answers.length;
+    calls += 1000;
+  }
+  const cpu = process.cpuUsage(cpu0);
+  if (sink === 0) throw new Error('resolve() answered nothing');
+  return (cpu.user + cpu.system) / calls;
 }
