@@ -4,6 +4,7 @@ import { multiSourcePolicySchema } from './multiSourcePolicySchema.js';
 import { commonPolicyFields } from './policyFields.js';
 import { domainNameSchema, ttlSchema } from './fieldSchemas.js';
 import { policyBindingSchema, staticRuleSchema, subnetOverlapSchema } from './policySchema.js';
+import { RECORD_HEALTH_DEFAULTS, recordHealthSchema } from './healthSchema.js';
 
 /**
  * Static proximity (SPEC §4): the data centers sharing the most leading location qualifiers
@@ -46,6 +47,8 @@ export const gslbRecordSchema = z.strictObject({
   failsafeTtl: ttlSchema.optional(),
   /** DNS policies bound to this record, tried before the global `policies` (not for `static` records). */
   policies: policyBindingSchema.optional(),
+  /** Cold start, tiers, all-down policy, local-first and TTL while down (src/health/README.md). */
+  health: recordHealthSchema.default(RECORD_HEALTH_DEFAULTS),
 });
 
 export type PolicyConfig = z.output<typeof policySchema>;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { checkCrossReferences } from './crossReferences.js';
+import { checkHealthReferences } from './healthReferences.js';
+import { healthSectionSchema } from './healthSchema.js';
 import { dnsBehaviourSchema, listenersSchema } from './listenerSchema.js';
 import { metricsSchema } from './metricsSchema.js';
 import { checkPolicyReferences } from './policyReferences.js';
@@ -44,9 +46,13 @@ export const configSchema = z
     /** DNS policies bound globally: tried for every non-static GSLB record after the record's own. */
     policies: policyBindingSchema.optional(),
     actions: z.array(actionSchema).default([]),
+    /** The site this engine instance runs at (a data center's `site`); `localFirst` records answer it first (SPEC §6). */
+    site: z.string().min(1).optional(),
+    health: healthSectionSchema.default({ monitors: [], stateMaxAgeMs: 300_000 }),
   })
   .superRefine(checkCrossReferences)
-  .superRefine(checkPolicyReferences);
+  .superRefine(checkPolicyReferences)
+  .superRefine(checkHealthReferences);
 
 export type Config = z.output<typeof configSchema>;
 export type GeoSourceConfig = z.output<typeof geoSourceSchema>;

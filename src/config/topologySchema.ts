@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { domainNameSchema, ipSchema, latitudeSchema, locationSchema, longitudeSchema, portSchema } from './fieldSchemas.js';
+import { checkTargetSchema, dcCheckPointsSchema } from './healthSchema.js';
 
 /** A configuration object name: data centers, services, policies, actions. */
 export const nameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'use letters, digits, ".", "_" and "-"');
@@ -13,6 +14,8 @@ export const dataCenterSchema = z.strictObject({
   lon: longitudeSchema.optional(),
   /** The site this data center belongs to, when several DCs share one (defaults to the DC name). */
   site: nameSchema.optional(),
+  /** WAN and LAN check points whose composite is the data center's status (src/health/README.md). */
+  checkPoints: dcCheckPointsSchema.optional(),
 });
 
 /**
@@ -34,6 +37,10 @@ export const endpointSchema = z
     /** Endpoint coordinates (degrees) for `nearest`; default to its DC's. */
     lat: latitudeSchema.optional(),
     lon: longitudeSchema.optional(),
+    /** Names of `health.monitors` run against this endpoint; it is up when all of them are. */
+    monitors: z.array(z.string().min(1)).default([]),
+    /** Where the monitors connect when that is not the answer address (src/health/README.md). */
+    check: checkTargetSchema.optional(),
   })
   .superRefine((e, ctx) => {
     if ((e.address === undefined) === (e.target === undefined)) {

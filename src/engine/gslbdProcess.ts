@@ -10,13 +10,14 @@ import { DnsServer } from '../frontends/dns/dnsServer.js';
 import { powerDnsFrontDoor, type RemoteBackendServer } from '../frontends/powerdns/remoteBackendServer.js';
 import { loadLocationDb } from '../geo/loadSources.js';
 import type { LocationDb } from '../geo/locationDb.js';
+import { HealthMonitor } from '../health/healthMonitor.js';
+import { registerHealthRoutes } from '../health/healthRoutes.js';
 import { createLogger, type Logger } from '../log/logger.js';
-import { allUpHealthView } from '../state/healthView.js';
 import { MetricStore } from '../metrics/metricStore.js';
 import { registerMetricRoutes } from '../metrics/pushRoutes.js';
 import { systemContext, type ResolveContext } from '../state/resolveContext.js';
 import { Engine } from './engine.js';
-import { buildSnapshot } from './snapshot.js';
+import { buildSnapshot, withHealthView } from './snapshot.js';
 
 /** Outcome of a reload: the new generation, or why the running configuration was kept. */
 export type ReloadOutcome = { ok: true; generation: number } | { ok: false; error: string };
@@ -29,6 +30,7 @@ export interface RunningGslbd {
   /** The PowerDNS remote backend socket, when `listeners.powerdns` is configured. */
   readonly powerdns: RemoteBackendServer | undefined;
   readonly admin: AdminServer | undefined;
+  readonly health: HealthMonitor;
   readonly log: Logger;
   /** Host, service and client metrics; the snapshot's `env.metrics` view. */
   readonly metricStore: MetricStore;
@@ -60,10 +62,15 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
   const log = createLogger(config.logging.level, options.logDestination);
   const geo = timedGeoLoad(config, file, log);
   const metricStore = new MetricStore(config.metrics, config.datacenters.map((d) => d.name), config.services.map((s) => s.name));
-  const snapshot = buildSnapshot(file, config, { geo, health: allUpHealthView, metrics: metricStore }, Date.now());
-  const engine = new Engine(snapshot, options.ctx ?? systemContext(), log);
   const metrics = new EngineMetrics();
+  const health = new HealthMonitor({ log, registry: metrics.registry });
+  const snapshot = buildSnapshot(file, config, { geo, health: health.configure(config, file), metrics: metricStore }, Date.now());
+  const engine = new Engine(snapshot, options.ctx ?? systemContext(), log);
   metrics.generation.set(snapshot.generation);
+  health.onChange((view) => {
+    engine.publish(withHealthView(engine.snapshot, view));
+    metrics.generation.set(engine.snapshot.generation);
+  });
 
   const dns = new DnsServer({ engine, metrics, log, behaviour: config.dns }, config.listeners.dns);
   await dns.start();
@@ -74,7 +81,7 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, generation: snapshot.generation });
   const reload = (reason: string): Promise<ReloadOutcome> => {
-    reloading = reloading.then(() => reloadOnce(engine, metrics, metricStore, log, reason));
+    reloading = reloading.then(() => reloadOnce(engine, metrics, metricStore, log, reason, health));
     return reloading;
   };
 
@@ -85,12 +92,14 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
     admin = new AdminServer(token, log);
     registerCoreRoutes(admin, { engine, metrics, reload });
     registerMetricRoutes(admin, { store: metricStore, config: () => engine.snapshot.config.metrics, registry: metrics.registry, now: () => engine.ctx.now() });
+    registerHealthRoutes(admin, health, engine);
     await admin.start(adminCfg.address, adminCfg.port);
   }
 
   const onHup = (): void => void reload('SIGHUP');
   if (options.signals ?? true) process.on('SIGHUP', onHup);
   const watcher = options.watchFile ?? true ? watchConfig(file, () => void reload('file changed'), log) : undefined;
+  health.start();
 
   log.info(
     {
@@ -109,19 +118,20 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
     dns,
     powerdns,
     admin,
+    health,
     log,
     metricStore,
     reload,
     async stop() {
       process.off('SIGHUP', onHup);
       watcher?.close();
-      await Promise.all([dns.stop(), powerdns?.stop(), admin?.stop()]);
+      await Promise.all([dns.stop(), powerdns?.stop(), admin?.stop(), health.stop()]);
       log.flush();
     },
   };
 }
 
-async function reloadOnce(engine: Engine, metrics: EngineMetrics, metricStore: MetricStore, log: Logger, reason: string): Promise<ReloadOutcome> {
+async function reloadOnce(engine: Engine, metrics: EngineMetrics, metricStore: MetricStore, log: Logger, reason: string, health: HealthMonitor): Promise<ReloadOutcome> {
   const running = engine.snapshot;
   try {
     const { config } = loadConfigFile(running.file);
@@ -130,7 +140,7 @@ async function reloadOnce(engine: Engine, metrics: EngineMetrics, metricStore: M
     if (JSON.stringify(config.listeners) !== JSON.stringify(running.config.listeners)) {
       log.warn({ reason }, 'listener settings changed; they take effect at the next restart');
     }
-    const next = buildSnapshot(running.file, config, { ...running.env, geo }, Date.now(), running);
+    const next = buildSnapshot(running.file, config, { ...running.env, geo, health: health.configure(config, running.file) }, Date.now(), running);
     metricStore.configure(config.metrics, config.datacenters.map((d) => d.name), config.services.map((s) => s.name));
     engine.publish(next);
     metrics.generation.set(next.generation);

@@ -59,7 +59,7 @@ export function buildSnapshot(
   const dcByName = new Map(dataCenters.map((d) => [d.name, d]));
   const services = new Map(config.services.map((s) => [s.name, s]));
   const policies = { global: config.policies, actions: new Map(config.actions.map((a) => [a.name, a])), dataCenters, dcByName };
-  const records = config.records.map((r) => compileRecord(r, services.get(r.service)!, dcByName, policies));
+  const records = config.records.map((r) => compileRecord(r, services.get(r.service)!, dcByName, policies, config.site));
 
   const zoneNames = config.zones.map((z) => z.name);
   const mostSpecificZone = (name: string): string | undefined =>
@@ -92,4 +92,12 @@ export function buildSnapshot(
     env: { geo: state.geo, health: state.health, metrics: state.metrics },
     serials,
   };
+}
+
+/**
+ * The same snapshot over a new health view (a health change, src/health/): configuration, zones
+ * and serials are shared; the generation advances.
+ */
+export function withHealthView(s: Snapshot, health: HealthView): Snapshot {
+  return { ...s, generation: s.generation + 1, env: { ...s.env, health } };
 }

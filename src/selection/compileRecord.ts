@@ -5,19 +5,22 @@ import { parseRecordData } from '../dns/presentation.js';
 import type { GslbRecordType, RecordData } from '../dns/records.js';
 import { policyStagesFor, type PolicyContext } from '../policies/recordPolicies.js';
 import { buildPipeline } from './pipeline.js';
+import { compileRecordHealth } from './recordHealth.js';
 import type { CompiledDataCenter, CompiledGslbRecord, DcCandidate, GslbEndpoint } from './types.js';
 import type { EndpointConfig } from '../config/topologySchema.js';
 
 /**
  * Compiles a validated GSLB record: its candidates (data centers in configuration order with the
- * enabled endpoints that can answer its type), the record data each endpoint contributes, and the
- * pipeline its policy needs (with its DNS policies or static rules when `policies` is given).
+ * enabled endpoints that can answer its type), the record data each endpoint contributes, the
+ * pipeline its policy needs (with its DNS policies or static rules when `policies` is given), and
+ * its health behaviour (tiers; `site` is the engine's own site for local-first records).
  */
 export function compileRecord(
   rec: GslbRecordConfig,
   service: ServiceConfig,
   dcs: ReadonlyMap<string, CompiledDataCenter>,
   policies?: PolicyContext,
+  site?: string,
 ): CompiledGslbRecord {
   const byDc = new Map<string, GslbEndpoint[]>();
   for (const ep of service.endpoints) {
@@ -48,6 +51,7 @@ export function compileRecord(
     pipeline: buildPipeline(rec.policy, rotationPrefix, policies ? policyStagesFor(rec, policies) : [], service.name),
     failsafe: rec.failsafe.map((t) => parseRecordData(rec.type, t)),
     failsafeTtl: rec.failsafeTtl ?? rec.ttl,
+    health: compileRecordHealth(rec.health, rec.failsafe.length > 0, candidates, service.name, site),
   };
 }
 

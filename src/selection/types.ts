@@ -5,6 +5,7 @@ import type { LocationDb } from '../geo/locationDb.js';
 import type { HealthView } from '../state/healthView.js';
 import type { MetricView } from '../state/metricView.js';
 import type { ResolveContext } from '../state/resolveContext.js';
+import type { CompiledRecordHealth } from './recordHealth.js';
 import type { TraceSink } from './trace.js';
 
 /** A data center as the selection stages see it (compiled from the configuration). */
@@ -76,6 +77,8 @@ export interface CompiledGslbRecord {
   /** Operator's fail-safe data, answered with {@link failsafeTtl} when selection yields nothing. */
   readonly failsafe: readonly RecordData[];
   readonly failsafeTtl: number;
+  /** Tiers, cold start, all-down policy and TTL while down (src/health/README.md). */
+  readonly health: CompiledRecordHealth;
 }
 
 /** The client a decision is made for (SPEC §2). */
@@ -135,6 +138,16 @@ export interface SelectionState {
   locationPacked: number;
   /** Present only for /explain; stages add steps only when it is set. */
   readonly trace: TraceSink | undefined;
+  /** Set by the health gate: whether any endpoint of the record is down, and whether all are. */
+  availability?: RecordAvailability;
+}
+
+/** What the health gate found for a record, for the fallback stage (all-down policy, TTL while down). */
+export interface RecordAvailability {
+  /** Some endpoint of the record is down, drained or forced down (unknown does not count). */
+  readonly anyDown: boolean;
+  /** No endpoint of any tier can answer (unknown ones can: they never lead here). */
+  readonly allDown: boolean;
 }
 
 /** The outcome of selecting one GSLB record. */

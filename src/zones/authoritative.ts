@@ -92,7 +92,7 @@ export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], e
         return out;
       }
     }
-    const target = cnameOf(node, owner, q, out, env, explain);
+    const target = cnameOf(node, owner, zone, q, out, env, explain);
     if (target !== undefined) {
       seen ??= new Set();
       seen.add(name);
@@ -109,7 +109,7 @@ export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], e
       return out;
     }
     const type = TYPE_BY_CODE.get(q.type);
-    const found = type ? answerType(node, type, owner, q, out, env, explain) : false;
+    const found = type ? answerType(node, type, owner, zone, q, out, env, explain) : false;
     if (!found) negative(out, zone);
     else if (type === 'NS' && node.name === zone.name) addGlue(out, zone, node.rrsets.get('NS') ?? []);
     return out;
@@ -153,14 +153,16 @@ function wildcardFor(zone: ZoneData, name: string): ZoneNode | undefined {
   return zone.nodes.get(encloser === '' ? '*' : `*.${encloser}`);
 }
 
-function negative(out: Answer, zone: ZoneData): void {
-  out.authority.push({ ...zone.soa, ttl: zone.negativeTtl });
+function negative(out: Answer, zone: ZoneData, ttl = zone.negativeTtl): void {
+  if (out.authority.length > 0 && out.authority[out.authority.length - 1]!.type === 'SOA') return;
+  out.authority.push({ ...zone.soa, ttl: Math.min(ttl, zone.negativeTtl) });
 }
 
 /** Adds the CNAME at `node` (static or selected) when the query is not for CNAME; returns its target. */
 function cnameOf(
   node: ZoneNode,
   owner: string,
+  zone: ZoneData,
   q: Query,
   out: Answer,
   env: SelectionEnv,
@@ -174,7 +176,7 @@ function cnameOf(
   }
   const gslb = node.gslb.get('CNAME');
   if (!gslb) return undefined;
-  const records = select(gslb, owner, q.client, out, env, explain);
+  const records = select(gslb, owner, q.client, out, env, explain, zone);
   out.answers.push(...records);
   return records.length > 0 ? (records[0]!.data as string) : undefined;
 }
@@ -183,6 +185,7 @@ function answerType(
   node: ZoneNode,
   type: RecordType,
   owner: string,
+  zone: ZoneData,
   q: Query,
   out: Answer,
   env: SelectionEnv,
@@ -195,7 +198,7 @@ function answerType(
   }
   const gslb = node.gslb.get(type);
   if (!gslb) return false;
-  out.answers.push(...select(gslb, owner, q.client, out, env, explain));
+  out.answers.push(...select(gslb, owner, q.client, out, env, explain, zone));
   return true;
 }
 
@@ -221,6 +224,12 @@ function anyAnswer(
   for (const g of node.gslb.values()) out.answers.push(...select(g, owner, q.client, out, env, explain));
 }
 
+/**
+ * Runs a GSLB record's selection and returns its records. A selection with no data (the record's
+ * all-down policy is fail-closed, src/health/README.md) means NODATA: with `zone` given, the SOA
+ * goes into the authority section at min(the selection's TTL, the zone's negative TTL) (RFC 2308
+ * §2.2, §5), and the answer's ECS scope stays as it is (negative answers carry scope 0, SPEC §8).
+ */
 function select(
   record: CompiledGslbRecord,
   owner: string,
@@ -228,9 +237,15 @@ function select(
   out: Answer,
   env: SelectionEnv,
   explain: ExplainedSelection[] | undefined,
+  zone?: ZoneData,
 ): ResourceRecord[] {
   const trace = explain ? new TraceSink() : undefined;
   const result = runSelection(record, client, env, trace, owner);
+  if (result.data.length === 0) {
+    if (zone) negative(out, zone, result.ttl);
+    if (explain && trace) explain.push({ record: record.name, type: record.type, steps: trace.steps, scope: 0 });
+    return [];
+  }
   if (result.scope > out.scope) out.scope = result.scope;
   for (const dc of result.dcs) out.dcs.push(dc);
   if (explain && trace) explain.push({ record: record.name, type: record.type, steps: trace.steps, scope: result.scope });

@@ -9,8 +9,7 @@ import { RangeLocationDb, type LocationDb } from '../../src/geo/locationDb.js';
 import { LocationTable } from '../../src/geo/locationTable.js';
 import { RangeBuilder4, RangeBuilder6 } from '../../src/geo/rangeTable.js';
 import { createLogger } from '../../src/log/logger.js';
-import type { GslbEndpoint } from '../../src/selection/types.js';
-import { allUpHealthView, type HealthView } from '../../src/state/healthView.js';
+import { allUpHealthView, endpointsDownView, type HealthView } from '../../src/state/healthView.js';
 import { emptyMetricView } from '../../src/state/metricView.js';
 import { RotationStore } from '../../src/state/rotationStore.js';
 
@@ -83,8 +82,7 @@ export function testLocationDb(): LocationDb {
 
 /** A health view with the endpoints whose keys are listed down (keys: `service/dc/address`). */
 export function healthWithDown(...down: string[]): HealthView {
-  const set = new Set(down);
-  return { endpointUp: (e: GslbEndpoint) => !set.has(e.key), description: `test: ${down.length} down` };
+  return endpointsDownView(down, `test: ${down.length} down`);
 }
 
 /** A snapshot of the fixture (or of `config`) over the test location data and `health`. */

@@ -5,7 +5,7 @@ import { buildSnapshot, type Snapshot } from '../../src/engine/snapshot.js';
 import { familyBits, parseCidr } from '../../src/geo/ipAddress.js';
 import { emptyLocationDb, type LocationDb } from '../../src/geo/locationDb.js';
 import type { Client } from '../../src/selection/types.js';
-import type { HealthView } from '../../src/state/healthView.js';
+import { UNMONITORED_UP, type HealthView } from '../../src/state/healthView.js';
 import { emptyMetricView } from '../../src/state/metricView.js';
 import type { ResolveContext } from '../../src/state/resolveContext.js';
 import { RotationStore } from '../../src/state/rotationStore.js';
@@ -14,7 +14,13 @@ import { resolve, type ExplainedSelection } from '../../src/zones/authoritative.
 /** A health view with these data centers down (every endpoint in them), everything else up. */
 export function dcsDown(...names: string[]): HealthView {
   const down = new Set(names);
-  return { endpointUp: (e) => !down.has(e.dc.name), description: `down: ${names.join(', ') || 'none'}` };
+  return {
+    endpointUp: (e) => !down.has(e.dc.name),
+    endpointHealth: () => UNMONITORED_UP,
+    hostStatus: (dc) => (down.has(dc) ? 'down' : 'up'),
+    serviceStatus: (_service, dc) => (down.has(dc) ? 'down' : 'up'),
+    description: `down: ${names.join(', ') || 'none'}`,
+  };
 }
 
 /** A context with a fixed random sequence (mulberry32) and a fresh rotation store. */

@@ -9,8 +9,7 @@ import { LocationTable } from '../../src/geo/locationTable.js';
 import { RangeBuilder4, RangeBuilder6 } from '../../src/geo/rangeTable.js';
 import { MetricStore } from '../../src/metrics/metricStore.js';
 import { ingestBatch } from '../../src/metrics/ingest.js';
-import type { GslbEndpoint } from '../../src/selection/types.js';
-import { allUpHealthView, type HealthView } from '../../src/state/healthView.js';
+import { allUpHealthView, endpointsDownView, type HealthView } from '../../src/state/healthView.js';
 import type { MetricSource } from '../../src/state/metricView.js';
 import type { ResolveContext } from '../../src/state/resolveContext.js';
 import { RotationStore } from '../../src/state/rotationStore.js';
@@ -61,7 +60,7 @@ export function tinyLocationDb(entries: readonly [string, string, number, number
 /** Health view where the listed endpoint keys (`service/dc/address`) are down. */
 export function downHealth(down: Iterable<string>): HealthView {
   const set = new Set(down);
-  return { endpointUp: (e: GslbEndpoint) => !set.has(e.key), description: `down: ${[...set].join(', ')}` };
+  return endpointsDownView(set, `down: ${[...set].join(', ')}`);
 }
 
 export interface HarnessOptions {

@@ -292,7 +292,10 @@ test('every endpoint down: the fail-safe list answers (existence never depends o
 });
 
 test('an engine failure is answered without a result key (SERVFAIL), never result:false or []', (t) => {
-  const failing = { endpointUp: (): boolean => { throw new Error('health view broken'); }, description: 'broken' };
+  const broken = (): never => {
+    throw new Error('health view broken');
+  };
+  const failing = { endpointUp: broken, endpointHealth: broken, hostStatus: broken, serviceStatus: broken, description: 'broken' };
   const h = harness(failing);
   const { reply, close } = h.send({
     method: 'lookup',

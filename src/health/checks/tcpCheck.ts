@@ -1,0 +1,25 @@
+import { connect } from 'node:net';
+import { elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
+
+/**
+ * TCP connect check: succeeds when the three-way handshake completes within `timeoutMs`, then
+ * closes the connection at once. Fails with the socket error code (ECONNREFUSED, …) or `timeout`.
+ */
+export function tcpCheck(timeoutMs: number): CheckRun {
+  return (target: CheckTarget) => {
+  const started = process.hrtime.bigint();
+  return new Promise<CheckOutcome>((resolve) => {
+    const socket = connect({ host: target.address, port: target.port, noDelay: true });
+    const finish = (ok: boolean, error: string): void => {
+      clearTimeout(timer);
+      socket.removeAllListeners();
+      socket.on('error', () => {});
+      socket.destroy();
+      resolve({ ok, latencyMs: elapsedMs(started), error });
+    };
+    const timer = setTimeout(() => finish(false, 'timeout'), timeoutMs);
+    socket.once('connect', () => finish(true, ''));
+    socket.once('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
+  });
+  };
+}

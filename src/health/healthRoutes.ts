@@ -1,0 +1,39 @@
+import type { AdminServer } from '../admin/adminServer.js';
+import type { Engine } from '../engine/engine.js';
+import type { HealthMonitor, OverrideRequest } from './healthMonitor.js';
+
+const OVERRIDES: readonly OverrideRequest[] = ['force-up', 'force-down', 'drain', 'none'];
+
+/**
+ * The health admin routes:
+ * - `GET /health`: every check, endpoint, data center and service status, and the state file;
+ * - `POST /health/override` (token): body `{"endpoint": "web/us-east/192.0.2.10", "override":
+ *   "force-down" | "force-up" | "drain" | "none"}`; answers 200 with the snapshot generation the
+ *   change is in (the next query sees it), 400 for a bad body, 404 for an unknown endpoint key.
+ */
+export function registerHealthRoutes(admin: AdminServer, monitor: HealthMonitor, engine: Engine): void {
+  admin.route({
+    method: 'GET',
+    path: '/health',
+    mutating: false,
+    handle: () => ({ status: 200, json: monitor.report() }),
+  });
+  admin.route({
+    method: 'POST',
+    path: '/health/override',
+    mutating: true,
+    handle({ body }) {
+      const b = body as { endpoint?: unknown; override?: unknown } | undefined;
+      if (typeof b !== 'object' || b === null || typeof b.endpoint !== 'string' || !OVERRIDES.includes(b.override as OverrideRequest)) {
+        return { status: 400, json: { error: `expected {"endpoint": "<service/dc/address>", "override": one of ${OVERRIDES.join(', ')}}` } };
+      }
+      try {
+        monitor.setOverride(b.endpoint, b.override as OverrideRequest);
+      } catch (e) {
+        if (e instanceof RangeError) return { status: 404, json: { error: e.message } };
+        throw e;
+      }
+      return { status: 200, json: { endpoint: b.endpoint, override: b.override, generation: engine.snapshot.generation } };
+    },
+  });
+}

@@ -1,0 +1,129 @@
+import test from 'ava';
+import { JitteredScheduler, type ScheduledJob, type SchedulerClock } from './scheduler.js';
+
+/** A manual clock: timers fire when `advance` passes their time. */
+class ManualClock implements SchedulerClock {
+  t = 1_000_000;
+  private timers = new Map<number, { at: number; fn: () => void }>();
+  private next = 1;
+  now = (): number => this.t;
+  setTimer = (fn: () => void, ms: number): unknown => {
+    const id = this.next++;
+    this.timers.set(id, { at: this.t + ms, fn });
+    return id;
+  };
+  clearTimer = (h: unknown): void => {
+    this.timers.delete(h as number);
+  };
+  /** Advances time in 1 ms steps, firing due timers. */
+  advance(ms: number): void {
+    const end = this.t + ms;
+    while (this.t < end) {
+      this.t++;
+      for (const [id, timer] of [...this.timers]) {
+        if (timer.at <= this.t) {
+          this.timers.delete(id);
+          timer.fn();
+        }
+      }
+    }
+  }
+  get armed(): number {
+    return this.timers.size;
+  }
+}
+
+/** Deterministic uniform numbers (a linear congruential generator with a fixed seed). */
+function seeded(seed: number): () => number {
+  let x = seed;
+  return () => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return x / 2 ** 32;
+  };
+}
+
+function job(intervalMs: number, jitter: number, runs: number[], clock: ManualClock, lags?: number[]): ScheduledJob {
+  return {
+    intervalMs,
+    jitter,
+    run(lag) {
+      runs.push(clock.t);
+      lags?.push(lag);
+    },
+  };
+}
+
+test('a new job first runs inside its first interval, then every interval within the jitter bounds', (t) => {
+  const clock = new ManualClock();
+  const s = new JitteredScheduler(clock, seeded(7));
+  const runs: number[] = [];
+  const start = clock.t;
+  s.add(job(100, 0.1, runs, clock));
+  clock.advance(2000);
+  t.true(runs[0]! - start < 100 + 1, `first run after ${runs[0]! - start} ms`);
+  const gaps = runs.slice(1).map((r, i) => r - runs[i]!);
+  t.true(gaps.length >= 17 && gaps.length <= 22, `${gaps.length} runs in 2 s`);
+  for (const g of gaps) t.true(g >= 90 - 1 && g <= 110 + 1, `gap ${g} ms`);
+  t.true(new Set(gaps).size > 3, 'the gaps vary (jitter)');
+});
+
+test('many jobs added at once spread over the interval instead of aligning, from one timer', (t) => {
+  const clock = new ManualClock();
+  const s = new JitteredScheduler(clock, seeded(11));
+  const firstRuns: number[][] = [];
+  for (let i = 0; i < 200; i++) {
+    const runs: number[] = [];
+    firstRuns.push(runs);
+    s.add(job(1000, 0.1, runs, clock));
+  }
+  t.is(clock.armed, 1, 'one timer for all jobs');
+  clock.advance(1000);
+  t.true(firstRuns.every((r) => r.length >= 1));
+  const runs = firstRuns.map((r) => r[0]!);
+  const buckets = new Array(10).fill(0);
+  for (const r of runs) buckets[Math.min(9, Math.floor((r - 1_000_000) / 100))]++;
+  for (const b of buckets) t.true(b >= 8 && b <= 35, `per-100-ms counts ${buckets.join(',')}`);
+  t.is(clock.armed, 1);
+});
+
+test('a removed job stops; lag reports lateness against the due time; stop ends everything', (t) => {
+  const clock = new ManualClock();
+  const s = new JitteredScheduler(clock, () => 0.5);
+  const a: number[] = [];
+  const b: number[] = [];
+  const lags: number[] = [];
+  const ja = job(100, 0, a, clock, lags);
+  s.add(ja);
+  s.add(job(100, 0, b, clock));
+  clock.advance(300);
+  t.deepEqual(a.map((x) => x - 1_000_000), [50, 150, 250]);
+  t.deepEqual(lags, [0, 0, 0]);
+  s.remove(ja);
+  clock.advance(300);
+  t.is(a.length, 3);
+  t.is(b.length, 6);
+  t.is(s.size, 1);
+  s.stop();
+  clock.advance(300);
+  t.is(b.length, 6);
+  t.is(clock.armed, 0);
+});
+
+test('a stalled process catches up with one run per job, not a burst', (t) => {
+  const clock = new ManualClock();
+  const s = new JitteredScheduler(clock, () => 0);
+  const runs: number[] = [];
+  const lags: number[] = [];
+  s.add(job(100, 0, runs, clock, lags));
+  clock.advance(1);
+  t.is(runs.length, 1);
+  // The event loop is blocked for 1 s: the timer fires late, once.
+  clock.t += 1000;
+  clock.advance(1);
+  t.is(runs.length, 2);
+  t.true(lags[1]! >= 900, `lag ${lags[1]}`);
+  clock.advance(99);
+  t.is(runs.length, 2);
+  clock.advance(2);
+  t.is(runs.length, 3);
+});

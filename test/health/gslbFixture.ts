@@ -1,0 +1,86 @@
+import { parseConfigText } from '../../src/config/load.js';
+import { TYPE_CODES, type RecordType } from '../../src/dns/records.js';
+import { presentData } from '../../src/dns/presentation.js';
+import { buildSnapshot, type Snapshot } from '../../src/engine/snapshot.js';
+import { parseIp } from '../../src/geo/ipAddress.js';
+import { loadLocationDb } from '../../src/geo/loadSources.js';
+import { MonitoredHealthView } from '../../src/health/monitoredHealthView.js';
+import type { AdminOverride, EndpointHealth, HealthStatus, HealthView } from '../../src/state/healthView.js';
+import { emptyMetricView } from '../../src/state/metricView.js';
+import { RotationStore } from '../../src/state/rotationStore.js';
+import type { ResolveContext } from '../../src/state/resolveContext.js';
+import { resolve, type ExplainedSelection } from '../../src/zones/authoritative.js';
+
+/**
+ * Resolves GSLB names of a YAML configuration over a chosen health view, without sockets: the
+ * selection-level counterpart of the end-to-end health tests. Clients have no location data, so
+ * every data center ranks equal; tests use `balanceAlgorithm: all` with a large `pickDcCount`
+ * to see every live endpoint.
+ */
+
+/** The zone every fixture uses: SOA minimum 60, zone TTL 300. */
+export const ZONE_YAML = `
+zones:
+  - name: example.test
+    ttl: 300
+    soa: { mname: ns1.example.test, rname: hostmaster.example.test, serial: 1, minimum: 60 }
+    ns: [ns1.example.test]
+    records:
+      - { name: ns1, type: A, data: 192.0.2.53 }
+      - { name: alias, type: CNAME, data: www.example.test }
+`;
+
+/** An answer reduced to what health tests compare. */
+export interface SimpleAnswer {
+  rcode: number;
+  /** `TYPE data` of each answer record, in order. */
+  answers: string[];
+  /** TTLs of the answer records. */
+  ttls: number[];
+  /** `TYPE ttl` of each authority record. */
+  authority: string[];
+  explain: ExplainedSelection[];
+}
+
+export function snapshotOf(yaml: string, health: HealthView): Snapshot {
+  const config = parseConfigText(yaml);
+  return buildSnapshot('/tmp/fixture.yaml', config, { geo: loadLocationDb([], '/tmp/fixture.yaml'), health, metrics: emptyMetricView }, 1_000_000);
+}
+
+/** A resolve context with a fixed clock (ms) and fresh rotation. */
+export function contextAt(nowMs: number): ResolveContext {
+  return { random: () => 0.5, now: () => nowMs, rotation: new RotationStore() };
+}
+
+export function ask(snap: Snapshot, name: string, type: RecordType = 'A', ctx: ResolveContext = contextAt(1_000_000)): SimpleAnswer {
+  const explain: ExplainedSelection[] = [];
+  const a = resolve({ name, type: TYPE_CODES[type], client: { address: parseIp('192.0.2.200'), sourcePrefix: 32, fromEcs: false }, transport: 'udp' }, snap, ctx, explain);
+  return {
+    rcode: a.rcode,
+    answers: a.answers.map((r) => `${r.type} ${presentData(r.type, r.data)}`),
+    ttls: a.answers.map((r) => r.ttl),
+    authority: a.authority.map((r) => `${r.type} ${r.ttl}`),
+    explain,
+  };
+}
+
+/** Addresses of the A records of an answer, sorted. */
+export function addresses(a: SimpleAnswer): string[] {
+  return a.answers.filter((x) => x.startsWith('A ')).map((x) => x.slice(2)).sort();
+}
+
+/**
+ * A health view from endpoint statuses by key (`service/dc/address`), with optional overrides,
+ * data center statuses, and the time unknown endpoints began (ms).
+ */
+export function viewOf(
+  statuses: Record<string, HealthStatus>,
+  options: { overrides?: Record<string, AdminOverride>; hosts?: Record<string, HealthStatus>; sinceMs?: number } = {},
+): HealthView {
+  const endpoints = new Map<string, EndpointHealth>();
+  for (const [key, status] of Object.entries(statuses)) endpoints.set(key, { status, override: options.overrides?.[key], sinceMs: options.sinceMs ?? 0 });
+  for (const [key, override] of Object.entries(options.overrides ?? {})) {
+    if (!endpoints.has(key)) endpoints.set(key, { status: 'up', override, sinceMs: 0 });
+  }
+  return new MonitoredHealthView(endpoints, new Map(Object.entries(options.hosts ?? {})), new Map(), 'test view');
+}
