@@ -7,6 +7,7 @@ import { parseConfigText } from '../config/load.js';
 import { createLogger } from '../log/logger.js';
 import type { HealthView } from '../state/healthView.js';
 import { sleep, startHttpPeer, startTcpPeer, waitFor, type Peer } from '../../test/health/loopbackPeers.js';
+import { applyResult, unknownCheckState } from './checkState.js';
 import { HealthMonitor } from './healthMonitor.js';
 
 const log = createLogger('silent');
@@ -30,7 +31,7 @@ health:
   ${opts.stateFile ? `stateFile: ${opts.stateFile}` : ''}
   ${opts.maxAgeMs !== undefined ? `stateMaxAgeMs: ${opts.maxAgeMs}` : ''}
   monitors:
-    - { name: tcp, type: tcp, intervalMs: ${INTERVAL}, timeoutMs: 80, rise: ${opts.rise ?? 2}, fall: ${opts.fall ?? 2}, jitter: 0.1 }
+    - { name: tcp, type: tcp, intervalMs: ${INTERVAL}, timeoutMs: 100, rise: ${opts.rise ?? 2}, fall: ${opts.fall ?? 2}, jitter: 0.1 }
 `);
 }
 
@@ -52,7 +53,7 @@ test('transitions follow rise/fall with real listeners: stopped is out within fa
   const initial = m.configure(config([peer.port], { rise: 2, fall: 3 }), '/tmp/x.yaml');
   t.is(initial.endpointHealth(key(0)).status, 'unknown');
   m.start();
-  await waitFor('first result', () => statusOf(m, 0) === 'up', INTERVAL + 2000);
+  await waitFor('first result', () => statusOf(m, 0) === 'up', INTERVAL + 5000);
   const publishedUp = views.length;
   t.is(publishedUp, 1, 'one publish for unknown → up');
 
@@ -61,14 +62,14 @@ test('transitions follow rise/fall with real listeners: stopped is out within fa
   t.is(views.length, publishedUp, 'no publish without a transition');
 
   await peer.stop();
-  const outAfter = await waitFor('down after the listener stopped', () => statusOf(m, 0) === 'down', 3 * INTERVAL * 1.1 + 2000);
+  const outAfter = await waitFor('down after the listener stopped', () => statusOf(m, 0) === 'down', 3 * INTERVAL * 1.1 + 5000);
   t.true(outAfter >= 2 * INTERVAL * 0.9, `down after ${outAfter} ms: needs 3 failures, the first after at most one interval`);
   t.is(views.length, publishedUp + 1);
   await sleep(4 * INTERVAL);
   t.is(statusOf(m, 0), 'down', 'stays down while the listener is stopped');
 
   await peer.restart();
-  const upAfter = await waitFor('up after restart', () => statusOf(m, 0) === 'up', 2 * INTERVAL * 1.1 + 2000);
+  const upAfter = await waitFor('up after restart', () => statusOf(m, 0) === 'up', 2 * INTERVAL * 1.1 + 5000);
   t.true(upAfter >= INTERVAL * 0.9, `up after ${upAfter} ms: needs 2 successes`);
   await peer.stop();
 });
@@ -85,22 +86,38 @@ services:
     endpoints:
       - { dc: dc1, address: 192.0.2.1, monitors: [http], check: { address: 127.0.0.1, port: ${peer.port} } }
 health:
-  monitors: [{ name: http, type: http, intervalMs: 50, timeoutMs: 45, rise: 2, fall: 2, jitter: 0 }]
+  monitors: [{ name: http, type: http, intervalMs: 100, timeoutMs: 100, rise: 2, fall: 2, jitter: 0 }]
 `;
   const origin = peer.behaviour;
   Object.defineProperty(origin, 'status', { get: () => (n++ % 2 === 0 ? 200 : 503) });
-  const m = new HealthMonitor({ log });
+  const outcomes: boolean[] = [];
+  const m = new HealthMonitor({ log, onCheck: (_id, o) => outcomes.push(o.ok) });
   t.teardown(() => m.stop());
   let changes = 0;
   m.onChange(() => changes++);
   m.configure(parseConfigText(yaml), '/tmp/x.yaml');
   m.start();
-  await waitFor('first result', () => m.view.endpointHealth('web/dc1/192.0.2.1').status !== 'unknown', 3000);
-  const first = m.view.endpointHealth('web/dc1/192.0.2.1').status;
-  const before = peer.count();
-  await waitFor('20 more probes', () => peer.count() >= before + 20, 10_000);
-  t.is(m.view.endpointHealth('web/dc1/192.0.2.1').status, first);
-  t.is(changes, 1, 'only the first result changed state');
+  // Skip the start, where a loaded machine may time out a check or two, then watch 20 probes.
+  await waitFor('10 results', () => outcomes.length >= 10, 15_000);
+  const from = outcomes.length;
+  const changesBefore = changes;
+  const statusBefore = m.view.endpointHealth('web/dc1/192.0.2.1').status;
+  await waitFor('20 more results', () => outcomes.length >= from + 20, 15_000);
+  await sleep(20);
+  const window = outcomes.slice(from - 1, from + 20);
+  const alternating = window.every((ok, i) => i === 0 || ok !== window[i - 1]);
+  if (alternating) {
+    t.is(changes, changesBefore, 'no state change while the results alternate');
+    t.is(m.view.endpointHealth('web/dc1/192.0.2.1').status, statusBefore);
+  } else {
+    // A check timed out on the loaded machine: the published changes must still be exactly
+    // those the rise/fall rule gives for the whole sequence.
+    t.log(`results were not strictly alternating: ${outcomes.map((x) => (x ? '+' : '-')).join('')}`);
+  }
+  const replay = unknownCheckState(0);
+  let expected = 0;
+  outcomes.slice(0, outcomes.length).forEach((ok, i) => (expected += applyResult(replay, ok, i + 1, 2, 2) ? 1 : 0));
+  t.is(changes, expected);
   await peer.stop();
 });
 
@@ -112,7 +129,7 @@ test('the state file carries last-known state across a restart; an old one start
   const first = new HealthMonitor({ log });
   first.configure(config([live.port, dead], { stateFile }), join(dir, 'gslbd.yaml'));
   first.start();
-  await waitFor('both decided', () => statusOf(first, 0) === 'up' && statusOf(first, 1) === 'down', 3000);
+  await waitFor('both decided', () => statusOf(first, 0) === 'up' && statusOf(first, 1) === 'down', 8000);
   first.setOverride(key(0), 'drain');
   await first.stop();
   const saved = JSON.parse(readFileSync(stateFile, 'utf8'));
@@ -155,11 +172,11 @@ test('reconfigure keeps the state of unchanged checks and starts new ones unknow
   t.teardown(() => m.stop());
   m.configure(config([a.port]), '/tmp/x.yaml');
   m.start();
-  await waitFor('up', () => statusOf(m, 0) === 'up', 3000);
+  await waitFor('up', () => statusOf(m, 0) === 'up', 8000);
   const view = m.configure(config([a.port, b.port]), '/tmp/x.yaml');
   t.is(view.endpointHealth(key(0)).status, 'up');
   t.is(view.endpointHealth(key(1)).status, 'unknown');
-  await waitFor('new one up', () => statusOf(m, 1) === 'up', 3000);
+  await waitFor('new one up', () => statusOf(m, 1) === 'up', 8000);
   await Promise.all([a.stop(), b.stop()]);
 });
 
@@ -190,17 +207,17 @@ test('data center status from WAN and LAN check points (rule any: one WAN point 
   t.teardown(() => m.stop());
   t.is(m.configure(config([svc.port], { dcPoints: points, fall: 1, rise: 1 }), '/tmp/x.yaml').hostStatus('dc1'), 'unknown');
   m.start();
-  await waitFor('dc up', () => m.view.hostStatus('dc1') === 'up', 3000);
+  await waitFor('dc up', () => m.view.hostStatus('dc1') === 'up', 8000);
   t.is(m.view.serviceStatus('web', 'dc1'), 'up');
   t.is(m.view.serviceStatus('web', 'elsewhere'), 'down');
   await wan1.stop();
   await sleep(4 * INTERVAL);
   t.is(m.view.hostStatus('dc1'), 'up', 'any WAN point up is enough');
   await lan.stop();
-  await waitFor('dc down when the LAN point fails', () => m.view.hostStatus('dc1') === 'down', 3000);
+  await waitFor('dc down when the LAN point fails', () => m.view.hostStatus('dc1') === 'down', 8000);
   t.like(m.report().datacenters[0], { dc: 'dc1', status: 'down', rule: 'any' });
   await svc.stop();
-  await waitFor('service down', () => m.view.serviceStatus('web', 'dc1') === 'down', 3000);
+  await waitFor('service down', () => m.view.serviceStatus('web', 'dc1') === 'down', 8000);
   await wan2.stop();
 });
 
@@ -211,7 +228,7 @@ test('Prometheus metrics: state per endpoint, transitions, check latency, time s
   t.teardown(() => m.stop());
   m.configure(config([a.port]), '/tmp/x.yaml');
   m.start();
-  await waitFor('up', () => statusOf(m, 0) === 'up', 3000);
+  await waitFor('up', () => statusOf(m, 0) === 'up', 8000);
   const text = await registry.metrics();
   t.regex(text, /gslbd_health_endpoint_status\{endpoint="web\/dc1\/192\.0\.2\.1"\} 1/);
   t.regex(text, /gslbd_health_transitions_total\{endpoint="web\/dc1\/192\.0\.2\.1",to="up"\} 1/);

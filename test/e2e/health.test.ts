@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGslbd, type RunningGslbd } from '../../src/engine/gslbdProcess.js';
 import { aRecords, queryUdp } from '../health/dnsClient.js';
-import { sleep, startHttpPeer, startTcpPeer, waitFor, type HttpPeer, type Peer } from '../health/loopbackPeers.js';
+import { freePort, sleep, startHttpPeer, startTcpPeer, waitFor, type HttpPeer, type Peer } from '../health/loopbackPeers.js';
 
 /**
  * End to end: the engine process with real monitors against real loopback servers, answering
@@ -12,17 +12,19 @@ import { sleep, startHttpPeer, startTcpPeer, waitFor, type HttpPeer, type Peer }
  */
 
 const TOKEN = 'health-e2e-token-0123456789';
-const INTERVAL = 100;
+const INTERVAL = 200;
+/** Generous slack on top of the expected time: the machine is shared and often loaded. */
+const SLACK = 10_000;
 
-function writeConfig(dir: string, body: string): string {
+async function writeConfig(dir: string, body: string): Promise<string> {
   const file = join(dir, 'gslbd.yaml');
   writeFileSync(
     file,
     `
 logging: { level: silent }
 listeners:
-  dns: [{ address: 127.0.0.1, port: 0 }]
-  admin: { address: 127.0.0.1, port: 0, token: ${TOKEN} }
+  dns: [{ address: 127.0.0.1, port: ${await freePort()} }]
+  admin: { address: 127.0.0.1, port: ${await freePort()}, token: ${TOKEN} }
 zones:
   - name: example.test
     ttl: 300
@@ -42,7 +44,7 @@ async function start(file: string): Promise<RunningGslbd> {
 
 const ask = (g: RunningGslbd, name = 'www.example.test') => queryUdp(g.dns.bound[0]!.port, name);
 
-function admin(g: RunningGslbd, path: string, body?: unknown, token: string | undefined = TOKEN): Promise<Response> {
+function admin(g: RunningGslbd, path: string, body?: unknown, token: string | null = TOKEN): Promise<Response> {
   return fetch(`http://127.0.0.1:${g.admin!.port}${path}`, {
     method: body === undefined ? 'GET' : 'POST',
     headers: token ? { authorization: `Bearer ${token}`, 'content-type': 'application/json' } : { 'content-type': 'application/json' },
@@ -78,7 +80,7 @@ test('the full sequence: all up → one down → tier 1 down → all down → on
   for (let i = 0; i < 4; i++) peers.push(await startHttpPeer());
   const [p11, p12, p21, p22] = peers as [HttpPeer, HttpPeer, HttpPeer, HttpPeer];
   const ep = (dc: string, address: string, p: Peer) => `      - { dc: ${dc}, address: ${address}, monitors: [http], check: { address: 127.0.0.1, port: ${p.port}, host: www.example.test } }`;
-  const file = writeConfig(
+  const file = await writeConfig(
     dir,
     `
 datacenters: [{ name: dc-a }, { name: dc-b }]
@@ -98,10 +100,10 @@ records:
     health: { tiers: [{ dcs: [dc-a] }, { dcs: [dc-b] }], allDown: fail-closed, negativeTtl: 5, downTtl: 10 }
 health:
   stateFile: health-state.json
-  monitors: [{ name: http, type: http, path: /health, intervalMs: ${INTERVAL}, timeoutMs: 80, rise: 2, fall: 2 }]
+  monitors: [{ name: http, type: http, path: /health, intervalMs: ${INTERVAL}, timeoutMs: 180, rise: 2, fall: 2 }]
 `,
   );
-  const bound = 2 * INTERVAL * 1.1 + 3000;
+  const bound = 2 * INTERVAL * 1.1 + SLACK;
   let g = await start(file);
   try {
     // All up (unknown counts as up at first): tier 1 only.
@@ -158,7 +160,7 @@ test('cold start: three endpoints, one not listening; first query right after st
   const dead = await startTcpPeer();
   await dead.stop();
   const ep = (address: string, p: Peer) => `      - { dc: dc1, address: ${address}, monitors: [tcp], check: { address: 127.0.0.1, port: ${p.port} } }`;
-  const file = writeConfig(
+  const file = await writeConfig(
     dir,
     `
 datacenters: [{ name: dc1 }]
@@ -172,7 +174,7 @@ records:
   - { name: www.example.test, type: A, service: web, policy: { type: static-proximity, balanceAlgorithm: all } }
   - { name: wait.example.test, type: A, service: web, policy: { type: static-proximity, balanceAlgorithm: all }, health: { coldStart: { waitMs: 5000 } } }
 health:
-  monitors: [{ name: tcp, type: tcp, intervalMs: ${INTERVAL}, timeoutMs: 80, rise: 2, fall: 3 }]
+  monitors: [{ name: tcp, type: tcp, intervalMs: ${INTERVAL}, timeoutMs: 180, rise: 2, fall: 3 }]
 `,
   );
   const g = await start(file);
@@ -187,8 +189,8 @@ health:
       t.deepEqual(aRecords(firstWait), ['192.0.2.1', '192.0.2.2', '192.0.2.3']);
     }
     // After one interval (plus the timeout and scheduling slack) the dead one is never answered.
-    await sleep(INTERVAL + 80 + 100);
-    await waitFor('every check has a result', () => g.health.report().checks.every((c) => c.status !== 'unknown'), 3000);
+    await sleep(INTERVAL + 180 + 100);
+    await waitFor('every check has a result', () => g.health.report().checks.every((c) => c.status !== 'unknown'), SLACK);
     for (let i = 0; i < 20; i++) {
       t.deepEqual(aRecords(await ask(g)), ['192.0.2.1', '192.0.2.2']);
       t.deepEqual(aRecords(await ask(g, 'wait.example.test')), ['192.0.2.1', '192.0.2.2']);
@@ -205,7 +207,7 @@ test('a stopped listener is out of answers within fall × interval and stays out
   const a = await startTcpPeer();
   const b = await startTcpPeer();
   const ep = (address: string, p: Peer) => `      - { dc: dc1, address: ${address}, monitors: [tcp], check: { address: 127.0.0.1, port: ${p.port} } }`;
-  const file = writeConfig(
+  const file = await writeConfig(
     dir,
     `
 datacenters: [{ name: dc1 }]
@@ -213,15 +215,15 @@ services: [{ name: web, endpoints: [] }]
 records:
   - { name: www.example.test, type: A, service: web, policy: { type: static-proximity, balanceAlgorithm: all } }
 health:
-  monitors: [{ name: tcp, type: tcp, intervalMs: ${INTERVAL}, timeoutMs: 80, rise: 2, fall: 3, jitter: 0.1 }]
+  monitors: [{ name: tcp, type: tcp, intervalMs: ${INTERVAL}, timeoutMs: 180, rise: 2, fall: 3, jitter: 0.1 }]
 `.replace('services: [{ name: web, endpoints: [] }]', `services:\n  - name: web\n    endpoints:\n${ep('192.0.2.1', a)}\n${ep('192.0.2.2', b)}`),
   );
   const g = await start(file);
   try {
-    await waitFor('both up', () => g.health.report().endpoints.every((e) => e.status === 'up'), 3000);
+    await waitFor('both up', () => g.health.report().endpoints.every((e) => e.status === 'up'), SLACK);
     await b.stop();
     const stoppedAt = Date.now();
-    await answersBecome(g, ['192.0.2.1'], 3 * INTERVAL * 1.1 + 3000);
+    await answersBecome(g, ['192.0.2.1'], 3 * INTERVAL * 1.1 + SLACK);
     const took = Date.now() - stoppedAt;
     t.log(`out after ${took} ms (fall 3 × interval ${INTERVAL} ms)`);
     for (let i = 0; i < 30; i++) {
@@ -236,7 +238,7 @@ health:
 
 test('admin override: force-down with the token shows in the next answer; without the token it is refused', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'gslbd-e2e-health-'));
-  const file = writeConfig(
+  const file = await writeConfig(
     dir,
     `
 datacenters: [{ name: dc1 }]
@@ -250,7 +252,7 @@ records:
   const g = await start(file);
   try {
     t.deepEqual(aRecords(await ask(g)), ['192.0.2.1', '192.0.2.2']);
-    const refused = await admin(g, '/health/override', { endpoint: 'web/dc1/192.0.2.2', override: 'force-down' }, undefined);
+    const refused = await admin(g, '/health/override', { endpoint: 'web/dc1/192.0.2.2', override: 'force-down' }, null);
     t.is(refused.status, 401);
     t.deepEqual(aRecords(await ask(g)), ['192.0.2.1', '192.0.2.2']);
     const ok = await admin(g, '/health/override', { endpoint: 'web/dc1/192.0.2.2', override: 'force-down' });
@@ -259,7 +261,7 @@ records:
     t.deepEqual(aRecords(await ask(g)), ['192.0.2.1']);
     const drained = await admin(g, '/health/override', { endpoint: 'web/dc1/192.0.2.1', override: 'drain' });
     t.is(drained.status, 200);
-    t.deepEqual(aRecords(await ask(g)), ['192.0.2.1', '192.0.2.2'], 'all out by override: fail-open (no fail-safe list) answers them');
+    t.like(await ask(g), { rcode: 'NOERROR', answers: [], authority: ['SOA 10'] }, 'forced down and drained stay out even under fail-open: NODATA');
     t.is((await admin(g, '/health/override', { endpoint: 'web/dc1/203.0.113.9', override: 'drain' })).status, 404);
     t.is((await admin(g, '/health/override', { endpoint: 'web/dc1/192.0.2.1', override: 'sideways' })).status, 400);
     t.is((await admin(g, '/health/override', { endpoint: 'web/dc1/192.0.2.1', override: 'none' })).status, 200);
@@ -277,7 +279,7 @@ test('local-first with real checks: local site up → local address; local site 
   const dir = mkdtempSync(join(tmpdir(), 'gslbd-e2e-health-'));
   const local = await startTcpPeer();
   const peer = await startTcpPeer();
-  const file = writeConfig(
+  const file = await writeConfig(
     dir,
     `
 site: denver
@@ -290,19 +292,19 @@ services:
 records:
   - { name: www.example.test, type: A, service: web, health: { localFirst: true } }
 health:
-  monitors: [{ name: tcp, type: tcp, intervalMs: ${INTERVAL}, timeoutMs: 80, rise: 2, fall: 2 }]
+  monitors: [{ name: tcp, type: tcp, intervalMs: ${INTERVAL}, timeoutMs: 180, rise: 2, fall: 2 }]
 `,
   );
   const g = await start(file);
   try {
-    await waitFor('checked', () => g.health.report().endpoints.every((e) => e.status === 'up'), 3000);
+    await waitFor('checked', () => g.health.report().endpoints.every((e) => e.status === 'up'), SLACK);
     t.deepEqual(aRecords(await ask(g)), ['200.200.200.1']);
     await local.stop();
-    await answersBecome(g, ['174.14.70.1'], 2 * INTERVAL * 1.1 + 3000);
+    await answersBecome(g, ['174.14.70.1'], 2 * INTERVAL * 1.1 + SLACK);
     const explain = (await (await admin(g, '/explain?name=www.example.test&client=192.0.2.200')).json()) as { selections: { steps: { stage: string; note?: string }[] }[] };
     t.is(explain.selections[0]!.steps.find((s) => s.stage === 'health')!.note, 'local site down, answering peer');
     await local.restart();
-    await answersBecome(g, ['200.200.200.1'], 2 * INTERVAL * 1.1 + 3000);
+    await answersBecome(g, ['200.200.200.1'], 2 * INTERVAL * 1.1 + SLACK);
   } finally {
     await g.stop();
     await Promise.all([local.stop(), peer.stop()]);

@@ -205,3 +205,11 @@ export async function waitFor(what: string, condition: () => boolean, limitMs: n
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+/** A loopback port that was free a moment ago (for listeners that cannot take port 0). */
+export async function freePort(): Promise<number> {
+  const s = createTcpServer();
+  const port = await listen(s, 0, '127.0.0.1');
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}

@@ -62,3 +62,13 @@ export function defaultPort(monitor: MonitorConfig): number | undefined {
 export function elapsedMs(startNs: bigint): number {
   return Number(process.hrtime.bigint() - startNs) / 1e6;
 }
+
+/**
+ * Arms a check's timeout. The failure is decided one event-loop turn after the timer fires
+ * (`setImmediate` runs after the poll phase), so when a busy process fires the timer late, an
+ * answer that had already arrived still counts: a stalled engine must not mark healthy targets
+ * down. Callers ignore a late call after they have finished.
+ */
+export function armTimeout(ms: number, onTimeout: () => void): NodeJS.Timeout {
+  return setTimeout(() => setImmediate(onTimeout), ms);
+}

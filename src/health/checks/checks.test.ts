@@ -5,7 +5,7 @@ import { monitorSchema } from '../../config/healthSchema.js';
 import { selfSignedCertificate, sleep, startDnsPeer, startHttpPeer, startTcpPeer } from '../../../test/health/loopbackPeers.js';
 import { checkFor } from './check.js';
 
-const monitor = (m: Record<string, unknown>) => monitorSchema.parse({ name: 'm', intervalMs: 1000, timeoutMs: 500, ...m });
+const monitor = (m: Record<string, unknown>) => monitorSchema.parse({ name: 'm', intervalMs: 5000, timeoutMs: 3000, ...m });
 const target = (port: number, host?: string) => ({ address: '127.0.0.1', port, host });
 
 test('tcp: up while listening, ECONNREFUSED when stopped, up again after restart', async (t) => {

@@ -5,7 +5,7 @@ import dnsPacket from 'dns-packet';
 import type { DnsMonitorConfig } from '../../config/healthSchema.js';
 import { parseRecordData, presentData } from '../../dns/presentation.js';
 import type { RecordData, RecordType } from '../../dns/records.js';
-import { elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
+import { armTimeout, elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
 
 /**
  * DNS check: one query (`queryName`/`queryType`, RD clear) over UDP from a fresh socket to the
@@ -32,7 +32,7 @@ export function dnsCheck(m: DnsMonitorConfig): CheckRun {
         socket.close();
         resolve({ ok, latencyMs: elapsedMs(started), error });
       };
-      const timer = setTimeout(() => finish(false, 'timeout'), m.timeoutMs);
+      const timer = armTimeout(m.timeoutMs, () => finish(false, 'timeout'));
       socket.on('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
       socket.on('message', (msg, rinfo) => {
         if (rinfo.address !== target.address || rinfo.port !== target.port) return;

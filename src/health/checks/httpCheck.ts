@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIPv6 } from 'node:net';
 import { isSniName, type HttpMonitorConfig } from '../../config/healthSchema.js';
-import { elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
+import { armTimeout, elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
 
 /** How much of a body is read for `bodyContains` / `bodyMatches` (bytes). */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -55,7 +55,7 @@ export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRu
             }
           : {}),
       });
-      const timer = setTimeout(() => finish(false, 'timeout'), m.timeoutMs);
+      const timer = armTimeout(m.timeoutMs, () => finish(false, 'timeout'));
       req.on('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
       req.on('response', (res: IncomingMessage) => {
         const status = res.statusCode ?? 0;

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
+import { armTimeout, elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
 
 /**
  * TCP connect check: succeeds when the three-way handshake completes within `timeoutMs`, then
@@ -7,19 +7,22 @@ import { elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from '.
  */
 export function tcpCheck(timeoutMs: number): CheckRun {
   return (target: CheckTarget) => {
-  const started = process.hrtime.bigint();
-  return new Promise<CheckOutcome>((resolve) => {
-    const socket = connect({ host: target.address, port: target.port, noDelay: true });
-    const finish = (ok: boolean, error: string): void => {
-      clearTimeout(timer);
-      socket.removeAllListeners();
-      socket.on('error', () => {});
-      socket.destroy();
-      resolve({ ok, latencyMs: elapsedMs(started), error });
-    };
-    const timer = setTimeout(() => finish(false, 'timeout'), timeoutMs);
-    socket.once('connect', () => finish(true, ''));
-    socket.once('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
-  });
+    const started = process.hrtime.bigint();
+    return new Promise<CheckOutcome>((resolve) => {
+      const socket = connect({ host: target.address, port: target.port, noDelay: true });
+      let settled = false;
+      const finish = (ok: boolean, error: string): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        socket.removeAllListeners();
+        socket.on('error', () => {});
+        socket.destroy();
+        resolve({ ok, latencyMs: elapsedMs(started), error });
+      };
+      const timer = armTimeout(timeoutMs, () => finish(false, 'timeout'));
+      socket.once('connect', () => finish(true, ''));
+      socket.once('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
+    });
   };
 }
