@@ -12,6 +12,7 @@ import { loadLocationDb } from '../geo/loadSources.js';
 import type { LocationDb } from '../geo/locationDb.js';
 import { HealthMonitor } from '../health/healthMonitor.js';
 import { registerHealthRoutes } from '../health/healthRoutes.js';
+import { StatusSignals } from '../health/statusSignals.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { MetricStore } from '../metrics/metricStore.js';
 import { registerMetricRoutes } from '../metrics/pushRoutes.js';
@@ -66,8 +67,11 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
   const health = new HealthMonitor({ log, registry: metrics.registry });
   const snapshot = buildSnapshot(file, config, { geo, health: health.configure(config, file), metrics: metricStore }, Date.now());
   const engine = new Engine(snapshot, options.ctx ?? systemContext(), log);
+  const statusSignals = new StatusSignals(health, metricStore);
+  statusSignals.sync(engine.ctx.now());
   metrics.generation.set(snapshot.generation);
   health.onChange((view) => {
+    statusSignals.sync(engine.ctx.now());
     engine.publish(withHealthView(engine.snapshot, view));
     metrics.generation.set(engine.snapshot.generation);
   });
@@ -81,7 +85,7 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, generation: snapshot.generation });
   const reload = (reason: string): Promise<ReloadOutcome> => {
-    reloading = reloading.then(() => reloadOnce(engine, metrics, metricStore, log, reason, health));
+    reloading = reloading.then(() => reloadOnce(engine, metrics, metricStore, log, reason, health, statusSignals));
     return reloading;
   };
 
@@ -131,7 +135,15 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
   };
 }
 
-async function reloadOnce(engine: Engine, metrics: EngineMetrics, metricStore: MetricStore, log: Logger, reason: string, health: HealthMonitor): Promise<ReloadOutcome> {
+async function reloadOnce(
+  engine: Engine,
+  metrics: EngineMetrics,
+  metricStore: MetricStore,
+  log: Logger,
+  reason: string,
+  health: HealthMonitor,
+  statusSignals: StatusSignals,
+): Promise<ReloadOutcome> {
   const running = engine.snapshot;
   try {
     const { config } = loadConfigFile(running.file);
@@ -142,6 +154,7 @@ async function reloadOnce(engine: Engine, metrics: EngineMetrics, metricStore: M
     }
     const next = buildSnapshot(running.file, config, { ...running.env, geo, health: health.configure(config, running.file) }, Date.now(), running);
     metricStore.configure(config.metrics, config.datacenters.map((d) => d.name), config.services.map((s) => s.name));
+    statusSignals.sync(engine.ctx.now());
     engine.publish(next);
     metrics.generation.set(next.generation);
     metrics.reloads.inc({ result: 'ok' });

@@ -214,6 +214,22 @@ export class HealthMonitor {
     };
   }
 
+  /**
+   * The statuses monitors cover: every data center with check points (`host.status`), and every
+   * (service, data center) with a monitored or overridden endpoint (`service.status`).
+   */
+  coveredStatuses(): { hosts: [dc: string, status: HealthStatus][]; services: [service: string, dc: string, status: HealthStatus][] } {
+    const view = this.current;
+    const covered = new Map<string, [string, string]>();
+    for (const e of this.plan.endpoints) {
+      if (e.checks.length > 0 || this.overrides.has(e.key)) covered.set(`${e.service}\u0000${e.dc}`, [e.service, e.dc]);
+    }
+    return {
+      hosts: this.plan.dcs.map((d) => [d.name, view.hostStatus(d.name)]),
+      services: [...covered.values()].map(([service, dc]) => [service, dc, view.serviceStatus(service, dc)]),
+    };
+  }
+
   private add(planned: PlannedCheck, state: CheckState, fn: CheckRun, now: number): void {
     const monitor = this.opts.onCheck;
     const self = this;
