@@ -1,8 +1,8 @@
 import test from 'ava';
 import { describeCriterion, rankByCriterion, type Criterion } from './criterion.js';
 
-const entries = (values: Record<string, number>) => Object.entries(values).map(([item, value]) => ({ item, value }));
-const groups = (values: Record<string, number>, c: Criterion): string[][] => rankByCriterion(entries(values), c).groups.map((g) => g.map((r) => r.item));
+const rank = (values: Record<string, number>, c: Criterion) => rankByCriterion(Object.keys(values), Object.values(values), c);
+const groups = (values: Record<string, number>, c: Criterion): string[][] => rank(values, c).groups;
 
 test('lowest: ascending, equal values share a group in input order', (t) => {
   t.deepEqual(groups({ a: 30, b: 10, c: 20, d: 10 }, { kind: 'lowest' }), [['b', 'd'], ['c'], ['a']]);
@@ -13,13 +13,13 @@ test('highest: descending, equal values share a group', (t) => {
 });
 
 test('equals: exactly the target forms the only group, the others are ranked out', (t) => {
-  const r = rankByCriterion(entries({ a: 5, b: 5.0001, c: 5, d: 4 }), { kind: 'equals', target: 5 });
-  t.deepEqual(r.groups.map((g) => g.map((x) => x.item)), [['a', 'c']]);
-  t.deepEqual(r.rankedOut.map((x) => x.item), ['b', 'd']);
+  const r = rank({ a: 5, b: 5.0001, c: 5, d: 4 }, { kind: 'equals', target: 5 });
+  t.deepEqual(r.groups, [['a', 'c']]);
+  t.deepEqual(r.rankedOut, ['b', 'd']);
 });
 
 test('equals: nothing at the target ranks everything out', (t) => {
-  const r = rankByCriterion(entries({ a: 1, b: 2 }), { kind: 'equals', target: 3 });
+  const r = rank({ a: 1, b: 2 }, { kind: 'equals', target: 3 });
   t.deepEqual(r.groups, []);
   t.is(r.rankedOut.length, 2);
 });

@@ -19,43 +19,46 @@ export type Criterion =
 /** Relative slack for comparisons against a margin, so `10%` of 0.3 still includes 0.33. */
 const MARGIN_EPSILON = 1e-9;
 
-/** A data center (or anything) with the value the criterion ranks. */
-export interface Ranked<T> {
-  readonly item: T;
-  readonly value: number;
-}
-
 /** The ranking of known values: groups best first, and what the criterion ranked out. */
 export interface RankOutcome<T> {
-  readonly groups: Ranked<T>[][];
-  readonly rankedOut: Ranked<T>[];
+  readonly groups: T[][];
+  readonly rankedOut: T[];
 }
 
 /**
- * Ranks entries with known (non-NaN) values by a criterion. Input order breaks no ties: tied
- * entries share a group, in input order, for the pick stage's tie-break.
+ * Ranks `items` by their known (non-NaN) `values` (same positions) under a criterion. Tied items
+ * share a group in input order, for the pick stage's tie-break. Query path: an insertion sort
+ * over a handful of data centers, no per-item objects.
  */
-export function rankByCriterion<T>(entries: readonly Ranked<T>[], c: Criterion): RankOutcome<T> {
+export function rankByCriterion<T>(items: readonly T[], values: readonly number[], c: Criterion): RankOutcome<T> {
+  const n = items.length;
   if (c.kind === 'equals') {
-    const hit = entries.filter((e) => e.value === c.target);
-    return { groups: hit.length > 0 ? [hit] : [], rankedOut: entries.filter((e) => e.value !== c.target) };
+    const hit: T[] = [];
+    const out: T[] = [];
+    for (let i = 0; i < n; i++) (values[i] === c.target ? hit : out).push(items[i]!);
+    return { groups: hit.length > 0 ? [hit] : [], rankedOut: out };
   }
-  const ascending = c.kind === 'lowest' || (c.kind === 'within' && c.prefer === 'lowest');
-  const sorted = [...entries].sort(ascending ? (a, b) => a.value - b.value : (a, b) => b.value - a.value);
-  const groups: Ranked<T>[][] = [];
-  let start = 0;
-  if (c.kind === 'within' && sorted.length > 0) {
-    const best = sorted[0]!.value;
+  const sign = c.kind === 'lowest' || (c.kind === 'within' && c.prefer === 'lowest') ? 1 : -1;
+  const order: number[] = [];
+  for (let i = 0; i < n; i++) {
+    let j = order.length;
+    while (j > 0 && sign * (values[order[j - 1]!]! - values[i]!) > 0) j--;
+    order.splice(j, 0, i);
+  }
+  const groups: T[][] = [];
+  let k = 0;
+  if (c.kind === 'within' && n > 0) {
+    const best = values[order[0]!]!;
     const margin = c.percent ? (Math.abs(best) * c.margin) / 100 : c.margin;
     const limit = margin + MARGIN_EPSILON * Math.max(1, Math.abs(best));
-    while (start < sorted.length && Math.abs(sorted[start]!.value - best) <= limit) start++;
-    groups.push(sorted.slice(0, start));
+    const first: T[] = [];
+    while (k < n && Math.abs(values[order[k]!]! - best) <= limit) first.push(items[order[k++]!]!);
+    groups.push(first);
   }
-  for (let i = start; i < sorted.length; i++) {
-    const e = sorted[i]!;
-    const last = groups[groups.length - 1];
-    if (i > start && last && last[0]!.value === e.value) last.push(e);
-    else groups.push([e]);
+  for (const start = k; k < n; k++) {
+    const i = order[k]!;
+    if (k > start && values[order[k - 1]!] === values[i]) groups[groups.length - 1]!.push(items[i]!);
+    else groups.push([items[i]!]);
   }
   return { groups, rankedOut: [] };
 }

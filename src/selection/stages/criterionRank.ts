@@ -1,6 +1,6 @@
 import { maskAddress } from '../../geo/ipAddress.js';
 import { clientNetworkKey, type MetricSource } from '../../state/metricView.js';
-import { describeCriterion, rankByCriterion, type Criterion, type Ranked } from '../criteria/criterion.js';
+import { describeCriterion, rankByCriterion, type Criterion } from '../criteria/criterion.js';
 import { clientNetworkPrefix } from '../tieBreakHash.js';
 import { narrowScope, type LiveDc, type SelectionState, type Stage } from '../types.js';
 
@@ -72,14 +72,20 @@ function subjectOf(o: CriterionRankOptions, s: SelectionState): string {
 
 /** Rank groups of one tier: known values by the criterion, then unknown ones (rank-last). */
 function tier(dcs: readonly LiveDc[], o: CriterionRankOptions, s: SelectionState, subject: string, now: number): LiveDc[][] {
-  const known: Ranked<LiveDc>[] = [];
+  const known: LiveDc[] = [];
+  const values: number[] = [];
   let unknown: LiveDc[] | undefined;
-  for (const l of dcs) {
+  for (let i = 0; i < dcs.length; i++) {
+    const l = dcs[i]!;
     const value = s.env.metrics.read(o.source, subject, l.candidate.dc.name, o.metric, now);
-    if (!Number.isNaN(value)) known.push({ item: l, value });
-    else if (o.unknown === 'rank-last') (unknown ??= []).push(l);
+    if (!Number.isNaN(value)) {
+      known.push(l);
+      values.push(value);
+    } else if (o.unknown === 'rank-last') {
+      (unknown ??= []).push(l);
+    }
   }
-  const groups = rankByCriterion(known, o.criterion).groups.map((g) => g.map((r) => r.item));
+  const groups = rankByCriterion(known, values, o.criterion).groups;
   if (unknown) groups.push(unknown);
   return groups;
 }

@@ -55,7 +55,7 @@ export function pickDcsStage(count: number, tieBreak: TieBreak): Stage {
       for (const group of s.ranked) {
         const room = count - picked.length;
         if (group.length <= room) {
-          picked.push(...group);
+          for (let i = 0; i < group.length; i++) picked.push(group[i]!);
         } else {
           const chosen = tieBreak.choose(group, room, s);
           picked.push(...chosen);
