@@ -38,10 +38,27 @@ export const powerdnsListenerSchema = z.strictObject({
   maxRequestBytes: z.number().int().min(1024).max(1048576).default(65536),
 });
 
+/**
+ * The compact-protocol listener (docs/protocol.md) the CoreDNS plugin connects to: a Unix socket
+ * at `path` (relative paths are relative to the configuration file), created with file `mode`
+ * (octal text, e.g. "0660"). Connections beyond `maxConnections` are closed at once; frames longer
+ * than `maxFrameBytes` close their connection.
+ */
+export const compactListenerSchema = z.strictObject({
+  path: z.string().min(1).max(100, 'a Unix socket path has at most 100 characters'),
+  mode: z
+    .string()
+    .regex(/^0?[0-7]{3}$/, 'expected an octal file mode such as "0660"')
+    .default('0660'),
+  maxConnections: z.number().int().min(1).max(4096).default(64),
+  maxFrameBytes: z.number().int().min(512).max(131072).default(4096),
+});
+
 export const listenersSchema = z.strictObject({
   dns: z.array(dnsListenerSchema).default([]),
   admin: adminListenerSchema.optional(),
   powerdns: powerdnsListenerSchema.optional(),
+  compact: compactListenerSchema.optional(),
 });
 
 /** Standalone DNS listener behaviour (sizes in bytes, times in ms). */
@@ -59,4 +76,5 @@ export const dnsBehaviourSchema = z.strictObject({
 export type DnsListenerConfig = z.output<typeof dnsListenerSchema>;
 export type AdminListenerConfig = z.output<typeof adminListenerSchema>;
 export type PowerdnsListenerConfig = z.output<typeof powerdnsListenerSchema>;
+export type CompactListenerConfig = z.output<typeof compactListenerSchema>;
 export type DnsBehaviourConfig = z.output<typeof dnsBehaviourSchema>;

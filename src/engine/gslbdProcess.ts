@@ -6,6 +6,7 @@ import { registerCoreRoutes } from '../admin/coreRoutes.js';
 import { EngineMetrics } from '../admin/metrics.js';
 import { ConfigError, loadConfigFile } from '../config/load.js';
 import type { Config } from '../config/schema.js';
+import { CompactServer } from '../frontends/compact/compactServer.js';
 import { DnsServer } from '../frontends/dns/dnsServer.js';
 import { powerDnsFrontDoor, type RemoteBackendServer } from '../frontends/powerdns/remoteBackendServer.js';
 import { loadLocationDb } from '../geo/loadSources.js';
@@ -30,6 +31,8 @@ export interface RunningGslbd {
   readonly dns: DnsServer;
   /** The PowerDNS remote backend socket, when `listeners.powerdns` is configured. */
   readonly powerdns: RemoteBackendServer | undefined;
+  /** The compact-protocol listener (CoreDNS bridge), when `listeners.compact` is configured. */
+  readonly compact: CompactServer | undefined;
   readonly admin: AdminServer | undefined;
   readonly health: HealthMonitor;
   readonly log: Logger;
@@ -82,6 +85,9 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
   const pdnsCfg = config.listeners.powerdns;
   const powerdns = pdnsCfg ? powerDnsFrontDoor(engine, metrics, log, pdnsCfg, resolvePath(dirname(file), pdnsCfg.path)) : undefined;
   await powerdns?.start();
+  const compactCfg = config.listeners.compact;
+  const compact = compactCfg ? new CompactServer({ engine, metrics, log }, compactCfg, resolvePath(dirname(file), compactCfg.path)) : undefined;
+  await compact?.start();
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, generation: snapshot.generation });
   const reload = (reason: string): Promise<ReloadOutcome> => {
@@ -110,6 +116,7 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
       dns: dns.bound.map((b) => `${b.address.includes(':') ? `[${b.address}]` : b.address}:${b.port}`),
       admin: admin ? `${adminCfg!.address}:${admin.port}` : null,
       powerdns: powerdns?.path ?? null,
+      compact: compact?.path ?? null,
       generation: snapshot.generation,
       location: geo.describe(),
     },
@@ -121,6 +128,7 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
     metrics,
     dns,
     powerdns,
+    compact,
     admin,
     health,
     log,
@@ -129,7 +137,7 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
     async stop() {
       process.off('SIGHUP', onHup);
       watcher?.close();
-      await Promise.all([dns.stop(), powerdns?.stop(), admin?.stop(), health.stop()]);
+      await Promise.all([dns.stop(), powerdns?.stop(), compact?.stop(), admin?.stop(), health.stop()]);
       log.flush();
     },
   };

@@ -1,4 +1,5 @@
 import { addressFromBytes, familyBits, type IpAddress } from '../../geo/ipAddress.js';
+import type { Client } from '../../selection/types.js';
 
 /** EDNS option code of Client Subnet (RFC 7871 §6). */
 export const ECS_OPTION_CODE = 8;
@@ -52,4 +53,14 @@ export function replyScope(ecs: EcsOption, scope: number): number {
   if (ecs.sourcePrefix === 0 || scope === 0) return 0;
   if (ecs.address.mapped) return Math.min(128, 96 + scope);
   return Math.min(familyBits(ecs.address.family), scope);
+}
+
+/**
+ * The client a query is answered for (SPEC §2, RFC 7871 §7.1.1): the ECS address when the query
+ * carries ECS with a source prefix > 0 (in bits of the folded family), else the resolver's address
+ * `peer`. Shared by every front door that sees ECS, so they all select for the same client.
+ */
+export function clientFor(ecs: EcsOption | undefined, peer: IpAddress): Client {
+  if (ecs && ecs.effectivePrefix > 0) return { address: ecs.address, sourcePrefix: ecs.effectivePrefix, fromEcs: true };
+  return { address: peer, sourcePrefix: familyBits(peer.family), fromEcs: false };
 }

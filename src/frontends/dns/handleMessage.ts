@@ -3,10 +3,11 @@ import type { EngineMetrics } from '../../admin/metrics.js';
 import { RCODE_NAMES } from '../../admin/metrics.js';
 import type { DnsBehaviourConfig } from '../../config/listenerSchema.js';
 import type { Engine } from '../../engine/engine.js';
-import { familyBits, formatIp, maskAddress, type IpAddress } from '../../geo/ipAddress.js';
+import { formatIp, maskAddress, type IpAddress } from '../../geo/ipAddress.js';
 import type { Logger } from '../../log/logger.js';
 import type { Client } from '../../selection/types.js';
 import { RCODE, type Answer } from '../../zones/authoritative.js';
+import { clientFor } from './ecsOption.js';
 import { decodeQuery, type WireQuery } from './wireQuery.js';
 import { encodeReply } from './wireResponse.js';
 
@@ -45,7 +46,7 @@ export function handleMessage(deps: DnsFrontDoorDeps, msg: Buffer, transport: 'u
   const limit = transport === 'tcp' ? 65535 : q.edns ? Math.min(q.edns.udpSize, udpPayloadSize) : CLASSIC_UDP_LIMIT;
   const header = { id: q.id, queryFlags: q.flags, question: q.question, edns: q.edns, udpPayloadSize };
   let answer: Answer;
-  const client = clientOf(q, peer);
+  const client = clientFor(q.edns?.ecs, peer);
   const started = performance.now();
   try {
     answer = deps.engine.resolve({ name: q.question.name, type: q.question.type, client, transport });
@@ -60,12 +61,6 @@ export function handleMessage(deps: DnsFrontDoorDeps, msg: Buffer, transport: 'u
   const rate = deps.behaviour.queryLogSampleRate;
   if (rate > 0 && deps.engine.ctx.random() < rate) logQuery(deps.log, q, client, peer, answer, transport);
   return encodeReply(header, answer, limit);
-}
-
-function clientOf(q: WireQuery, peer: IpAddress): Client {
-  const ecs = q.edns?.ecs;
-  if (ecs && ecs.effectivePrefix > 0) return { address: ecs.address, sourcePrefix: ecs.effectivePrefix, fromEcs: true };
-  return { address: peer, sourcePrefix: familyBits(peer.family), fromEcs: false };
 }
 
 /** Logs one sampled query with client and resolver addresses truncated to /24 (IPv4) or /48 (IPv6). */

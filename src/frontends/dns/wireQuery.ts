@@ -125,7 +125,7 @@ function readQuestion(buf: Buffer): WireQuestion | string {
 }
 
 /** Presentation form of a label: printable ASCII as is, `.` and `\` escaped, other octets as `\DDD`. */
-function presentLabel(buf: Buffer, start: number, len: number): string {
+export function presentLabel(buf: Buffer, start: number, len: number): string {
   for (let i = start; i < start + len; i++) {
     const c = buf[i]!;
     if (c <= 0x20 || c >= 0x7f || c === 0x2e || c === 0x5c) return escapedLabel(buf, start, len);

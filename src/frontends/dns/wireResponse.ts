@@ -85,7 +85,7 @@ function write(h: ReplyHeader, rcode: number, aa: boolean, a: Answer | undefined
  * lower-cased presentation form. The suffix map is built only when a name other than the
  * question name itself is written (most answers repeat the question name exactly).
  */
-interface CompressionTargets {
+export interface CompressionTargets {
   readonly question: WireQuestion | undefined;
   suffixes: Map<string, number> | undefined;
 }
@@ -100,7 +100,15 @@ function suffixesOf(t: CompressionTargets): ReadonlyMap<string, number> {
   return t.suffixes;
 }
 
-function writeRecord(buf: Buffer, offset: number, rr: ResourceRecord, targets: CompressionTargets): number {
+/** Compression targets that compress nothing: every name written in full (the compact protocol's ANSWER frame). */
+export const UNCOMPRESSED: CompressionTargets = { question: undefined, suffixes: new Map() };
+
+/**
+ * Writes one resource record in wire format (RFC 1035 §4.1.3) at `offset` and returns the offset
+ * after it; owner names are compressed against `targets` ({@link UNCOMPRESSED} for none).
+ * @throws RangeError when the record does not fit in `buf`.
+ */
+export function writeRecord(buf: Buffer, offset: number, rr: ResourceRecord, targets: CompressionTargets): number {
   offset = writeName(buf, offset, rr.name, targets);
   buf.writeUInt16BE(TYPE_CODES[rr.type], offset);
   buf.writeUInt16BE(1, offset + 2);

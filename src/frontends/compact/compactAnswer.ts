@@ -1,0 +1,69 @@
+import { performance } from 'node:perf_hooks';
+import { RCODE_NAMES, type EngineMetrics } from '../../admin/metrics.js';
+import type { Engine } from '../../engine/engine.js';
+import { ipv4 } from '../../geo/ipAddress.js';
+import type { Logger } from '../../log/logger.js';
+import { RCODE } from '../../zones/authoritative.js';
+import { clientFor, parseEcs, replyScope, type EcsOption } from '../dns/ecsOption.js';
+import type { AnswerFrame, CompactQuery } from './frameCodec.js';
+
+/** What answering a compact QUERY needs from the process. */
+export interface CompactAnswerDeps {
+  readonly engine: Engine;
+  readonly metrics: EngineMetrics;
+  readonly log: Logger;
+}
+
+const CLASS_IN = 1;
+/** Stand-in resolver address when the shim could not tell one (source family 0): location unknown. */
+const UNKNOWN_SOURCE = ipv4(0);
+const EMPTY: AnswerFrame['answers'] = [];
+
+/**
+ * Answers one compact QUERY (docs/protocol.md, QUERY and ANSWER) with the same rules as the
+ * standalone listener: the client is the ECS address when the source prefix is > 0, else the
+ * resolver's; malformed ECS is FORMERR (RFC 7871 §7.1.1); a class other than IN is REFUSED.
+ * The ECS scope to echo is computed here (RFC 7871 §7.2.1, SPEC §8), so a shim only copies it.
+ * Never throws: a failure inside the engine is answered SERVFAIL and logged.
+ */
+export function answerCompactQuery(deps: CompactAnswerDeps, q: CompactQuery): AnswerFrame {
+  let ecs: EcsOption | undefined;
+  if (q.ecs) {
+    const parsed = parseEcs(q.ecs);
+    if (typeof parsed === 'string') {
+      deps.metrics.malformed.inc({ transport: 'compact', outcome: 'FORMERR' });
+      return counted(deps, negative(RCODE.FORMERR, false));
+    }
+    ecs = parsed;
+  }
+  if (q.qclass !== CLASS_IN) return counted(deps, negative(RCODE.REFUSED, true));
+  const client = clientFor(ecs, q.source ?? UNKNOWN_SOURCE);
+  const started = performance.now();
+  try {
+    const a = deps.engine.resolve({ name: q.qname, type: q.qtype, client, transport: q.transport === 0 ? 'udp' : 'tcp' });
+    deps.metrics.resolveSeconds.observe((performance.now() - started) / 1000);
+    for (const dc of a.dcs) deps.metrics.dcAnswers.inc({ dc });
+    return counted(deps, {
+      rcode: a.rcode,
+      authoritative: a.authoritative,
+      notOurs: a.rcode === RCODE.REFUSED,
+      ecsScope: ecs ? replyScope(ecs, a.scope) : 0,
+      clientScope: a.scope,
+      answers: a.answers,
+      authority: a.authority,
+      additional: a.additional,
+    });
+  } catch (e) {
+    deps.log.error({ err: e, qname: q.qname, qtype: q.qtype, component: 'compact' }, 'resolve failed; answering SERVFAIL');
+    return counted(deps, negative(RCODE.SERVFAIL, false));
+  }
+}
+
+function negative(rcode: number, notOurs: boolean): AnswerFrame {
+  return { rcode, authoritative: false, notOurs, ecsScope: 0, clientScope: 0, answers: EMPTY, authority: EMPTY, additional: EMPTY };
+}
+
+function counted(deps: CompactAnswerDeps, a: AnswerFrame): AnswerFrame {
+  deps.metrics.queries.inc({ transport: 'compact', rcode: RCODE_NAMES[a.rcode] ?? String(a.rcode) });
+  return a;
+}

@@ -1,0 +1,238 @@
+import { spawnSync } from 'node:child_process';
+import { lstatSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { EngineMetrics } from '../../admin/metrics.js';
+import { ConfigError, parseConfigText } from '../../config/load.js';
+import { startGslbd, type RunningGslbd } from '../../engine/gslbdProcess.js';
+import { CompactTestClient, encodeQuery, frame, wireName } from '../../../test/support/compactClient.js';
+import { CompactServer } from './compactServer.js';
+import { ErrorCode, FrameKind } from './frameCodec.js';
+
+const ZONE = `
+zones:
+  - name: example.test
+    ttl: 300
+    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
+    ns: [ns1.example.test]
+    records:
+      - { name: ns1, type: A, data: 192.0.2.53 }
+      - { name: v6, type: AAAA, data: "2001:db8::10" }
+datacenters:
+  - { name: us-east, location: North America.US }
+  - { name: eu-west, location: Europe.NL }
+services:
+  - name: web
+    endpoints:
+      - { dc: us-east, address: 192.0.2.10 }
+      - { dc: eu-west, address: 198.51.100.10 }
+records:
+  - { name: www.example.test, type: A, ttl: 30, service: web, policy: { type: static-proximity, default: [eu-west] } }
+`;
+
+interface Fixture {
+  gslbd: RunningGslbd;
+  socket: string;
+  dir: string;
+}
+
+/** Starts an engine with only a compact listener, in a short temporary folder (Unix paths ≤ 107 bytes). */
+async function start(extra = ''): Promise<Fixture> {
+  const dir = mkdtempSync(join(tmpdir(), 'gslbd-c-'));
+  const file = join(dir, 'gslbd.yaml');
+  writeFileSync(file, `listeners:\n  compact: { path: engine.sock${extra} }\n${ZONE}`);
+  const gslbd = await startGslbd(file, { signals: false, watchFile: false, logDestination: openSync('/dev/null', 'w') });
+  return { gslbd, socket: join(dir, 'engine.sock'), dir };
+}
+
+async function stop(f: Fixture): Promise<void> {
+  await f.gslbd.stop();
+  rmSync(f.dir, { recursive: true, force: true });
+}
+
+const query = (id: number, qname: string, qtype = 1, ecs?: string) =>
+  encodeQuery({ id, qtype, qclass: 1, transport: 0, sourceAddress: '192.0.2.99', sourcePort: 5300, qname, ecs });
+
+test('answers static and GSLB names with AA, echoes the question case, and refuses names outside its zones', async (t) => {
+  const f = await start();
+  t.teardown(() => stop(f));
+  const c = await CompactTestClient.open(f.socket);
+  c.send(query(1, 'NS1.Example.TEST'));
+  c.send(query(2, 'www.example.test'));
+  c.send(query(3, 'www.example.test', 28));
+  c.send(query(4, 'nope.example.test'));
+  c.send(query(5, 'www.example.org'));
+  t.like(await c.next(), { kind: 'ANSWER', id: 1, flags: 1, rcode: 0, answers: [{ name: 'NS1.Example.TEST', type: 'A', data: '192.0.2.53' }] });
+  t.like(await c.next(), { kind: 'ANSWER', id: 2, flags: 1, rcode: 0, answers: [{ name: 'www.example.test', type: 'A', ttl: 30, data: '198.51.100.10' }] });
+  const nodata = await c.next();
+  t.like(nodata, { kind: 'ANSWER', id: 3, flags: 1, rcode: 0, answers: [], authorities: [{ type: 'SOA' }] });
+  t.like(await c.next(), { kind: 'ANSWER', id: 4, flags: 1, rcode: 3, authorities: [{ type: 'SOA' }] });
+  t.like(await c.next(), { kind: 'ANSWER', id: 5, flags: 2, rcode: 5, answers: [], authorities: [] });
+  const metrics = await f.gslbd.metrics.registry.getSingleMetricAsString('gslbd_dns_queries_total');
+  t.regex(metrics, /gslbd_dns_queries_total\{transport="compact",rcode="NOERROR"\} 3/);
+  c.close();
+});
+
+test('ECS: the engine computes the scope to echo; malformed ECS is FORMERR; IPv4-mapped ECS keeps 96 + the IPv4 scope', async (t) => {
+  const f = await start();
+  t.teardown(() => stop(f));
+  const c = await CompactTestClient.open(f.socket);
+  c.send(query(1, 'ns1.example.test', 1, '00011800c63364'));
+  c.send(query(2, 'www.example.test', 1, '00031800c63364'));
+  c.send(query(3, 'www.example.test', 1, '00011801c63364'));
+  c.send(query(4, 'www.example.test', 1, '0002780000000000000000000000ffffc63364'));
+  t.like(await c.next(), { id: 1, rcode: 0, ecsScope: 0, clientScope: 0 });
+  t.like(await c.next(), { id: 2, rcode: 1, flags: 0, answers: [] });
+  t.like(await c.next(), { id: 3, rcode: 1 });
+  const mapped = await c.next();
+  t.like(mapped, { id: 4, rcode: 0 });
+  if (mapped.kind !== 'ANSWER') return;
+  t.is(mapped.ecsScope, mapped.clientScope === 0 ? 0 : 96 + mapped.clientScope);
+  c.close();
+});
+
+test('pipelined queries are all answered, ids matched, in one burst', async (t) => {
+  const f = await start();
+  t.teardown(() => stop(f));
+  const c = await CompactTestClient.open(f.socket);
+  const n = 500;
+  c.send(Buffer.concat(Array.from({ length: n }, (_, i) => query(1000 + i, i % 2 ? 'www.example.test' : 'ns1.example.test'))));
+  const ids: number[] = [];
+  for (let i = 0; i < n; i++) ids.push((await c.next()).id);
+  t.deepEqual(ids, Array.from({ length: n }, (_, i) => 1000 + i));
+  c.send(frame(FrameKind.PING, 0, 77, Buffer.alloc(0)));
+  t.deepEqual(await c.next(), { kind: 'PONG', id: 77, state: 1 });
+  c.close();
+});
+
+test('garbage closes that connection only; unknown kinds and bad bodies get ERROR frames; the engine keeps serving', async (t) => {
+  const f = await start();
+  t.teardown(() => stop(f));
+  const healthy = await CompactTestClient.open(f.socket);
+
+  const noHello = await CompactTestClient.open(f.socket, false);
+  noHello.send(query(9, 'ns1.example.test'));
+  t.like(await noHello.next(), { kind: 'ERROR', id: 9, code: ErrorCode.BAD_REQUEST });
+  await t.notThrowsAsync(noHello.waitClosed());
+
+  const badVersionHello = await CompactTestClient.open(f.socket, false);
+  badVersionHello.send(frame(FrameKind.HELLO, 0, 0, Buffer.from('0203000000000400' + '00', 'hex')));
+  t.like(await badVersionHello.next(), { kind: 'ERROR', code: ErrorCode.UNSUPPORTED_VERSION });
+  await t.notThrowsAsync(badVersionHello.waitClosed());
+
+  const oversized = await CompactTestClient.open(f.socket);
+  oversized.send(frame(FrameKind.QUERY, 0, 1, Buffer.alloc(5000)));
+  await t.notThrowsAsync(oversized.waitClosed());
+
+  const tooShort = await CompactTestClient.open(f.socket);
+  tooShort.send(Buffer.from('00000003010101', 'hex'));
+  await t.notThrowsAsync(tooShort.waitClosed());
+
+  const noise = await CompactTestClient.open(f.socket);
+  let x = 12345;
+  noise.send(Buffer.from(Array.from({ length: 4096 }, () => ((x = (x * 1103515245 + 12345) >>> 0) >>> 16) & 255)));
+  await t.notThrowsAsync(noise.waitClosed());
+
+  const lenient = await CompactTestClient.open(f.socket);
+  lenient.send(frame(200, 0, 31, Buffer.from('hello')));
+  lenient.send(frame(FrameKind.QUERY, 0, 32, Buffer.from('0001', 'hex')));
+  lenient.send(frame(FrameKind.QUERY, 0, 33, Buffer.concat([Buffer.from('0001000100000000', 'hex'), Buffer.from([5, 97])])));
+  lenient.send(frame(FrameKind.HELLO, 0, 0, Buffer.from('010100000000040000', 'hex')));
+  lenient.send(query(34, 'ns1.example.test'));
+  t.like(await lenient.next(), { kind: 'ERROR', id: 31, code: ErrorCode.UNKNOWN_KIND, message: 'unknown frame kind 200' });
+  t.like(await lenient.next(), { kind: 'ERROR', id: 32, code: ErrorCode.BAD_REQUEST });
+  t.like(await lenient.next(), { kind: 'ERROR', id: 33, code: ErrorCode.BAD_REQUEST, message: 'question name runs past the frame' });
+  t.like(await lenient.next(), { kind: 'ERROR', id: 0, code: ErrorCode.BAD_REQUEST });
+  t.like(await lenient.next(), { kind: 'ANSWER', id: 34, rcode: 0 });
+  lenient.send(frame(FrameKind.PING, 0, 35, Buffer.alloc(0), 2));
+  t.like(await lenient.next(), { kind: 'ERROR', id: 35, code: ErrorCode.UNSUPPORTED_VERSION });
+  await t.notThrowsAsync(lenient.waitClosed());
+
+  healthy.send(query(2, 'www.example.test'));
+  t.like(await healthy.next(), { kind: 'ANSWER', id: 2, rcode: 0 });
+  const errors = await f.gslbd.metrics.registry.getSingleMetricAsString('gslbd_compact_protocol_errors_total');
+  t.regex(errors, /reason="framing"\} 3/);
+  healthy.close();
+});
+
+test('backpressure: a peer that does not read stops being read, others are served, and nothing is lost', async (t) => {
+  const f = await start();
+  t.teardown(() => stop(f));
+  const slow = await CompactTestClient.open(f.socket);
+  slow.socket.pause();
+  const n = 20000;
+  const burst = Buffer.concat(Array.from({ length: n }, (_, i) => query(i + 1, 'www.example.test')));
+  slow.send(burst);
+  const other = await CompactTestClient.open(f.socket);
+  await new Promise((r) => setTimeout(r, 300));
+  other.send(query(1, 'ns1.example.test'));
+  t.like(await other.next(1000), { kind: 'ANSWER', id: 1 });
+  slow.socket.resume();
+  let last = 0;
+  for (let i = 0; i < n; i++) last = (await slow.next(20000)).id;
+  t.is(last, n);
+  slow.close();
+  other.close();
+});
+
+test('connections beyond maxConnections are closed at once', async (t) => {
+  const f = await start(', maxConnections: 2');
+  t.teardown(() => stop(f));
+  const a = await CompactTestClient.open(f.socket);
+  const b = await CompactTestClient.open(f.socket);
+  const c = await CompactTestClient.open(f.socket, false);
+  await t.notThrowsAsync(c.waitClosed());
+  a.send(query(1, 'ns1.example.test'));
+  t.like(await a.next(), { id: 1, rcode: 0 });
+  a.close();
+  b.close();
+});
+
+test('a dead socket file is replaced; a live one, a non-socket or a too long path is refused', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gslbd-c-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const f = await start();
+  const deps = { engine: f.gslbd.engine, metrics: f.gslbd.metrics, log: f.gslbd.log };
+  const cfg = { path: 'x', mode: '0660', maxConnections: 4, maxFrameBytes: 4096 };
+  await t.throwsAsync(new CompactServer(deps, cfg, f.socket).start(), { message: /in use by another process/ });
+  await stop(f);
+
+  const dead = join(dir, 'dead.sock');
+  // A process killed while listening leaves its socket file behind, with nobody accepting.
+  spawnSync(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(dead)}, () => process.kill(process.pid, 'SIGKILL'))`]);
+  t.true(lstatSync(dead).isSocket());
+  const f2 = await start();
+  t.teardown(() => stop(f2));
+  const deps2 = { engine: f2.gslbd.engine, metrics: new EngineMetrics(), log: f2.gslbd.log };
+  const replaced = new CompactServer(deps2, cfg, dead);
+  await t.notThrowsAsync(replaced.start());
+  const c = await CompactTestClient.open(dead);
+  c.send(query(5, 'ns1.example.test'));
+  t.like(await c.next(), { id: 5, rcode: 0 });
+  c.close();
+  await replaced.stop();
+
+  const plain = join(dir, 'plain');
+  writeFileSync(plain, 'not a socket');
+  await t.throwsAsync(new CompactServer(deps2, cfg, plain).start(), { message: /exists and is not a socket/ });
+  await t.throwsAsync(new CompactServer(deps2, cfg, join(dir, 'x'.repeat(120))).start(), { message: /longer than 107 bytes/ });
+});
+
+test('listeners.compact is strict: unknown keys and bad modes name their path', (t) => {
+  const err = t.throws(() => parseConfigText(`listeners:\n  compact: { path: a.sock, mdoe: "0600" }\n${ZONE}`), { instanceOf: ConfigError });
+  t.is(err!.message, "<config>: listeners.compact.mdoe: unknown key (not part of the configuration schema; check the spelling)");
+  const mode = t.throws(() => parseConfigText(`listeners:\n  compact: { path: a.sock, mode: "0999" }\n${ZONE}`), { instanceOf: ConfigError });
+  t.regex(mode!.message, /listeners\.compact\.mode: expected an octal file mode/);
+  t.like(parseConfigText(`listeners:\n  compact: { path: a.sock }\n${ZONE}`).listeners.compact, { path: 'a.sock', mode: '0660', maxConnections: 64, maxFrameBytes: 4096 });
+});
+
+test('question names with escapes reach the engine as the standalone listener sees them', async (t) => {
+  const f = await start();
+  t.teardown(() => stop(f));
+  const c = await CompactTestClient.open(f.socket);
+  const body = Buffer.concat([Buffer.from('0001000100010035c0000263', 'hex'), wireName('a.example.test').fill(0x2e, 1, 2)]);
+  c.send(frame(FrameKind.QUERY, 0, 8, body));
+  t.like(await c.next(), { kind: 'ANSWER', id: 8, rcode: 3 });
+  c.close();
+});

@@ -1,0 +1,210 @@
+import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { Counter, Gauge } from 'prom-client';
+import type { CompactListenerConfig } from '../../config/listenerSchema.js';
+import { answerCompactQuery, type CompactAnswerDeps } from './compactAnswer.js';
+import {
+  EngineState,
+  ErrorCode,
+  FrameKind,
+  PROTOCOL_VERSION,
+  decodeHello,
+  decodeQuery,
+  encodeAnswer,
+  encodeError,
+  encodeHelloAck,
+  encodePong,
+  readHeader,
+} from './frameCodec.js';
+import { FrameReader, FramingError } from './frameReader.js';
+
+/** Queries a shim should keep in flight per connection (advertised in HELLO_ACK). */
+const MAX_INFLIGHT = 1024;
+/** Our name in HELLO_ACK. */
+const ENGINE_NAME = 'gslbd';
+/** Longest Unix socket path Linux accepts (sockaddr_un.sun_path without the NUL, bytes). */
+const MAX_SOCKET_PATH = 107;
+
+/**
+ * The compact-protocol listener (docs/protocol.md) on a Unix socket, for the CoreDNS plugin and
+ * other shims. Each connection is read frame by frame and every QUERY answered synchronously
+ * from the engine's current snapshot. Replies are corked per received chunk, so a burst of
+ * queries costs one write. When the peer does not read its replies (the send buffer is full)
+ * reading pauses until they drain. A broken length field, a frame over `maxFrameBytes`, a
+ * missing HELLO or a version mismatch closes that connection only; a malformed body or an
+ * unknown kind gets an ERROR frame and the connection stays open.
+ */
+export class CompactServer {
+  private server: Server | undefined;
+  private readonly connections = new Set<Socket>();
+  private stopping = false;
+  private readonly connectionsGauge: Gauge;
+  private readonly protocolErrors: Counter<'reason'>;
+
+  /**
+   * @param path the socket path, already resolved against the configuration file's folder.
+   */
+  constructor(
+    private readonly deps: CompactAnswerDeps,
+    private readonly config: CompactListenerConfig,
+    readonly path: string,
+  ) {
+    const registry = deps.metrics.registry;
+    this.connectionsGauge =
+      (registry.getSingleMetric('gslbd_compact_connections') as Gauge | undefined) ??
+      new Gauge({ name: 'gslbd_compact_connections', help: 'Open compact-protocol connections', registers: [registry] });
+    this.protocolErrors =
+      (registry.getSingleMetric('gslbd_compact_protocol_errors_total') as Counter<'reason'> | undefined) ??
+      new Counter({
+        name: 'gslbd_compact_protocol_errors_total',
+        help: 'Compact-protocol frames answered with ERROR or connections closed for bad framing, by reason',
+        labelNames: ['reason'] as const,
+        registers: [registry],
+      });
+  }
+
+  /**
+   * Listens on the socket. A socket file left by a previous run is replaced, but only after a
+   * connection attempt to it fails (so a running engine's socket is never taken over).
+   * @throws Error when the path is too long, exists and is not a socket, is in use, or cannot be bound.
+   */
+  async start(): Promise<void> {
+    if (Buffer.byteLength(this.path) > MAX_SOCKET_PATH) {
+      throw new Error(`compact socket path "${this.path}" is longer than ${MAX_SOCKET_PATH} bytes`);
+    }
+    await removeStaleSocket(this.path);
+    const server = createServer((conn) => this.accept(conn));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.path, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    server.on('error', (e) => this.deps.log.error({ err: e, component: 'compact' }, 'compact listener error'));
+    chmodSync(this.path, parseInt(this.config.mode, 8));
+    this.server = server;
+  }
+
+  /** Closes the listener and every connection, and removes the socket file. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const c of this.connections) c.destroy();
+    const server = this.server;
+    if (!server) return;
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+
+  private accept(conn: Socket): void {
+    if (this.connections.size >= this.config.maxConnections || this.stopping) {
+      this.protocolErrors.inc({ reason: 'too-many-connections' });
+      conn.destroy();
+      return;
+    }
+    this.connections.add(conn);
+    this.connectionsGauge.set(this.connections.size);
+    conn.on('close', () => {
+      this.connections.delete(conn);
+      this.connectionsGauge.set(this.connections.size);
+    });
+    conn.on('error', () => conn.destroy());
+    this.serve(conn);
+  }
+
+  private serve(conn: Socket): void {
+    let version = 0;
+    let closing = false;
+    let paused = false;
+    const send = (frame: Buffer): void => {
+      if (!conn.write(frame) && !paused) {
+        paused = true;
+        conn.pause();
+        conn.once('drain', () => {
+          paused = false;
+          conn.resume();
+        });
+      }
+    };
+    const refuse = (id: number, code: number, reason: string, message: string): void => {
+      this.protocolErrors.inc({ reason });
+      closing = true;
+      conn.end(encodeError(id, code, message));
+      conn.destroySoon();
+    };
+    const reader = new FrameReader(this.config.maxFrameBytes, (frame) => {
+      if (closing) return;
+      const h = readHeader(frame);
+      if (version === 0) {
+        if (h.kind !== FrameKind.HELLO) return refuse(h.id, ErrorCode.BAD_REQUEST, 'no-hello', 'the first frame must be HELLO');
+        const hello = decodeHello(frame);
+        if (typeof hello === 'string') return refuse(0, ErrorCode.BAD_REQUEST, 'bad-body', hello);
+        if (hello.minVersion > PROTOCOL_VERSION || hello.maxVersion < PROTOCOL_VERSION) {
+          return refuse(0, ErrorCode.UNSUPPORTED_VERSION, 'version', `this engine speaks version ${PROTOCOL_VERSION} only`);
+        }
+        version = PROTOCOL_VERSION;
+        this.deps.log.info({ component: 'compact', peer: hello.name, maxInflight: hello.maxInflight }, 'compact client connected');
+        return send(encodeHelloAck(version, this.state(), MAX_INFLIGHT, ENGINE_NAME));
+      }
+      if (h.version !== version) {
+        return refuse(h.id, ErrorCode.UNSUPPORTED_VERSION, 'version', `frame version ${h.version}; this connection speaks ${version}`);
+      }
+      switch (h.kind) {
+        case FrameKind.QUERY: {
+          const q = decodeQuery(frame, h.flags);
+          if (typeof q === 'string') {
+            this.protocolErrors.inc({ reason: 'bad-body' });
+            return send(encodeError(h.id, ErrorCode.BAD_REQUEST, q));
+          }
+          return send(encodeAnswer(h.id, answerCompactQuery(this.deps, q)));
+        }
+        case FrameKind.PING:
+          return send(encodePong(h.id, this.state()));
+        case FrameKind.HELLO:
+          this.protocolErrors.inc({ reason: 'bad-body' });
+          return send(encodeError(h.id, ErrorCode.BAD_REQUEST, 'HELLO was already received on this connection'));
+        default:
+          this.protocolErrors.inc({ reason: 'unknown-kind' });
+          return send(encodeError(h.id, ErrorCode.UNKNOWN_KIND, `unknown frame kind ${h.kind}`));
+      }
+    });
+    conn.on('data', (chunk: Buffer) => {
+      conn.cork();
+      try {
+        reader.push(chunk);
+      } catch (e) {
+        if (!(e instanceof FramingError)) this.deps.log.error({ err: e, component: 'compact' }, 'compact frame handling failed');
+        this.protocolErrors.inc({ reason: e instanceof FramingError ? 'framing' : 'internal' });
+        closing = true;
+        conn.destroy();
+        return;
+      } finally {
+        conn.uncork();
+      }
+    });
+  }
+
+  private state(): number {
+    return this.stopping ? EngineState.STOPPING : EngineState.SERVING;
+  }
+}
+
+/** Removes a socket file nobody listens on; leaves a live one (and anything not a socket) alone. */
+async function removeStaleSocket(path: string): Promise<void> {
+  let isSocket: boolean;
+  try {
+    isSocket = lstatSync(path).isSocket();
+  } catch {
+    return;
+  }
+  if (!isSocket) throw new Error(`compact socket path "${path}" exists and is not a socket`);
+  const live = await new Promise<boolean>((resolve) => {
+    const probe = connect(path);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+  if (live) throw new Error(`compact socket "${path}" is in use by another process`);
+  unlinkSync(path);
+}
