@@ -1,0 +1,368 @@
+package gslb
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/plugin/pkg/dnstest"
+	"github.com/coredns/coredns/plugin/test"
+	"github.com/gslbd/gslbd/coredns-bridge/internal/engine"
+	"github.com/gslbd/gslbd/coredns-bridge/internal/enginetest"
+	"github.com/gslbd/gslbd/coredns-bridge/internal/frame"
+	"github.com/miekg/dns"
+)
+
+// seen records the queries a fake engine received.
+type seen struct {
+	mu      sync.Mutex
+	queries []*frame.Query
+}
+
+func (s *seen) add(q *frame.Query) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queries = append(s.queries, q)
+}
+
+func (s *seen) last() *frame.Query {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queries[len(s.queries)-1]
+}
+
+// geoEngine answers www.example.org A by the client's /24 like a GSLB engine, with scope 24;
+// v4only.example.org AAAA with NODATA; names outside example.org as not ours.
+func geoEngine(s *seen) func(q *frame.Query, reply func(*frame.Answer)) {
+	return func(q *frame.Query, reply func(*frame.Answer)) {
+		s.add(q)
+		soa := test.SOA("example.org. 300 IN SOA ns1.example.org. hostmaster.example.org. 1 7200 3600 1209600 300")
+		switch {
+		case !dns.IsSubDomain("example.org.", dns.Fqdn(q.Qname)):
+			reply(&frame.Answer{Flags: frame.AnswerNotOurs, Rcode: dns.RcodeRefused})
+		case q.Qtype == dns.TypeAAAA:
+			reply(&frame.Answer{Flags: frame.AnswerAA, Ns: []dns.RR{soa}})
+		default:
+			ip := "192.0.2.10"
+			if len(q.ECS) >= 7 && bytes.Equal(q.ECS[4:7], []byte{198, 51, 100}) {
+				ip = "198.51.100.10"
+			}
+			var scope uint8 = 24
+			ecsScope := uint8(0)
+			if q.ECS != nil && q.ECS[2] > 0 {
+				ecsScope = 24
+			}
+			reply(&frame.Answer{Flags: frame.AnswerAA, ECSScope: ecsScope, ClientScope: scope,
+				Answer: []dns.RR{test.A(q.Qname + " 30 IN A " + ip)}})
+		}
+	}
+}
+
+func newTestGSLB(t *testing.T, socket, props string) *GSLB {
+	t.Helper()
+	g, opts, err := parse(caddy.NewTestController("dns", "gslb example.org {\n socket "+socket+"\n"+props+"\n}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.BackoffMax = 50 * time.Millisecond
+	g.client = engine.New(opts)
+	g.client.Start(2 * time.Second)
+	t.Cleanup(g.client.Stop)
+	return g
+}
+
+func ecsQuery(name string, qtype uint16, subnet string) *dns.Msg {
+	m := new(dns.Msg)
+	m.SetQuestion(name, qtype)
+	m.SetEdns0(1232, false)
+	if subnet != "" {
+		p := netip.MustParsePrefix(subnet)
+		family := uint16(1)
+		if p.Addr().Is6() {
+			family = 2
+		}
+		m.IsEdns0().Option = append(m.IsEdns0().Option, &dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: family,
+			SourceNetmask: uint8(p.Bits()), Address: net.IP(p.Addr().AsSlice())})
+	}
+	return m
+}
+
+func serve(t *testing.T, g *GSLB, r *dns.Msg, remote string) (*dnstest.Recorder, int, error) {
+	t.Helper()
+	rec := dnstest.NewRecorder(&test.ResponseWriter{RemoteIP: remote})
+	rcode, err := g.ServeDNS(context.TODO(), rec, r)
+	return rec, rcode, err
+}
+
+func ecsOfReply(t *testing.T, m *dns.Msg) *dns.EDNS0_SUBNET {
+	t.Helper()
+	if m.IsEdns0() == nil {
+		t.Fatal("no OPT in the reply")
+	}
+	e := ecsOf(m)
+	if e == nil {
+		t.Fatal("no ECS option in the reply")
+	}
+	return e
+}
+
+func TestAnswerCarriesAAAndTheEnginesECSScopeAndKeepsTheQuestionCase(t *testing.T) {
+	sock := enginetest.ShortSocket(t)
+	s := &seen{}
+	enginetest.Start(t, sock, geoEngine(s))
+	g := newTestGSLB(t, sock, "")
+	g.Next = test.NextHandler(dns.RcodeRefused, nil)
+
+	rec, rcode, err := serve(t, g, ecsQuery("WwW.Example.ORG.", dns.TypeA, "198.51.100.0/24"), "192.0.2.53")
+	if err != nil || rcode != dns.RcodeSuccess {
+		t.Fatalf("rcode %d err %v", rcode, err)
+	}
+	tc := test.Case{Qname: "WwW.Example.ORG.", Qtype: dns.TypeA,
+		Answer: []dns.RR{test.A("WwW.Example.ORG. 30 IN A 198.51.100.10")},
+		Extra:  []dns.RR{test.OPT(1232, false)}}
+	if err := test.SortAndCheck(rec.Msg, tc); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Msg.Authoritative || rec.Msg.Question[0].Name != "WwW.Example.ORG." {
+		t.Errorf("AA %v question %q", rec.Msg.Authoritative, rec.Msg.Question[0].Name)
+	}
+	e := ecsOfReply(t, rec.Msg)
+	if e.Family != 1 || e.SourceNetmask != 24 || e.SourceScope != 24 || !e.Address.Equal(net.ParseIP("198.51.100.0")) {
+		t.Errorf("ECS %v", e)
+	}
+	q := s.last()
+	if q.Source != netip.MustParseAddr("192.0.2.53") || q.SourcePort != 40212 || q.Transport != frame.TransportUDP ||
+		q.Qname != "WwW.Example.ORG." || !bytes.Equal(q.ECS, []byte{0, 1, 24, 0, 198, 51, 100}) {
+		t.Errorf("engine saw %+v", q)
+	}
+}
+
+func TestNoOPTWithoutEDNSAndTCPIsReported(t *testing.T) {
+	sock := enginetest.ShortSocket(t)
+	s := &seen{}
+	enginetest.Start(t, sock, geoEngine(s))
+	g := newTestGSLB(t, sock, "")
+	r := new(dns.Msg)
+	r.SetQuestion("www.example.org.", dns.TypeA)
+	rec := dnstest.NewRecorder(&test.ResponseWriter{RemoteIP: "2001:db8::53", TCP: true})
+	if _, err := g.ServeDNS(context.TODO(), rec, r); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Msg.IsEdns0() != nil {
+		t.Error("OPT in the reply to a query without EDNS")
+	}
+	if q := s.last(); q.Transport != frame.TransportTCP || q.Source != netip.MustParseAddr("2001:db8::53") || q.ECS != nil {
+		t.Errorf("engine saw %+v", q)
+	}
+}
+
+func TestMissingFamilyIsNODATANotSERVFAIL(t *testing.T) {
+	sock := enginetest.ShortSocket(t)
+	enginetest.Start(t, sock, geoEngine(&seen{}))
+	g := newTestGSLB(t, sock, "")
+	rec, rcode, err := serve(t, g, ecsQuery("v4only.example.org.", dns.TypeAAAA, "198.51.100.0/24"), "192.0.2.53")
+	if err != nil || rcode != dns.RcodeSuccess {
+		t.Fatal(rcode, err)
+	}
+	tc := test.Case{Qname: "v4only.example.org.", Qtype: dns.TypeAAAA, Rcode: dns.RcodeSuccess,
+		Ns:    []dns.RR{test.SOA("example.org. 300 IN SOA ns1.example.org. hostmaster.example.org. 1 7200 3600 1209600 300")},
+		Extra: []dns.RR{test.OPT(1232, false)}}
+	if err := test.SortAndCheck(rec.Msg, tc); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Msg.Authoritative || ecsOfReply(t, rec.Msg).SourceScope != 0 {
+		t.Errorf("AA %v", rec.Msg.Authoritative)
+	}
+}
+
+func TestNotOursGoesToTheNextPluginOnlyWithFallthrough(t *testing.T) {
+	sock := enginetest.ShortSocket(t)
+	enginetest.Start(t, sock, geoEngine(&seen{}))
+	g := newTestGSLB(t, sock, "")
+	g.Zones = []string{"."}
+	g.Next = test.NextHandler(dns.RcodeNameError, nil)
+	rec, rcode, _ := serve(t, g, ecsQuery("www.example.com.", dns.TypeA, ""), "192.0.2.53")
+	if rcode != dns.RcodeSuccess || rec.Msg.Rcode != dns.RcodeRefused || rec.Msg.Authoritative {
+		t.Errorf("without fallthrough: rcode %d reply %v", rcode, rec.Msg)
+	}
+	g.Fall.SetZonesFromArgs(nil)
+	_, rcode, _ = serve(t, g, ecsQuery("www.example.com.", dns.TypeA, ""), "192.0.2.53")
+	if rcode != dns.RcodeNameError {
+		t.Errorf("with fallthrough: rcode %d, want the next plugin's", rcode)
+	}
+}
+
+func TestNamesOutsideTheZonesNeverReachTheEngine(t *testing.T) {
+	sock := enginetest.ShortSocket(t)
+	s := &seen{}
+	enginetest.Start(t, sock, geoEngine(s))
+	g := newTestGSLB(t, sock, "")
+	g.Next = test.NextHandler(dns.RcodeNotImplemented, nil)
+	if _, rcode, _ := serve(t, g, ecsQuery("www.example.com.", dns.TypeA, ""), "192.0.2.53"); rcode != dns.RcodeNotImplemented {
+		t.Errorf("rcode %d", rcode)
+	}
+	if len(s.queries) != 0 {
+		t.Error("the engine was asked")
+	}
+}
+
+func TestEngineUnreachableStaleThenFallthroughThenServfailNeverNXDOMAIN(t *testing.T) {
+	sock := enginetest.ShortSocket(t)
+	fake := enginetest.Start(t, sock, geoEngine(&seen{}))
+	g := newTestGSLB(t, sock, "on_error stale fallthrough\nstale_ttl 7s")
+	next := &countingHandler{rcode: dns.RcodeSuccess}
+	g.Next = next
+	if _, rcode, err := serve(t, g, ecsQuery("www.example.org.", dns.TypeA, "198.51.100.0/24"), "192.0.2.53"); rcode != 0 || err != nil {
+		t.Fatal(rcode, err)
+	}
+	if !g.Ready() {
+		t.Fatal("not ready with the engine up")
+	}
+	fake.Stop()
+	deadline := time.Now().Add(2 * time.Second)
+	for g.Ready() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if g.Ready() {
+		t.Fatal("still ready with the engine gone")
+	}
+
+	// Same /24 (another host, ECS /32): the stale answer, short TTL, scope of the stored block.
+	rec, rcode, err := serve(t, g, ecsQuery("www.example.org.", dns.TypeA, "198.51.100.77/32"), "192.0.2.53")
+	if rcode != dns.RcodeSuccess || err != nil {
+		t.Fatal(rcode, err)
+	}
+	tc := test.Case{Qname: "www.example.org.", Qtype: dns.TypeA,
+		Answer: []dns.RR{test.A("www.example.org. 7 IN A 198.51.100.10")}, Extra: []dns.RR{test.OPT(1232, false)}}
+	if err := test.SortAndCheck(rec.Msg, tc); err != nil {
+		t.Fatal(err)
+	}
+	if e := ecsOfReply(t, rec.Msg); e.SourceNetmask != 32 || e.SourceScope != 24 {
+		t.Errorf("stale ECS %v", e)
+	}
+
+	// Another block: nothing stale for it, so the next plugin answers.
+	if _, rcode, _ := serve(t, g, ecsQuery("www.example.org.", dns.TypeA, "203.0.113.0/24"), "192.0.2.53"); rcode != dns.RcodeSuccess || next.calls != 1 {
+		t.Errorf("fallthrough: rcode %d next called %d times", rcode, next.calls)
+	}
+
+	// Only servfail: nothing written, SERVFAIL returned for the server to write.
+	g.onError = []string{policyServfail}
+	rec, rcode, err = serve(t, g, ecsQuery("www.example.org.", dns.TypeA, "198.51.100.0/24"), "192.0.2.53")
+	if rcode != dns.RcodeServerFailure || err == nil || rec.Msg != nil {
+		t.Errorf("servfail: rcode %d err %v written %v", rcode, err, rec.Msg)
+	}
+
+	// stale without a hit and no other step: SERVFAIL, never NXDOMAIN.
+	g.onError = []string{policyStale}
+	_, rcode, _ = serve(t, g, ecsQuery("other.example.org.", dns.TypeA, ""), "192.0.2.53")
+	if rcode != dns.RcodeServerFailure {
+		t.Errorf("stale miss: rcode %d", rcode)
+	}
+
+	// The engine comes back: answers resume without a restart.
+	enginetest.Start(t, sock, geoEngine(&seen{}))
+	deadline = time.Now().Add(3 * time.Second)
+	for !g.Ready() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	rec, rcode, err = serve(t, g, ecsQuery("www.example.org.", dns.TypeA, "198.51.100.0/24"), "192.0.2.53")
+	if rcode != dns.RcodeSuccess || err != nil || rec.Msg.Answer[0].Header().Ttl != 30 {
+		t.Fatalf("after restart: %d %v %v", rcode, err, rec.Msg)
+	}
+}
+
+func TestEngineTimeoutIsBoundedByTheConfiguredTimeout(t *testing.T) {
+	sock := enginetest.ShortSocket(t)
+	enginetest.Start(t, sock, func(q *frame.Query, reply func(*frame.Answer)) {})
+	g := newTestGSLB(t, sock, "timeout 50ms\non_error servfail")
+	started := time.Now()
+	_, rcode, err := serve(t, g, ecsQuery("www.example.org.", dns.TypeA, ""), "192.0.2.53")
+	if rcode != dns.RcodeServerFailure || err == nil {
+		t.Fatal(rcode, err)
+	}
+	if d := time.Since(started); d < 50*time.Millisecond || d > time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+func TestClientAddressAndStaleScopeFollowTheEnginesRules(t *testing.T) {
+	src := netip.MustParseAddr("192.0.2.53")
+	mapped := &dns.EDNS0_SUBNET{Family: 2, SourceNetmask: 120, Address: net.ParseIP("::ffff:198.51.100.0")}
+	short := &dns.EDNS0_SUBNET{Family: 2, SourceNetmask: 96, Address: net.ParseIP("::ffff:0.0.0.0")}
+	v4 := &dns.EDNS0_SUBNET{Family: 1, SourceNetmask: 24, Address: net.ParseIP("198.51.100.0")}
+	zero := &dns.EDNS0_SUBNET{Family: 1, SourceNetmask: 0, Address: net.ParseIP("0.0.0.0")}
+	for _, tc := range []struct {
+		ecs    *dns.EDNS0_SUBNET
+		client string
+		scope  uint8
+	}{
+		{nil, "192.0.2.53", 0},
+		{v4, "198.51.100.0", 20},
+		{mapped, "198.51.100.0", 116},
+		{short, "192.0.2.53", 116},
+		{zero, "192.0.2.53", 0},
+	} {
+		if got := clientAddr(tc.ecs, src); got.String() != tc.client {
+			t.Errorf("%v: client %v, want %s", tc.ecs, got, tc.client)
+		}
+		if got := ecsScopeFor(tc.ecs, 20); got != tc.scope {
+			t.Errorf("%v: scope %d, want %d", tc.ecs, got, tc.scope)
+		}
+	}
+	if d := ecsData(&dns.EDNS0_SUBNET{Family: 1, SourceNetmask: 22, Address: net.ParseIP("198.51.103.255")}); !bytes.Equal(d, []byte{0, 1, 22, 0, 198, 51, 103}) {
+		t.Errorf("ECS data %x: the address bytes go to the engine as sent", d)
+	}
+}
+
+func TestStaleCacheIsBoundedPerName(t *testing.T) {
+	c := newStaleCache(2, time.Minute)
+	now := time.Now()
+	a := &frame.Answer{Flags: frame.AnswerAA, ClientScope: 24, Answer: []dns.RR{test.A("a.example.org. 30 IN A 192.0.2.1")}}
+	for i := 0; i < blocksPerName+4; i++ {
+		c.put("a.example.org.", dns.TypeA, netip.AddrFrom4([4]byte{10, 0, byte(i), 1}), a, now.Add(time.Duration(i)*time.Millisecond))
+	}
+	set, _ := c.names.Get(staleKey{"a.example.org.", dns.TypeA})
+	if len(set.entries) != blocksPerName {
+		t.Errorf("%d blocks kept", len(set.entries))
+	}
+	if c.get("a.example.org.", dns.TypeA, netip.MustParseAddr("10.0.0.9"), now) != nil {
+		t.Error("the oldest block was not evicted")
+	}
+	if c.get("A.EXAMPLE.ORG.", dns.TypeA, netip.MustParseAddr("10.0.19.9"), now) == nil {
+		t.Error("the newest block is missing")
+	}
+	if c.get("a.example.org.", dns.TypeA, netip.MustParseAddr("10.0.19.9"), now.Add(2*time.Minute)) != nil {
+		t.Error("an answer older than stale_max was served")
+	}
+	c.put("b.example.org.", dns.TypeA, netip.MustParseAddr("10.0.0.1"), a, now)
+	c.put("c.example.org.", dns.TypeA, netip.MustParseAddr("10.0.0.1"), a, now)
+	if c.names.Len() != 2 {
+		t.Errorf("%d names kept, want 2", c.names.Len())
+	}
+	negative := &frame.Answer{Flags: frame.AnswerAA, Rcode: dns.RcodeNameError}
+	c.put("d.example.org.", dns.TypeA, netip.MustParseAddr("10.0.0.1"), negative, now)
+	if c.get("d.example.org.", dns.TypeA, netip.MustParseAddr("10.0.0.1"), now) != nil {
+		t.Error("a negative answer was kept for stale use")
+	}
+}
+
+type countingHandler struct {
+	rcode int
+	calls int
+}
+
+func (h *countingHandler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	h.calls++
+	m := new(dns.Msg)
+	m.SetReply(r)
+	w.WriteMsg(m)
+	return h.rcode, nil
+}
+
+func (h *countingHandler) Name() string { return "counting" }

@@ -1,0 +1,44 @@
+package gslb
+
+import (
+	"github.com/coredns/coredns/plugin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// Metrics of the gslb plugin, served by the prometheus plugin (coredns_gslb_*).
+var (
+	// requestCount counts queries for our zones by outcome: answer (from the engine), not_ours
+	// (engine said the name is not in its zones; passed on), stale, fallthrough, servfail.
+	requestCount = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: "gslb",
+		Name:      "requests_total",
+		Help:      "Queries handled by the gslb plugin, by result.",
+	}, []string{"server", "result"})
+
+	// engineDuration is the round trip to the engine of answered queries.
+	engineDuration = promauto.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: "gslb",
+		Name:      "engine_duration_seconds",
+		Buckets:   plugin.TimeBuckets,
+		Help:      "Round-trip time of queries answered by the gslbd engine.",
+	}, []string{"server"})
+
+	// engineErrors counts queries the engine did not answer: down, timeout, overload, engine (an ERROR frame).
+	engineErrors = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: "gslb",
+		Name:      "engine_errors_total",
+		Help:      "Queries the gslbd engine did not answer, by reason.",
+	}, []string{"server", "reason"})
+
+	// engineUp is 1 while at least one connection to the engine's socket is up.
+	engineUp = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: "gslb",
+		Name:      "engine_up",
+		Help:      "1 while at least one connection to the gslbd engine is up.",
+	}, []string{"socket"})
+)
