@@ -42,6 +42,18 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 npm run build --silent
 
+# CoreDNS with the gslb plugin (coredns-bridge/), built once from the Go module proxy with the
+# local Go toolchain (never CoreDNS's Makefile, which forces a toolchain download). Modules stay
+# in the Go module cache and compiled packages in the Go build cache, so later runs (and the
+# `go test` that npm test runs) reuse them. Rebuilt when a Go source or go.sum is newer.
+command -v go >/dev/null 2>&1 || { echo "setup: go (>= 1.25) is missing: CoreDNS v1.14 needs it" >&2; exit 1; }
+COREDNS_BIN=coredns-bridge/bin/coredns-gslb
+if [ ! -x "$COREDNS_BIN" ] || [ -n "$(find coredns-bridge -newer "$COREDNS_BIN" \( -name '*.go' -o -name go.sum -o -name go.mod \) -print -quit)" ]; then
+  echo "setup: building $COREDNS_BIN"
+  (cd coredns-bridge && GOTOOLCHAIN=local CGO_ENABLED=0 go build -trimpath -tags grpcnotrace -ldflags='-s -w' -o bin/coredns-gslb ./cmd/coredns-gslb)
+fi
+"$COREDNS_BIN" -plugins | grep -x gslb >/dev/null || { echo "setup: $COREDNS_BIN lacks the gslb plugin" >&2; exit 1; }
+
 for tool in dig dnsperf gdnsd pdns_server taskset; do
   command -v "$tool" >/dev/null 2>&1 || { echo "setup: $tool is missing after installation" >&2; exit 1; }
 done

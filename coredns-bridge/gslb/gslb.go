@@ -229,12 +229,16 @@ func clientAddr(ecs *dns.EDNS0_SUBNET, source netip.Addr) netip.Addr {
 }
 
 // ecsScopeFor is the reply scope for a stale answer valid for a block of clientScope bits: what
-// the engine would send (RFC 7871 §7.2.1; 96 + the IPv4 scope for IPv4-mapped ECS).
+// the engine would send (RFC 7871 §7.2.1): 0 when the ECS prefix carries no client bits (source
+// 0, or IPv4-mapped with a prefix ≤ 96), 96 + the IPv4 scope for IPv4-mapped ECS.
 func ecsScopeFor(ecs *dns.EDNS0_SUBNET, clientScope uint8) uint8 {
 	if ecs == nil || ecs.SourceNetmask == 0 || clientScope == 0 {
 		return 0
 	}
 	if addr, ok := netip.AddrFromSlice(ecs.Address); ok && ecs.Family == 2 && addr.Is4In6() {
+		if ecs.SourceNetmask <= 96 {
+			return 0
+		}
 		return min(128, 96+clientScope)
 	}
 	if ecs.Family == 1 {

@@ -286,7 +286,7 @@ func TestEngineTimeoutIsBoundedByTheConfiguredTimeout(t *testing.T) {
 	if rcode != dns.RcodeServerFailure || err == nil {
 		t.Fatal(rcode, err)
 	}
-	if d := time.Since(started); d < 50*time.Millisecond || d > time.Second {
+	if d := time.Since(started); d < 50*time.Millisecond || d > 3*time.Second {
 		t.Errorf("took %v", d)
 	}
 }
@@ -305,7 +305,7 @@ func TestClientAddressAndStaleScopeFollowTheEnginesRules(t *testing.T) {
 		{nil, "192.0.2.53", 0},
 		{v4, "198.51.100.0", 20},
 		{mapped, "198.51.100.0", 116},
-		{short, "192.0.2.53", 116},
+		{short, "192.0.2.53", 0},
 		{zero, "192.0.2.53", 0},
 	} {
 		if got := clientAddr(tc.ecs, src); got.String() != tc.client {
