@@ -1,0 +1,248 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import test from 'ava';
+import { parse, stringify } from 'yaml';
+import { freeLoopbackPort } from '../support/pdnsServer.js';
+
+/**
+ * The CoreDNS bridge end to end: the real engine process (`gslbd serve`, the quickstart scenario
+ * on the real GeoLite data, compact listener only) behind the real `coredns-gslb` binary that
+ * test/setup.sh built, queried with the real `dig`. Then the engine is killed (stale answers for
+ * blocks seen before, the static fail-safe zone of the `file` plugin for the others, never
+ * NXDOMAIN) and restarted (answers resume without restarting CoreDNS).
+ */
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const ROOT = resolve(here, existsSync(resolve(here, '../../package.json')) ? '../..' : '../../..');
+const CLI = join(ROOT, 'dist/src/cli/main.js');
+const COREDNS = join(ROOT, 'coredns-bridge/bin/coredns-gslb');
+
+interface Proc {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<void>;
+}
+
+function spawnLogged(cmd: string, args: string[]): Proc {
+  const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return { child, output: () => out, exited };
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, ms: number, proc?: Proc): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (proc && proc.child.exitCode !== null) throw new Error(`${what}: process exited:\n${proc.output()}`);
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms\n${proc?.output() ?? ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function startEngine(configFile: string): Promise<Proc> {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: npm test builds it`);
+  const p = spawnLogged(process.execPath, [CLI, 'serve', configFile]);
+  // The real GeoLite data takes seconds to load (tens of seconds on a busy machine).
+  await until('engine up', () => p.output().includes('"msg":"gslbd up"'), 120000, p);
+  return p;
+}
+
+async function readyStatus(port: number): Promise<number> {
+  try {
+    return (await fetch(`http://127.0.0.1:${port}/ready`)).status;
+  } catch {
+    return 0;
+  }
+}
+
+interface Dig {
+  status: string;
+  flags: string[];
+  answer: string[];
+  authority: string[];
+  question: string;
+  subnet: string | undefined;
+}
+
+function dig(port: number, ...args: string[]): Promise<Dig> {
+  return new Promise((done, fail) => {
+    execFile('dig', ['@127.0.0.1', '-p', String(port), '+norec', '+time=5', '+tries=1', ...args], { timeout: 20000 }, (err, stdout) => {
+      if (err && !stdout) return fail(err);
+      const section = (name: string): string[] => {
+        const start = stdout.indexOf(`;; ${name} SECTION:\n`);
+        if (start < 0) return [];
+        const lines: string[] = [];
+        for (const line of stdout.slice(start).split('\n').slice(1)) {
+          if (line.trim() === '') break;
+          lines.push(line.replace(/\s+/g, ' ').trim());
+        }
+        return lines;
+      };
+      done({
+        status: /status: (\w+)/.exec(stdout)?.[1] ?? 'TIMEOUT',
+        flags: (/;; flags: ([^;]*);/.exec(stdout)?.[1] ?? '').trim().split(' '),
+        answer: section('ANSWER'),
+        authority: section('AUTHORITY'),
+        question: section('QUESTION')[0] ?? '',
+        subnet: /; CLIENT-SUBNET: (\S+)/.exec(stdout)?.[1],
+      });
+    });
+  });
+}
+
+interface Fixture {
+  dir: string;
+  configFile: string;
+  dnsPort: number;
+  readyPort: number;
+  metricsPort: number;
+  engine: Proc;
+  coredns: Proc;
+}
+
+let fx: Fixture;
+
+test.before(async () => {
+  if (!existsSync(COREDNS)) throw new Error(`${COREDNS} is missing: run test/setup.sh (it builds the binary)`);
+  const dir = mkdtempSync(join(tmpdir(), 'gslbd-cd-'));
+  const socket = join(dir, 'engine.sock');
+  const config = parse(readFileSync(join(ROOT, 'examples/quickstart.yaml'), 'utf8')) as Record<string, unknown>;
+  config.listeners = { compact: { path: socket } };
+  const configFile = join(dir, 'gslbd.yaml');
+  writeFileSync(configFile, stringify(config));
+  // The operator's static fail-safe zone behind gslb (www differs from every GSLB answer, so the
+  // test can tell who answered).
+  writeFileSync(
+    join(dir, 'failsafe.zone'),
+    [
+      '$ORIGIN example.test.',
+      '@ 30 IN SOA ns1.example.test. hostmaster.example.test. 1 7200 3600 1209600 300',
+      '@ 30 IN NS ns1.example.test.',
+      'www 30 IN A 192.0.2.250',
+      '',
+    ].join('\n'),
+  );
+  const [dnsPort, readyPort, metricsPort] = [await freeLoopbackPort(), await freeLoopbackPort(), await freeLoopbackPort()];
+  const corefile = join(dir, 'Corefile');
+  writeFileSync(
+    corefile,
+    `example.test:${dnsPort} {
+    bind 127.0.0.1
+    errors
+    ready 127.0.0.1:${readyPort} {
+        monitor continuously
+    }
+    prometheus 127.0.0.1:${metricsPort}
+    gslb {
+        socket ${socket}
+        timeout 500ms
+        on_error stale fallthrough
+        stale_ttl 10s
+    }
+    file ${join(dir, 'failsafe.zone')}
+}
+`,
+  );
+  const engine = await startEngine(configFile);
+  const coredns = spawnLogged(COREDNS, ['-conf', corefile]);
+  fx = { dir, configFile, dnsPort, readyPort, metricsPort, engine, coredns };
+  await until('CoreDNS ready (engine connected)', async () => (await readyStatus(readyPort)) === 200, 30000, coredns);
+});
+
+test.after.always(async () => {
+  if (!fx) return;
+  for (const p of [fx.coredns, fx.engine]) {
+    if (p.child.exitCode === null) {
+      p.child.kill('SIGTERM');
+      await p.exited;
+    }
+  }
+  rmSync(fx.dir, { recursive: true, force: true });
+});
+
+const www = (ip: string, ttl = 30): string => `www.example.test. ${ttl} IN A ${ip}`;
+
+test.serial('GSLB answers through CoreDNS: the client subnet picks the data center, AA set, the engine scope echoed', async (t) => {
+  const cases: [string, string, string][] = [
+    ['8.8.8.0/24', '192.0.2.10', '8.8.8.0/24/24'],
+    ['193.0.14.0/24', '198.51.100.10', '193.0.14.0/24/20'],
+    ['202.12.27.0/24', '203.0.113.10', '202.12.27.0/24/23'],
+    ['1.1.1.0/24', '192.0.2.10', '1.1.1.0/24/24'],
+    ['::ffff:193.0.14.0/120', '198.51.100.10', '::ffff:193.0.14.0/120/116'],
+  ];
+  for (const [subnet, ip, echoed] of cases) {
+    const r = await dig(fx.dnsPort, 'www.example.test', 'A', `+subnet=${subnet}`);
+    t.is(r.status, 'NOERROR', subnet);
+    t.true(r.flags.includes('aa'), `${subnet}: AA`);
+    t.deepEqual(r.answer, [www(ip)], subnet);
+    t.is(r.subnet, echoed, subnet);
+  }
+});
+
+test.serial('static names, NODATA for a missing family, question case, CNAME, TCP, and no ECS without EDNS', async (t) => {
+  const ns1 = await dig(fx.dnsPort, 'ns1.example.test', 'A', '+subnet=193.0.14.0/24');
+  t.like(ns1, { status: 'NOERROR', answer: ['ns1.example.test. 300 IN A 192.0.2.53'], subnet: '193.0.14.0/24/0' });
+  t.true(ns1.flags.includes('aa'));
+
+  const nodata = await dig(fx.dnsPort, 'www.example.test', 'AAAA', '+subnet=193.0.14.0/24');
+  t.is(nodata.status, 'NOERROR');
+  t.deepEqual(nodata.answer, []);
+  t.regex(nodata.authority[0] ?? '', /^example\.test\. \d+ IN SOA ns1\.example\.test\. hostmaster\.example\.test\. /);
+  t.true(nodata.flags.includes('aa'));
+
+  const cased = await dig(fx.dnsPort, 'WwW.ExAmPlE.TeSt', 'A', '+subnet=202.12.27.0/24');
+  t.is(cased.question, ';WwW.ExAmPlE.TeSt. IN A');
+  t.deepEqual(cased.answer, ['WwW.ExAmPlE.TeSt. 30 IN A 203.0.113.10']);
+
+  const alias = await dig(fx.dnsPort, 'alias.example.test', 'A', '+subnet=193.0.14.0/24');
+  t.deepEqual(alias.answer, ['alias.example.test. 300 IN CNAME www.example.test.', www('198.51.100.10')]);
+  t.is(alias.subnet, '193.0.14.0/24/20');
+
+  const tcp = await dig(fx.dnsPort, 'www.example.test', 'A', '+tcp', '+subnet=193.0.14.0/24');
+  t.like(tcp, { status: 'NOERROR', answer: [www('198.51.100.10')], subnet: '193.0.14.0/24/20' });
+
+  const v6 = await dig(fx.dnsPort, 'v6.example.test', 'AAAA', '+noedns');
+  t.deepEqual(v6.answer, ['v6.example.test. 300 IN AAAA 2001:db8::10']);
+  t.is(v6.subnet, undefined);
+
+  const nx = await dig(fx.dnsPort, 'nope.example.test', 'A');
+  t.is(nx.status, 'NXDOMAIN');
+  t.true(nx.flags.includes('aa'));
+});
+
+test.serial('engine killed: stale answers for blocks seen before, the fail-safe zone for others, never NXDOMAIN; restart resumes without restarting CoreDNS', async (t) => {
+  t.timeout(300000);
+  fx.engine.child.kill('SIGKILL');
+  await fx.engine.exited;
+  await until('CoreDNS not ready once the engine is gone', async () => (await readyStatus(fx.readyPort)) === 503, 10000);
+
+  const stale = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=193.0.14.0/24');
+  t.like(stale, { status: 'NOERROR', answer: [www('198.51.100.10', 10)], subnet: '193.0.14.0/24/20' });
+  t.true(stale.flags.includes('aa'));
+  // Another client inside the /20 block the engine's answer was valid for.
+  const sameBlock = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=193.0.1.0/24');
+  t.deepEqual(sameBlock.answer, [www('198.51.100.10', 10)]);
+
+  // A block never answered before: the next plugin (file, the fail-safe zone) answers.
+  const fallthrough = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=203.0.113.0/24');
+  t.like(fallthrough, { status: 'NOERROR', answer: [www('192.0.2.250')] });
+  const unknown = await dig(fx.dnsPort, 'v6.example.test', 'AAAA');
+  t.not(unknown.status, 'NXDOMAIN', 'a name the fail-safe zone lacks is the file plugin’s answer, not ours');
+
+  const metrics = await (await fetch(`http://127.0.0.1:${fx.metricsPort}/metrics`)).text();
+  t.regex(metrics, /coredns_gslb_requests_total\{result="stale",server="dns:\/\/127\.0\.0\.1:\d+"\} [1-9]/);
+  t.regex(metrics, /coredns_gslb_requests_total\{result="fallthrough",server="dns:\/\/127\.0\.0\.1:\d+"\} [1-9]/);
+  t.regex(metrics, /coredns_gslb_engine_up\{socket="[^"]+"\} 0/);
+
+  fx.engine = await startEngine(fx.configFile);
+  await until('CoreDNS ready again', async () => (await readyStatus(fx.readyPort)) === 200, 30000, fx.coredns);
+  // TTL 30 (not the stale 10): a fresh answer from the restarted engine.
+  const fresh = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=8.8.8.0/24');
+  t.like(fresh, { status: 'NOERROR', answer: [www('192.0.2.10')], subnet: '8.8.8.0/24/24' });
+  t.is(fx.coredns.child.exitCode, null, 'CoreDNS kept running');
+});
