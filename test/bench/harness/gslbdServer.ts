@@ -31,6 +31,8 @@ export interface GslbdStartOptions {
   readonly dir: string;
   /** Extra `node` flags, e.g. `--cpu-prof`. */
   readonly nodeArgs?: readonly string[];
+  /** Also open the compact-protocol socket (CoreDNS bridge) at this path (`listeners.compact`). */
+  readonly compactSocket?: string;
 }
 
 /**
@@ -43,6 +45,7 @@ export async function startGslbd(processes: ProcessSupervisor, options: GslbdSta
   const [dnsPort, adminPort] = [await freePort(), await freePort()];
   const config = parse(readFileSync(QUICKSTART_CONFIG, 'utf8')) as Record<string, unknown>;
   config.listeners = { dns: [{ address: '127.0.0.1', port: dnsPort }], admin: { address: '127.0.0.1', port: adminPort } };
+  if (options.compactSocket) (config.listeners as Record<string, unknown>).compact = { path: options.compactSocket };
   config.logging = { level: 'warn' };
   const file = join(options.dir, 'gslbd.yaml');
   writeFileSync(file, stringify(config));

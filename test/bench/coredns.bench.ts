@@ -1,0 +1,197 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RecordType } from 'dns-packet';
+import { TYPE_CODES } from '../../src/dns/records.js';
+import { systemContext } from '../../src/state/resolveContext.js';
+import { resolve } from '../../src/zones/authoritative.js';
+import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
+import { clientMix, type MixClient } from './harness/clientMix.js';
+import { exchange, lengthPrefixed, queryPacket } from './harness/dnsWire.js';
+import { runDnsperf, type DnsperfResult } from './harness/dnsperf.js';
+import { freePort } from './harness/freePort.js';
+import { startGslbd } from './harness/gslbdServer.js';
+import { BENCH_DIST, REPO_ROOT } from './harness/paths.js';
+import { processCpuSeconds } from './harness/processCpu.js';
+import type { BenchProcess } from './harness/processes.js';
+import { quickstartSnapshot } from './harness/quickstartSnapshot.js';
+
+/** CoreDNS and the engines behind it share CPU 0; dnsperf runs on CPU 1. */
+const SERVER_CPU = 0;
+const LOAD_CPU = 1;
+const RUN_SECONDS = 4;
+const WARMUP_SECONDS = 2;
+const GSLB_CLIENTS = 10_000;
+const CHECKED_CLIENTS = 200;
+const COREDNS = join(REPO_ROOT, 'coredns-bridge/bin/coredns-gslb');
+
+const STATIC_NAMES: readonly [string, RecordType][] = [
+  ['v6.example.test', 'AAAA'],
+  ['ns1.example.test', 'A'],
+  ['example.test', 'SOA'],
+];
+
+type QueryKind = 'static' | 'gslb';
+type Front = 'noop' | 'file' | 'gslbd';
+const TABLE: Record<QueryKind, string> = { static: 'coredns-static', gslb: 'coredns-gslb' };
+const ROW: Record<Front, string> = { noop: 'coredns-noop-engine', file: 'coredns-file', gslbd: 'coredns-gslbd' };
+
+/**
+ * CoreDNS in front (the coredns-gslb binary test/setup.sh builds): its own `file` plugin serving
+ * the quickstart zone (CoreDNS's ceiling), the gslb plugin in front of a do-nothing compact engine
+ * (the bridge's ceiling), and the gslb plugin in front of gslbd, for static names and for the GSLB
+ * name with the ECS client mix of the listener group. One CoreDNS process serves three server
+ * blocks on three ports; CoreDNS and the engines are pinned to CPU 0 (so the bridge's two
+ * processes share one core, like the standalone listener's one), dnsperf to CPU 1. PowerDNS's
+ * geoip backend on the same geo record is a row of the powerdns group (not repeated here).
+ */
+const group: BenchGroup = {
+  name: 'coredns',
+  description: 'CoreDNS: file plugin vs gslb plugin + do-nothing engine vs gslb plugin + gslbd (static names, GSLB name with ECS)',
+  tables: [
+    {
+      id: TABLE.static,
+      title: `CoreDNS front, static names (dnsperf UDP ${RUN_SECONDS} s runs; CoreDNS + engine CPU ${SERVER_CPU}, dnsperf CPU ${LOAD_CPU})`,
+      measure: 'queries/s',
+      baseline: ROW.noop,
+      rows: [
+        { id: ROW.noop, label: 'CoreDNS + gslb plugin + do-nothing engine (bridge ceiling)' },
+        { id: ROW.file, label: 'CoreDNS file plugin, same zone (CoreDNS ceiling)' },
+        { id: ROW.gslbd, label: 'CoreDNS + gslb plugin + gslbd' },
+      ],
+    },
+    {
+      id: TABLE.gslb,
+      title: `CoreDNS front, GSLB name www A with ECS client mix (dnsperf -B, ${RUN_SECONDS} s runs)`,
+      measure: 'queries/s',
+      baseline: ROW.noop,
+      rows: [
+        { id: ROW.noop, label: 'CoreDNS + gslb plugin + do-nothing engine (bridge ceiling)' },
+        { id: ROW.file, label: 'CoreDNS file plugin, www as a plain record (CoreDNS ceiling)' },
+        { id: ROW.gslbd, label: 'CoreDNS + gslb plugin + gslbd, static proximity' },
+      ],
+    },
+  ],
+  estimateSeconds: (runs) => 75 + 6 * (WARMUP_SECONDS + 1) + runs * 6 * (RUN_SECONDS + 1.5),
+  async run(ctx) {
+    if (!existsSync(COREDNS)) throw new Error(`${COREDNS} is missing: run test/setup.sh (it builds it)`);
+    const dir = ctx.tempDir('coredns');
+    const gslbdSocket = join(dir, 'gslbd.sock');
+    const noopSocket = join(dir, 'noop.sock');
+    const gslbdStarting = startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd-compact'), compactSocket: gslbdSocket }, ctx.signal);
+    gslbdStarting.catch(() => undefined);
+    const noop = ctx.processes.start('noop engine', process.execPath, [join(BENCH_DIST, 'noopCompactEngine.js'), noopSocket], {
+      cpu: SERVER_CPU,
+      logFile: join(dir, 'noop.log'),
+    });
+
+    ctx.log('loading the quickstart snapshot (client mix, answer checks)');
+    const { geo } = quickstartSnapshot();
+    const clients = clientMix(geo, GSLB_CLIENTS, 3);
+    const staticFile = join(dir, 'static.txt');
+    writeFileSync(staticFile, `${STATIC_NAMES.map(([n, t]) => `${n} ${t}`).join('\n')}\n`);
+    const gslbFile = join(dir, 'gslb-ecs.bin');
+    writeFileSync(gslbFile, lengthPrefixed(clients.map((c, i) => queryPacket(i & 0xffff, 'www.example.test', 'A', c))));
+    writeFileSync(join(dir, 'example.test.zone'), zoneFile());
+
+    ctx.log('waiting for gslbd to load its location data');
+    const gslbd = await gslbdStarting;
+    const ports: Record<Front, number> = { noop: await freePort(), file: await freePort(), gslbd: await freePort() };
+    const block = (port: number, body: string): string => `example.test:${port} {\n    bind 127.0.0.1\n    ${body}\n}\n`;
+    writeFileSync(
+      join(dir, 'Corefile'),
+      block(ports.gslbd, `gslb {\n        socket ${gslbdSocket}\n        connections 2\n    }`) +
+        block(ports.noop, `gslb {\n        socket ${noopSocket}\n        connections 2\n    }`) +
+        block(ports.file, `file ${join(dir, 'example.test.zone')}`),
+    );
+    const coredns = ctx.processes.start('coredns-gslb', COREDNS, ['-conf', join(dir, 'Corefile')], { cpu: SERVER_CPU, cwd: dir, logFile: join(dir, 'coredns.log') });
+    await checkAnswers(ctx, clients, ports, coredns);
+
+    const procs: Record<Front, BenchProcess[]> = { noop: [coredns, noop], file: [coredns], gslbd: [coredns, gslbd.process] };
+    const files: Record<QueryKind, { queryFile: string; binary: boolean; edns: boolean }> = {
+      static: { queryFile: staticFile, binary: false, edns: true },
+      gslb: { queryFile: gslbFile, binary: true, edns: false },
+    };
+    const plan = (['static', 'gslb'] as const).flatMap((kind) =>
+      (['noop', 'file', 'gslbd'] as const).filter((f) => ctx.wants(TABLE[kind], ROW[f])).map((front) => ({ kind, front })),
+    );
+    const dnsperf = (kind: QueryKind, front: Front, seconds: number): Promise<DnsperfResult> =>
+      runDnsperf(ctx.processes, { server: '127.0.0.1', port: ports[front], ...files[kind], seconds, cpu: LOAD_CPU, clients: 4 }, dir, ctx.signal);
+
+    ctx.log('warm-up runs');
+    for (const { kind, front } of plan) await dnsperf(kind, front, WARMUP_SECONDS);
+    for (let run = 1; run <= ctx.runs; run++) {
+      for (const { kind, front } of plan) {
+        const cpu = (): number => procs[front].reduce((sum, p) => sum + processCpuSeconds(p.pid), 0);
+        const before = cpu();
+        const r = await dnsperf(kind, front, RUN_SECONDS);
+        const details: Record<string, number> = {
+          'servers CPU µs/query': ((cpu() - before) / r.completed) * 1e6,
+          'lost %': (100 * r.lost) / (r.completed + r.lost),
+          'avg latency ms': r.averageLatencyMs,
+        };
+        const notNoError = r.completed - (r.rcodes.NOERROR ?? 0);
+        if (notNoError > 0) ctx.note(`${front} ${kind} run ${run}: ${notNoError} answers not NOERROR (${JSON.stringify(r.rcodes)})`);
+        ctx.record(TABLE[kind], ROW[front], r.queriesPerSecond, details);
+        ctx.log(`run ${run} ${kind} ${front}: ${Math.round(r.queriesPerSecond)} q/s, lost ${r.lost}`);
+      }
+    }
+    ctx.note(
+      `CoreDNS: coredns-bridge/bin/coredns-gslb (CoreDNS v1.14.7 + gslb), one process, three server blocks; gslb with 2 connections per engine. ` +
+        `The bridge rows' CPU is CoreDNS + engine together. Compare the coredns-gslb table with the powerdns group's pdns-geoip row (PowerDNS geoip backend, same record).`,
+    );
+  },
+};
+
+export default group;
+
+/** The quickstart zone as a zone file for CoreDNS's file plugin; www as a plain A record. */
+function zoneFile(): string {
+  return [
+    '$ORIGIN example.test.',
+    '@ 300 IN SOA ns1.example.test. hostmaster.example.test. 1 7200 3600 1209600 300',
+    '@ 300 IN NS ns1.example.test.',
+    'ns1 300 IN A 192.0.2.53',
+    'v6 300 IN AAAA 2001:db8::10',
+    'alias 300 IN CNAME www.example.test.',
+    'www 30 IN A 198.51.100.10',
+    '',
+  ].join('\n');
+}
+
+/**
+ * Before measuring: every front answers the static names; through the bridge, gslbd's answers
+ * and ECS scopes equal resolve() in-process for a sample of the client mix (a fast wrong bridge
+ * is not a result). Waits for CoreDNS to connect to both engines first.
+ */
+async function checkAnswers(ctx: BenchContext, clients: readonly MixClient[], ports: Record<Front, number>, coredns: BenchProcess): Promise<void> {
+  for (const front of ['gslbd', 'noop', 'file'] as const) {
+    for (let i = 0; ; i++) {
+      try {
+        const a = await exchange(ports[front], queryPacket(1, 'ns1.example.test', 'A'), 500);
+        if (a.rcode === 'NOERROR' && a.answers.length > 0) break;
+      } catch {
+        // not listening or not connected yet
+      }
+      if (i > 100) throw new Error(`CoreDNS ${front} block does not answer:\n${coredns.tail()}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  const { snapshot } = quickstartSnapshot();
+  const resolveCtx = systemContext();
+  let checked = 0;
+  const inProcess = (client: MixClient): { data: string; scope: number } => {
+    const a = resolve({ name: 'www.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, snapshot, resolveCtx);
+    return { data: a.answers.map((r) => `A ${String(r.data)}`).join(), scope: a.scope };
+  };
+  for (const client of clients.slice(0, CHECKED_CLIENTS)) {
+    const expected = inProcess(client);
+    const got = await exchange(ports.gslbd, queryPacket(2, 'www.example.test', 'A', client));
+    // A tie between data centers is split by rotation, so its answer changes call by call.
+    const tie = new Set([expected.data, inProcess(client).data, inProcess(client).data]).size > 1;
+    if (got.rcode !== 'NOERROR' || (got.answers.join() !== expected.data && !tie) || got.scope !== expected.scope) {
+      throw new Error(`gslbd through CoreDNS answers ${JSON.stringify(got)} for ${JSON.stringify(client)}; resolve() answers ${expected.data} scope ${expected.scope}`);
+    }
+    checked++;
+  }
+  ctx.note(`answer check on ${checked} ECS clients: gslbd's answers and ECS scopes through CoreDNS equal resolve() in-process`);
+}
