@@ -3,7 +3,7 @@ import type { RecordType, ResourceRecord } from '../dns/records.js';
 import { runSelection } from '../selection/pipeline.js';
 import type { Client, SelectionEnv } from '../selection/types.js';
 import type { AnswerSource } from './authoritative.js';
-import type { ZoneData } from './zoneIndex.js';
+import type { ZoneData, ZoneNode } from './zoneIndex.js';
 
 /** One RRset of an owner name as the engine serves it: static, or selected for one client. */
 export interface NameRrset {
@@ -29,8 +29,16 @@ export interface NameContents {
    * false when it does not exist (the server then tries wildcards or answers NXDOMAIN).
    */
   readonly exists: boolean;
-  /** Static RRsets first (configuration order of types), then GSLB RRsets; never an empty RRset. */
-  readonly rrsets: NameRrset[];
+  /**
+   * True when a GSLB record was selected: the result may differ per client and per call. False
+   * results depend on the snapshot, the name and the type only.
+   */
+  readonly dynamic: boolean;
+  /**
+   * Static RRsets first (configuration order of types), then GSLB RRsets; never an empty RRset.
+   * Shared between calls when the name has no GSLB record: do not modify.
+   */
+  readonly rrsets: readonly NameRrset[];
 }
 
 /**
@@ -59,22 +67,38 @@ export function nameRrsets(
   const z = zone && isInZone(name, zone.name) ? zone : src.zones.findZone(name);
   if (!z) return undefined;
   const node = z.nodes.get(name);
+  if (!node) return { zone: z, exists: false, dynamic: false, rrsets: [] };
+  if (type === undefined && node.gslb.size === 0) return staticContents(z, node);
   const rrsets: NameRrset[] = [];
-  if (!node) return { zone: z, exists: false, rrsets };
-  for (const [t, records] of node.rrsets) {
-    if (type === undefined || t === type) rrsets.push({ type: t, records, scope: 0, selected: false, dcs: NO_DCS });
+  for (const rrset of staticContents(z, node).rrsets) {
+    if (type === undefined || rrset.type === type) rrsets.push(rrset);
   }
-  if (node.gslb.size === 0) return { zone: z, exists: true, rrsets };
-  const env: SelectionEnv = { ...src.env, ctx };
+  let dynamic = false;
+  const env: SelectionEnv | undefined = node.gslb.size > 0 ? { ...src.env, ctx } : undefined;
   for (const [t, record] of node.gslb) {
     if ((type !== undefined && t !== type) || node.rrsets.has(t)) continue;
-    const result = runSelection(record, client, env);
+    dynamic = true;
+    const result = runSelection(record, client, env!);
     if (result.data.length === 0) continue;
     const records: ResourceRecord[] = [];
     for (const data of result.data) records.push({ name, type: t, ttl: result.ttl, data });
     rrsets.push({ type: t, records, scope: result.scope, selected: true, dcs: result.dcs });
   }
-  return { zone: z, exists: true, rrsets };
+  return { zone: z, exists: true, dynamic, rrsets };
+}
+
+const staticByNode = new WeakMap<ZoneNode, NameContents>();
+
+/** A node's static RRsets as a result, built once per node (nodes are immutable snapshot parts). */
+function staticContents(zone: ZoneData, node: ZoneNode): NameContents {
+  let c = staticByNode.get(node);
+  if (!c) {
+    const rrsets: NameRrset[] = [];
+    for (const [t, records] of node.rrsets) rrsets.push({ type: t, records, scope: 0, selected: false, dcs: NO_DCS });
+    c = { zone, exists: true, dynamic: false, rrsets };
+    staticByNode.set(node, c);
+  }
+  return c;
 }
 
 const NO_DCS: readonly string[] = [];

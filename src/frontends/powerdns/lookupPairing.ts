@@ -1,14 +1,19 @@
-import type { NameContents } from '../../zones/nameRrsets.js';
-
 /** Longest time (ms) a selection waits for the second lookup of the same query. */
 export const PAIRING_WINDOW_MS = 1000;
-/** Entries kept per connection; more are never needed (one query at a time per connection). */
-const MAX_ENTRIES = 32;
+/**
+ * Entries kept per connection: PowerDNS handles one query at a time per connection, and between
+ * the two lookups of a name it makes at most a few others (referral checks of the parent names).
+ */
+const SLOTS = 8;
 
 interface Entry {
-  readonly contents: NameContents;
-  readonly snapshot: object;
-  readonly atMs: number;
+  qname: string;
+  realRemote: string;
+  remote: string;
+  /** The reply text the selection produced. */
+  reply: string;
+  snapshot: object;
+  atMs: number;
 }
 
 /**
@@ -31,20 +36,25 @@ interface Entry {
  * and only with `consistent-backends=yes` (the default: every lookup is qtype ANY).
  */
 export class LookupPairing {
-  private readonly entries = new Map<string, Entry>();
+  /** A small ring searched linearly: cheaper than building and hashing a key per lookup. */
+  private readonly slots: (Entry | undefined)[] = new Array<Entry | undefined>(SLOTS).fill(undefined);
+  private next = 0;
 
-  /** The selection made for the same key by the previous lookup, once; undefined otherwise. */
-  take(key: string, snapshot: object, nowMs: number): NameContents | undefined {
-    const e = this.entries.get(key);
-    if (!e) return undefined;
-    this.entries.delete(key);
-    if (e.snapshot !== snapshot || nowMs - e.atMs > PAIRING_WINDOW_MS || nowMs < e.atMs) return undefined;
-    return e.contents;
+  /** The reply of the selection made for the same lookup by a previous one, once; undefined otherwise. */
+  take(qname: string, realRemote: string, remote: string, snapshot: object, nowMs: number): string | undefined {
+    for (let i = 0; i < SLOTS; i++) {
+      const e = this.slots[i];
+      if (e === undefined || e.qname !== qname || e.realRemote !== realRemote || e.remote !== remote) continue;
+      this.slots[i] = undefined;
+      if (e.snapshot !== snapshot || nowMs - e.atMs > PAIRING_WINDOW_MS || nowMs < e.atMs) return undefined;
+      return e.reply;
+    }
+    return undefined;
   }
 
-  /** Keeps a fresh selection made on `snapshot` for the next identical lookup. */
-  put(key: string, contents: NameContents, snapshot: object, nowMs: number): void {
-    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    this.entries.set(key, { contents, snapshot, atMs: nowMs });
+  /** Keeps a fresh selection's reply, made on `snapshot`, for the next identical lookup (the oldest entry makes room). */
+  put(qname: string, realRemote: string, remote: string, reply: string, snapshot: object, nowMs: number): void {
+    this.slots[this.next] = { qname, realRemote, remote, reply, snapshot, atMs: nowMs };
+    this.next = (this.next + 1) % SLOTS;
   }
 }

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { EngineMetrics } from '../../admin/metrics.js';
 import type { Engine } from '../../engine/engine.js';
-import { fixtureEngine, fixtureSnapshot, healthWithDown } from '../../../test/support/powerdnsFixture.js';
+import { fixtureEngine, fixtureSnapshot, healthWithDown, zonesConfig } from '../../../test/support/powerdnsFixture.js';
 import { PowerDnsMetrics } from './metrics.js';
 import { RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
 
@@ -135,6 +135,17 @@ test('record data in presentation form: MX and SRV priorities inside content, TX
   t.deepEqual(h.lookup('_sip._udp.example.test.'), [rr('_sip._udp.example.test.', 'SRV', '10 20 5060 sip.example.test.', 300)]);
   t.deepEqual(h.lookup('txt.example.test.'), [rr('txt.example.test.', 'TXT', '"say \\"hi\\""', 300)]);
   t.deepEqual(h.lookup('alias.example.test.'), [rr('alias.example.test.', 'CNAME', 'www.example.test.', 300)]);
+});
+
+test('replies of static names are built once per snapshot: a reload is seen at once, each spelling echoed', (t) => {
+  const h = harness();
+  t.deepEqual(h.lookup('static.example.test.'), [rr('static.example.test.', 'A', '192.0.2.20', 60), rr('static.example.test.', 'AAAA', '2001:db8::20', 60)]);
+  t.deepEqual(h.lookup('Static.example.test.')[0], rr('Static.example.test.', 'A', '192.0.2.20', 60));
+  const config = zonesConfig() as { zones: { records: { name: string; data: string }[] }[] };
+  config.zones[0]!.records.find((r) => r.name === 'static' && r.data === '192.0.2.20')!.data = '192.0.2.21';
+  h.engine.publish(fixtureSnapshot(undefined, config));
+  t.deepEqual(h.lookup('static.example.test.')[0], rr('static.example.test.', 'A', '192.0.2.21', 60));
+  t.deepEqual(h.lookup('nx.example.test.'), []);
 });
 
 test('GSLB MX record: selected target with its preference inside content', (t) => {

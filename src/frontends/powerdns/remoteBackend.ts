@@ -5,12 +5,12 @@ import { RECORD_TYPES, type RecordType } from '../../dns/records.js';
 import type { Engine } from '../../engine/engine.js';
 import type { Logger } from '../../log/logger.js';
 import type { ResolveContext } from '../../state/resolveContext.js';
-import type { NameContents } from '../../zones/nameRrsets.js';
 import type { ZoneData } from '../../zones/zoneIndex.js';
 import { LookupPairing } from './lookupPairing.js';
 import { lookupReply, NO_RECORDS } from './lookupReply.js';
 import type { PowerDnsMetrics, ProtocolErrorReason, RequestOutcome } from './metrics.js';
 import { remoteClient, type RemoteClient } from './remoteClient.js';
+import { staticRepliesOf } from './staticReplies.js';
 import { zoneIdsOf } from './zoneIds.js';
 
 /** What the protocol handler needs from the process. */
@@ -105,7 +105,8 @@ export class RemoteBackendSession {
   /** The `instance` option of the connection string, once initialized. */
   instance: string | undefined;
   private readonly pairing = new LookupPairing();
-  private lastClientKey = '';
+  private lastRealRemote = '';
+  private lastRemote = '';
   private lastClient: RemoteClient | undefined;
 
   constructor(private readonly deps: RemoteBackendDeps) {}
@@ -183,63 +184,75 @@ export class RemoteBackendSession {
   }
 
   private lookup(p: Record<string, unknown>): string {
-    const started = performance.now();
+    const metrics = this.deps.metrics;
+    // Timing every lookup would cost as much as a cheap lookup; every 16th is representative.
+    const started = (metrics.lookups++ & 15) === 0 ? performance.now() : -1;
+    const reply = this.lookupReply(p);
+    if (started >= 0) metrics.lookupSeconds.observe((performance.now() - started) / 1000);
+    return reply;
+  }
+
+  private lookupReply(p: Record<string, unknown>): string {
     const { qname, qtype, remote } = p;
     const realRemote = p['real-remote'];
-    const zoneId = p['zone-id'];
+    const zoneId = typeof p['zone-id'] === 'number' ? p['zone-id'] : -1;
     if (typeof qname !== 'string' || typeof qtype !== 'string' || typeof remote !== 'string' || typeof realRemote !== 'string') {
       throw new InvalidRequest('lookup needs string "qname", "qtype", "remote" and "real-remote"');
     }
-    // Configured names hold only letters, digits, '-', '_' and '*'; a name PowerDNS had to
-    // escape (\DDD, \., \\) can be no owner of ours.
-    if (qname.includes('\\')) return NO_RECORDS;
+    const rc = this.clientOf(realRemote, remote);
+    const { engine } = this.deps;
+    const snapshot = engine.snapshot;
     const allTypes = qtype === 'ANY';
+    const replies = allTypes ? staticRepliesOf(snapshot, qname) : undefined;
+    const known = replies?.get(zoneId);
+    if (known !== undefined) return known;
     let type: RecordType | undefined;
     if (!allTypes) {
       const upper = qtype.toUpperCase();
       if (!RECORD_TYPE_NAMES.has(upper)) return NO_RECORDS;
       type = upper as RecordType;
     }
-    const rc = this.clientOf(realRemote, remote);
-    const name = canonicalName(qname);
-    const { engine } = this.deps;
-    const snapshot = engine.snapshot;
-    const ids = zoneIdsOf(snapshot.zones);
-    const hinted: ZoneData | undefined = typeof zoneId === 'number' && zoneId >= 0 ? ids.zoneOf(zoneId) : undefined;
+    // Configured names hold only letters, digits, '-', '_' and '*'; a name PowerDNS had to
+    // escape (\DDD, \., \\) can be no owner of ours.
+    if (qname.includes('\\')) return NO_RECORDS;
 
-    const pairingKey = allTypes && !rc.packetless ? `${name} ${realRemote} ${remote}` : undefined;
+    const pairs = allTypes && !rc.packetless;
     const now = engine.ctx.now();
-    let contents: NameContents | undefined = pairingKey ? this.pairing.take(pairingKey, snapshot, now) : undefined;
-    if (contents) {
-      this.deps.metrics.selectionReuses.inc();
-    } else {
-      contents = engine.nameRrsets(name, rc.client, rc.packetless ? this.deps.lookOnlyCtx : engine.ctx, type, hinted);
-      if (!contents) return NO_RECORDS;
-      let selected = false;
-      for (const rrset of contents.rrsets) {
-        if (!rrset.selected) continue;
-        selected = true;
-        if (!rc.packetless) for (const dc of rrset.dcs) this.deps.engineMetrics.dcAnswers.inc({ dc });
-      }
-      if (selected && pairingKey && name !== contents.zone.name && !name.startsWith('*.')) {
-        this.pairing.put(pairingKey, contents, snapshot, now);
-      }
+    const paired = pairs ? this.pairing.take(qname, realRemote, remote, snapshot, now) : undefined;
+    if (paired !== undefined) {
+      this.deps.metrics.reuses++;
+      return paired;
+    }
+    const name = canonicalName(qname);
+    const ids = zoneIdsOf(snapshot.zones);
+    const hinted: ZoneData | undefined = zoneId >= 0 ? ids.zoneOf(zoneId) : undefined;
+    const contents = engine.nameRrsets(name, rc.client, rc.packetless ? this.deps.lookOnlyCtx : engine.ctx, type, hinted);
+    if (!contents) {
+      replies?.set(zoneId, NO_RECORDS);
+      return NO_RECORDS;
     }
     const reply = lookupReply(JSON.stringify(qname), contents, rc, ids.idOf(contents.zone), allTypes);
-    this.deps.metrics.lookupSeconds.observe((performance.now() - started) / 1000);
+    if (!contents.dynamic) {
+      replies?.set(zoneId, reply);
+      return reply;
+    }
+    if (!rc.packetless) {
+      for (const rrset of contents.rrsets) for (const dc of rrset.dcs) this.deps.engineMetrics.dcAnswers.inc({ dc });
+    }
+    if (pairs && name !== contents.zone.name && !name.startsWith('*.')) this.pairing.put(qname, realRemote, remote, reply, snapshot, now);
     return reply;
   }
 
   /** The client of a lookup; the two or three lookups of one query repeat the same strings. */
   private clientOf(realRemote: string, remote: string): RemoteClient {
-    const key = `${realRemote} ${remote}`;
-    if (key !== this.lastClientKey || !this.lastClient) {
+    if (realRemote !== this.lastRealRemote || remote !== this.lastRemote || !this.lastClient) {
       try {
         this.lastClient = remoteClient(realRemote, remote);
       } catch (e) {
         throw new InvalidRequest((e as Error).message);
       }
-      this.lastClientKey = key;
+      this.lastRealRemote = realRemote;
+      this.lastRemote = remote;
     }
     return this.lastClient;
   }
@@ -251,7 +264,7 @@ export class RemoteBackendSession {
   }
 
   private count(method: string, outcome: RequestOutcome): void {
-    this.deps.metrics.requests.inc({ method, outcome });
+    this.deps.metrics.countRequest(method, outcome);
   }
 }
 

@@ -89,6 +89,16 @@ class Client {
   }
 }
 
+/** Polls `read` until `done` holds (5 s at most: the server sees closed sockets asynchronously); returns the last value. */
+async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
+  let v = await read();
+  for (let i = 0; i < 100 && !done(v); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    v = await read();
+  }
+  return v;
+}
+
 async function metricText(m: EngineMetrics, name: string): Promise<string> {
   return m.registry.getSingleMetricAsString(name);
 }
@@ -159,9 +169,11 @@ test('a client that disconnects mid-line leaves the others serving', async (t) =
   gone.socket.write('{"method": "lookup", "param');
   await new Promise((r) => setTimeout(r, 30));
   gone.close();
-  await new Promise((r) => setTimeout(r, 50));
   t.deepEqual(await good.request(LOOKUP_STATIC), STATIC_REPLY);
-  t.regex(await metricText(metrics, 'gslbd_powerdns_protocol_errors_total'), /reason="disconnect_mid_request"} 1/);
+  t.regex(
+    await eventually(() => metricText(metrics, 'gslbd_powerdns_protocol_errors_total'), (text) => text.includes('disconnect_mid_request')),
+    /reason="disconnect_mid_request"} 1/,
+  );
   good.close();
 });
 
@@ -175,7 +187,7 @@ test('connections beyond maxConnections are closed at once', async (t) => {
   t.is(await c.next(), null);
   t.regex(await metricText(metrics, 'gslbd_powerdns_connections_total'), /result="rejected"} 1/);
   a.close();
-  await new Promise((r) => setTimeout(r, 50));
+  await eventually(() => metricText(metrics, 'gslbd_powerdns_connections'), (text) => /instance=""} 1$/m.test(text));
   const d = new Client(server.path);
   t.deepEqual(await d.request(LOOKUP_STATIC), STATIC_REPLY);
   b.close();
@@ -192,8 +204,7 @@ test('the connection gauge is labelled by instance and drops the label when its 
   t.regex(await metricText(metrics, 'gslbd_powerdns_connections'), /gslbd_powerdns_connections{instance="edge1"} 2/);
   a.close();
   b.close();
-  await new Promise((r) => setTimeout(r, 50));
-  t.notRegex(await metricText(metrics, 'gslbd_powerdns_connections'), /edge1/);
+  t.notRegex(await eventually(() => metricText(metrics, 'gslbd_powerdns_connections'), (text) => !text.includes('edge1')), /edge1/);
 });
 
 test('the socket gets the configured mode and is removed on stop', async (t) => {

@@ -1,4 +1,4 @@
-import { addressToBytes, familyBits, maskAddress, parseIp, sameAddress, type IpAddress } from '../../geo/ipAddress.js';
+import { familyBits, ipv4, ipv6, maskAddress, parseIp, sameAddress, type IpAddress } from '../../geo/ipAddress.js';
 import type { Client } from '../../selection/types.js';
 import { replyScope, type EcsOption } from '../dns/ecsOption.js';
 
@@ -6,8 +6,9 @@ import { replyScope, type EcsOption } from '../dns/ecsOption.js';
 export interface RemoteClient {
   readonly client: Client;
   /**
-   * The ECS option of the query as PowerDNS received it (family, source prefix, address), or
-   * undefined when the query had none. PowerDNS only passes it with `edns-subnet-processing=yes`.
+   * The ECS option of the query as PowerDNS received it (family, source prefix, address; not its
+   * raw address bytes: PowerDNS writes the reply option itself), or undefined when the query had
+   * none. PowerDNS only passes it with `edns-subnet-processing=yes`.
    */
   readonly ecs: EcsOption | undefined;
   /**
@@ -31,44 +32,141 @@ export interface RemoteClient {
  * @throws Error naming the parameter when an address or prefix length is invalid.
  */
 export function remoteClient(realRemote: string, remote: string): RemoteClient {
+  if (realRemote === '0.0.0.0/0' && remote === '0.0.0.0') return PACKETLESS;
   let peer: IpAddress;
   try {
-    peer = parseIp(remote);
+    peer = parseAddress(remote);
   } catch {
     throw new Error(`lookup parameter "remote" is not an address: ${JSON.stringify(remote)}`);
   }
   const slash = realRemote.lastIndexOf('/');
-  const lengthText = slash < 0 ? '' : realRemote.slice(slash + 1);
   let address: IpAddress;
   try {
-    address = parseIp(slash < 0 ? realRemote : realRemote.slice(0, slash));
+    address = parseAddress(slash < 0 ? realRemote : realRemote.slice(0, slash));
   } catch {
     throw new Error(`lookup parameter "real-remote" is not addr/len: ${JSON.stringify(realRemote)}`);
   }
   const sentBits = address.mapped ? 128 : familyBits(address.family);
-  if (!/^\d{1,3}$/.test(lengthText) || Number(lengthText) > sentBits) {
+  const sourcePrefix = slash < 0 ? -1 : prefixLength(realRemote, slash + 1);
+  if (sourcePrefix < 0 || sourcePrefix > sentBits) {
     throw new Error(`lookup parameter "real-remote" has no valid prefix length: ${JSON.stringify(realRemote)}`);
   }
-  const sourcePrefix = Number(lengthText);
-  const packetless = sourcePrefix === 0 && remote === '0.0.0.0';
-  const fullLength = sourcePrefix === sentBits;
-  if (packetless || (fullLength && sameAddress(address, peer))) {
-    return { client: { address: peer, sourcePrefix: familyBits(peer.family), fromEcs: false }, ecs: undefined, packetless };
+  if (sourcePrefix === sentBits && sameAddress(address, peer)) {
+    return { client: { address: peer, sourcePrefix: familyBits(peer.family), fromEcs: false }, ecs: undefined, packetless: false };
   }
   const effectivePrefix = address.mapped ? Math.max(0, sourcePrefix - 96) : sourcePrefix;
   const masked = maskAddress(address, effectivePrefix);
-  const ecs: EcsOption = {
-    family: address.family === 4 && !address.mapped ? 1 : 2,
-    sourcePrefix,
-    addressBytes: Buffer.from(addressToBytes(masked).subarray(0, Math.ceil(sourcePrefix / 8))),
-    address: masked,
-    effectivePrefix,
-  };
+  const ecs: EcsOption = { family: address.family === 4 && !address.mapped ? 1 : 2, sourcePrefix, addressBytes: NO_BYTES, address: masked, effectivePrefix };
   const client: Client =
     effectivePrefix > 0
       ? { address: masked, sourcePrefix: effectivePrefix, fromEcs: true }
       : { address: peer, sourcePrefix: familyBits(peer.family), fromEcs: false };
   return { client, ecs, packetless: false };
+}
+
+const NO_BYTES = Buffer.alloc(0);
+const PACKETLESS: RemoteClient = { client: { address: ipv4(0), sourcePrefix: 32, fromEcs: false }, ecs: undefined, packetless: true };
+
+/**
+ * Parses an address as PowerDNS prints it (`ComboAddress::toString`: dotted-quad IPv4, RFC 5952
+ * IPv6) on a fast path without regular expressions or exceptions (this runs for every lookup);
+ * anything the fast path does not take (zone ids, leading zeros, odd forms) goes to
+ * {@link parseIp}, which accepts or rejects it.
+ * @throws Error when the text is not an address.
+ */
+function parseAddress(text: string): IpAddress {
+  return (text.includes(':') ? fastIpv6(text) : fastIpv4(text, 0, text.length)) ?? parseIp(text);
+}
+
+/** Dotted-quad IPv4 in `text[start, end)` as a 32-bit value, or undefined. */
+function ipv4Value(text: string, start: number, end: number): number | undefined {
+  let value = 0;
+  let octet = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (digits > 0 && octet === 0) return undefined;
+      octet = octet * 10 + (c - 48);
+      if (octet > 255) return undefined;
+      digits++;
+    } else if (c === 46 && digits > 0 && dots < 3) {
+      value = value * 256 + octet;
+      octet = 0;
+      digits = 0;
+      dots++;
+    } else {
+      return undefined;
+    }
+  }
+  return dots === 3 && digits > 0 ? value * 256 + octet : undefined;
+}
+
+function fastIpv4(text: string, start: number, end: number): IpAddress | undefined {
+  const v = ipv4Value(text, start, end);
+  return v === undefined ? undefined : ipv4(v);
+}
+
+/** IPv6 with at most one `::` and an optional dotted-quad tail, or undefined. */
+function fastIpv6(text: string): IpAddress | undefined {
+  const groups: number[] = [];
+  let gap = -1;
+  let i = 0;
+  const n = text.length;
+  if (n >= 2 && text.charCodeAt(0) === 58 && text.charCodeAt(1) === 58) {
+    gap = 0;
+    i = 2;
+  }
+  while (i < n) {
+    let j = i;
+    let v = 0;
+    while (j < n && j - i < 5) {
+      const c = text.charCodeAt(j);
+      const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1;
+      if (d < 0) break;
+      v = v * 16 + d;
+      j++;
+    }
+    if (j < n && text.charCodeAt(j) === 46) {
+      const tail = ipv4Value(text, i, n);
+      if (tail === undefined || groups.length > 6) return undefined;
+      groups.push(tail >>> 16, tail & 0xffff);
+      i = n;
+      break;
+    }
+    if (j === i || j - i > 4) return undefined;
+    groups.push(v);
+    if (j === n) {
+      i = n;
+      break;
+    }
+    if (text.charCodeAt(j) !== 58) return undefined;
+    if (j + 1 < n && text.charCodeAt(j + 1) === 58) {
+      if (gap >= 0) return undefined;
+      gap = groups.length;
+      i = j + 2;
+    } else {
+      i = j + 1;
+      if (i === n) return undefined;
+    }
+  }
+  if (groups.length > 8 || (gap < 0 && groups.length !== 8) || (gap >= 0 && groups.length === 8)) return undefined;
+  const full = gap < 0 ? groups : [...groups.slice(0, gap), ...new Array<number>(8 - groups.length).fill(0), ...groups.slice(gap)];
+  return ipv6((full[0]! << 16) | full[1]!, (full[2]! << 16) | full[3]!, (full[4]! << 16) | full[5]!, (full[6]! << 16) | full[7]!);
+}
+
+/** The decimal prefix length after the slash (1–3 digits), or −1. */
+function prefixLength(text: string, start: number): number {
+  const n = text.length - start;
+  if (n < 1 || n > 3) return -1;
+  let v = 0;
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return -1;
+    v = v * 10 + (c - 48);
+  }
+  return v;
 }
 
 /**
