@@ -44,7 +44,8 @@ export interface NameContents {
 /**
  * The RRsets at exactly one owner name: every static RRset and every GSLB record of the name,
  * each GSLB record selected for `client` with {@link runSelection} (so rotation advances as for
- * any answer), with its own ECS scope. No wildcard synthesis, CNAME chasing, referral or
+ * any answer), with its own ECS scope; `name` is the qname the selection sees (a `*` owner when
+ * the server looks up a wildcard: it never says which name it synthesises). No wildcard synthesis, CNAME chasing, referral or
  * negative-answer logic: this serves DNS servers that do that themselves from per-name lookups
  * (PowerDNS's remote backend: `lookup` of a name and of `*.<encloser>` owners, RFC 4592).
  *
@@ -78,7 +79,7 @@ export function nameRrsets(
   for (const [t, record] of node.gslb) {
     if ((type !== undefined && t !== type) || node.rrsets.has(t)) continue;
     dynamic = true;
-    const result = runSelection(record, client, env!);
+    const result = runSelection(record, client, env!, undefined, name);
     if (result.data.length === 0) continue;
     const records: ResourceRecord[] = [];
     for (const data of result.data) records.push({ name, type: t, ttl: result.ttl, data });
