@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { parse, stringify } from 'yaml';
-import { freeLoopbackPort } from '../support/pdnsServer.js';
+import { freePort } from '../support/freePort.js';
 
 /**
  * The CoreDNS bridge end to end: the real engine process (`gslbd serve`, the quickstart scenario
@@ -127,7 +127,7 @@ test.before(async () => {
       '',
     ].join('\n'),
   );
-  const [dnsPort, readyPort, metricsPort] = [await freeLoopbackPort(), await freeLoopbackPort(), await freeLoopbackPort()];
+  const [dnsPort, readyPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
   const corefile = join(dir, 'Corefile');
   writeFileSync(
     corefile,

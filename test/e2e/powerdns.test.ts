@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import test from 'ava';
 import { stringify } from 'yaml';
 import { startGslbd, type RunningGslbd } from '../../src/engine/gslbdProcess.js';
-import { freeLoopbackPort, startPdns, type PdnsServer } from '../support/pdnsServer.js';
+import { freePort } from '../support/freePort.js';
+import { startPdns, type PdnsServer } from '../support/pdnsServer.js';
 import { healthWithDown, testLocationDb, zonesConfig } from '../support/powerdnsFixture.js';
 
 /**
@@ -24,7 +25,7 @@ const socketPath = (): string => join(dir, 'gslbd.sock');
 
 test.before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gslbd-pdns-e2e-'));
-  standalonePort = await freeLoopbackPort();
+  standalonePort = await freePort();
   const config = { ...zonesConfig(), listeners: { dns: [{ address: '127.0.0.1', port: standalonePort }], powerdns: { path: 'gslbd.sock' } } };
   writeFileSync(join(dir, 'gslbd.yaml'), stringify(config));
   gslbd = await startGslbd(join(dir, 'gslbd.yaml'), { signals: false, watchFile: false, logDestination: openSync(join(dir, 'gslbd.log'), 'a') });

@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { createSocket } from 'node:dgram';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './freePort.js';
 
 /**
  * Runs a real `pdns_server` (Debian pdns-server + pdns-backend-remote, installed by
@@ -67,7 +66,7 @@ export async function startPdns(options: PdnsOptions): Promise<PdnsServer> {
   if (!existsSync('/usr/sbin/pdns_server')) throw new Error('pdns_server is not installed: run `bash test/setup.sh` (Debian pdns-server, pdns-backend-remote)');
   let lastError: Error | undefined;
   for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await freeLoopbackPort();
+    const port = await freePort();
     try {
       return await launch(options, port);
     } catch (e) {
@@ -152,28 +151,4 @@ async function launch(options: PdnsOptions, port: number): Promise<PdnsServer> {
     check();
   });
   return server;
-}
-
-/** A loopback port free for both UDP and TCP right now (pdns_server needs the number up front). */
-export async function freeLoopbackPort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const s = createServer();
-      s.once('error', reject);
-      s.listen(0, '127.0.0.1', () => {
-        const a = s.address();
-        s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-      });
-    });
-    const udpFree = await new Promise<boolean>((resolve) => {
-      const u = createSocket('udp4');
-      u.once('error', () => {
-        u.close();
-        resolve(false);
-      });
-      u.bind(port, '127.0.0.1', () => u.close(() => resolve(true)));
-    });
-    if (udpFree) return port;
-  }
-  throw new Error('no loopback port free for both UDP and TCP');
 }
