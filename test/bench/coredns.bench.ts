@@ -121,14 +121,16 @@ const group: BenchGroup = {
     for (const { kind, front } of plan) await dnsperf(kind, front, WARMUP_SECONDS);
     for (let run = 1; run <= ctx.runs; run++) {
       for (const { kind, front } of plan) {
-        const cpu = (): number => procs[front].reduce((sum, p) => sum + processCpuSeconds(p.pid), 0);
-        const before = cpu();
+        const before = procs[front].map((p) => processCpuSeconds(p.pid));
         const r = await dnsperf(kind, front, RUN_SECONDS);
+        const perQuery = procs[front].map((p, i) => ((processCpuSeconds(p.pid) - before[i]!) / r.completed) * 1e6);
         const details: Record<string, number> = {
-          'servers CPU µs/query': ((cpu() - before) / r.completed) * 1e6,
+          'servers CPU µs/query': perQuery.reduce((a, b) => a + b, 0),
+          'CoreDNS CPU µs/query': perQuery[0]!,
           'lost %': (100 * r.lost) / (r.completed + r.lost),
           'avg latency ms': r.averageLatencyMs,
         };
+        if (perQuery.length > 1) details['engine CPU µs/query'] = perQuery[1]!;
         const notNoError = r.completed - (r.rcodes.NOERROR ?? 0);
         if (notNoError > 0) ctx.note(`${front} ${kind} run ${run}: ${notNoError} answers not NOERROR (${JSON.stringify(r.rcodes)})`);
         ctx.record(TABLE[kind], ROW[front], r.queriesPerSecond, details);

@@ -52,7 +52,7 @@ type vector struct {
 	} `json:"fields"`
 }
 
-func loadVectors(t *testing.T) []vector {
+func loadVectors(t testing.TB) []vector {
 	t.Helper()
 	raw, err := os.ReadFile(vectorsFile)
 	if err != nil {

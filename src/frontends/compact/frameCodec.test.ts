@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
+import fc from 'fast-check';
 import type { ResourceRecord } from '../../dns/records.js';
 import { formatIp } from '../../geo/ipAddress.js';
 import { decodeEngineFrame, encodeHello, rrCodec, encodePing, encodeQuery, frame, type QueryFields } from '../../../test/support/compactClient.js';
@@ -128,4 +129,24 @@ test('FrameReader rejects lengths below 8 and above its limit', (t) => {
   t.throws(() => new FrameReader(4096, () => undefined).push(Buffer.from('00000007', 'hex')), { instanceOf: FramingError });
   t.throws(() => new FrameReader(4096, () => undefined).push(Buffer.from('00001001', 'hex')), { instanceOf: FramingError });
   t.notThrows(() => new FrameReader(4096, () => undefined).push(Buffer.from('00001000', 'hex')));
+});
+
+test('any bytes: decoders give a frame or a reason and the reader a frame or a FramingError, never another throw (fast-check, seed 8)', (t) => {
+  fc.assert(
+    fc.property(fc.uint8Array({ minLength: 0, maxLength: 400 }), fc.integer({ min: 0, max: 0xffff }), (bytes, flags) => {
+      const body = Buffer.from(bytes);
+      const f = frame(1, flags, 1, body);
+      const q = decodeQuery(f, flags);
+      if (typeof q !== 'string' && (q.qtype !== body.readUInt16BE(0) || q.sourcePort !== body.readUInt16BE(6))) return false;
+      decodeHello(frame(6, 0, 0, body));
+      try {
+        new FrameReader(4096, (x) => readHeader(x)).push(body);
+      } catch (e) {
+        if (!(e instanceof FramingError)) return false;
+      }
+      return true;
+    }),
+    { seed: 8, numRuns: 2000 },
+  );
+  t.pass();
 });
