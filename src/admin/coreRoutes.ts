@@ -1,6 +1,6 @@
 import type { Engine } from '../engine/engine.js';
 import { explainQuery } from '../engine/explain.js';
-import type { ReloadOutcome } from '../engine/gslbdProcess.js';
+import type { ReloadOptions, ReloadOutcome } from '../engine/gslbdProcess.js';
 import type { AdminServer } from './adminServer.js';
 import type { EngineMetrics } from './metrics.js';
 
@@ -8,7 +8,7 @@ import type { EngineMetrics } from './metrics.js';
 export interface CoreRouteDeps {
   readonly engine: Engine;
   readonly metrics: EngineMetrics;
-  readonly reload: (reason: string) => Promise<ReloadOutcome>;
+  readonly reload: (reason: string, options?: ReloadOptions) => Promise<ReloadOutcome>;
 }
 
 /**
@@ -17,7 +17,9 @@ export interface CoreRouteDeps {
  * - `GET /status`: snapshot generation, zones, records, data centers, location data, health view;
  * - `GET /metrics`: Prometheus exposition;
  * - `GET /explain?name=&type=&client=`: the decision trace (client is an address or `addr/len`);
- * - `POST /reload` (token): re-reads the configuration; 422 with the reasons when it is invalid.
+ * - `POST /reload` (token): re-reads the configuration; 422 with the reasons when it is invalid;
+ * - `POST /reload/geo` (token): the same, and re-reads the location data even when the `geo`
+ *   section is unchanged (new data files); queries keep the old table until the new one is ready.
  */
 export function registerCoreRoutes(admin: AdminServer, deps: CoreRouteDeps): void {
   const { engine, metrics } = deps;
@@ -84,6 +86,15 @@ export function registerCoreRoutes(admin: AdminServer, deps: CoreRouteDeps): voi
     mutating: true,
     async handle() {
       const r = await deps.reload('admin API');
+      return r.ok ? { status: 200, json: r } : { status: 422, json: r };
+    },
+  });
+  admin.route({
+    method: 'POST',
+    path: '/reload/geo',
+    mutating: true,
+    async handle() {
+      const r = await deps.reload('admin API (location data)', { geo: true });
       return r.ok ? { status: 200, json: r } : { status: 422, json: r };
     },
   });

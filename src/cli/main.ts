@@ -4,9 +4,10 @@ import { z } from 'zod';
 import { ConfigError, loadConfigFile } from '../config/load.js';
 import { configSchema } from '../config/schema.js';
 import { startGslbd } from '../engine/gslbdProcess.js';
+import { registerGeoCommands } from './geoCommands.js';
 
 /**
- * The `gslbd` command line (SPEC §7): serve, check-config, schema, explain.
+ * The `gslbd` command line (SPEC §7): serve, check-config, schema, explain, geo build|lookup.
  * Exit codes: 0 success, 1 invalid input (configuration, arguments), 2 runtime failure.
  */
 const program = new Command()
@@ -77,5 +78,7 @@ program
       process.exit(2);
     }
   });
+
+registerGeoCommands(program);
 
 await program.parseAsync();

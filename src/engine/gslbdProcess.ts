@@ -9,7 +9,7 @@ import type { Config } from '../config/schema.js';
 import { CompactServer } from '../frontends/compact/compactServer.js';
 import { DnsServer } from '../frontends/dns/dnsServer.js';
 import { powerDnsFrontDoor, type RemoteBackendServer } from '../frontends/powerdns/remoteBackendServer.js';
-import { loadLocationDb } from '../geo/loadSources.js';
+import { loadConfiguredLocationDb, reloadLocationDb, type ConfiguredLocationDb } from '../geo/loadSources.js';
 import type { LocationDb } from '../geo/locationDb.js';
 import { HealthMonitor } from '../health/healthMonitor.js';
 import { registerHealthRoutes } from '../health/healthRoutes.js';
@@ -38,9 +38,19 @@ export interface RunningGslbd {
   readonly log: Logger;
   /** Host, service and client metrics; the snapshot's `env.metrics` view. */
   readonly metricStore: MetricStore;
-  /** Re-reads the configuration file; an invalid file keeps the running snapshot. Reloads run one at a time. */
-  reload(reason: string): Promise<ReloadOutcome>;
+  /**
+   * Re-reads the configuration file; an invalid file keeps the running snapshot. Reloads run one
+   * at a time. Location data is re-read when the `geo` section changed or `options.geo` is set;
+   * it is read and built off the event loop, so queries keep being answered from the old table.
+   */
+  reload(reason: string, options?: ReloadOptions): Promise<ReloadOutcome>;
   stop(): Promise<void>;
+}
+
+/** What a reload re-reads beyond the configuration file. */
+export interface ReloadOptions {
+  /** Re-read the location data even when the `geo` section is unchanged (new data files). */
+  readonly geo?: boolean;
 }
 
 /** Options for tests and embedding. */
@@ -90,8 +100,8 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
   await compact?.start();
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, generation: snapshot.generation });
-  const reload = (reason: string): Promise<ReloadOutcome> => {
-    reloading = reloading.then(() => reloadOnce(engine, metrics, metricStore, log, reason, health, statusSignals));
+  const reload = (reason: string, reloadOptions: ReloadOptions = {}): Promise<ReloadOutcome> => {
+    reloading = reloading.then(() => reloadOnce(engine, metrics, metricStore, log, reason, health, statusSignals, reloadOptions));
     return reloading;
   };
 
@@ -151,12 +161,13 @@ async function reloadOnce(
   reason: string,
   health: HealthMonitor,
   statusSignals: StatusSignals,
+  options: ReloadOptions,
 ): Promise<ReloadOutcome> {
   const running = engine.snapshot;
   try {
     const { config } = loadConfigFile(running.file);
     const sameGeo = JSON.stringify(config.geo) === JSON.stringify(running.config.geo);
-    const geo = sameGeo ? running.env.geo : timedGeoLoad(config, running.file, log);
+    const geo = sameGeo && !options.geo ? running.env.geo : await timedGeoReload(config, running.file, log);
     if (JSON.stringify(config.listeners) !== JSON.stringify(running.config.listeners)) {
       log.warn({ reason }, 'listener settings changed; they take effect at the next restart');
     }
@@ -178,12 +189,26 @@ async function reloadOnce(
 
 function timedGeoLoad(config: Config, file: string, log: Logger): LocationDb {
   const started = performance.now();
-  const geo = loadLocationDb(config.geo.sources, file);
-  log.info({ ms: Math.round(performance.now() - started), ...geo.describe() }, 'location data loaded');
-  if (geo.implementation === 'typescript' && config.geo.sources.length > 0) {
-    log.warn('location lookups use the TypeScript reference implementation');
+  return reportGeo(loadConfiguredLocationDb(config.geo, file), started, log);
+}
+
+async function timedGeoReload(config: Config, file: string, log: Logger): Promise<LocationDb> {
+  const started = performance.now();
+  return reportGeo(await reloadLocationDb(config.geo, file), started, log);
+}
+
+/** Logs a location load; the TypeScript fallback is a loud warning (also shown by /healthz). */
+function reportGeo(loaded: ConfiguredLocationDb, started: number, log: Logger): LocationDb {
+  const { db, fallbackReason, skipped } = loaded;
+  log.info({ ms: Math.round(performance.now() - started), ...db.describe() }, 'location data loaded');
+  if (skipped.count > 0) log.warn({ skipped: skipped.count, first: skipped.first }, 'lenient location load skipped bad lines');
+  if (db.implementation === 'typescript' && db.describe().sources.length > 0) {
+    log.warn(
+      { reason: fallbackReason ?? 'geo.implementation is typescript' },
+      'location lookups use the TypeScript reference implementation, several times slower than the native addon (npm run build:native)',
+    );
   }
-  return geo;
+  return db;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { IpAddress } from './ipAddress.js';
 import type { Location } from './location.js';
-import { LocationTable } from './locationTable.js';
+import { LocationTable, type LocationLookupTable } from './locationTable.js';
 import { RangeBuilder4, RangeBuilder6, type RangeTable4, type RangeTable6 } from './rangeTable.js';
 
 /**
@@ -19,6 +19,14 @@ export interface LocationDb {
   lookup(address: IpAddress): number;
   /** The location of an id returned by {@link lookup}; id 0 is the unknown location. */
   location(id: number): Location;
+  /**
+   * Looks up many addresses of one family at once (log enrichment, tests, benchmarks; both
+   * implementations here have it, test doubles need not): IPv4
+   * addresses are one word each, IPv6 four words (most significant first). Writes the location
+   * id and the prefix length of address i to `ids[i]` and `prefixes[i]`.
+   * @throws RangeError when `ids` or `prefixes` are shorter than the number of addresses.
+   */
+  lookupBatch(family: 4 | 6, addresses: Uint32Array, ids: Uint32Array, prefixes: Uint8Array): void;
   /** Which implementation answers: the TypeScript reference or the native addon. */
   readonly implementation: 'typescript' | 'native';
   /** Human-readable summary (sources, range and location counts) for /status and logs. */
@@ -39,7 +47,7 @@ export class RangeLocationDb implements LocationDb {
   readonly implementation = 'typescript' as const;
 
   constructor(
-    readonly table: LocationTable,
+    readonly table: LocationLookupTable,
     readonly v4: RangeTable4,
     readonly v6: RangeTable6,
     readonly sources: readonly string[],
@@ -51,6 +59,17 @@ export class RangeLocationDb implements LocationDb {
 
   location(id: number): Location {
     return this.table.get(id);
+  }
+
+  lookupBatch(family: 4 | 6, addresses: Uint32Array, ids: Uint32Array, prefixes: Uint8Array): void {
+    const count = family === 4 ? addresses.length : addresses.length >>> 2;
+    if (ids.length < count || prefixes.length < count) throw new RangeError('ids and prefixes must hold one entry per address');
+    for (let i = 0; i < count; i++) {
+      const packed =
+        family === 4 ? this.v4.lookup(addresses[i]!) : this.v6.lookup(addresses[4 * i]!, addresses[4 * i + 1]!, addresses[4 * i + 2]!, addresses[4 * i + 3]!);
+      ids[i] = Math.floor(packed / 256);
+      prefixes[i] = packed & 255;
+    }
   }
 
   describe(): LocationDbSummary {

@@ -1,11 +1,19 @@
 import { UNKNOWN_LOCATION, type Location } from './location.js';
 
+/** Id → location, as the location database needs it (interned table or compiled image). */
+export interface LocationLookupTable {
+  /** The location of an id; unknown ids give {@link UNKNOWN_LOCATION}. */
+  get(id: number): Location;
+  /** Number of locations, including the unknown location. */
+  readonly size: number;
+}
+
 /**
  * Interned locations: each distinct location (qualifiers, coordinates, ASN) gets one small id, so
  * range tables store a 32-bit id per range and equal neighbours can be merged by comparing ids.
  * Id 0 is always {@link UNKNOWN_LOCATION} (addresses the data does not cover).
  */
-export class LocationTable {
+export class LocationTable implements LocationLookupTable {
   private readonly byKey = new Map<string, number>();
   private readonly list: Location[] = [UNKNOWN_LOCATION];
 

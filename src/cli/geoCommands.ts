@@ -1,0 +1,135 @@
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Command } from 'commander';
+import { loadConfigFile } from '../config/load.js';
+import { GEO_SOURCE_FORMATS, type GeoConfig, type GeoSourceConfig, type GeoSourceFormat } from '../config/geoSchema.js';
+import { buildLocationImage } from '../geo/buildImage.js';
+import { readImage, verifyImage } from '../geo/compiledImage.js';
+import { familyBits, formatIp, maskAddress, parseIp } from '../geo/ipAddress.js';
+import { loadConfiguredLocationDb, sourcePath } from '../geo/loadSources.js';
+import { formatQualifiers } from '../geo/location.js';
+import { openLocationDb, type GeoImplementation } from '../geo/openLocationDb.js';
+import { unpackId, unpackPrefix } from '../geo/rangeTable.js';
+
+/**
+ * `gslbd geo build` and `gslbd geo lookup` (SPEC §7). Exit codes as the rest of the CLI: 0 success,
+ * 1 invalid input (arguments, configuration, a bad source line in strict mode), 2 runtime failure.
+ */
+export function registerGeoCommands(program: Command): void {
+  const geo = program.command('geo').description('location data: build compiled files, look addresses up');
+
+  geo
+    .command('build')
+    .description('build a compiled location file from sources (FORMAT:FILE, or FILE.mmdb)')
+    .argument('[sources...]', `sources in order; FORMAT is one of ${GEO_SOURCE_FORMATS.join(', ')}; FILE may be a file inside an npm package`)
+    .requiredOption('-o, --output <file>', 'compiled file to write (replaced atomically)')
+    .option('-c, --config <file>', "also take the sources and custom entries of a configuration file's geo section")
+    .option('--lenient', 'skip bad lines (counted and listed) instead of failing on the first one')
+    .action((sources: string[], opts: { output: string; config?: string; lenient?: boolean }) => {
+      try {
+        const started = performance.now();
+        let geoConfig: Pick<GeoConfig, 'sources' | 'custom' | 'mode'> = { sources: [], custom: [], mode: opts.lenient ? 'lenient' : 'strict' };
+        let configFile = resolve('gslbd.yaml');
+        if (opts.config) {
+          configFile = opts.config;
+          const fromFile = loadConfigFile(opts.config).config.geo;
+          if (fromFile.compiled !== undefined) throw new UsageError(`${opts.config}: geo.compiled names a compiled file; give sources to build`);
+          geoConfig = { sources: fromFile.sources, custom: fromFile.custom, mode: opts.lenient ? 'lenient' : fromFile.mode };
+        }
+        const cliSources = sources.map(parseSourceArgument);
+        const all = [...geoConfig.sources, ...cliSources];
+        if (all.length === 0 && geoConfig.custom.length === 0) throw new UsageError('no sources: give FORMAT:FILE arguments or --config');
+        const built = buildLocationImage({ sources: all, custom: geoConfig.custom, mode: geoConfig.mode, resolvePath: (s) => sourcePath(s, configFile) });
+        const image = readImage(built.image);
+        verifyImage(image);
+        const tmp = `${opts.output}.tmp-${process.pid}`;
+        writeFileSync(tmp, built.image);
+        renameSync(tmp, opts.output);
+        const ms = Math.round(performance.now() - started);
+        process.stdout.write(
+          `${opts.output}: ${built.image.byteLength} bytes, ${image.locationCount} locations, ${image.v4.ids.length} IPv4 + ${image.v6.ids.length} IPv6 ranges (${ms} ms)\n`,
+        );
+        if (built.skipped.count > 0) {
+          process.stderr.write(`skipped ${built.skipped.count} bad lines:\n${built.skipped.first.map((l) => `  ${l}`).join('\n')}\n`);
+        }
+      } catch (e) {
+        process.stderr.write(`gslbd geo build: ${(e as Error).message}\n`);
+        process.exit(e instanceof UsageError || /:\d+: /.test((e as Error).message) ? 1 : 2);
+      }
+    });
+
+  geo
+    .command('lookup')
+    .description('print the location and the matched prefix of an address')
+    .argument('<address>', 'IPv4 or IPv6 address')
+    .option('-f, --file <file>', 'compiled location file')
+    .option('-c, --config <file>', "the configuration file's geo section (compiled file or sources)")
+    .option('--implementation <impl>', 'auto | native | typescript', 'auto')
+    .action((text: string, opts: { file?: string; config?: string; implementation: string }) => {
+      try {
+        if (!['auto', 'native', 'typescript'].includes(opts.implementation)) throw new UsageError(`--implementation must be auto, native or typescript`);
+        const impl = opts.implementation as GeoImplementation;
+        if ((opts.file === undefined) === (opts.config === undefined)) throw new UsageError('give exactly one of --file or --config');
+        let address;
+        try {
+          address = parseIp(text);
+        } catch (e) {
+          throw new UsageError((e as Error).message);
+        }
+        const db = opts.file
+          ? openLocationDb(readImage(readFileSync(opts.file)), impl).db
+          : loadConfiguredLocationDb({ ...loadConfigFile(opts.config!).config.geo, implementation: impl }, opts.config!).db;
+        const packed = db.lookup(address);
+        const id = unpackId(packed);
+        const prefix = unpackPrefix(packed);
+        const loc = db.location(id);
+        const block = `${formatIp(maskAddress(address, prefix))}/${prefix}`;
+        const out = {
+          address: formatIp(address),
+          network: block,
+          prefix,
+          bits: familyBits(address.family),
+          locationId: id,
+          location: id === 0 ? 'unknown' : formatQualifiers(loc.qualifiers),
+          ...(loc.lat !== undefined ? { lat: loc.lat, lon: loc.lon } : {}),
+          ...(loc.asn !== undefined ? { asn: loc.asn } : {}),
+          implementation: db.implementation,
+        };
+        process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+      } catch (e) {
+        process.stderr.write(`gslbd geo lookup: ${(e as Error).message}\n`);
+        process.exit(e instanceof UsageError ? 1 : 2);
+      }
+    });
+}
+
+class UsageError extends Error {}
+
+const requireFrom = createRequire(import.meta.url);
+
+/** `FORMAT:FILE` or `FILE.mmdb`; a FILE that does not exist here but resolves in node_modules is a package file. */
+function parseSourceArgument(arg: string): GeoSourceConfig {
+  const colon = arg.indexOf(':');
+  let format: GeoSourceFormat;
+  let file: string;
+  if (colon > 0 && (GEO_SOURCE_FORMATS as readonly string[]).includes(arg.slice(0, colon))) {
+    format = arg.slice(0, colon) as GeoSourceFormat;
+    file = arg.slice(colon + 1);
+  } else if (arg.endsWith('.mmdb')) {
+    format = 'mmdb';
+    file = arg;
+  } else {
+    throw new UsageError(`source "${arg}": write FORMAT:FILE with FORMAT one of ${GEO_SOURCE_FORMATS.join(', ')}`);
+  }
+  if (!existsSync(file)) {
+    try {
+      requireFrom.resolve(file);
+      return { format, package: file };
+    } catch {
+      throw new UsageError(`source "${arg}": ${file} does not exist (nor as a file of an installed npm package)`);
+    }
+  }
+  return { format, path: resolve(file) };
+}
