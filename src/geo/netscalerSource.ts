@@ -18,7 +18,8 @@ export interface FamilyTilings {
  * ```
  *
  * Longitude comes before latitude. Addresses are dotted IPv4 (`192.0.2.0`) or unsigned decimal
- * (`3221225984`); IPv6 text is accepted too. The coordinates are optional (8 fields). A missing
+ * (`3221225984`); IPv6 text is accepted too. The coordinates are optional (8 fields), and so are
+ * trailing qualifiers (3–8 fields: `from,to,continent[,country…]`). A missing
  * continent is derived from the country, as NetScaler does. Lines starting with `#` (including
  * the `#NSGEO1.0`, `#Start`, `#End` format tags) and blank lines are skipped; bare `NSGEO1.0`,
  * `Start` and `End` tag lines too. Nested ranges resolve to the most specific whatever their
@@ -29,13 +30,13 @@ export function loadNetScaler(file: string, table: LocationTable, mode: LoadMode
   const entries: Record<Family, RangeEntry[]> = { 4: [], 6: [] };
   readDelimitedFile(file, mode, skipped, (f) => {
     if (f.length === 1 && /^(nsgeo\d+(\.\d+)?|start|end)$/i.test(f[0]!)) return;
-    if (f.length !== 8 && f.length !== 10) {
-      throw new Error(`expected 10 fields (from,to,continent,country,region,city,isp,org,longitude,latitude) or 8 without coordinates; found ${f.length}`);
+    if (f.length < 3 || f.length === 9 || f.length > 10) {
+      throw new Error(`expected from,to,continent,country,region,city,isp,org,longitude,latitude (trailing qualifiers and the coordinates may be left out); found ${f.length} fields`);
     }
     const { family, start, end } = parseRangeFields(f[0]!, f[1]!, undefined);
-    const country = f[3]!;
+    const country = f[3] ?? '';
     const continent = f[2]! || continentOfCountry(country);
-    const qualifiers = qualifiersFromData([continent, country, f[4]!, f[5]!, f[6]!, f[7]!]);
+    const qualifiers = qualifiersFromData([continent, country, f[4] ?? '', f[5] ?? '', f[6] ?? '', f[7] ?? '']);
     if (qualifiers.every((q) => q === '')) throw new Error('a location needs at least one qualifier');
     const location: { -readonly [K in keyof Location]: Location[K] } = { qualifiers };
     const lon = parseCoordinate(f[8] ?? '', 'longitude', 180);
