@@ -112,7 +112,8 @@ export function locationFromRecord(r: MmdbRecord): Location {
   const lon = typeof r.longitude === 'number' ? r.longitude : typeof loc.longitude === 'number' ? loc.longitude : undefined;
   const asn = typeof r.autonomous_system_number === 'number' ? r.autonomous_system_number : undefined;
   const location: { -readonly [K in keyof Location]: Location[K] } = {
-    qualifiers: qualifiersFromData([continent, country, region, city, isp, str(r.organization)]),
+    // Qualifier 6 falls back to `AS<number>`, as the ASN overlay of CSV sources sets it (README).
+    qualifiers: qualifiersFromData([continent, country, region, city, isp, str(r.organization) || (asn !== undefined ? `AS${asn}` : '')]),
   };
   // Coordinates are rounded to 1e-4° (≈ 11 m) so float noise does not split equal locations.
   if (lat !== undefined && lon !== undefined) {
