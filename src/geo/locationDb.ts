@@ -21,12 +21,12 @@ export interface LocationDb {
   location(id: number): Location;
   /**
    * Looks up many addresses of one family at once (log enrichment, tests, benchmarks; both
-   * implementations here have it, test doubles need not): IPv4
-   * addresses are one word each, IPv6 four words (most significant first). Writes the location
-   * id and the prefix length of address i to `ids[i]` and `prefixes[i]`.
+   * implementations here have it, test doubles need not): IPv4 addresses are one word each,
+   * IPv6 four words (most significant first). Writes the location id and the prefix length of
+   * address i to `ids[i]` and `prefixes[i]`.
    * @throws RangeError when `ids` or `prefixes` are shorter than the number of addresses.
    */
-  lookupBatch(family: 4 | 6, addresses: Uint32Array, ids: Uint32Array, prefixes: Uint8Array): void;
+  lookupBatch?(family: 4 | 6, addresses: Uint32Array, ids: Uint32Array, prefixes: Uint8Array): void;
   /** Which implementation answers: the TypeScript reference or the native addon. */
   readonly implementation: 'typescript' | 'native';
   /** Human-readable summary (sources, range and location counts) for /status and logs. */

@@ -109,6 +109,7 @@ export function compareDbs(a: LocationDb, b: LocationDb, family: 4 | 6, addresse
   const batch = (db: LocationDb): { ids: Uint32Array; prefixes: Uint8Array } => {
     const ids = new Uint32Array(n);
     const prefixes = new Uint8Array(n);
+    if (!db.lookupBatch) throw new Error(`${db.implementation} has no lookupBatch`);
     db.lookupBatch(family, addresses, ids, prefixes);
     return { ids, prefixes };
   };
