@@ -78,7 +78,8 @@ const group: BenchGroup = {
   estimateSeconds: (runs) => 90 + 6 * (WARMUP_SECONDS + 1) + runs * 6 * (RUN_SECONDS + 1.5),
   async run(ctx) {
     const dir = ctx.tempDir('listener');
-    const gslbdStarting = startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd') }, ctx.signal);
+    const nodeArgs = ctx.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfileDir}`] : [];
+    const gslbdStarting = startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd'), nodeArgs }, ctx.signal);
     gslbdStarting.catch(() => undefined);
     ctx.log('loading the quickstart snapshot (query files, gdnsd nets, answer checks)');
     const { snapshot, geo } = quickstartSnapshot();

@@ -15,6 +15,8 @@ import { renderMarkdown, summariseTable, type RowSamples, type TableSummary } fr
  *   --runs N       runs per row (default 3; the table shows the median and min–max)
  *   --budget S     refuse selections estimated above S seconds (default 600)
  *   --json FILE    where to write the results (default bench-results.json)
+ *   --cpu-prof DIR Node servers the groups start write V8 CPU profiles there (numbers taken
+ *                  with profiling on are not comparable; summarise with cpuProfileTop.js)
  *   --list         print groups, tables, rows and estimates, then exit
  * Exit status: 0 when every selected row has samples, 1 when some failed, 2 on bad usage.
  */
@@ -24,6 +26,7 @@ interface Options {
   runs: number;
   budgetSeconds: number;
   jsonFile: string;
+  cpuProfileDir: string | undefined;
   list: boolean;
 }
 
@@ -36,7 +39,7 @@ interface TableDef {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const o: Options = { filters: [], runs: 3, budgetSeconds: 600, jsonFile: 'bench-results.json', list: false };
+  const o: Options = { filters: [], runs: 3, budgetSeconds: 600, jsonFile: 'bench-results.json', cpuProfileDir: undefined, list: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -48,6 +51,7 @@ function parseOptions(argv: readonly string[]): Options {
     else if (arg === '--runs') o.runs = positiveInt(arg, value());
     else if (arg === '--budget') o.budgetSeconds = positiveInt(arg, value());
     else if (arg === '--json') o.jsonFile = value();
+    else if (arg === '--cpu-prof') o.cpuProfileDir = resolve(value());
     else if (arg === '--list') o.list = true;
     else usage(`unknown option ${arg}`);
   }
@@ -61,7 +65,7 @@ function positiveInt(name: string, v: string): number {
 }
 
 function usage(problem: string): never {
-  process.stderr.write(`bench: ${problem}\nusage: npm run bench -- [--filter a,b] [--runs N] [--budget SECONDS] [--json FILE] [--list]\n`);
+  process.stderr.write(`bench: ${problem}\nusage: npm run bench -- [--filter a,b] [--runs N] [--budget SECONDS] [--json FILE] [--cpu-prof DIR] [--list]\n`);
   process.exit(2);
 }
 
@@ -159,6 +163,7 @@ async function main(): Promise<number> {
     usage(`the selection needs ~${Math.round(estimate)} s (${parts}), over the ${options.budgetSeconds} s budget; narrow it with --filter or raise --budget`);
   }
 
+  if (options.cpuProfileDir) mkdirSync(options.cpuProfileDir, { recursive: true });
   const supervisor = new ProcessSupervisor();
   const root = mkdtempSync(join(tmpdir(), 'gslbd-bench-'));
   const cleanUp = (): void => {
@@ -212,6 +217,7 @@ async function main(): Promise<number> {
         return dir;
       },
       signal: controller.signal,
+      cpuProfileDir: options.cpuProfileDir,
     };
     const groupStarted = Date.now();
     try {

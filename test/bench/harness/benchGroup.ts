@@ -76,4 +76,9 @@ export interface BenchContext {
   tempDir(purpose: string): string;
   /** Aborted when the group overruns its time allowance or the run is interrupted. */
   readonly signal: AbortSignal;
+  /**
+   * Set by `--cpu-prof DIR`: start the Node servers under test with
+   * `--cpu-prof --cpu-prof-dir=DIR` (profiles are written when they stop).
+   */
+  readonly cpuProfileDir: string | undefined;
 }

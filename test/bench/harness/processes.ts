@@ -81,8 +81,11 @@ export class ProcessSupervisor {
     }
   }
 
-  /** SIGTERM to the process group, SIGKILL after `graceMs`; resolves when the process has exited. */
-  async stop(proc: BenchProcess, graceMs = 3000): Promise<void> {
+  /**
+   * SIGTERM to the process group, SIGKILL after `graceMs` (long enough for a server to write a
+   * CPU profile); resolves when the process has exited.
+   */
+  async stop(proc: BenchProcess, graceMs = 10_000): Promise<void> {
     if (!this.running.has(proc)) return;
     signalGroup(proc.pid, 'SIGTERM');
     const timer = setTimeout(() => signalGroup(proc.pid, 'SIGKILL'), graceMs);
