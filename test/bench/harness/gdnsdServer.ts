@@ -38,7 +38,7 @@ export async function startGdnsd(processes: ProcessSupervisor, snapshot: Snapsho
   const port = await freePort();
   mkdirSync(join(dir, 'zones'), { recursive: true });
   mkdirSync(join(dir, 'geoip'), { recursive: true });
-  const { lines, tiedLocations } = netsFromDecisions(snapshot, geo);
+  const { lines, tiedLocations } = await netsFromDecisions(snapshot, geo, signal);
   writeFileSync(join(dir, 'geoip', 'nets'), `${lines.join('\n')}\n`);
   writeFileSync(
     join(dir, 'config'),
@@ -100,9 +100,10 @@ www   30   DYNA geoip!www
  * gdnsd `nets` lines (`network/len => dc`) reproducing gslbd's `www` decisions: each merged range
  * of the location data gets the data center resolve() picks for an address in it (decided once
  * per location), neighbouring ranges with the same data center merge, and every run not answered
- * by the default data center is written as the CIDR blocks that cover it exactly.
+ * by the default data center is written as the CIDR blocks that cover it exactly. Yields to the
+ * event loop now and then, so SIGINT and `signal` are handled during the seconds this takes.
  */
-function netsFromDecisions(snapshot: Snapshot, geo: RangeLocationDb): { lines: string[]; tiedLocations: number } {
+async function netsFromDecisions(snapshot: Snapshot, geo: RangeLocationDb, signal: AbortSignal): Promise<{ lines: string[]; tiedLocations: number }> {
   const ctx = systemContext();
   const dcOfLocation = new Map<number, string>();
   let tiedLocations = 0;
@@ -124,10 +125,11 @@ function netsFromDecisions(snapshot: Snapshot, geo: RangeLocationDb): { lines: s
   };
 
   const v4 = geo.v4;
-  walkRuns(v4.ids.length, (i) => decide(ipv4(v4.starts[i]!), v4.ids[i]!), (i) => BigInt(v4.starts[i]!), 2n ** 32n, 32, emit);
+  await walkRuns(signal, v4.ids.length, (i) => decide(ipv4(v4.starts[i]!), v4.ids[i]!), (i) => BigInt(v4.starts[i]!), 2n ** 32n, 32, emit);
   const v6 = geo.v6;
   const word = (i: number, k: number): number => v6.starts[i * 4 + k]!;
-  walkRuns(
+  await walkRuns(
+    signal,
     v6.ids.length,
     (i) => decide(ipv6(word(i, 0), word(i, 1), word(i, 2), word(i, 3)), v6.ids[i]!),
     (i) => (BigInt(word(i, 0)) << 96n) | (BigInt(word(i, 1)) << 64n) | (BigInt(word(i, 2)) << 32n) | BigInt(word(i, 3)),
@@ -139,17 +141,22 @@ function netsFromDecisions(snapshot: Snapshot, geo: RangeLocationDb): { lines: s
 }
 
 /** Walks ranges `0..n-1` and calls `emit` once per run of neighbouring ranges with the same data center. */
-function walkRuns(
+async function walkRuns(
+  signal: AbortSignal,
   n: number,
   dcOf: (i: number) => string,
   startOf: (i: number) => bigint,
   spaceEnd: bigint,
   bits: 32 | 128,
   emit: (start: bigint, end: bigint, bits: 32 | 128, dc: string) => void,
-): void {
+): Promise<void> {
   let runStart = 0;
   let runDc = dcOf(0);
   for (let i = 1; i <= n; i++) {
+    if ((i & 0xfff) === 0) {
+      await new Promise((r) => setImmediate(r));
+      if (signal.aborted) throw signal.reason;
+    }
     const dc = i < n ? dcOf(i) : '';
     if (dc === runDc) continue;
     emit(startOf(runStart), (i < n ? startOf(i) : spaceEnd) - 1n, bits, runDc);

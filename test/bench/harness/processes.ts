@@ -25,10 +25,11 @@ export interface SpawnOptions {
 }
 
 /**
- * Starts benchmark processes (servers, load generators) in their own process groups and makes
- * sure none outlives the benchmark: `stopAll` on a group's end or failure, `killAllNow` from the
- * runner's `exit` and signal handlers. Children run detached so a terminal's SIGINT reaches the
- * runner only, which then kills them in order.
+ * Starts benchmark processes (servers, load generators) and makes sure none outlives the
+ * benchmark: `stopAll` on a group's end or failure, `killAllNow` from the runner's `exit` and
+ * signal handlers. Children stay in the runner's process group, so a terminal's Ctrl-C reaches
+ * them at once even while the runner is busy in synchronous work (loading location data); a
+ * runner killed with SIGKILL cannot clean up, and its children must then be stopped by hand.
  */
 export class ProcessSupervisor {
   private readonly running = new Set<BenchProcess>();
@@ -43,7 +44,7 @@ export class ProcessSupervisor {
     const fd = openSync(options.logFile, 'a');
     let child: ChildProcess;
     try {
-      child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', fd, fd] });
+      child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env, stdio: ['ignore', fd, fd] });
     } finally {
       closeSync(fd);
     }
@@ -82,13 +83,13 @@ export class ProcessSupervisor {
   }
 
   /**
-   * SIGTERM to the process group, SIGKILL after `graceMs` (long enough for a server to write a
+   * SIGTERM, then SIGKILL after `graceMs` (long enough for a server to write a
    * CPU profile); resolves when the process has exited.
    */
   async stop(proc: BenchProcess, graceMs = 10_000): Promise<void> {
     if (!this.running.has(proc)) return;
-    signalGroup(proc.pid, 'SIGTERM');
-    const timer = setTimeout(() => signalGroup(proc.pid, 'SIGKILL'), graceMs);
+    signal(proc.pid, 'SIGTERM');
+    const timer = setTimeout(() => signal(proc.pid, 'SIGKILL'), graceMs);
     await proc.exited;
     clearTimeout(timer);
   }
@@ -98,16 +99,16 @@ export class ProcessSupervisor {
     await Promise.all([...this.running].map((p) => this.stop(p)));
   }
 
-  /** SIGKILLs every running process group at once (synchronous: safe in `exit` handlers). */
+  /** SIGKILLs every running process at once (synchronous: safe in `exit` handlers). */
   killAllNow(): void {
-    for (const p of this.running) signalGroup(p.pid, 'SIGKILL');
+    for (const p of this.running) signal(p.pid, 'SIGKILL');
     this.running.clear();
   }
 }
 
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
+function signal(pid: number, name: NodeJS.Signals): void {
   try {
-    process.kill(-pid, signal);
+    process.kill(pid, name);
   } catch {
     // Already gone.
   }
