@@ -14,56 +14,78 @@ export interface CompactAnswerDeps {
   readonly log: Logger;
 }
 
+/** Answers one decoded QUERY; see {@link compactAnswerer}. */
+export type CompactAnswerer = (q: CompactQuery) => AnswerFrame;
+
 const CLASS_IN = 1;
 /** Stand-in resolver address when the shim could not tell one (source family 0): location unknown. */
 const UNKNOWN_SOURCE = ipv4(0);
 const EMPTY: AnswerFrame['answers'] = [];
 
 /**
- * Answers one compact QUERY (docs/protocol.md, QUERY and ANSWER) with the same rules as the
- * standalone listener: the client is the ECS address when the source prefix is > 0, else the
- * resolver's; malformed ECS is FORMERR (RFC 7871 §7.1.1); a class other than IN is REFUSED.
- * The ECS scope to echo is computed here (RFC 7871 §7.2.1, SPEC §8), so a shim only copies it.
- * Never throws: a failure inside the engine is answered SERVFAIL and logged.
+ * Returns the function that answers compact QUERYs (docs/protocol.md, QUERY and ANSWER) with the
+ * same rules as the standalone listener: the client is the ECS address when the source prefix is
+ * > 0, else the resolver's; malformed ECS is FORMERR (RFC 7871 §7.1.1); a class other than IN is
+ * REFUSED. The ECS scope to echo is computed here (RFC 7871 §7.2.1, SPEC §8), so a shim only
+ * copies it. The answerer never throws: a failure inside the engine is answered SERVFAIL and
+ * logged. Metric children are looked up once per label value (prom-client hashes label objects
+ * on every `inc`), which keeps the per-query cost down.
  */
-export function answerCompactQuery(deps: CompactAnswerDeps, q: CompactQuery): AnswerFrame {
-  let ecs: EcsOption | undefined;
-  if (q.ecs) {
-    const parsed = parseEcs(q.ecs);
-    if (typeof parsed === 'string') {
-      deps.metrics.malformed.inc({ transport: 'compact', outcome: 'FORMERR' });
-      return counted(deps, negative(RCODE.FORMERR, false));
+export function compactAnswerer(deps: CompactAnswerDeps): CompactAnswerer {
+  const byRcode = new Map<number, { inc(): void }>();
+  const byDc = new Map<string, { inc(): void }>();
+  const countRcode = (a: AnswerFrame): AnswerFrame => {
+    let c = byRcode.get(a.rcode);
+    if (!c) {
+      c = deps.metrics.queries.labels('compact', RCODE_NAMES[a.rcode] ?? String(a.rcode));
+      byRcode.set(a.rcode, c);
     }
-    ecs = parsed;
-  }
-  if (q.qclass !== CLASS_IN) return counted(deps, negative(RCODE.REFUSED, true));
-  const client = clientFor(ecs, q.source ?? UNKNOWN_SOURCE);
-  const started = performance.now();
-  try {
-    const a = deps.engine.resolve({ name: q.qname, type: q.qtype, client, transport: q.transport === 0 ? 'udp' : 'tcp' });
-    deps.metrics.resolveSeconds.observe((performance.now() - started) / 1000);
-    for (const dc of a.dcs) deps.metrics.dcAnswers.inc({ dc });
-    return counted(deps, {
-      rcode: a.rcode,
-      authoritative: a.authoritative,
-      notOurs: a.rcode === RCODE.REFUSED,
-      ecsScope: ecs ? replyScope(ecs, a.scope) : 0,
-      clientScope: a.scope,
-      answers: a.answers,
-      authority: a.authority,
-      additional: a.additional,
-    });
-  } catch (e) {
-    deps.log.error({ err: e, qname: q.qname, qtype: q.qtype, component: 'compact' }, 'resolve failed; answering SERVFAIL');
-    return counted(deps, negative(RCODE.SERVFAIL, false));
-  }
+    c.inc();
+    return a;
+  };
+  const countDc = (dc: string): void => {
+    let c = byDc.get(dc);
+    if (!c) {
+      c = deps.metrics.dcAnswers.labels(dc);
+      byDc.set(dc, c);
+    }
+    c.inc();
+  };
+
+  return (q) => {
+    let ecs: EcsOption | undefined;
+    if (q.ecs) {
+      const parsed = parseEcs(q.ecs);
+      if (typeof parsed === 'string') {
+        deps.metrics.malformed.inc({ transport: 'compact', outcome: 'FORMERR' });
+        return countRcode(negative(RCODE.FORMERR, false));
+      }
+      ecs = parsed;
+    }
+    if (q.qclass !== CLASS_IN) return countRcode(negative(RCODE.REFUSED, true));
+    const client = clientFor(ecs, q.source ?? UNKNOWN_SOURCE);
+    const started = performance.now();
+    try {
+      const a = deps.engine.resolve({ name: q.qname, type: q.qtype, client, transport: q.transport === 0 ? 'udp' : 'tcp' });
+      deps.metrics.resolveSeconds.observe((performance.now() - started) / 1000);
+      for (const dc of a.dcs) countDc(dc);
+      return countRcode({
+        rcode: a.rcode,
+        authoritative: a.authoritative,
+        notOurs: a.rcode === RCODE.REFUSED,
+        ecsScope: ecs ? replyScope(ecs, a.scope) : 0,
+        clientScope: a.scope,
+        answers: a.answers,
+        authority: a.authority,
+        additional: a.additional,
+      });
+    } catch (e) {
+      deps.log.error({ err: e, qname: q.qname, qtype: q.qtype, component: 'compact' }, 'resolve failed; answering SERVFAIL');
+      return countRcode(negative(RCODE.SERVFAIL, false));
+    }
+  };
 }
 
 function negative(rcode: number, notOurs: boolean): AnswerFrame {
   return { rcode, authoritative: false, notOurs, ecsScope: 0, clientScope: 0, answers: EMPTY, authority: EMPTY, additional: EMPTY };
-}
-
-function counted(deps: CompactAnswerDeps, a: AnswerFrame): AnswerFrame {
-  deps.metrics.queries.inc({ transport: 'compact', rcode: RCODE_NAMES[a.rcode] ?? String(a.rcode) });
-  return a;
 }

@@ -2,7 +2,7 @@ import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { Counter, Gauge } from 'prom-client';
 import type { CompactListenerConfig } from '../../config/listenerSchema.js';
-import { answerCompactQuery, type CompactAnswerDeps } from './compactAnswer.js';
+import { compactAnswerer, type CompactAnswerDeps, type CompactAnswerer } from './compactAnswer.js';
 import {
   EngineState,
   ErrorCode,
@@ -40,6 +40,7 @@ export class CompactServer {
   private stopping = false;
   private readonly connectionsGauge: Gauge;
   private readonly protocolErrors: Counter<'reason'>;
+  private readonly answer: CompactAnswerer;
 
   /**
    * @param path the socket path, already resolved against the configuration file's folder.
@@ -49,6 +50,7 @@ export class CompactServer {
     private readonly config: CompactListenerConfig,
     readonly path: string,
   ) {
+    this.answer = compactAnswerer(deps);
     const registry = deps.metrics.registry;
     this.connectionsGauge =
       (registry.getSingleMetric('gslbd_compact_connections') as Gauge | undefined) ??
@@ -155,7 +157,7 @@ export class CompactServer {
             this.protocolErrors.inc({ reason: 'bad-body' });
             return send(encodeError(h.id, ErrorCode.BAD_REQUEST, q));
           }
-          return send(encodeAnswer(h.id, answerCompactQuery(this.deps, q)));
+          return send(encodeAnswer(h.id, this.answer(q)));
         }
         case FrameKind.PING:
           return send(encodePong(h.id, this.state()));

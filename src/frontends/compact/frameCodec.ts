@@ -166,9 +166,9 @@ export function encodeAnswer(id: number, a: AnswerFrame): Buffer {
   if (a.notOurs) flags |= ANSWER_FLAG_NOT_OURS;
   let offset = HEADER_BYTES + 10;
   try {
-    for (const section of [a.answers, a.authority, a.additional]) {
-      for (const rr of section) offset = writeRecord(buf, offset, rr, UNCOMPRESSED);
-    }
+    for (const rr of a.answers) offset = writeRecord(buf, offset, rr, UNCOMPRESSED);
+    for (const rr of a.authority) offset = writeRecord(buf, offset, rr, UNCOMPRESSED);
+    for (const rr of a.additional) offset = writeRecord(buf, offset, rr, UNCOMPRESSED);
   } catch (e) {
     if (!(e instanceof RangeError)) throw e;
     offset = MAX_FRAME_LENGTH + 5;
