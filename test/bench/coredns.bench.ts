@@ -71,7 +71,7 @@ const group: BenchGroup = {
       ],
     },
   ],
-  estimateSeconds: (runs) => 75 + 6 * (WARMUP_SECONDS + 1) + runs * 6 * (RUN_SECONDS + 1.5),
+  estimateSeconds: (runs) => 45 + 6 * (WARMUP_SECONDS + 1) + runs * 6 * (RUN_SECONDS + 1.5),
   async run(ctx) {
     if (!existsSync(COREDNS)) throw new Error(`${COREDNS} is missing: run test/setup.sh (it builds it)`);
     const dir = ctx.tempDir('coredns');
