@@ -40,7 +40,7 @@ const group: BenchGroup = {
       ],
     },
   ],
-  estimateSeconds: (runs) => 45 + runs * 2 * (TIMED_SECONDS + 1),
+  estimateSeconds: (runs) => 30 + runs * 2 * (TIMED_SECONDS + 1),
   async run(ctx) {
     ctx.log('loading the quickstart snapshot with the GeoLite2 data');
     const { snapshot, geo, engineGeo, loadSeconds } = quickstartSnapshot();
