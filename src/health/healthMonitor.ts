@@ -3,12 +3,12 @@ import { dirname, resolve as resolvePath } from 'node:path';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
-import type { AdminOverride, EndpointHealth, HealthStatus, HealthView } from '../state/healthView.js';
+import { UNMONITORED_UP, type AdminOverride, type EndpointHealth, type HealthStatus, type HealthView } from '../state/healthView.js';
 import { checkFor, type CheckOutcome, type CheckResources, type CheckRun } from './checks/check.js';
 import { applyResult, combineStatus, groupStatus, unknownCheckState, type CheckState } from './checkState.js';
 import { HealthMetrics } from './healthMetrics.js';
 import { buildHealthPlan, type HealthPlan, type PlannedCheck } from './healthPlan.js';
-import { MonitoredHealthView } from './monitoredHealthView.js';
+import { MonitoredHealthView, type ViewIndex } from './monitoredHealthView.js';
 import { JitteredScheduler, systemSchedulerClock, type ScheduledJob, type SchedulerClock } from './scheduler.js';
 import { readStateFile, writeStateFile, type LoadedState, type SavedState } from './stateFile.js';
 
@@ -23,6 +23,22 @@ export interface HealthMonitorOptions {
   readonly onCheck?: (id: string, outcome: CheckOutcome, lagMs: number) => void;
   /** Delay (ms) between a health change and the state file write, so bursts write once (default 200). */
   readonly stateWriteDelayMs?: number;
+  /** Shortest time (ms) between two published views; changes in between are published together (default 50). */
+  readonly minPublishIntervalMs?: number;
+}
+
+/** A configuration's checks, endpoints and data centers with the indexes that relate them. */
+interface Layout {
+  readonly plan: HealthPlan;
+  readonly index: ViewIndex;
+  /** By endpoint position: its service slot. */
+  readonly endpointService: readonly number[];
+  /** By service slot: its endpoint positions. */
+  readonly serviceEndpoints: readonly number[][];
+  /** Check id → endpoint positions using it. */
+  readonly checkEndpoints: ReadonlyMap<string, readonly number[]>;
+  /** Check id → positions in `plan.dcs` using it as a check point. */
+  readonly checkDcs: ReadonlyMap<string, readonly number[]>;
 }
 
 /** A check that runs: its plan, its function and its state. */
@@ -38,7 +54,6 @@ interface RunningCheck extends ScheduledJob {
 /** An administrative override request. `none` clears it. */
 export type OverrideRequest = AdminOverride | 'none';
 
-const EMPTY_PLAN: HealthPlan = { checks: new Map(), endpoints: [], dcs: [] };
 
 /**
  * Runs the health checks of a configuration and publishes an immutable {@link HealthView} on
@@ -51,16 +66,22 @@ const EMPTY_PLAN: HealthPlan = { checks: new Map(), endpoints: [], dcs: [] };
  * {@link configure} and written shortly after each change and on {@link stop}.
  */
 export class HealthMonitor {
-  private plan: HealthPlan = EMPTY_PLAN;
+  private layout: Layout = layoutOf({ checks: new Map(), endpoints: [], dcs: [] });
   private readonly checks = new Map<string, RunningCheck>();
   private readonly overrides = new Map<string, AdminOverride>();
   private readonly scheduler: JitteredScheduler;
   private readonly clock: SchedulerClock;
   private readonly metrics: HealthMetrics | undefined;
   private readonly listeners: ((view: MonitoredHealthView) => void)[] = [];
-  private current: MonitoredHealthView = new MonitoredHealthView(new Map(), new Map(), new Map(), 'no monitors configured');
+  /** The state being built (mutable); each view gets copies of the arrays. */
+  private endpointHealth: EndpointHealth[] = [];
+  private serviceStatus: HealthStatus[] = [];
+  private hostStatus = new Map<string, HealthStatus>();
+  private readonly dirtyChecks = new Set<string>();
+  private current: MonitoredHealthView = this.snapshotView();
   private running = false;
-  private publishQueued = false;
+  private publishTimer: unknown;
+  private lastPublishMs = -Infinity;
   private stateFilePath: string | undefined;
   private stateLoad: LoadedState | undefined;
   private stateWriteTimer: NodeJS.Timeout | undefined;
@@ -122,6 +143,7 @@ export class HealthMonitor {
       const next = plan.checks.get(id);
       if (!next || next.fingerprint !== c.planned.fingerprint) this.retire(c);
     }
+    const runs = new Map<string, CheckRun>();
     for (const p of plan.checks.values()) {
       const existing = this.checks.get(p.id);
       if (existing) {
@@ -135,16 +157,22 @@ export class HealthMonitor {
         state.sinceMs = restored.sinceMs;
         state.lastSuccessMs = restored.lastSuccessMs;
       }
-      this.add(p, state, checkFor(p.monitor, resources.get(p.monitor.name)), now);
+      let run = runs.get(p.monitor.name);
+      if (!run) runs.set(p.monitor.name, (run = checkFor(p.monitor, resources.get(p.monitor.name))));
+      this.add(p, state, run, now);
     }
 
-    const keys = new Set(plan.endpoints.map((e) => e.key));
-    for (const key of this.overrides.keys()) if (!keys.has(key)) this.overrides.delete(key);
+    const layout = layoutOf(plan);
+    for (const key of this.overrides.keys()) if (!layout.index.endpoints.has(key)) this.overrides.delete(key);
     if (saved) {
-      for (const [key, o] of Object.entries(saved.state.overrides)) if (keys.has(key)) this.overrides.set(key, o);
+      for (const [key, o] of Object.entries(saved.state.overrides)) if (layout.index.endpoints.has(key)) this.overrides.set(key, o);
     }
-    this.plan = plan;
-    this.current = this.buildView();
+    this.layout = layout;
+    this.endpointHealth = plan.endpoints.map((_, i) => this.endpointHealthAt(i));
+    this.serviceStatus = layout.serviceEndpoints.map((_, slot) => this.serviceStatusAt(slot));
+    this.hostStatus = new Map(plan.dcs.map((_, d) => [plan.dcs[d]!.name, this.hostStatusAt(d)]));
+    this.dirtyChecks.clear();
+    this.current = this.snapshotView();
     return this.current;
   }
 
@@ -161,10 +189,14 @@ export class HealthMonitor {
    * @throws RangeError when no enabled endpoint has the key.
    */
   setOverride(key: string, override: OverrideRequest): HealthView {
-    if (!this.plan.endpoints.some((e) => e.key === key)) throw new RangeError(`no enabled endpoint "${key}"`);
+    const i = this.layout.index.endpoints.get(key);
+    if (i === undefined) throw new RangeError(`no enabled endpoint "${key}"`);
     if (override === 'none') this.overrides.delete(key);
     else this.overrides.set(key, override);
     this.opts.log.info({ endpoint: key, override }, 'health override');
+    this.endpointHealth[i] = this.endpointHealthAt(i);
+    const slot = this.layout.endpointService[i]!;
+    this.serviceStatus[slot] = this.serviceStatusAt(slot);
     this.publish();
     return this.current;
   }
@@ -173,6 +205,8 @@ export class HealthMonitor {
   async stop(): Promise<void> {
     this.running = false;
     this.scheduler.stop();
+    if (this.publishTimer !== undefined) this.clock.clearTimer(this.publishTimer);
+    this.publishTimer = undefined;
     for (const c of this.checks.values()) c.active = false;
     clearTimeout(this.stateWriteTimer);
     this.stateWriteTimer = undefined;
@@ -185,7 +219,7 @@ export class HealthMonitor {
     const now = this.clock.now();
     const view = this.current;
     const services = new Map<string, Set<string>>();
-    for (const e of this.plan.endpoints) {
+    for (const e of this.layout.plan.endpoints) {
       let dcs = services.get(e.service);
       if (!dcs) services.set(e.service, (dcs = new Set()));
       dcs.add(e.dc);
@@ -196,7 +230,7 @@ export class HealthMonitor {
         path: this.stateFilePath ?? null,
         atStart: load === undefined || load.kind === 'none' ? { used: false, reason: load?.reason ?? 'not read' } : { used: load.statusesUsed, ageMs: load.ageMs },
       },
-      endpoints: this.plan.endpoints.map((e) => {
+      endpoints: this.layout.plan.endpoints.map((e) => {
         const h = view.endpointHealth(e.key);
         return { endpoint: e.key, status: h.status, override: h.override ?? null, since: h.sinceMs > 0 ? new Date(h.sinceMs).toISOString() : null, checks: e.checks };
       }),
@@ -209,7 +243,7 @@ export class HealthMonitor {
         secondsSinceSuccess: c.state.lastSuccessMs > 0 ? (now - c.state.lastSuccessMs) / 1000 : null,
         lastError: c.state.lastError || null,
       })),
-      datacenters: this.plan.dcs.map((d) => ({ dc: d.name, status: view.hostStatus(d.name), rule: d.rule, wan: d.wan, lan: d.lan })),
+      datacenters: this.layout.plan.dcs.map((d) => ({ dc: d.name, status: view.hostStatus(d.name), rule: d.rule, wan: d.wan, lan: d.lan })),
       services: [...services].flatMap(([service, dcs]) => [...dcs].map((dc) => ({ service, dc, status: view.serviceStatus(service, dc) }))),
     };
   }
@@ -221,11 +255,11 @@ export class HealthMonitor {
   coveredStatuses(): { hosts: [dc: string, status: HealthStatus][]; services: [service: string, dc: string, status: HealthStatus][] } {
     const view = this.current;
     const covered = new Map<string, [string, string]>();
-    for (const e of this.plan.endpoints) {
+    for (const e of this.layout.plan.endpoints) {
       if (e.checks.length > 0 || this.overrides.has(e.key)) covered.set(`${e.service}\u0000${e.dc}`, [e.service, e.dc]);
     }
     return {
-      hosts: this.plan.dcs.map((d) => [d.name, view.hostStatus(d.name)]),
+      hosts: this.layout.plan.dcs.map((d) => [d.name, view.hostStatus(d.name)]),
       services: [...covered.values()].map(([service, dc]) => [service, dc, view.serviceStatus(service, dc)]),
     };
   }
@@ -273,72 +307,90 @@ export class HealthMonitor {
     const before = c.state.status;
     if (!applyResult(c.state, outcome.ok, this.clock.now(), m.rise, m.fall, outcome.error)) return;
     this.opts.log.info({ check: c.planned.id, from: before, to: c.state.status, error: outcome.error || undefined }, 'health check state changed');
+    this.dirtyChecks.add(c.planned.id);
     this.queuePublish();
   }
 
+  /** Publishes soon: at once when the last view is older than the minimum interval, else when it is. */
   private queuePublish(): void {
-    if (this.publishQueued) return;
-    this.publishQueued = true;
-    setImmediate(() => {
-      this.publishQueued = false;
+    if (this.publishTimer !== undefined) return;
+    const wait = Math.max(0, this.lastPublishMs + (this.opts.minPublishIntervalMs ?? 50) - this.clock.now());
+    this.publishTimer = this.clock.setTimer(() => {
+      this.publishTimer = undefined;
       if (this.running) this.publish();
-    });
+    }, wait);
   }
 
+  /** Applies the changed checks to the endpoints, services and data centers using them, then publishes a view. */
   private publish(): void {
-    const previous = this.current;
-    const view = this.buildView();
-    this.current = view;
-    if (this.metrics) {
-      for (const [key, h] of view.entries()) {
-        if (previous.endpointHealth(key).status !== h.status) this.metrics.transitions.inc({ endpoint: key, to: h.status });
+    const { checkEndpoints, checkDcs, endpointService, plan } = this.layout;
+    const services = new Set<number>();
+    for (const id of this.dirtyChecks) {
+      for (const i of checkEndpoints.get(id) ?? []) {
+        const before = this.endpointHealth[i]!;
+        const after = this.endpointHealthAt(i);
+        this.endpointHealth[i] = after;
+        if (before.status !== after.status) this.metrics?.transitions.inc({ endpoint: plan.endpoints[i]!.key, to: after.status });
+        services.add(endpointService[i]!);
       }
+      for (const d of checkDcs.get(id) ?? []) this.hostStatus.set(plan.dcs[d]!.name, this.hostStatusAt(d));
     }
-    for (const fn of this.listeners) fn(view);
+    this.dirtyChecks.clear();
+    for (const slot of services) this.serviceStatus[slot] = this.serviceStatusAt(slot);
+    this.lastPublishMs = this.clock.now();
+    this.current = this.snapshotView();
+    for (const fn of this.listeners) fn(this.current);
     this.queueStateWrite();
   }
 
-  private buildView(): MonitoredHealthView {
+  /** A view over copies of the current arrays. */
+  private snapshotView(): MonitoredHealthView {
+    return new MonitoredHealthView(this.layout.index, this.endpointHealth.slice(), this.serviceStatus.slice(), new Map(this.hostStatus));
+  }
+
+  /** The health of the endpoint at position `i` from its checks and override. */
+  private endpointHealthAt(i: number): EndpointHealth {
+    const e = this.layout.plan.endpoints[i]!;
+    const override = this.overrides.get(e.key);
+    if (e.checks.length === 0) return override ? { status: 'up', override, sinceMs: 0 } : UNMONITORED_UP;
+    let status: HealthStatus = 'up';
+    for (const id of e.checks) {
+      const s = this.checks.get(id)?.state.status ?? 'unknown';
+      if (s === 'down') status = 'down';
+      else if (s === 'unknown' && status === 'up') status = 'unknown';
+    }
+    let sinceMs = 0;
+    for (const id of e.checks) {
+      const st = this.checks.get(id)?.state;
+      if (st && st.status === status && st.sinceMs > sinceMs) sinceMs = st.sinceMs;
+    }
+    const prev = this.endpointHealth[i];
+    if (prev && prev.status === status && prev.override === override && prev.sinceMs === sinceMs) return prev;
+    return { status, override, sinceMs };
+  }
+
+  /** Up when one endpoint of the slot is up (or forced up), unknown when none is but one is unknown, else down. */
+  private serviceStatusAt(slot: number): HealthStatus {
+    let result: HealthStatus = 'down';
+    for (const i of this.layout.serviceEndpoints[slot]!) {
+      const h = this.endpointHealth[i]!;
+      const s: HealthStatus = h.override === 'force-up' ? 'up' : h.override ? 'down' : h.status;
+      if (s === 'up') return 'up';
+      if (s === 'unknown') result = 'unknown';
+    }
+    return result;
+  }
+
+  /** The composite status of the data center at position `d` of the plan. */
+  private hostStatusAt(d: number): HealthStatus {
+    const dc = this.layout.plan.dcs[d]!;
     const statusOf = (id: string): HealthStatus => this.checks.get(id)?.state.status ?? 'unknown';
-    const endpoints = new Map<string, EndpointHealth>();
-    const services = new Map<string, Map<string, HealthStatus>>();
-    let up = 0;
-    let down = 0;
-    let unknown = 0;
-    for (const e of this.plan.endpoints) {
-      const override = this.overrides.get(e.key);
-      let status: HealthStatus = 'up';
-      if (e.checks.length > 0 || override) {
-        status = combineStatus(e.checks.map(statusOf));
-        let sinceMs = 0;
-        for (const id of e.checks) {
-          const st = this.checks.get(id)?.state;
-          if (st && st.status === status) sinceMs = Math.max(sinceMs, st.sinceMs);
-        }
-        endpoints.set(e.key, { status, override, sinceMs });
-        if (e.checks.length > 0) status === 'up' ? up++ : status === 'down' ? down++ : unknown++;
-      }
-      const effective: HealthStatus = override === 'force-up' ? 'up' : override ? 'down' : status;
-      let perDc = services.get(e.service);
-      if (!perDc) services.set(e.service, (perDc = new Map()));
-      const was = perDc.get(e.dc);
-      perDc.set(e.dc, was === 'up' || effective === 'up' ? 'up' : was === 'unknown' || effective === 'unknown' ? 'unknown' : 'down');
+    const groups: HealthStatus[] = [];
+    for (const g of [dc.wan, dc.lan]) {
+      const s = groupStatus(dc.rule, g.map(statusOf));
+      if (s) groups.push(s);
     }
-    const hosts = new Map<string, HealthStatus>();
-    for (const d of this.plan.dcs) {
-      const groups: HealthStatus[] = [];
-      for (const g of [d.wan, d.lan]) {
-        const s = groupStatus(d.rule, g.map(statusOf));
-        if (s) groups.push(s);
-      }
-      hosts.set(d.name, combineStatus(groups));
-    }
-    const monitored = up + down + unknown;
-    const description =
-      monitored === 0 && this.overrides.size === 0
-        ? 'no monitors configured'
-        : `${monitored} monitored endpoints: ${up} up, ${down} down, ${unknown} unknown; ${this.overrides.size} overrides; ${hosts.size} data centers with check points`;
-    return new MonitoredHealthView(endpoints, hosts, services, description);
+    return combineStatus(groups);
   }
 
   private queueStateWrite(): void {
@@ -385,4 +437,47 @@ export interface HealthReport {
   checks: { check: string; monitor: string; type: string; status: HealthStatus; since: string; secondsSinceSuccess: number | null; lastError: string | null }[];
   datacenters: { dc: string; status: HealthStatus; rule: string; wan: readonly string[]; lan: readonly string[] }[];
   services: { service: string; dc: string; status: HealthStatus }[];
+}
+
+/** Positions and cross-references of a plan, computed once per configuration. */
+function layoutOf(plan: HealthPlan): Layout {
+  const endpoints = new Map<string, number>();
+  const services = new Map<string, Map<string, number>>();
+  const endpointService: number[] = [];
+  const serviceEndpoints: number[][] = [];
+  const checkEndpoints = new Map<string, number[]>();
+  const checkDcs = new Map<string, number[]>();
+  plan.endpoints.forEach((e, i) => {
+    endpoints.set(e.key, i);
+    let perDc = services.get(e.service);
+    if (!perDc) services.set(e.service, (perDc = new Map()));
+    let slot = perDc.get(e.dc);
+    if (slot === undefined) {
+      slot = serviceEndpoints.length;
+      perDc.set(e.dc, slot);
+      serviceEndpoints.push([]);
+    }
+    serviceEndpoints[slot]!.push(i);
+    endpointService.push(slot);
+    for (const id of e.checks) {
+      const list = checkEndpoints.get(id);
+      if (list) list.push(i);
+      else checkEndpoints.set(id, [i]);
+    }
+  });
+  plan.dcs.forEach((d, di) => {
+    for (const id of [...d.wan, ...d.lan]) {
+      const list = checkDcs.get(id);
+      if (!list) checkDcs.set(id, [di]);
+      else if (!list.includes(di)) list.push(di);
+    }
+  });
+  return {
+    plan,
+    index: { endpoints, services, monitored: plan.endpoints.map((e) => e.checks.length > 0) },
+    endpointService,
+    serviceEndpoints,
+    checkEndpoints,
+    checkDcs,
+  };
 }

@@ -45,13 +45,13 @@ export interface HealthPlan {
  * Identical (monitor, target) pairs become one check.
  */
 export function buildHealthPlan(config: Config): HealthPlan {
-  const monitors = new Map(config.health.monitors.map((m) => [m.name, m]));
+  const monitors = new Map(config.health.monitors.map((m) => [m.name, { monitor: m, definition: JSON.stringify(m) }]));
   const checks = new Map<string, PlannedCheck>();
   const plan = (monitorName: string, address: string, port: number | undefined, host: string | undefined): string => {
-    const monitor = monitors.get(monitorName)!;
+    const { monitor, definition } = monitors.get(monitorName)!;
     const target: CheckTarget = { address, port: port ?? defaultPort(monitor)!, host };
     const id = `${monitor.name}@${address.includes(':') ? `[${address}]` : address}:${target.port}${host !== undefined ? `/${host}` : ''}`;
-    if (!checks.has(id)) checks.set(id, { id, monitor, target, fingerprint: JSON.stringify([monitor, target]) });
+    if (!checks.has(id)) checks.set(id, { id, monitor, target, fingerprint: `${definition}${id}` });
     return id;
   };
 

@@ -77,10 +77,12 @@ export function viewOf(
   statuses: Record<string, HealthStatus>,
   options: { overrides?: Record<string, AdminOverride>; hosts?: Record<string, HealthStatus>; sinceMs?: number } = {},
 ): HealthView {
-  const endpoints = new Map<string, EndpointHealth>();
-  for (const [key, status] of Object.entries(statuses)) endpoints.set(key, { status, override: options.overrides?.[key], sinceMs: options.sinceMs ?? 0 });
+  const health = new Map<string, EndpointHealth>();
+  for (const [key, status] of Object.entries(statuses)) health.set(key, { status, override: options.overrides?.[key], sinceMs: options.sinceMs ?? 0 });
   for (const [key, override] of Object.entries(options.overrides ?? {})) {
-    if (!endpoints.has(key)) endpoints.set(key, { status: 'up', override, sinceMs: 0 });
+    if (!health.has(key)) health.set(key, { status: 'up', override, sinceMs: 0 });
   }
-  return new MonitoredHealthView(endpoints, new Map(Object.entries(options.hosts ?? {})), new Map(), 'test view');
+  const keys = [...health.keys()];
+  const index = { endpoints: new Map(keys.map((k, i) => [k, i])), services: new Map(), monitored: keys.map(() => true) };
+  return new MonitoredHealthView(index, [...health.values()], [], new Map(Object.entries(options.hosts ?? {})));
 }

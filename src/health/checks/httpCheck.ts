@@ -1,20 +1,26 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { isIPv6 } from 'node:net';
+import { connect as netConnect, isIPv6, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { isSniName, type HttpMonitorConfig } from '../../config/healthSchema.js';
 import { armTimeout, elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
+import { HttpResponseReader } from './httpResponse.js';
 
 /** How much of a body is read for `bodyContains` / `bodyMatches` (bytes). */
 export const MAX_BODY_BYTES = 64 * 1024;
 
 /**
- * HTTP/HTTPS check over a new connection per check (`agent: false`, `Connection: close`), as a
- * real client arrives: `method` and `path` with the Host header `check.host` ?? the monitor's
- * `host` ?? the address (with `:port` when not the scheme's default). HTTPS sends SNI (`sni`, else
- * the Host name when it is not an IP literal, RFC 6066 §3) and verifies the certificate chain and
- * name unless `tlsVerify` is false. Succeeds when the status is in `expectStatus` and the first
- * {@link MAX_BODY_BYTES} of the body contain `bodyContains` and match `bodyMatches`; everything
- * must finish within `timeoutMs`.
+ * HTTP/HTTPS check over a new connection per check, as a real client arrives: one HTTP/1.1
+ * request (`method`, `path`, `Connection: close`) with the Host header `check.host` ?? the
+ * monitor's `host` ?? the address (with `:port` when not the scheme's default). HTTPS (Node's
+ * `tls`) sends SNI (`sni`, else the Host name when it is not an IP literal, RFC 6066 §3) and
+ * verifies the chain and the name unless `tlsVerify` is false. Succeeds when the status is in
+ * `expectStatus` and the first {@link MAX_BODY_BYTES} of the body contain `bodyContains` and match
+ * `bodyMatches`; everything must finish within `timeoutMs`.
+ *
+ * The request is written on Node's own `net`/`tls` sockets and the response read by
+ * {@link HttpResponseReader} rather than through `http.request`: a check needs the status line
+ * and at most 64 KiB of body, and the general client costs about twice the CPU per check (10,000
+ * endpoints at 2,000 checks/s: docs/BENCHMARKS.md). A check without body expectations closes the
+ * connection as soon as the status line is read.
  */
 export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRun {
   const https = m.type === 'https';
@@ -22,71 +28,62 @@ export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRu
   const pattern = m.bodyMatches !== undefined ? new RegExp(m.bodyMatches) : undefined;
   const needBody = m.bodyContains !== undefined || pattern !== undefined;
   const defaultPort = https ? 443 : 80;
-  const doRequest = https ? httpsRequest : httpRequest;
 
   return (target: CheckTarget) => {
     const started = process.hrtime.bigint();
     const configuredHost = target.host ?? m.host;
     const hostName = configuredHost ?? (isIPv6(target.address) ? `[${target.address}]` : target.address);
     const hostHeader = target.port === defaultPort || /:\d+$/.test(hostName) ? hostName : `${hostName}:${target.port}`;
-    const sniHost = https ? (m.type === 'https' && m.sni) || (configuredHost !== undefined ? configuredHost.replace(/:\d+$/, '') : undefined) : undefined;
+    const request = `${m.method} ${m.path} HTTP/1.1\r\nHost: ${hostHeader}\r\nUser-Agent: gslbd-health-check\r\nAccept: */*\r\nConnection: close\r\n\r\n`;
     return new Promise<CheckOutcome>((resolve) => {
+      let socket: Socket;
+      if (m.type === 'https') {
+        const sni = m.sni ?? (configuredHost !== undefined ? configuredHost.replace(/:\d+$/, '') : undefined);
+        socket = tlsConnect({
+          host: target.address,
+          port: target.port,
+          servername: sni !== undefined && isSniName(sni) ? sni : undefined,
+          rejectUnauthorized: m.tlsVerify,
+          ...(ca ? { ca } : {}),
+        });
+        socket.once('secureConnect', () => socket.write(request));
+      } else {
+        socket = netConnect({ host: target.address, port: target.port, noDelay: true });
+        socket.once('connect', () => socket.write(request));
+      }
+      const reader = new HttpResponseReader(MAX_BODY_BYTES, m.method === 'HEAD');
       let settled = false;
       const finish = (ok: boolean, error: string): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        req.destroy();
+        socket.removeAllListeners('data');
+        socket.on('error', () => {});
+        socket.destroy();
         resolve({ ok, latencyMs: elapsedMs(started), error });
       };
-      const req = doRequest({
-        host: target.address,
-        port: target.port,
-        method: m.method,
-        path: m.path,
-        agent: false,
-        setHost: false,
-        headers: { host: hostHeader, 'user-agent': 'gslbd-health-check', connection: 'close', accept: '*/*' },
-        ...(https
-          ? {
-              servername: sniHost !== undefined && isSniName(sniHost) ? sniHost : '',
-              rejectUnauthorized: m.type === 'https' ? m.tlsVerify : true,
-              ...(ca ? { ca } : {}),
-            }
-          : {}),
-      });
+      const judge = (): void => {
+        if (reader.error) return finish(false, reader.error);
+        if (!reader.headComplete) return;
+        if (!statusOk(reader.status)) return finish(false, `status ${reader.status}`);
+        if (!needBody) return finish(true, '');
+        if (!reader.bodyComplete) return;
+        const body = reader.bodyText();
+        if (m.bodyContains !== undefined && !body.includes(m.bodyContains)) finish(false, 'body does not contain the expected text');
+        else if (pattern && !pattern.test(body)) finish(false, 'body does not match the expected pattern');
+        else finish(true, '');
+      };
       const timer = armTimeout(m.timeoutMs, () => finish(false, 'timeout'));
-      req.on('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
-      req.on('response', (res: IncomingMessage) => {
-        const status = res.statusCode ?? 0;
-        if (!statusOk(status)) {
-          res.resume();
-          finish(false, `status ${status}`);
-          return;
-        }
-        if (!needBody) {
-          res.resume();
-          res.on('end', () => finish(true, ''));
-          res.on('error', () => finish(true, ''));
-          return;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const judge = (): void => {
-          const body = Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8');
-          if (m.bodyContains !== undefined && !body.includes(m.bodyContains)) finish(false, 'body does not contain the expected text');
-          else if (pattern && !pattern.test(body)) finish(false, 'body does not match the expected pattern');
-          else finish(true, '');
-        };
-        res.on('data', (chunk: Buffer) => {
-          chunks.push(chunk);
-          size += chunk.length;
-          if (size >= MAX_BODY_BYTES) judge();
-        });
-        res.on('end', judge);
-        res.on('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
+      socket.on('data', (chunk: Buffer) => {
+        reader.push(chunk);
+        judge();
       });
-      req.end();
+      socket.once('end', () => {
+        reader.end();
+        judge();
+        finish(false, 'connection closed before a complete response');
+      });
+      socket.once('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
     });
   };
 }

@@ -1,0 +1,57 @@
+import test from 'ava';
+import { HttpResponseReader } from './httpResponse.js';
+
+/** Feeds `parts` (strings) and returns what the reader saw; `end` closes the connection after them. */
+function read(parts: string[], options: { limit?: number; head?: boolean; end?: boolean } = {}) {
+  const r = new HttpResponseReader(options.limit ?? 1024, options.head ?? false);
+  for (const p of parts) r.push(Buffer.from(p, 'latin1'));
+  if (options.end) r.end();
+  return { status: r.status, error: r.error, head: r.headComplete, done: r.bodyComplete, body: r.bodyText() };
+}
+
+test('status line and Content-Length body, in one piece or split anywhere', (t) => {
+  const whole = 'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello';
+  t.deepEqual(read([whole]), { status: 200, error: '', head: true, done: true, body: 'hello' });
+  for (let cut = 1; cut < whole.length; cut++) {
+    t.deepEqual(read([whole.slice(0, cut), whole.slice(cut)]), { status: 200, error: '', head: true, done: true, body: 'hello' }, `cut at ${cut}`);
+  }
+});
+
+test('the status is known as soon as the head ends, before any body', (t) => {
+  t.like(read(['HTTP/1.0 503 Service Unavailable\r\nContent-Length: 100\r\n\r\n']), { status: 503, head: true, done: false });
+  t.like(read(['HTTP/1.1 302\r\nLocation: /x\r\n\r\n']), { status: 302, head: true }, 'the reason phrase may be empty');
+});
+
+test('chunked bodies are decoded (extensions, split size lines), and must end with the zero chunk', (t) => {
+  const chunked = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;ext=1\r\nWiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\n\r\n';
+  t.deepEqual(read([chunked]), { status: 200, error: '', head: true, done: true, body: 'Wikipedia in\r\n\r\nchunks.' });
+  for (let cut = 40; cut < chunked.length; cut += 3) {
+    t.is(read([chunked.slice(0, cut), chunked.slice(cut)]).body, 'Wikipedia in\r\n\r\nchunks.', `cut at ${cut}`);
+  }
+  t.like(read(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nWiki\r\n'], { end: true }), { error: 'connection closed before the end of the body' });
+  t.like(read(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n']), { error: 'invalid chunk size' });
+  t.like(read(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabXY\r\n']), { error: 'missing CRLF after chunk data' });
+});
+
+test('a body without length runs to the end of the connection; bodies are cut at the limit', (t) => {
+  t.like(read(['HTTP/1.0 200 OK\r\n\r\nall of ', 'it'], { end: true }), { done: true, body: 'all of it', error: '' });
+  t.like(read(['HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n', 'x'.repeat(5000)], { limit: 1000 }), { done: true, body: 'x'.repeat(1000) });
+  t.like(read(['HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc'], { end: true }), { error: 'connection closed before the end of the body' });
+});
+
+test('no body for HEAD, 204 and 304', (t) => {
+  t.like(read(['HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n'], { head: true }), { done: true, body: '' });
+  t.like(read(['HTTP/1.1 204 No Content\r\n\r\n']), { done: true });
+  t.like(read(['HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n']), { done: true });
+});
+
+test('malformed responses fail with a reason and never throw', (t) => {
+  t.like(read(['SSH-2.0-OpenSSH_9.2\r\n\r\n']), { error: 'not an HTTP/1.x response', head: false });
+  t.like(read(['HTTP/2 200\r\n\r\n']), { error: 'not an HTTP/1.x response' });
+  t.like(read(['HTTP/1.1 200 OK\r\nno colon here\r\n\r\n']), { error: 'malformed header line' });
+  t.like(read(['HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n']), { error: 'invalid Content-Length' });
+  t.like(read(['HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n']), { error: 'invalid Content-Length' });
+  t.like(read(['HTTP/1.1 200 OK\r\n' + 'X-Pad: y\r\n'.repeat(2000)]), { error: 'response head larger than 16 KiB' });
+  t.like(read(['HTTP/1.1 200 OK\r\nContent'], { end: true }), { error: 'connection closed before a complete response head' });
+  t.like(read([''], { end: true }), { error: 'connection closed before a complete response head' });
+});

@@ -1,0 +1,164 @@
+/**
+ * Incremental reader of one HTTP/1.x response (RFC 9112) for health checks: the status code,
+ * then — only when a check looks at the body — up to `bodyLimit` bytes of the body, delimited by
+ * Content-Length, chunked transfer coding (§7.1) or the end of the connection. It keeps no more
+ * than the head and the limited body, and never throws: malformed input is a failure reason.
+ */
+export class HttpResponseReader {
+  /** Status code once the head is complete (0 before). */
+  status = 0;
+  /** Set when the response cannot be read; the check fails with it. */
+  error = '';
+  private head: Buffer = Buffer.alloc(0);
+  private headDone = false;
+  private readonly body: Buffer[] = [];
+  private bodySize = 0;
+  private bodyDone = false;
+  /** Remaining Content-Length bytes, or −1 when the body runs to the end of the connection. */
+  private remaining = -1;
+  private chunked = false;
+  /** Chunked decoding: bytes left in the current chunk, or −1 while reading a size line. */
+  private chunkLeft = -1;
+  private line = '';
+
+  /**
+   * @param bodyLimit bytes of body kept (the rest is not needed to judge a check)
+   * @param noBody true for responses that have none (HEAD requests; RFC 9112 §6.3)
+   */
+  constructor(
+    private readonly bodyLimit: number,
+    private readonly noBody: boolean,
+  ) {}
+
+  /** True once the status line and headers have been read. */
+  get headComplete(): boolean {
+    return this.headDone;
+  }
+
+  /** True once the body is complete or `bodyLimit` bytes of it were read. */
+  get bodyComplete(): boolean {
+    return this.bodyDone;
+  }
+
+  /** The body read so far (at most `bodyLimit` bytes), as UTF-8. */
+  bodyText(): string {
+    return Buffer.concat(this.body).subarray(0, this.bodyLimit).toString('utf8');
+  }
+
+  /** Feeds bytes from the connection. */
+  push(chunk: Buffer): void {
+    if (this.error || this.bodyDone) return;
+    if (!this.headDone) {
+      this.head = this.head.length === 0 ? chunk : Buffer.concat([this.head, chunk]);
+      const end = this.head.indexOf('\r\n\r\n');
+      if (end < 0) {
+        if (this.head.length > 16 * 1024) this.error = 'response head larger than 16 KiB';
+        return;
+      }
+      const rest = this.head.subarray(end + 4);
+      this.parseHead(this.head.subarray(0, end).toString('latin1'));
+      this.head = Buffer.alloc(0);
+      if (this.error || this.bodyDone) return;
+      if (rest.length === 0) return;
+      chunk = rest;
+    }
+    if (this.chunked) this.pushChunked(chunk);
+    else this.keep(this.remaining >= 0 ? chunk.subarray(0, this.remaining) : chunk);
+    if (this.remaining >= 0 && !this.chunked) {
+      this.remaining -= Math.min(this.remaining, chunk.length);
+      if (this.remaining === 0) this.bodyDone = true;
+    }
+  }
+
+  /** The connection ended: a body delimited by the end is complete; anything else is cut short. */
+  end(): void {
+    if (this.error || this.bodyDone) return;
+    if (!this.headDone) this.error = 'connection closed before a complete response head';
+    else if (this.chunked || this.remaining > 0) this.error = 'connection closed before the end of the body';
+    else this.bodyDone = true;
+  }
+
+  private parseHead(text: string): void {
+    const lines = text.split('\r\n');
+    const m = /^HTTP\/1\.[01] (\d{3})(?: .*)?$/.exec(lines[0] ?? '');
+    if (!m) {
+      this.error = 'not an HTTP/1.x response';
+      return;
+    }
+    this.status = Number(m[1]);
+    this.headDone = true;
+    let length = -1;
+    for (let i = 1; i < lines.length; i++) {
+      const l = lines[i]!;
+      const colon = l.indexOf(':');
+      if (colon <= 0) {
+        this.error = 'malformed header line';
+        return;
+      }
+      const name = l.slice(0, colon).trim().toLowerCase();
+      const value = l.slice(colon + 1).trim();
+      if (name === 'transfer-encoding' && value.toLowerCase().split(',').pop()!.trim() === 'chunked') this.chunked = true;
+      else if (name === 'content-length') {
+        if (!/^\d+$/.test(value) || (length >= 0 && Number(value) !== length)) {
+          this.error = 'invalid Content-Length';
+          return;
+        }
+        length = Number(value);
+      }
+    }
+    // RFC 9112 §6.3: no body for HEAD, 1xx, 204 and 304; chunked wins over Content-Length.
+    if (this.noBody || this.status < 200 || this.status === 204 || this.status === 304) this.bodyDone = true;
+    else if (!this.chunked && length >= 0) {
+      this.remaining = length;
+      if (length === 0) this.bodyDone = true;
+    }
+  }
+
+  private pushChunked(data: Buffer): void {
+    let i = 0;
+    while (i < data.length && !this.bodyDone && !this.error) {
+      if (this.chunkLeft > 0) {
+        const take = Math.min(this.chunkLeft, data.length - i);
+        this.keep(data.subarray(i, i + take));
+        this.chunkLeft -= take;
+        i += take;
+        if (this.chunkLeft === 0) this.chunkLeft = -2;
+        continue;
+      }
+      const nl = data.indexOf(0x0a, i);
+      const piece = data.subarray(i, nl < 0 ? data.length : nl).toString('latin1');
+      i = nl < 0 ? data.length : nl + 1;
+      this.line += piece;
+      if (this.line.length > 1024) {
+        this.error = 'chunk size line too long';
+        return;
+      }
+      if (nl < 0) return;
+      const line = this.line.replace(/\r$/, '');
+      this.line = '';
+      if (this.chunkLeft === -2) {
+        // The CRLF after a chunk's data.
+        if (line !== '') this.error = 'missing CRLF after chunk data';
+        this.chunkLeft = -1;
+        continue;
+      }
+      const size = /^([0-9a-fA-F]+)(?:;.*)?$/.exec(line);
+      if (!size) {
+        this.error = 'invalid chunk size';
+        return;
+      }
+      this.chunkLeft = parseInt(size[1]!, 16);
+      if (this.chunkLeft === 0) this.bodyDone = true;
+    }
+  }
+
+  private keep(data: Buffer): void {
+    if (data.length === 0 || this.bodySize >= this.bodyLimit) {
+      if (this.bodySize >= this.bodyLimit) this.bodyDone = true;
+      return;
+    }
+    this.body.push(data);
+    this.bodySize += data.length;
+    if (this.bodySize >= this.bodyLimit) this.bodyDone = true;
+  }
+}

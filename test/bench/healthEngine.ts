@@ -1,0 +1,199 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Registry } from 'prom-client';
+import { configSchema } from '../../src/config/schema.js';
+import { TYPE_CODES } from '../../src/dns/records.js';
+import { Engine } from '../../src/engine/engine.js';
+import { buildSnapshot, withHealthView } from '../../src/engine/snapshot.js';
+import { parseIp } from '../../src/geo/ipAddress.js';
+import { emptyLocationDb } from '../../src/geo/locationDb.js';
+import { HealthMonitor } from '../../src/health/healthMonitor.js';
+import { createLogger } from '../../src/log/logger.js';
+import { emptyMetricView } from '../../src/state/metricView.js';
+import { systemContext } from '../../src/state/resolveContext.js';
+import type { Query } from '../../src/zones/authoritative.js';
+import { targetAddress } from './healthTargets.js';
+
+/**
+ * The engine side of the health benchmark, one process (pinned by the caller): the real
+ * configuration schema, snapshot, `Engine` and `HealthMonitor`, without front doors. `records`
+ * GSLB records, each over its own service with one endpoint in each of 4 data centers, every
+ * endpoint checked by HTTP (`GET /health`, one new connection per check) at its own loopback
+ * address (`healthTargets.ts`); answers are 198.18.0.0/15 addresses.
+ *
+ * Mode `checks` starts the monitors; mode `idle` builds the same snapshot and never starts them
+ * (the baseline). After `warmupMs` it measures for `measureMs`: process CPU (minus the time of
+ * the resolve() sampling itself), peak RSS, event-loop delay, how late checks start (scheduler
+ * lag), and resolve() latency from a sampler that every 10 ms times 32 single calls on random
+ * records. Prints one JSON line. Usage:
+ *   node healthEngine.js <checks|idle> <targetPort> <records> <intervalMs> <warmupMs> <measureMs>
+ */
+
+interface Result {
+  mode: string;
+  endpoints: number;
+  upAtStart: number;
+  checks: number;
+  failedChecks: number;
+  failureReasons: Record<string, number>;
+  cpuPercent: number;
+  samplerCpuPercent: number;
+  rssMiBPeak: number;
+  heapMiB: number;
+  lagP50Ms: number;
+  lagP99Ms: number;
+  lagMaxMs: number;
+  loopDelayP99Ms: number;
+  resolveCalls: number;
+  resolveP50Us: number;
+  resolveP99Us: number;
+  resolveMeanUs: number;
+  publishes: number;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+/** Deterministic uniform numbers (fixed seed) for the sampler's record choice. */
+function seeded(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return x / 2 ** 32;
+  };
+}
+
+/** The benchmark configuration as the YAML would give it (validated by the real schema). */
+export function benchConfig(targetPort: number, records: number, intervalMs: number): unknown {
+  const dcs = ['dc0', 'dc1', 'dc2', 'dc3'];
+  const answer = (i: number): string => `198.18.${Math.floor(i / 256)}.${i % 256}`;
+  return {
+    logging: { level: 'warn' },
+    zones: [{ name: 'bench.test', soa: { mname: 'ns1.bench.test', rname: 'hostmaster.bench.test', serial: 1 }, ns: ['ns1.bench.test'] }],
+    datacenters: dcs.map((name) => ({ name })),
+    services: Array.from({ length: records }, (_, r) => ({
+      name: `svc${r}`,
+      endpoints: dcs.map((dc, d) => ({ dc, address: answer(r * 4 + d), monitors: ['http'], check: { address: targetAddress(r * 4 + d), port: targetPort } })),
+    })),
+    records: Array.from({ length: records }, (_, r) => ({
+      name: `www${r}.bench.test`,
+      type: 'A',
+      ttl: 30,
+      service: `svc${r}`,
+      policy: { type: 'static-proximity', pickDcCount: 1, balanceAlgorithm: 'round-robin' },
+    })),
+    health: { monitors: [{ name: 'http', type: 'http', path: '/health', intervalMs, timeoutMs: 2000, rise: 2, fall: 3, jitter: 0.1 }] },
+  };
+}
+
+async function main(): Promise<void> {
+  const [mode, portText, recordsText, intervalText, warmupText, measureText] = process.argv.slice(2);
+  const targetPort = Number(portText);
+  const records = Number(recordsText);
+  const intervalMs = Number(intervalText);
+  const warmupMs = Number(warmupText);
+  const measureMs = Number(measureText);
+  if ((mode !== 'checks' && mode !== 'idle') || [targetPort, records, intervalMs, warmupMs, measureMs].some((n) => !Number.isFinite(n) || n <= 0)) {
+    process.stderr.write('usage: healthEngine.js <checks|idle> <targetPort> <records> <intervalMs> <warmupMs> <measureMs>\n');
+    process.exit(2);
+  }
+  const config = configSchema.parse(benchConfig(targetPort, records, intervalMs));
+  const log = createLogger('warn', 2);
+  let measuring = false;
+  let checks = 0;
+  let failed = 0;
+  const failures = new Map<string, number>();
+  const lags: number[] = [];
+  const monitor = new HealthMonitor({
+    log,
+    registry: new Registry(),
+    onCheck: (_id, outcome, lagMs) => {
+      if (!measuring) return;
+      checks++;
+      if (!outcome.ok) {
+        failed++;
+        failures.set(outcome.error, (failures.get(outcome.error) ?? 0) + 1);
+      }
+      lags.push(lagMs);
+    },
+  });
+  const file = '/tmp/health-bench.yaml';
+  const snapshot = buildSnapshot(file, config, { geo: emptyLocationDb(), health: monitor.configure(config, file), metrics: emptyMetricView }, Date.now());
+  const engine = new Engine(snapshot, systemContext(), log);
+  let publishes = 0;
+  monitor.onChange((view) => {
+    engine.publish(withHealthView(engine.snapshot, view));
+    if (measuring) publishes++;
+  });
+  if (mode === 'checks') monitor.start();
+
+  const endpoints = records * 4;
+  const client = { address: parseIp('192.0.2.200'), sourcePrefix: 32, fromEcs: false };
+  const queries: Query[] = Array.from({ length: records }, (_, r) => ({ name: `www${r}.bench.test`, type: TYPE_CODES.A, client, transport: 'udp' as const }));
+  const random = seeded(42);
+  // Warm up resolve() too, so the JIT has compiled it before measuring.
+  for (let i = 0; i < 50_000; i++) engine.resolve(queries[i % records]!);
+  await new Promise((r) => setTimeout(r, warmupMs));
+
+  const upAtStart = mode === 'checks' ? monitor.report().endpoints.filter((e) => e.status === 'up').length : 0;
+  const callNs: number[] = [];
+  let samplerNs = 0n;
+  const sampler = setInterval(() => {
+    const s0 = process.hrtime.bigint();
+    for (let i = 0; i < 32; i++) {
+      const q = queries[Math.floor(random() * records)]!;
+      const t0 = process.hrtime.bigint();
+      const a = engine.resolve(q);
+      const t1 = process.hrtime.bigint();
+      if (a.answers.length !== 1) throw new Error(`${q.name}: ${a.answers.length} answers`);
+      callNs.push(Number(t1 - t0));
+    }
+    samplerNs += process.hrtime.bigint() - s0;
+  }, 10);
+  let rssPeak = process.memoryUsage().rss;
+  const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 250);
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  measuring = true;
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  await new Promise((r) => setTimeout(r, measureMs));
+  const wallNs = Number(process.hrtime.bigint() - t0);
+  const cpu = process.cpuUsage(cpu0);
+  measuring = false;
+  loop.disable();
+  clearInterval(sampler);
+  clearInterval(rssTimer);
+  rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+
+  callNs.sort((a, b) => a - b);
+  lags.sort((a, b) => a - b);
+  const cpuNs = (cpu.user + cpu.system) * 1000;
+  const result: Result = {
+    mode,
+    endpoints,
+    upAtStart,
+    checks,
+    failedChecks: failed,
+    failureReasons: Object.fromEntries(failures),
+    cpuPercent: (100 * (cpuNs - Number(samplerNs))) / wallNs,
+    samplerCpuPercent: (100 * Number(samplerNs)) / wallNs,
+    rssMiBPeak: rssPeak / 2 ** 20,
+    heapMiB: process.memoryUsage().heapUsed / 2 ** 20,
+    lagP50Ms: percentile(lags, 0.5),
+    lagP99Ms: percentile(lags, 0.99),
+    lagMaxMs: lags.length > 0 ? lags[lags.length - 1]! : NaN,
+    loopDelayP99Ms: loop.percentile(99) / 1e6,
+    resolveCalls: callNs.length,
+    resolveP50Us: percentile(callNs, 0.5) / 1000,
+    resolveP99Us: percentile(callNs, 0.99) / 1000,
+    resolveMeanUs: callNs.reduce((a, b) => a + b, 0) / callNs.length / 1000,
+    publishes,
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  await monitor.stop();
+  process.exit(0);
+}
+
+if (process.argv[1]?.endsWith('healthEngine.js')) void main();
