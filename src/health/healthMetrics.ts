@@ -58,7 +58,7 @@ export class HealthMetrics {
     });
     new Gauge({
       name: 'gslbd_health_endpoint_status',
-      help: 'Endpoint status from its monitors: 1 up, 0 down, -1 unknown (monitored or overridden endpoints only)',
+      help: 'Endpoint status from its monitors: 1 up, 0 down, -1 unknown (1 for an endpoint without monitors)',
       labelNames: ['endpoint'] as const,
       registers,
       collect() {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { MonitorConfig } from '../config/healthSchema.js';
 import type { Config } from '../config/schema.js';
 import { endpointKey } from '../selection/compileRecord.js';
@@ -9,7 +10,7 @@ export interface PlannedCheck {
   readonly id: string;
   readonly monitor: MonitorConfig;
   readonly target: CheckTarget;
-  /** Changes whenever the monitor's definition or the target changes; state is kept only while it is equal. */
+  /** A hash of the monitor's definition (the target is in the id); state is kept only while id and fingerprint are equal. */
   readonly fingerprint: string;
 }
 
@@ -45,13 +46,13 @@ export interface HealthPlan {
  * Identical (monitor, target) pairs become one check.
  */
 export function buildHealthPlan(config: Config): HealthPlan {
-  const monitors = new Map(config.health.monitors.map((m) => [m.name, { monitor: m, definition: JSON.stringify(m) }]));
+  const monitors = new Map(config.health.monitors.map((m) => [m.name, { monitor: m, definition: createHash('sha256').update(JSON.stringify(m)).digest('base64url').slice(0, 22) }]));
   const checks = new Map<string, PlannedCheck>();
   const plan = (monitorName: string, address: string, port: number | undefined, host: string | undefined): string => {
     const { monitor, definition } = monitors.get(monitorName)!;
     const target: CheckTarget = { address, port: port ?? defaultPort(monitor)!, host };
     const id = `${monitor.name}@${address.includes(':') ? `[${address}]` : address}:${target.port}${host !== undefined ? `/${host}` : ''}`;
-    if (!checks.has(id)) checks.set(id, { id, monitor, target, fingerprint: `${definition}${id}` });
+    if (!checks.has(id)) checks.set(id, { id, monitor, target, fingerprint: definition });
     return id;
   };
 

@@ -1,10 +1,13 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server } from 'node:net';
 
 /**
  * The HTTP server behind the health benchmark (`health.bench.ts`): listens on `port` at `count`
  * distinct loopback addresses (see {@link targetAddress}), one listening socket per address, and
- * answers every request `200 OK` with `Connection: close`. Prints `ready <count>` when every
- * address is bound. Usage: node healthTargets.js <port> <count>
+ * answers every request with one fixed `HTTP/1.1 200 OK` response and closes the connection. It
+ * reads only until the end of the request head (a minimal HTTP/1.1 responder on `net`, like the
+ * fixed-packet DNS responder), so the server side costs as little CPU as possible on the shared
+ * machine. Prints `ready <count>` when every address is bound.
+ * Usage: node healthTargets.js <port> <count>
  */
 
 /** The i-th target address: 127.1.0.1 … in 127.1.0.0/16, 250 per third octet (never .0 or .255). */
@@ -20,14 +23,19 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   let served = 0;
-  const handler = (_req: unknown, res: import('node:http').ServerResponse): void => {
-    served++;
-    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 2, connection: 'close' });
-    res.end('OK');
-  };
+  const response = Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nOK');
   const servers: Server[] = [];
   for (let i = 0; i < count; i++) {
-    const s = createServer({ keepAlive: false }, handler);
+    const s = createServer((socket) => {
+      let head = '';
+      socket.on('error', () => {});
+      socket.on('data', (chunk: Buffer) => {
+        head += chunk.toString('latin1');
+        if (!head.includes('\r\n\r\n')) return;
+        served++;
+        socket.end(response);
+      });
+    });
     await new Promise<void>((resolve, reject) => {
       s.once('error', reject);
       s.listen({ port, host: targetAddress(i), backlog: 64 }, () => resolve());
