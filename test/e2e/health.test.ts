@@ -1,5 +1,5 @@
 import test from 'ava';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGslbd, type RunningGslbd } from '../../src/engine/gslbdProcess.js';
@@ -308,5 +308,49 @@ health:
   } finally {
     await g.stop();
     await Promise.all([local.stop(), peer.stop()]);
+  }
+});
+
+test('reload: unchanged checks keep their state, new ones start unknown, an unreadable caFile keeps the running configuration', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gslbd-e2e-health-'));
+  const a = await startTcpPeer();
+  const b = await startTcpPeer();
+  const dead = await startTcpPeer();
+  await dead.stop();
+  const ep = (address: string, p: Peer) => `      - { dc: dc1, address: ${address}, monitors: [tcp], check: { address: 127.0.0.1, port: ${p.port} } }`;
+  const body = (extra: string, monitors = '') => `
+datacenters: [{ name: dc1 }]
+services:
+  - name: web
+    endpoints:
+${ep('192.0.2.1', a)}
+${ep('192.0.2.3', dead)}
+${extra}
+records:
+  - { name: www.example.test, type: A, service: web, policy: { type: static-proximity, balanceAlgorithm: all } }
+health:
+  monitors: [{ name: tcp, type: tcp, intervalMs: ${INTERVAL}, timeoutMs: 180, rise: 2, fall: 2 }${monitors}]
+`;
+  const file = await writeConfig(dir, body(''));
+  const header = readFileSync(file, 'utf8').split('\ndatacenters:')[0]!;
+  const g = await start(file);
+  try {
+    await answersBecome(g, ['192.0.2.1'], 2 * INTERVAL + SLACK);
+    writeFileSync(file, `${header}${body(ep('192.0.2.2', b))}`);
+    t.like(await g.reload('test'), { ok: true });
+    // Right after the reload: the dead one is still known down, the new one is unknown (answers).
+    t.deepEqual(aRecords(await ask(g)), ['192.0.2.1', '192.0.2.2']);
+    t.is(g.health.report().endpoints.find((e) => e.endpoint === 'web/dc1/192.0.2.3')!.status, 'down');
+    await waitFor('new endpoint checked', () => g.health.report().endpoints.find((e) => e.endpoint === 'web/dc1/192.0.2.2')!.status === 'up', SLACK);
+
+    writeFileSync(file, `${header}${body(ep('192.0.2.2', b), ', { name: tls, type: https, caFile: missing-ca.pem }')}`);
+    const bad = await g.reload('test');
+    t.false(bad.ok);
+    t.regex(bad.ok ? '' : bad.error, /health\.monitors\[1\]\.caFile: cannot read "missing-ca\.pem"/);
+    t.deepEqual(aRecords(await ask(g)), ['192.0.2.1', '192.0.2.2'], 'the running configuration keeps answering');
+    t.is(g.health.report().checks.length, 3);
+  } finally {
+    await g.stop();
+    await Promise.all([a.stop(), b.stop()]);
   }
 });

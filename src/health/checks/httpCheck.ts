@@ -29,20 +29,29 @@ export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRu
   const needBody = m.bodyContains !== undefined || pattern !== undefined;
   const defaultPort = https ? 443 : 80;
 
-  return (target: CheckTarget) => {
-    const started = process.hrtime.bigint();
+  // The request bytes and SNI of a target never change: built once per target.
+  const prepared = new WeakMap<CheckTarget, { request: Buffer; servername: string | undefined }>();
+  const prepare = (target: CheckTarget): { request: Buffer; servername: string | undefined } => {
     const configuredHost = target.host ?? m.host;
     const hostName = configuredHost ?? (isIPv6(target.address) ? `[${target.address}]` : target.address);
     const hostHeader = target.port === defaultPort || /:\d+$/.test(hostName) ? hostName : `${hostName}:${target.port}`;
-    const request = `${m.method} ${m.path} HTTP/1.1\r\nHost: ${hostHeader}\r\nUser-Agent: gslbd-health-check\r\nAccept: */*\r\nConnection: close\r\n\r\n`;
+    const request = Buffer.from(`${m.method} ${m.path} HTTP/1.1\r\nHost: ${hostHeader}\r\nUser-Agent: gslbd-health-check\r\nAccept: */*\r\nConnection: close\r\n\r\n`, 'latin1');
+    const sni = m.type === 'https' ? (m.sni ?? (configuredHost !== undefined ? configuredHost.replace(/:\d+$/, '') : undefined)) : undefined;
+    const p = { request, servername: sni !== undefined && isSniName(sni) ? sni : undefined };
+    prepared.set(target, p);
+    return p;
+  };
+
+  return (target: CheckTarget) => {
+    const started = process.hrtime.bigint();
+    const { request, servername } = prepared.get(target) ?? prepare(target);
     return new Promise<CheckOutcome>((resolve) => {
       let socket: Socket;
       if (m.type === 'https') {
-        const sni = m.sni ?? (configuredHost !== undefined ? configuredHost.replace(/:\d+$/, '') : undefined);
         socket = tlsConnect({
           host: target.address,
           port: target.port,
-          servername: sni !== undefined && isSniName(sni) ? sni : undefined,
+          servername,
           rejectUnauthorized: m.tlsVerify,
           ...(ca ? { ca } : {}),
         });
