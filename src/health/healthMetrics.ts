@@ -28,6 +28,8 @@ export class HealthMetrics {
   readonly skipped: Counter<'monitor'>;
   /** Endpoint status changes (after combining monitors), by the status entered. */
   readonly transitions: Counter<'endpoint' | 'to'>;
+  /** `checkSeconds` children by monitor and result, so a check does not hash labels. */
+  private readonly checkChildren = { ok: new Map<string, { observe(v: number): void }>(), fail: new Map<string, { observe(v: number): void }>() };
 
   constructor(registry: Registry, source: HealthMetricsSource) {
     const registers = [registry];
@@ -97,5 +99,14 @@ export class HealthMetrics {
         for (const c of source.checks()) this.set({ check: c.id, monitor: c.monitor }, (now - (c.lastSuccessMs || c.createdMs)) / 1000);
       },
     });
+  }
+
+  /** Records one check's duration (seconds) and result. */
+  observeCheck(monitor: string, ok: boolean, seconds: number): void {
+    const result = ok ? 'ok' : 'fail';
+    const children = this.checkChildren[result];
+    let child = children.get(monitor);
+    if (!child) children.set(monitor, (child = this.checkSeconds.labels({ monitor, result })));
+    child.observe(seconds);
   }
 }

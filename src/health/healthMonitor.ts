@@ -303,7 +303,7 @@ export class HealthMonitor {
 
   private result(c: RunningCheck, outcome: CheckOutcome): void {
     const m = c.planned.monitor;
-    this.metrics?.checkSeconds.observe({ monitor: m.name, result: outcome.ok ? 'ok' : 'fail' }, outcome.latencyMs / 1000);
+    this.metrics?.observeCheck(m.name, outcome.ok, outcome.latencyMs / 1000);
     const before = c.state.status;
     if (!applyResult(c.state, outcome.ok, this.clock.now(), m.rise, m.fall, outcome.error)) return;
     this.opts.log.info({ check: c.planned.id, from: before, to: c.state.status, error: outcome.error || undefined }, 'health check state changed');

@@ -39,6 +39,8 @@ interface Result {
   samplerCpuPercent: number;
   rssMiBPeak: number;
   heapMiB: number;
+  /** Heap after a full collection (only with --expose-gc), else NaN. */
+  liveHeapMiB: number;
   lagP50Ms: number;
   lagP99Ms: number;
   lagMaxMs: number;
@@ -48,6 +50,13 @@ interface Result {
   resolveP99Us: number;
   resolveMeanUs: number;
   publishes: number;
+}
+
+function liveHeapMiB(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) return NaN;
+  gc();
+  return process.memoryUsage().heapUsed / 2 ** 20;
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -181,6 +190,7 @@ async function main(): Promise<void> {
     samplerCpuPercent: (100 * Number(samplerNs)) / wallNs,
     rssMiBPeak: rssPeak / 2 ** 20,
     heapMiB: process.memoryUsage().heapUsed / 2 ** 20,
+    liveHeapMiB: liveHeapMiB(),
     lagP50Ms: percentile(lags, 0.5),
     lagP99Ms: percentile(lags, 0.99),
     lagMaxMs: lags.length > 0 ? lags[lags.length - 1]! : NaN,

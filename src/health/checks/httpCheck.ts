@@ -66,8 +66,6 @@ export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRu
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        socket.removeAllListeners('data');
-        socket.on('error', () => {});
         socket.destroy();
         resolve({ ok, latencyMs: elapsedMs(started), error });
       };
@@ -84,6 +82,7 @@ export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRu
       };
       const timer = armTimeout(m.timeoutMs, () => finish(false, 'timeout'));
       socket.on('data', (chunk: Buffer) => {
+        if (settled) return;
         reader.push(chunk);
         judge();
       });
@@ -92,7 +91,8 @@ export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRu
         judge();
         finish(false, 'connection closed before a complete response');
       });
-      socket.once('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
+      // `on`, not `once`: a socket may report a second error while being torn down.
+      socket.on('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
     });
   };
 }

@@ -15,14 +15,13 @@ export function tcpCheck(timeoutMs: number): CheckRun {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        socket.removeAllListeners();
-        socket.on('error', () => {});
         socket.destroy();
         resolve({ ok, latencyMs: elapsedMs(started), error });
       };
       const timer = armTimeout(timeoutMs, () => finish(false, 'timeout'));
       socket.once('connect', () => finish(true, ''));
-      socket.once('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
+      // `on`, not `once`: a socket may report a second error while being torn down.
+      socket.on('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
     });
   };
 }
