@@ -58,7 +58,7 @@ export function buildSnapshot(
   }));
   const dcByName = new Map(dataCenters.map((d) => [d.name, d]));
   const services = new Map(config.services.map((s) => [s.name, s]));
-  const policies = { global: config.policies, actions: new Map(config.actions.map((a) => [a.name, a])), dataCenters, dcByName };
+  const policies = { global: config.policies, actions: new Map(config.actions.map((a) => [a.name, a])), dataCenters, dcByName, geo: state.geo };
   const records = config.records.map((r) => compileRecord(r, services.get(r.service)!, dcByName, policies, config.site));
 
   const zoneNames = config.zones.map((z) => z.name);

@@ -1,14 +1,23 @@
 import type { ConditionConfig, SubnetConfig } from '../config/policySchema.js';
 import { asciiLower } from '../dns/name.js';
-import { formatQualifiers, WILDCARD, type Qualifiers } from '../geo/location.js';
+import { formatQualifiers, type Qualifiers } from '../geo/location.js';
 import { clientLocation } from '../selection/clientLocation.js';
+import { recordClass } from '../selection/locationClasses.js';
 import { narrowScope, type SelectionState } from '../selection/types.js';
+import { locationMatches } from './locationPattern.js';
 import { membershipScope, subnetMembership } from './subnet.js';
+
+export { locationMatches };
 
 /** A compiled condition over the request (see `conditionSchema` for the configuration form). */
 export type Condition =
   | { readonly kind: 'always' }
-  | { readonly kind: 'location'; readonly patterns: readonly Qualifiers[] }
+  | {
+      readonly kind: 'location';
+      readonly patterns: readonly Qualifiers[];
+      /** Index of these patterns in the record's answer classes; −1: match the location itself. */
+      readonly slot: number;
+    }
   | { readonly kind: 'subnet'; readonly subnets: readonly SubnetConfig[] }
   | { readonly kind: 'qname'; readonly names: readonly string[] }
   | { readonly kind: 'all'; readonly items: readonly Condition[] }
@@ -17,29 +26,25 @@ export type Condition =
 
 export const ALWAYS: Condition = { kind: 'always' };
 
-/** Compiles a configured condition; every key of one object must hold (a conjunction). */
-export function compileCondition(c: ConditionConfig | undefined): Condition {
+/**
+ * Compiles a configured condition; every key of one object must hold (a conjunction). Each
+ * `clientLocation` list is appended to `locationSlots` (when given) and reads its slot of the
+ * record's answer classes at query time.
+ */
+export function compileCondition(c: ConditionConfig | undefined, locationSlots?: Qualifiers[][]): Condition {
   if (!c) return ALWAYS;
+  const sub = (x: ConditionConfig): Condition => compileCondition(x, locationSlots);
   const items: Condition[] = [];
-  if (c.clientLocation) items.push({ kind: 'location', patterns: c.clientLocation });
+  if (c.clientLocation) {
+    const slot = locationSlots ? locationSlots.push(c.clientLocation) - 1 : -1;
+    items.push({ kind: 'location', patterns: c.clientLocation, slot });
+  }
   if (c.clientSubnet) items.push({ kind: 'subnet', subnets: c.clientSubnet });
   if (c.qname) items.push({ kind: 'qname', names: c.qname });
-  if (c.all) items.push({ kind: 'all', items: c.all.map(compileCondition) });
-  if (c.any) items.push({ kind: 'any', items: c.any.map(compileCondition) });
-  if (c.not) items.push({ kind: 'not', item: compileCondition(c.not) });
+  if (c.all) items.push({ kind: 'all', items: c.all.map(sub) });
+  if (c.any) items.push({ kind: 'any', items: c.any.map(sub) });
+  if (c.not) items.push({ kind: 'not', item: sub(c.not) });
   return items.length === 1 ? items[0]! : { kind: 'all', items };
-}
-
-/**
- * True when a client location matches a dotted pattern: every non-wildcard qualifier of the
- * pattern equals the client's (normalised) one, so an unknown client field (`''`) matches only `*`.
- */
-export function locationMatches(pattern: Qualifiers, client: Qualifiers): boolean {
-  for (let i = 0; i < pattern.length; i++) {
-    const p = pattern[i]!;
-    if (p !== WILDCARD && p !== client[i]) return false;
-  }
-  return true;
 }
 
 /** True when `qname` (canonical) is `name`, or lies strictly below `x` for a name `*.x`. */
@@ -51,7 +56,8 @@ export function qnameMatches(name: string, qname: string): boolean {
 
 /**
  * Evaluates conditions for one selection. Every client-derived input it reads narrows the ECS
- * scope (SPEC §8): the location by its block in the location table, each client subnet it tests
+ * scope (SPEC §8): the location by its block in the record's answer classes (or in the location
+ * table when the record has none), each client subnet it tests
  * by the largest block around the client in which that membership is constant. Only inputs
  * actually read count: inside the resulting block every one of them has the same value, so the
  * same evaluation path gives the same result.
@@ -81,6 +87,8 @@ export class ConditionEvaluator {
       case 'always':
         return true;
       case 'location': {
+        const cls = c.slot >= 0 ? recordClass(s) : undefined;
+        if (cls) return cls.patterns[c.slot] === 1;
         const { location } = clientLocation(s);
         for (const p of c.patterns) if (locationMatches(p, location.qualifiers)) return true;
         return false;

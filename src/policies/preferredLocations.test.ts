@@ -127,5 +127,12 @@ test('seed 002: /explain shows the policy, each preferred location per service a
   t.is(step.decidedBy, 'partial match for AS.HK');
   t.deepEqual(step.groups, [['in', 'jpn'], ['ru', 'eg'], ['sd', 'zmb']]);
   const scope = a.selections[0]!.steps.filter((s) => s.stage === 'scope');
-  t.deepEqual(scope, [{ stage: 'scope', input: 'client location (block of the merged location table)', prefix: 8, scopeSoFar: 8 }]);
+  t.deepEqual(scope, [
+    {
+      stage: 'scope',
+      input: "answer class of the client's location (locations merged by identical answer for this record: 3 classes, 6 ranges)",
+      prefix: 8,
+      scopeSoFar: 8,
+    },
+  ]);
 });

@@ -1,5 +1,7 @@
 import type { ActionConfig, PolicyBindingConfig } from '../config/policySchema.js';
 import type { GslbRecordConfig } from '../config/recordSchema.js';
+import type { Qualifiers } from '../geo/location.js';
+import type { LocationDb } from '../geo/locationDb.js';
 import { dnsPolicyStage } from '../selection/stages/dnsPolicy.js';
 import { staticRulesStage } from '../selection/stages/staticRules.js';
 import type { CompiledDataCenter, Stage } from '../selection/types.js';
@@ -16,6 +18,14 @@ export interface PolicyContext {
   /** Every data center of the snapshot; `index` is the position. */
   readonly dataCenters: readonly CompiledDataCenter[];
   readonly dcByName: ReadonlyMap<string, CompiledDataCenter>;
+  /** The location database the snapshot answers with (for the records' answer classes). */
+  readonly geo?: LocationDb;
+}
+
+/** A record's policy stages and the `clientLocation` pattern lists they read, by slot. */
+export interface RecordPolicyStages {
+  readonly stages: Stage[];
+  readonly locationSlots: Qualifiers[][];
 }
 
 /**
@@ -25,31 +35,31 @@ export interface PolicyContext {
  * and names.
  * @throws Error when a reference is broken (configuration checks prevent it).
  */
-export function policyStagesFor(rec: GslbRecordConfig, ctx: PolicyContext): Stage[] {
+export function policyStagesFor(rec: GslbRecordConfig, ctx: PolicyContext): RecordPolicyStages {
   const p = rec.policy;
+  const locationSlots: Qualifiers[][] = [];
   if (p.type === 'static') {
-    return [
-      staticRulesStage({
-        bindPoint: 'static',
-        overlap: p.subnetOverlap ?? 'first',
-        rules: p.rules.map((r, i) => ({ name: `rules[${i}]`, condition: compileCondition(r.when), ranking: rankingFromDcList(r.dcs, ctx.dcByName) })),
-      }),
-    ];
+    const rules = p.rules.map((r, i) => ({
+      name: `rules[${i}]`,
+      condition: compileCondition(r.when, locationSlots),
+      ranking: rankingFromDcList(r.dcs, ctx.dcByName),
+    }));
+    return { stages: [staticRulesStage({ bindPoint: 'static', overlap: p.subnetOverlap ?? 'first', rules })], locationSlots };
   }
   const lists: RuleList[] = [];
-  if (rec.policies) lists.push(compileBinding('record', rec.policies, ctx));
-  if (ctx.global) lists.push(compileBinding('global', ctx.global, ctx));
-  return lists.length > 0 ? [dnsPolicyStage(lists)] : [];
+  if (rec.policies) lists.push(compileBinding('record', rec.policies, ctx, locationSlots));
+  if (ctx.global) lists.push(compileBinding('global', ctx.global, ctx, locationSlots));
+  return { stages: lists.length > 0 ? [dnsPolicyStage(lists)] : [], locationSlots };
 }
 
-function compileBinding(bindPoint: 'record' | 'global', b: PolicyBindingConfig, ctx: PolicyContext): RuleList {
+function compileBinding(bindPoint: 'record' | 'global', b: PolicyBindingConfig, ctx: PolicyContext, locationSlots: Qualifiers[][]): RuleList {
   return {
     bindPoint,
     overlap: b.subnetOverlap ?? 'first',
     rules: b.rules.map((r): PolicyRule => {
       const action = ctx.actions.get(r.action);
       if (!action) throw new Error(`unknown action "${r.action}"`);
-      const base = { name: r.name, condition: compileCondition(r.when), action: { name: action.name, type: action.type } };
+      const base = { name: r.name, condition: compileCondition(r.when, locationSlots), action: { name: action.name, type: action.type } };
       return action.type === 'preferred-locations'
         ? { ...base, preferred: action.locations, ranking: preferredLocationsRanking(action.locations, ctx.dataCenters) }
         : { ...base, ranking: rankingFromDcList(action.dcs, ctx.dcByName) };

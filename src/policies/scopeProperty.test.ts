@@ -1,14 +1,16 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { formatIp, ipv4, maskWord } from '../geo/ipAddress.js';
-import { prefixLocationDb } from '../../test/support/prefixLocationDb.js';
+import { opaque, prefixLocationDb } from '../../test/support/prefixLocationDb.js';
 import { ask, dcsDown, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
 
 /**
  * The ECS scope is never wrong (SPEC §8): for random location maps, random DNS policies (subnet
  * and location conditions, both overlap rules, views and preferred locations) and random
  * clients and health states, every address inside the block the answer's scope names gets the
- * same answer, and every client gets data (a GSLB name never changes existence by client).
+ * same answer, and every client gets data (a GSLB name never changes existence by client). The
+ * answer classes precomputed at load decide exactly as the per-query ranking does, with a scope
+ * never longer than the location block's.
  * pickDcCount covers every data center and balance is `all`, so an answer shows the whole ranking.
  */
 
@@ -75,6 +77,11 @@ test('every address inside the answered scope gets the same answer', (t) => {
       const snap = snapshotOf(config(rules, overlap), prefixLocationDb(entries), dcsDown(...down));
       const address = ((10 << 24) | client) & maskWord(source);
       const first = ask(snap, fixedContext(), 'www.example.test', `${formatIp(ipv4(address))}/${source}`);
+      // The same decision without answer classes (per-query ranking, location block as scope).
+      const direct = ask(snapshotOf(config(rules, overlap), opaque(prefixLocationDb(entries)), dcsDown(...down)), fixedContext(), 'www.example.test', `${formatIp(ipv4(address))}/${source}`);
+      if (direct.data.join() !== first.data.join() || direct.scope < first.scope) {
+        throw new Error(`${formatIp(ipv4(address))}/${source}: answer classes give ${first.data} /${first.scope}, per-query ranking ${direct.data} /${direct.scope}`);
+      }
       for (const sample of samples) {
         const inside = ((address & maskWord(first.scope)) | (sample & ~maskWord(first.scope))) >>> 0;
         const other = ask(snap, fixedContext(), 'www.example.test', formatIp(ipv4(inside)));

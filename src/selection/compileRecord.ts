@@ -4,6 +4,7 @@ import { endpointAnswers } from '../config/crossReferences.js';
 import { parseRecordData } from '../dns/presentation.js';
 import type { GslbRecordType, RecordData } from '../dns/records.js';
 import { policyStagesFor, type PolicyContext } from '../policies/recordPolicies.js';
+import { locationClassesFor } from './locationClasses.js';
 import { buildPipeline } from './pipeline.js';
 import { compileRecordHealth } from './recordHealth.js';
 import type { CompiledDataCenter, CompiledGslbRecord, DcCandidate, GslbEndpoint } from './types.js';
@@ -42,13 +43,16 @@ export function compileRecord(
   const candidates: DcCandidate[] = [...dcs.values()]
     .filter((dc) => byDc.has(dc.name))
     .map((dc) => ({ dc, endpoints: byDc.get(dc.name)!, rotationKey: `${rotationPrefix}/${dc.name}` }));
+  const own = policies ? policyStagesFor(rec, policies) : { stages: [], locationSlots: [] };
+  const reads = { patterns: own.locationSlots, proximityDcs: rec.policy.type === 'static-proximity' ? candidates.map((c) => c.dc) : undefined };
   return {
     name: rec.name,
     type: rec.type,
     ttl: rec.ttl,
     service: service.name,
     candidates,
-    pipeline: buildPipeline(rec.policy, rotationPrefix, policies ? policyStagesFor(rec, policies) : [], service.name),
+    pipeline: buildPipeline(rec.policy, rotationPrefix, own.stages, service.name),
+    locationClasses: policies?.geo ? locationClassesFor(policies.geo, reads) : undefined,
     failsafe: rec.failsafe.map((t) => parseRecordData(rec.type, t)),
     failsafeTtl: rec.failsafeTtl ?? rec.ttl,
     health: compileRecordHealth(rec.health, rec.failsafe.length > 0, candidates, service.name, site),

@@ -6,6 +6,7 @@ import type { HealthView } from '../state/healthView.js';
 import type { MetricView } from '../state/metricView.js';
 import type { ResolveContext } from '../state/resolveContext.js';
 import type { CompiledRecordHealth } from './recordHealth.js';
+import type { LocationClasses } from './locationClasses.js';
 import type { TraceSink } from './trace.js';
 
 /** A data center as the selection stages see it (compiled from the configuration). */
@@ -79,6 +80,8 @@ export interface CompiledGslbRecord {
   readonly failsafeTtl: number;
   /** Tiers, cold start, all-down policy and TTL while down (src/health/README.md). */
   readonly health: CompiledRecordHealth;
+  /** The record's answer classes over the snapshot's location data (`locationClasses.ts`), when it reads the location. */
+  readonly locationClasses?: LocationClasses | undefined;
 }
 
 /** The client a decision is made for (SPEC §2). */

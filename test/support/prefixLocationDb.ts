@@ -1,6 +1,6 @@
 import { parseCidr, type IpAddress } from '../../src/geo/ipAddress.js';
 import { qualifiersFromData, type Location } from '../../src/geo/location.js';
-import { RangeLocationDb } from '../../src/geo/locationDb.js';
+import { RangeLocationDb, type LocationDb } from '../../src/geo/locationDb.js';
 import { LocationTable } from '../../src/geo/locationTable.js';
 import { RangeBuilder4, RangeBuilder6 } from '../../src/geo/rangeTable.js';
 
@@ -63,4 +63,17 @@ function toBig(a: IpAddress): bigint {
 
 function words(v: bigint): number[] {
   return [Number((v >> 96n) & 0xffffffffn), Number((v >> 64n) & 0xffffffffn), Number((v >> 32n) & 0xffffffffn), Number(v & 0xffffffffn)];
+}
+
+/**
+ * The same database behind the bare {@link LocationDb} interface (as a native implementation
+ * would be): records get no answer classes, so stages rank per query from the location itself.
+ */
+export function opaque(db: LocationDb): LocationDb {
+  return {
+    implementation: db.implementation,
+    lookup: (a) => db.lookup(a),
+    location: (id) => db.location(id),
+    describe: () => db.describe(),
+  };
 }

@@ -2,7 +2,7 @@ import test from 'ava';
 import { parseDottedLocation, qualifiersFromData } from '../../geo/location.js';
 import { prefixLocationDb } from '../../../test/support/prefixLocationDb.js';
 import { ask, dcsDown, fixedContext, snapshotOf } from '../../../test/support/selectionFixture.js';
-import { sharedLeading } from './staticProximity.js';
+import { sharedLeading } from '../proximityRanking.js';
 
 test('shared leading qualifiers: wildcards agree without counting, the first difference ends the walk', (t) => {
   const client = qualifiersFromData('Europe.UK.London.ISP1'.split('.'));

@@ -1,0 +1,229 @@
+import type { IpAddress } from '../geo/ipAddress.js';
+import type { Location, Qualifiers } from '../geo/location.js';
+import { RangeLocationDb, type LocationDb } from '../geo/locationDb.js';
+import { RangeTable4, RangeTable6, unpackPrefix } from '../geo/rangeTable.js';
+import type { DcRanking } from '../policies/dcRanking.js';
+import { locationMatches } from '../policies/locationPattern.js';
+import { distanceTo, proximityRanking, sharedScore } from './proximityRanking.js';
+import { narrowScope, type CompiledDataCenter, type SelectionState } from './types.js';
+
+/**
+ * Answer classes of one record, precomputed at load (as gdnsd merges its maps per resource): every
+ * location of the location table is reduced to what this record's decision reads from it — the
+ * truth of each `clientLocation` pattern in its DNS policies or static rules, and its
+ * static-proximity ranking of the record's data centers (or "unknown") — and neighbouring ranges
+ * whose reductions are equal are merged. A lookup in these tables gives the class and the largest
+ * aligned block around the client with that class, so neighbouring locations that map to the same
+ * data centers share one wider ECS scope (SPEC §8 goal). The decision itself is unchanged: it is
+ * the same function of the class as it was of the location, for every health state.
+ */
+export interface LocationClass {
+  /** Truth of each location pattern slot (1 = matches). */
+  readonly patterns: Uint8Array;
+  /** Static-proximity ranking of the record's data centers; null when the location is unknown. */
+  readonly ranking: DcRanking | null;
+}
+
+/** The class tables of one record over one location database. */
+export class LocationClasses {
+  private lastState: SelectionState | undefined;
+  private lastPacked = 0;
+
+  constructor(
+    /** The database the classes were derived from; any other database makes them unusable. */
+    readonly geo: LocationDb,
+    readonly v4: RangeTable4,
+    readonly v6: RangeTable6,
+    readonly classes: readonly LocationClass[],
+  ) {}
+
+  /** Packed `classId * 256 + prefixLength` for an address (IPv4 table for IPv4 and mapped addresses). */
+  lookup(a: IpAddress): number {
+    return a.family === 4 ? this.v4.lookup(a.w0) : this.v6.lookup(a.w0, a.w1, a.w2, a.w3);
+  }
+
+  /** The client's class for one selection, looked up once; narrows the ECS scope to its block. */
+  classOf(s: SelectionState): LocationClass {
+    if (this.lastState !== s) {
+      this.lastState = s;
+      this.lastPacked = this.lookup(s.client.address);
+      const prefix = unpackPrefix(this.lastPacked);
+      narrowScope(s, prefix);
+      if (s.trace) {
+        s.trace.step('scope', {
+          input: `answer class of the client's location (locations merged by identical answer for this record: ${this.classes.length} classes, ${this.v4.size + this.v6.size} ranges)`,
+          prefix,
+          scopeSoFar: s.scope,
+        });
+      }
+    }
+    return this.classes[Math.floor(this.lastPacked / 256)]!;
+  }
+}
+
+/** The client's answer class for this selection, or undefined when the record has no usable tables. */
+export function recordClass(s: SelectionState): LocationClass | undefined {
+  const lc = s.record.locationClasses;
+  return lc && lc.geo === s.env.geo ? lc.classOf(s) : undefined;
+}
+
+/** What a record's decision reads from the client's location. */
+export interface LocationReads {
+  /** `clientLocation` pattern lists, one per slot. */
+  readonly patterns: readonly (readonly Qualifiers[])[];
+  /** The record's data centers when its ranking is static proximity. */
+  readonly proximityDcs: readonly CompiledDataCenter[] | undefined;
+}
+
+/** Class tables by database, then by what the record reads: records with equal reads share them. */
+const cache = new WeakMap<LocationDb, Map<string, LocationClasses>>();
+/** Distinct reads kept per database; beyond it the cache starts afresh (old snapshots keep theirs). */
+const CACHE_LIMIT = 256;
+
+/**
+ * The answer-class tables of a record, or undefined when its decision reads nothing from the
+ * location or the database cannot be enumerated (only the TypeScript range tables can; the
+ * stages then use the location itself, with the location block as scope).
+ * Cost: one pass over the location table and one over the ranges (a few ms per 100k ranges),
+ * shared by every record with the same reads.
+ */
+export function locationClassesFor(geo: LocationDb, reads: LocationReads): LocationClasses | undefined {
+  if (!(geo instanceof RangeLocationDb)) return undefined;
+  if (reads.patterns.length === 0 && !reads.proximityDcs) return undefined;
+  const key = JSON.stringify([reads.patterns, reads.proximityDcs?.map((d) => [d.index, d.qualifiers, d.lat, d.lon])]);
+  let byReads = cache.get(geo);
+  if (!byReads || byReads.size >= CACHE_LIMIT) cache.set(geo, (byReads = new Map()));
+  let lc = byReads.get(key);
+  if (!lc) byReads.set(key, (lc = build(geo, reads)));
+  return lc;
+}
+
+function build(geo: RangeLocationDb, reads: LocationReads): LocationClasses {
+  const classes: LocationClass[] = [];
+  const classByKey = new Map<string, number>();
+  const rankings = new Map<string, DcRanking>();
+  const order = reads.proximityDcs ? new ProximityOrder(reads.proximityDcs) : undefined;
+  const slots = reads.patterns.length;
+  const bits = new Uint8Array(slots);
+  const n = geo.table.size;
+  const classOfLocation = new Uint32Array(n);
+  for (let id = 0; id < n; id++) {
+    const location = geo.location(id);
+    let key = '';
+    for (let slot = 0; slot < slots; slot++) {
+      let match = 0;
+      for (const p of reads.patterns[slot]!) {
+        if (locationMatches(p, location.qualifiers)) {
+          match = 1;
+          break;
+        }
+      }
+      bits[slot] = match;
+      key += match;
+    }
+    const rankingKey = order && !isUnknownLocation(id, location) ? order.key(location) : 'unknown';
+    key += `|${rankingKey}`;
+    let c = classByKey.get(key);
+    if (c === undefined) {
+      c = classes.length;
+      let ranking: DcRanking | null = null;
+      if (rankingKey !== 'unknown') {
+        ranking = rankings.get(rankingKey) ?? proximityRanking(location, reads.proximityDcs!);
+        rankings.set(rankingKey, ranking);
+      }
+      classes.push({ patterns: bits.slice(), ranking });
+      classByKey.set(key, c);
+    }
+    classOfLocation[id] = c;
+  }
+  return new LocationClasses(geo, remap4(geo.v4, classOfLocation), remap6(geo.v6, classOfLocation), classes);
+}
+
+/**
+ * The static-proximity order of a fixed set of data centers as a short string key, computed
+ * without allocation per location (110k locations in GeoLite2 City): the same comparison as
+ * {@link proximityRanking}, whose groups it names; equal keys mean equal rankings.
+ */
+class ProximityOrder {
+  private readonly shared: Int32Array;
+  private readonly km: Float64Array;
+  private readonly idx: Int32Array;
+
+  constructor(private readonly dcs: readonly CompiledDataCenter[]) {
+    this.shared = new Int32Array(dcs.length);
+    this.km = new Float64Array(dcs.length);
+    this.idx = new Int32Array(dcs.length);
+  }
+
+  key(client: Location): string {
+    const { dcs, shared, km, idx } = this;
+    for (let i = 0; i < dcs.length; i++) {
+      const dc = dcs[i]!;
+      shared[i] = sharedScore(client.qualifiers, dc.qualifiers);
+      km[i] = distanceTo(client, dc);
+      idx[i] = i;
+    }
+    // Insertion sort (stable): a record has a handful of data centers.
+    for (let i = 1; i < idx.length; i++) {
+      const x = idx[i]!;
+      let j = i - 1;
+      while (j >= 0 && this.before(x, idx[j]!)) {
+        idx[j + 1] = idx[j]!;
+        j--;
+      }
+      idx[j + 1] = x;
+    }
+    let key = '';
+    for (let i = 0; i < idx.length; i++) {
+      if (i > 0) key += this.before(idx[i - 1]!, idx[i]!) ? '>' : '=';
+      key += idx[i];
+    }
+    return key;
+  }
+
+  /** True when data center `a` ranks strictly before `b`. */
+  private before(a: number, b: number): boolean {
+    const { shared, km } = this;
+    if (shared[a] !== shared[b]) return shared[a]! > shared[b]!;
+    return km[a]! < km[b]!;
+  }
+}
+
+/**
+ * A location the data says nothing about: id 0, or an entry with no qualifier and no
+ * coordinates. Static proximity treats both alike (its rule 5).
+ */
+export function isUnknownLocation(id: number, l: Location): boolean {
+  return id === 0 || (l.lat === undefined && l.qualifiers.every((q) => q === ''));
+}
+
+function remap4(t: RangeTable4, classOf: Uint32Array): RangeTable4 {
+  const starts = new Uint32Array(t.starts.length);
+  const ids = new Uint32Array(t.ids.length);
+  let m = 0;
+  for (let i = 0; i < t.ids.length; i++) {
+    const c = classOf[t.ids[i]!]!;
+    if (m > 0 && ids[m - 1] === c) continue;
+    starts[m] = t.starts[i]!;
+    ids[m++] = c;
+  }
+  return new RangeTable4(starts.slice(0, m), ids.slice(0, m));
+}
+
+function remap6(t: RangeTable6, classOf: Uint32Array): RangeTable6 {
+  const starts = new Uint32Array(t.starts.length);
+  const ids = new Uint32Array(t.ids.length);
+  let m = 0;
+  for (let i = 0; i < t.ids.length; i++) {
+    const c = classOf[t.ids[i]!]!;
+    if (m > 0 && ids[m - 1] === c) continue;
+    const from = i * 4;
+    const to = m * 4;
+    starts[to] = t.starts[from]!;
+    starts[to + 1] = t.starts[from + 1]!;
+    starts[to + 2] = t.starts[from + 2]!;
+    starts[to + 3] = t.starts[from + 3]!;
+    ids[m++] = c;
+  }
+  return new RangeTable6(starts.slice(0, m * 4), ids.slice(0, m));
+}
