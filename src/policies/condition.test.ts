@@ -61,7 +61,7 @@ test('qname conditions see the name asked under a wildcard record, case-insensit
   t.deepEqual(ask(snap, ctx, 'us.app.example.test', '10.1.1.1').dcs, ['a']);
 });
 
-test('static rules: combinations, priority order with failover, and the fallback when no rule holds', (t) => {
+test('static rules: combinations, priority order with failover, and what answers when no rule applies', (t) => {
   const geo = prefixLocationDb([{ cidr: '81.0.0.0/8', location: 'Europe.GB' }]);
   const at = (client: string, down: string[] = []): [string[], string[], number] => {
     const a = ask(snapshotOf(WILDCARD_RECORD, geo, dcsDown(...down)), fixedContext(), 's.example.test', client);
@@ -70,9 +70,10 @@ test('static rules: combinations, priority order with failover, and the fallback
   t.deepEqual(at('10.9.9.9'), [['a'], ['192.0.2.1'], 8]);
   t.deepEqual(at('81.2.3.4'), [['b'], ['192.0.2.2'], 15]);
   t.deepEqual(at('81.2.3.4', ['b']), [['a'], ['192.0.2.1'], 15], 'the next data center of the list');
-  // No rule holds (81.1/16 is excluded; 11/8 is not in Europe): the fail-safe answers, so the
-  // name exists for every client.
-  t.deepEqual(at('81.1.3.4'), [[], ['198.51.100.1'], 16]);
-  t.deepEqual(at('11.1.1.1'), [[], ['198.51.100.1'], 8]);
-  t.deepEqual(at('10.9.9.9', ['a']), [[], ['198.51.100.1'], 8], 'the rule holds but its data centers are down');
+  // No rule holds (81.1/16 is excluded; 11/8 is not in Europe): every up data center answers
+  // as one group (rotation), never NODATA for some clients only.
+  t.deepEqual(at('81.1.3.4'), [['a'], ['192.0.2.1'], 16]);
+  t.deepEqual(at('11.1.1.1'), [['a'], ['192.0.2.1'], 8]);
+  t.deepEqual(at('10.9.9.9', ['a']), [['b'], ['192.0.2.2'], 8], 'the rule holds but its data centers are down: it does not apply');
+  t.deepEqual(at('10.9.9.9', ['a', 'b']), [[], ['198.51.100.1'], 8], 'all down: the all-down policy (fail-safe list), for every client alike');
 });

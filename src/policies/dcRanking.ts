@@ -28,17 +28,31 @@ export function rankingFromDcList(list: DcListConfig, dcs: ReadonlyMap<string, C
   return { groupOf, groupCount: list.length };
 }
 
-/** Rank groups of the live data centers under a ranking, best first, without empty groups. */
-export function applyRanking(live: readonly LiveDc[], r: DcRanking): LiveDc[][] {
+/**
+ * Rank groups of the live data centers under a ranking, best first, without empty groups; then
+ * those of `demoted` (gated in with an unknown metric, SPEC §3), ranked the same way after them.
+ */
+export function applyRanking(live: readonly LiveDc[], r: DcRanking, demoted: readonly LiveDc[] = []): LiveDc[][] {
+  const ranked: LiveDc[][] = [];
+  bucket(live, r, ranked);
+  if (demoted.length > 0) bucket(demoted, r, ranked);
+  return ranked;
+}
+
+function bucket(dcs: readonly LiveDc[], r: DcRanking, into: LiveDc[][]): void {
   const buckets: (LiveDc[] | undefined)[] = new Array(r.groupCount);
-  for (const l of live) {
+  for (const l of dcs) {
     const g = r.groupOf[l.candidate.dc.index]!;
     if (g < 0) continue;
     const b = buckets[g];
     if (b) b.push(l);
     else buckets[g] = [l];
   }
-  const ranked: LiveDc[][] = [];
-  for (const b of buckets) if (b) ranked.push(b);
-  return ranked;
+  for (const b of buckets) if (b) into.push(b);
+}
+
+/** True when the ranking keeps at least one of these data centers. */
+export function ranksAny(dcs: readonly LiveDc[], r: DcRanking): boolean {
+  for (const l of dcs) if (r.groupOf[l.candidate.dc.index]! >= 0) return true;
+  return false;
 }

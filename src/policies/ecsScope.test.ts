@@ -1,7 +1,7 @@
 import test from 'ava';
 import { ConfigError, parseConfigText } from '../config/load.js';
 import { prefixLocationDb, type PrefixEntry } from '../../test/support/prefixLocationDb.js';
-import { ask, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
+import { ask, dcsDown, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
 
 /**
  * ECS scope tables in the style of gdnsd's t/013clientsub: exact answer and exact scope for each
@@ -173,4 +173,30 @@ policies:
     ['192.0.2.1', '192.0.2.4', 1],
     ['::ffff:10.9.9.9', '192.0.2.1', 8],
   ]);
+});
+
+test('a view whose data centers are down does not make the name vanish for its clients (fail-closed record)', (t) => {
+  const cfg = `${ZONE}
+datacenters: [{ name: a }, { name: b }, { name: c }, { name: d }]
+records:
+  - name: www.example.test
+    type: A
+    service: web
+    policy: { type: static-proximity, default: [d] }
+    health: { allDown: fail-closed }
+actions:
+  - { name: internal, type: view, dcs: [a] }
+policies:
+  rules:
+    - { name: internal-clients, when: { clientSubnet: [10.0.0.0/8] }, action: internal }
+`;
+  const at = (client: string, down: string[]): [string, number] => {
+    const a = ask(snapshotOf(cfg, undefined, dcsDown(...down)), fixedContext(), 'www.example.test', client);
+    return [a.data.join(' '), a.scope];
+  };
+  t.deepEqual(at('10.1.2.3', []), ['192.0.2.1', 8]);
+  t.deepEqual(at('10.1.2.3', ['a']), ['192.0.2.4', 8], 'the view does not apply: the record ranks as for everyone');
+  t.deepEqual(at('11.1.2.3', ['a']), ['192.0.2.4', 8]);
+  t.deepEqual(at('10.1.2.3', ['a', 'b', 'c', 'd']), ['', 0], 'all down: NODATA (scope 0) for every client alike');
+  t.deepEqual(at('11.1.2.3', ['a', 'b', 'c', 'd']), ['', 0]);
 });

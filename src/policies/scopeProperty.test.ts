@@ -63,6 +63,7 @@ records:
     type: A
     service: web
     policy: { type: static-proximity, pickDcCount: 5, balanceAlgorithm: all }
+    health: { allDown: fail-closed }
 actions:
   - { name: view-a, type: view, dcs: [a] }
   - { name: view-bc, type: view, dcs: [[b, c]] }
@@ -85,7 +86,8 @@ test('every address inside the answered scope gets the same answer', (t) => {
       for (const sample of samples) {
         const inside = ((address & maskWord(first.scope)) | (sample & ~maskWord(first.scope))) >>> 0;
         const other = ask(snap, fixedContext(), 'www.example.test', formatIp(ipv4(inside)));
-        if (other.data.length === 0) throw new Error(`${formatIp(ipv4(inside))}: no data; a GSLB name exists for every client`);
+        // fail-closed: NODATA only when every data center is down, and then for every client.
+        if ((other.data.length === 0) !== (down.length === 5)) throw new Error(`${formatIp(ipv4(inside))}: ${other.data.length} records with ${down.length} of 5 data centers down`);
         if (other.data.join() !== first.data.join()) {
           throw new Error(`${formatIp(ipv4(address))}/${source} -> ${first.data} scope ${first.scope}, but ${formatIp(ipv4(inside))} -> ${other.data}`);
         }

@@ -8,8 +8,10 @@ import type { LiveDc, SelectionState, Stage } from '../types.js';
 /**
  * `policy`: DNS policies (SPEC §4, seed 002). The record's own rules are tried first, then the
  * global ones; in each list the overlap rule picks the deciding policy. Its action fixes the rank
- * groups (preferred locations, or a view's data centers) and the rank stages are skipped. When no
- * policy holds, nothing changes and the record's own ranking (static proximity, …) runs.
+ * groups (preferred locations, or a view's data centers; data centers a gate demoted follow, ranked
+ * alike) and the rank stages are skipped. When no policy applies (none holds, or the ones that
+ * hold have no available data center), nothing changes and the record's own ranking (static
+ * proximity, multi-source criteria, …) runs.
  */
 export function dnsPolicyStage(lists: readonly RuleList[]): Stage {
   const ev = new ConditionEvaluator();
@@ -25,7 +27,7 @@ export function dnsPolicyStage(lists: readonly RuleList[]): Stage {
         const i = decidingRule(list, s, ev, verdicts);
         if (i < 0) continue;
         const rule = list.rules[i]!;
-        s.ranked = applyRanking(s.live, rule.ranking);
+        s.ranked = applyRanking(s.live, rule.ranking, s.demoted);
         s.rankedByPolicy = true;
         if (s.trace) s.trace.step('dns-policy', { evaluated, matched: rule.name, action: rule.action, ...actionDetail(rule, s) });
         return;

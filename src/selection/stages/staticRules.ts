@@ -1,12 +1,14 @@
 import { ConditionEvaluator } from '../../policies/condition.js';
 import { applyRanking } from '../../policies/dcRanking.js';
 import { decidingRule, type RuleList, type RuleVerdict } from '../../policies/ruleList.js';
-import type { Stage } from '../types.js';
+import type { LiveDc, SelectionState, Stage } from '../types.js';
 
 /**
  * `rank` for static records (SPEC §3 static mode): the deciding rule's data center list, in
- * priority order, restricted to the data centers that are up. No metrics are read. When no rule
- * holds, or none of its data centers is up, nothing is ranked and the fallback slot answers.
+ * priority order, restricted to the data centers that are up. No metrics are read. A rule none of
+ * whose data centers is up does not apply (the next one is tried); when no rule applies, every
+ * available data center answers as one group, so the name never vanishes for some clients while
+ * others get answers. Only a record with nothing up reaches the all-down policy (fallback slot).
  */
 export function staticRulesStage(list: RuleList): Stage {
   const ev = new ConditionEvaluator();
@@ -17,7 +19,7 @@ export function staticRulesStage(list: RuleList): Stage {
       ev.reset();
       const verdicts: RuleVerdict[] | undefined = s.trace ? [] : undefined;
       const i = decidingRule(list, s, ev, verdicts);
-      s.ranked = i < 0 ? [] : applyRanking(s.live, list.rules[i]!.ranking);
+      s.ranked = i >= 0 ? applyRanking(s.live, list.rules[i]!.ranking, s.demoted) : everyAvailable(s);
       if (s.trace) {
         s.trace.step('static-rules', {
           subnetOverlap: list.overlap,
@@ -28,4 +30,12 @@ export function staticRulesStage(list: RuleList): Stage {
       }
     },
   };
+}
+
+/** Every available data center as one group (live, then demoted ones), or nothing when none is. */
+function everyAvailable(s: SelectionState): LiveDc[][] {
+  const ranked: LiveDc[][] = [];
+  if (s.live.length > 0) ranked.push([...s.live]);
+  if (s.demoted.length > 0) ranked.push([...s.demoted]);
+  return ranked;
 }
