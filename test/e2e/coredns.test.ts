@@ -168,12 +168,14 @@ test.after.always(async () => {
 const www = (ip: string, ttl = 30): string => `www.example.test. ${ttl} IN A ${ip}`;
 
 test.serial('GSLB answers through CoreDNS: the client subnet picks the data center, AA set, the engine scope echoed', async (t) => {
+  // Scopes are the record's answer-class blocks: the largest block around the client in which
+  // every network of the data gets the same data center (src/selection/locationClasses.ts).
   const cases: [string, string, string][] = [
-    ['8.8.8.0/24', '192.0.2.10', '8.8.8.0/24/24'],
-    ['193.0.14.0/24', '198.51.100.10', '193.0.14.0/24/20'],
+    ['8.8.8.0/24', '192.0.2.10', '8.8.8.0/24/17'],
+    ['193.0.14.0/24', '198.51.100.10', '193.0.14.0/24/19'],
     ['202.12.27.0/24', '203.0.113.10', '202.12.27.0/24/23'],
     ['1.1.1.0/24', '192.0.2.10', '1.1.1.0/24/24'],
-    ['::ffff:193.0.14.0/120', '198.51.100.10', '::ffff:193.0.14.0/120/116'],
+    ['::ffff:193.0.14.0/120', '198.51.100.10', '::ffff:193.0.14.0/120/115'],
   ];
   for (const [subnet, ip, echoed] of cases) {
     const r = await dig(fx.dnsPort, 'www.example.test', 'A', `+subnet=${subnet}`);
@@ -201,10 +203,10 @@ test.serial('static names, NODATA for a missing family, question case, CNAME, TC
 
   const alias = await dig(fx.dnsPort, 'alias.example.test', 'A', '+subnet=193.0.14.0/24');
   t.deepEqual(alias.answer, ['alias.example.test. 300 IN CNAME www.example.test.', www('198.51.100.10')]);
-  t.is(alias.subnet, '193.0.14.0/24/20');
+  t.is(alias.subnet, '193.0.14.0/24/19');
 
   const tcp = await dig(fx.dnsPort, 'www.example.test', 'A', '+tcp', '+subnet=193.0.14.0/24');
-  t.like(tcp, { status: 'NOERROR', answer: [www('198.51.100.10')], subnet: '193.0.14.0/24/20' });
+  t.like(tcp, { status: 'NOERROR', answer: [www('198.51.100.10')], subnet: '193.0.14.0/24/19' });
 
   const v6 = await dig(fx.dnsPort, 'v6.example.test', 'AAAA', '+noedns');
   t.deepEqual(v6.answer, ['v6.example.test. 300 IN AAAA 2001:db8::10']);
@@ -222,9 +224,9 @@ test.serial('engine killed: stale answers for blocks seen before, the fail-safe 
   await until('CoreDNS not ready once the engine is gone', async () => (await readyStatus(fx.readyPort)) === 503, 10000);
 
   const stale = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=193.0.14.0/24');
-  t.like(stale, { status: 'NOERROR', answer: [www('198.51.100.10', 10)], subnet: '193.0.14.0/24/20' });
+  t.like(stale, { status: 'NOERROR', answer: [www('198.51.100.10', 10)], subnet: '193.0.14.0/24/19' });
   t.true(stale.flags.includes('aa'));
-  // Another client inside the /20 block the engine's answer was valid for.
+  // Another client inside the /19 block the engine's answer was valid for.
   const sameBlock = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=193.0.1.0/24');
   t.deepEqual(sameBlock.answer, [www('198.51.100.10', 10)]);
 
@@ -243,6 +245,6 @@ test.serial('engine killed: stale answers for blocks seen before, the fail-safe 
   await until('CoreDNS ready again', async () => (await readyStatus(fx.readyPort)) === 200, 30000, fx.coredns);
   // TTL 30 (not the stale 10): a fresh answer from the restarted engine.
   const fresh = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=8.8.8.0/24');
-  t.like(fresh, { status: 'NOERROR', answer: [www('192.0.2.10')], subnet: '8.8.8.0/24/24' });
+  t.like(fresh, { status: 'NOERROR', answer: [www('192.0.2.10')], subnet: '8.8.8.0/24/17' });
   t.is(fx.coredns.child.exitCode, null, 'CoreDNS kept running');
 });
