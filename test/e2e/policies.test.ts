@@ -1,9 +1,14 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
+import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { parse as parseYaml, stringify } from 'yaml';
 import { EngineMetrics } from '../../src/admin/metrics.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { Engine } from '../../src/engine/engine.js';
+import { startGslbd } from '../../src/engine/gslbdProcess.js';
 import { buildSnapshot } from '../../src/engine/snapshot.js';
 import { DnsServer } from '../../src/frontends/dns/dnsServer.js';
 import { loadLocationDb } from '../../src/geo/loadSources.js';
@@ -11,13 +16,13 @@ import { createLogger } from '../../src/log/logger.js';
 import { allUpHealthView } from '../../src/state/healthView.js';
 import { emptyMetricView } from '../../src/state/metricView.js';
 import { systemContext } from '../../src/state/resolveContext.js';
+import { startPdns } from '../support/pdnsServer.js';
 
 /**
  * DNS policies through the standalone listener, asked with the real `dig`: a view for the internal
  * 10.0.0.0/8 and static proximity over the real GeoLite2 IPv6 data for everyone else. Each row is
  * the exact answer and the exact ECS scope on the wire (IPv4-mapped ECS keeps family 2, 96 + the
- * IPv4 scope). PowerDNS `scopeMask` for the same record is asserted where the PowerDNS front door
- * is tested (pending: that front door is not on main yet).
+ * IPv4 scope). The same view through a real pdns_server (remote backend `scopeMask`) last.
  */
 
 const CONFIG = `
@@ -62,7 +67,7 @@ interface Dug {
 }
 
 async function dig(server: string, port: number, extra: string[]): Promise<Dug> {
-  const { stdout } = await execFileP('dig', [`@${server}`, '-p', String(port), 'www.example.test', 'A', '+norec', '+time=3', '+tries=2', ...extra]);
+  const { stdout } = await execFileP('dig', [`@${server}`, '-p', String(port), 'www.example.test', 'A', '+norec', '+time=3', '+tries=2', ...extra], { timeout: 20000 });
   const answers = [...stdout.matchAll(/^www\.example\.test\.\s+\d+\s+IN\s+A\s+(\S+)$/gm)].map((m) => m[1]!);
   const ecs = /CLIENT-SUBNET: (\S+)/.exec(stdout)?.[1] ?? null;
   return { answers, ecs };
@@ -115,4 +120,24 @@ test('views and proximity through the standalone listener: exact answers and ECS
     const scope = Number(got.ecs?.split('/')[2]);
     t.true(scope >= 1 && scope <= maxScope, `${subnet}: scope ${scope}`);
   }
+});
+
+test('the view through PowerDNS: pdns_server answers with the scopeMask of the engine (never 0)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gslbd-policies-pdns-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // No location data here: the view and the default data center need none.
+  const { geo: _geo, ...config } = parseYaml(CONFIG) as Record<string, unknown>;
+  writeFileSync(join(dir, 'gslbd.yaml'), stringify({ ...config, listeners: { powerdns: { path: 'gslbd.sock' } } }));
+  const gslbd = await startGslbd(join(dir, 'gslbd.yaml'), { signals: false, watchFile: false, logDestination: openSync(join(dir, 'gslbd.log'), 'a') });
+  t.teardown(() => gslbd.stop());
+  const pdns = await startPdns({ socketPath: join(dir, 'gslbd.sock'), instance: 'policies' });
+  t.teardown(() => pdns.stop());
+  const rows: [string, Dug][] = [];
+  for (const subnet of ['10.1.2.0/24', '11.0.0.0/24', '192.0.2.0/24', '::ffff:10.1.2.0/120']) rows.push([subnet, await dig('127.0.0.1', pdns.port, [`+subnet=${subnet}`])]);
+  t.deepEqual(rows, [
+    ['10.1.2.0/24', { answers: ['10.0.0.10'], ecs: '10.1.2.0/24/8' }],
+    ['11.0.0.0/24', { answers: ['192.0.2.10'], ecs: '11.0.0.0/24/8' }],
+    ['192.0.2.0/24', { answers: ['192.0.2.10'], ecs: '192.0.2.0/24/1' }],
+    ['::ffff:10.1.2.0/120', { answers: ['10.0.0.10'], ecs: '::ffff:10.1.2.0/120/104' }],
+  ]);
 });
