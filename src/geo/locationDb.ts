@@ -2,6 +2,7 @@ import type { IpAddress } from './ipAddress.js';
 import type { Location } from './location.js';
 import { LocationTable, type LocationLookupTable } from './locationTable.js';
 import { RangeBuilder4, RangeBuilder6, type RangeTable4, type RangeTable6 } from './rangeTable.js';
+import type { Tiling } from './tiling.js';
 
 /**
  * The location database the engine asks on every query: client address → location id and the
@@ -27,10 +28,28 @@ export interface LocationDb {
    * @throws RangeError when `ids` or `prefixes` are shorter than the number of addresses.
    */
   lookupBatch?(family: 4 | 6, addresses: Uint32Array, ids: Uint32Array, prefixes: Uint8Array): void;
+  /**
+   * The merged ranges behind the database, for tables derived from it at load (a record's
+   * answer classes, SPEC §8). Both implementations here have it; test doubles need not.
+   */
+  tilings?(): LocationTilings;
   /** Which implementation answers: the TypeScript reference or the native addon. */
   readonly implementation: 'typescript' | 'native';
   /** Human-readable summary (sources, range and location counts) for /status and logs. */
   describe(): LocationDbSummary;
+}
+
+/**
+ * The ranges of a location database: each family's tiling (range starts — one word per IPv4
+ * range, four per IPv6 range — and location ids; neighbours with equal ids merged) and a decoder
+ * of location ids that does not fill the database's own cache.
+ */
+export interface LocationTilings {
+  readonly v4: Tiling;
+  readonly v6: Tiling;
+  /** Number of location ids, including 0 (unknown). */
+  readonly locationCount: number;
+  decode(id: number): Location;
 }
 
 /** Counts shown by /status. */
@@ -59,6 +78,10 @@ export class RangeLocationDb implements LocationDb {
 
   location(id: number): Location {
     return this.table.get(id);
+  }
+
+  tilings(): LocationTilings {
+    return { v4: this.v4, v6: this.v6, locationCount: this.table.size, decode: (id) => this.table.get(id) };
   }
 
   lookupBatch(family: 4 | 6, addresses: Uint32Array, ids: Uint32Array, prefixes: Uint8Array): void {

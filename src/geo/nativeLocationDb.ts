@@ -1,8 +1,8 @@
-import type { LocationImage } from './compiledImage.js';
+import { decodeLocation, type LocationImage } from './compiledImage.js';
 import { ImageLocationTable } from './imageLocationTable.js';
 import type { IpAddress } from './ipAddress.js';
-import type { Location } from './location.js';
-import type { LocationDb, LocationDbSummary } from './locationDb.js';
+import { UNKNOWN_LOCATION, type Location } from './location.js';
+import type { LocationDb, LocationDbSummary, LocationTilings } from './locationDb.js';
 import type { GeoAddon, NativeTable } from './nativeAddon.js';
 
 /**
@@ -40,6 +40,16 @@ export class NativeLocationDb implements LocationDb {
 
   location(id: number): Location {
     return this.locations.get(id);
+  }
+
+  tilings(): LocationTilings {
+    const image = this.image;
+    return {
+      v4: image.v4,
+      v6: image.v6,
+      locationCount: image.locationCount,
+      decode: (id) => (id === 0 ? UNKNOWN_LOCATION : decodeLocation(image, id)),
+    };
   }
 
   lookupBatch(family: 4 | 6, addresses: Uint32Array, ids: Uint32Array, prefixes: Uint8Array): void {

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { opaque, prefixLocationDb } from '../../test/support/prefixLocationDb.js';
+import { smallDbs } from '../../test/geo/smallDb.js';
 import { ask, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
 
 const CONFIG = `
@@ -89,4 +90,26 @@ test('/explain says how the scope was derived', (t) => {
     ],
     groups: [['paris-dc'], ['ny-dc']],
   });
+});
+
+test('answer classes over the native addon equal those over the TypeScript tables of the same image', (t) => {
+  const { native, reference } = smallDbs(undefined, [
+    { cidr: '10.0.0.0/9', location: 'Europe.FR.Paris', lat: 48.86, lon: 2.35 },
+    { cidr: '10.128.0.0/9', location: 'Europe.FR.Lyon', lat: 45.76, lon: 4.84 },
+    { cidr: '11.0.0.0/8', location: 'NorthAmerica.US.NY', lat: 40.7, lon: -74.0 },
+    { cidr: '2001:db8::/32', location: 'Europe.FR.Paris', lat: 48.86, lon: 2.35 },
+  ]);
+  t.is(native.implementation, 'native');
+  const rows = (db: typeof native): [string, string, number][] =>
+    ['10.1.2.3', '10.200.0.0/16', '11.1.1.1', '12.0.0.0/8', '2001:db8:1::/48', '2001:db9::/32'].flatMap((client) =>
+      ['www.example.test', 'city.example.test'].map((name): [string, string, number] => {
+        const a = ask(snapshotOf(CONFIG, db), fixedContext(), name, client);
+        return [`${name} ${client}`, a.dcs.join(), a.scope];
+      }),
+    );
+  t.deepEqual(rows(native), rows(reference));
+  t.deepEqual(rows(native).slice(0, 2), [
+    ['www.example.test 10.1.2.3', 'paris-dc', 8],
+    ['city.example.test 10.1.2.3', 'ny-dc', 9],
+  ]);
 });

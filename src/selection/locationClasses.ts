@@ -1,7 +1,8 @@
 import type { IpAddress } from '../geo/ipAddress.js';
 import type { Location, Qualifiers } from '../geo/location.js';
-import { RangeLocationDb, type LocationDb } from '../geo/locationDb.js';
+import type { LocationDb, LocationTilings } from '../geo/locationDb.js';
 import { RangeTable4, RangeTable6, unpackPrefix } from '../geo/rangeTable.js';
+import type { Tiling } from '../geo/tiling.js';
 import type { DcRanking } from '../policies/dcRanking.js';
 import { locationMatches } from '../policies/locationPattern.js';
 import { distanceTo, proximityRanking, sharedScore } from './proximityRanking.js';
@@ -82,33 +83,33 @@ const CACHE_LIMIT = 256;
 
 /**
  * The answer-class tables of a record, or undefined when its decision reads nothing from the
- * location or the database cannot be enumerated (only the TypeScript range tables can; the
- * stages then use the location itself, with the location block as scope).
+ * location or the database cannot be enumerated (no `tilings()`: the stages then use the
+ * location itself, with the location block as scope).
  * Cost: one pass over the location table and one over the ranges (a few ms per 100k ranges),
  * shared by every record with the same reads.
  */
 export function locationClassesFor(geo: LocationDb, reads: LocationReads): LocationClasses | undefined {
-  if (!(geo instanceof RangeLocationDb)) return undefined;
+  if (!geo.tilings) return undefined;
   if (reads.patterns.length === 0 && !reads.proximityDcs) return undefined;
   const key = JSON.stringify([reads.patterns, reads.proximityDcs?.map((d) => [d.index, d.qualifiers, d.lat, d.lon])]);
   let byReads = cache.get(geo);
   if (!byReads || byReads.size >= CACHE_LIMIT) cache.set(geo, (byReads = new Map()));
   let lc = byReads.get(key);
-  if (!lc) byReads.set(key, (lc = build(geo, reads)));
+  if (!lc) byReads.set(key, (lc = build(geo, geo.tilings(), reads)));
   return lc;
 }
 
-function build(geo: RangeLocationDb, reads: LocationReads): LocationClasses {
+function build(geo: LocationDb, tilings: LocationTilings, reads: LocationReads): LocationClasses {
   const classes: LocationClass[] = [];
   const classByKey = new Map<string, number>();
   const rankings = new Map<string, DcRanking>();
   const order = reads.proximityDcs ? new ProximityOrder(reads.proximityDcs) : undefined;
   const slots = reads.patterns.length;
   const bits = new Uint8Array(slots);
-  const n = geo.table.size;
+  const n = tilings.locationCount;
   const classOfLocation = new Uint32Array(n);
   for (let id = 0; id < n; id++) {
-    const location = geo.location(id);
+    const location = tilings.decode(id);
     let key = '';
     for (let slot = 0; slot < slots; slot++) {
       let match = 0;
@@ -136,7 +137,7 @@ function build(geo: RangeLocationDb, reads: LocationReads): LocationClasses {
     }
     classOfLocation[id] = c;
   }
-  return new LocationClasses(geo, remap4(geo.v4, classOfLocation), remap6(geo.v6, classOfLocation), classes);
+  return new LocationClasses(geo, remap4(tilings.v4, classOfLocation), remap6(tilings.v6, classOfLocation), classes);
 }
 
 /**
@@ -197,7 +198,7 @@ export function isUnknownLocation(id: number, l: Location): boolean {
   return id === 0 || (l.lat === undefined && l.qualifiers.every((q) => q === ''));
 }
 
-function remap4(t: RangeTable4, classOf: Uint32Array): RangeTable4 {
+function remap4(t: Tiling, classOf: Uint32Array): RangeTable4 {
   const starts = new Uint32Array(t.starts.length);
   const ids = new Uint32Array(t.ids.length);
   let m = 0;
@@ -210,7 +211,7 @@ function remap4(t: RangeTable4, classOf: Uint32Array): RangeTable4 {
   return new RangeTable4(starts.slice(0, m), ids.slice(0, m));
 }
 
-function remap6(t: RangeTable6, classOf: Uint32Array): RangeTable6 {
+function remap6(t: Tiling, classOf: Uint32Array): RangeTable6 {
   const starts = new Uint32Array(t.starts.length);
   const ids = new Uint32Array(t.ids.length);
   let m = 0;
