@@ -33,6 +33,11 @@ struct RangeIndex4 {
     uint32_t len = index[top + 1] - base + 1;
     while (len > 1) {
       const uint32_t half = len >> 1;
+      // Both possible next probes are fetched now: the search is branch-free, so nothing else
+      // would start the next cache miss before this comparison resolves.
+      const uint32_t next = (len - half) >> 1;
+      __builtin_prefetch(starts + base + next);
+      __builtin_prefetch(starts + base + half + next);
       base = starts[base + half] <= addr ? base + half : base;
       len -= half;
     }
@@ -82,6 +87,9 @@ struct RangeIndex6 {
     uint32_t len = index[top + 1] - base + 1;
     while (len > 1) {
       const uint32_t half = len >> 1;
+      const uint32_t next = (len - half) >> 1;
+      __builtin_prefetch(starts + 4 * static_cast<size_t>(base + next));
+      __builtin_prefetch(starts + 4 * static_cast<size_t>(base + half + next));
       base = Key(starts + 4 * static_cast<size_t>(base + half)) <= addr ? base + half : base;
       len -= half;
     }
