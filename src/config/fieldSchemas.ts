@@ -14,6 +14,9 @@ export const ttlSchema = z.number().int().min(0).max(2147483647);
 /** A TCP/UDP port. */
 export const portSchema = z.number().int().min(1).max(65535);
 
+/** A port to listen on; 0 lets the system pick a free one (the bound port is logged in "gslbd up"). */
+export const listenPortSchema = z.number().int().min(0).max(65535);
+
 /** An IPv4 address in dotted form. */
 export const ipv4Schema = z.string().refine((s) => isIP(s) === 4, { message: 'expected an IPv4 address' });
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { ipSchema, portSchema } from './fieldSchemas.js';
+import { ipSchema, listenPortSchema } from './fieldSchemas.js';
 
 /** One address:port the standalone DNS listener binds, UDP and TCP. */
 export const dnsListenerSchema = z.strictObject({
   address: ipSchema,
-  port: portSchema.default(53),
+  port: listenPortSchema.default(53),
 });
 
 /**
@@ -14,7 +14,7 @@ export const dnsListenerSchema = z.strictObject({
 export const adminListenerSchema = z
   .strictObject({
     address: ipSchema.default('127.0.0.1'),
-    port: portSchema.default(8053),
+    port: listenPortSchema.default(8053),
     token: z.string().min(16, 'an admin token has at least 16 characters').optional(),
     tokenFile: z.string().min(1).optional(),
   })
