@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { z } from 'zod';
-import { isInZone, ownerInZone } from '../dns/name.js';
+import { configuredName, isInZone, ownerInZone } from '../dns/name.js';
 import { parseRecordData } from '../dns/presentation.js';
 import type { GslbRecordType } from '../dns/records.js';
 import type { GslbRecordConfig } from './recordSchema.js';
@@ -29,7 +29,7 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx)
     if (zoneNames.has(zone.name)) issue(['zones', zi, 'name'], `zone "${zone.name}" is defined twice`);
     zoneNames.add(zone.name);
     zone.records.forEach((r, ri) => {
-      const owner = r.name.replace(/\.$/, '').toLowerCase();
+      const owner = relativeOwner(r.name);
       if (owner !== '@' && zone.name !== '' && isInZone(owner, zone.name)) {
         issue(['zones', zi, 'records', ri, 'name'], `owner names in a zone are relative: write "${owner.slice(0, -zone.name.length - 1) || '@'}", not "${r.name}"`);
       }
@@ -70,7 +70,7 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx)
     claim(zone.name, 'NS', ['zones', zi, 'ns']);
   });
   cfg.zones.forEach((zone, zi) =>
-    zone.records.forEach((r, ri) => claim(ownerInZone(r.name.toLowerCase(), zone.name), r.type, ['zones', zi, 'records', ri])),
+    zone.records.forEach((r, ri) => claim(ownerInZone(relativeOwner(r.name), zone.name), r.type, ['zones', zi, 'records', ri])),
   );
 
   cfg.records.forEach((rec, i) => {
@@ -102,6 +102,11 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx)
       }
     });
   });
+}
+
+/** Canonical form of a static record's relative owner (`@` stays `@`); the schema validated it. */
+function relativeOwner(name: string): string {
+  return name === '@' ? '@' : configuredName(name);
 }
 
 /** True when an endpoint can produce data for a GSLB record type. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { configuredName } from '../dns/name.js';
 import { parseRecordData } from '../dns/presentation.js';
 import type { RecordData, RecordType } from '../dns/records.js';
 import { domainNameSchema, ttlSchema } from './fieldSchemas.js';
@@ -19,6 +20,15 @@ export const staticRecordSchema = z
     data: z.union([z.string(), z.array(z.string()).min(1)]),
   })
   .transform((r, ctx) => {
+    // The owner is validated here so that a bad name is a configuration error, not a failure
+    // when the snapshot is built; it stays as written (relative) for the cross-reference checks.
+    if (r.name !== '@') {
+      try {
+        configuredName(r.name);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', path: ['name'], message: (e as Error).message });
+      }
+    }
     let parsed: RecordData;
     try {
       parsed = parseRecordData(r.type as RecordType, r.data);
