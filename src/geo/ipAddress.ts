@@ -41,6 +41,8 @@ export function ipv6(w0: number, w1: number, w2: number, w3: number): IpAddress 
   return { family: 6, w0: w0 >>> 0, w1: w1 >>> 0, w2: w2 >>> 0, w3: w3 >>> 0, mapped: false };
 }
 
+const IPV4_SUFFIX = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/;
+
 /**
  * Parses an address in presentation form (`192.0.2.1`, `2001:db8::1`, `::ffff:192.0.2.1`).
  * @throws Error naming the text when it is not an IPv4 or IPv6 address.
@@ -50,10 +52,19 @@ export function parseIp(text: string): IpAddress {
     const b = ipaddr.IPv4.parse(text).octets;
     return ipv4(((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0);
   }
-  if (!ipaddr.IPv6.isValid(text) || text.includes('%')) {
+  // ipaddr.js reads `::a.b.c.d` (IPv4-compatible, RFC 4291 §2.5.5.1) as `::ffff:a.b.c.d`; an
+  // embedded IPv4 suffix is rewritten as two hex groups first so it keeps its real bits.
+  let hex = text;
+  const embedded = IPV4_SUFFIX.exec(text);
+  if (embedded) {
+    if (!ipaddr.IPv4.isValidFourPartDecimal(embedded[2]!)) throw new Error(`"${text}" is not an IPv4 or IPv6 address`);
+    const o = ipaddr.IPv4.parse(embedded[2]!).octets;
+    hex = `${embedded[1]}${((o[0]! << 8) | o[1]!).toString(16)}:${((o[2]! << 8) | o[3]!).toString(16)}`;
+  }
+  if (!ipaddr.IPv6.isValid(hex) || hex.includes('%')) {
     throw new Error(`"${text}" is not an IPv4 or IPv6 address`);
   }
-  const p = ipaddr.IPv6.parse(text).parts;
+  const p = ipaddr.IPv6.parse(hex).parts;
   return ipv6(
     (p[0]! << 16) | p[1]!,
     (p[2]! << 16) | p[3]!,
