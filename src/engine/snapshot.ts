@@ -71,7 +71,8 @@ export function buildSnapshot(
     const hash = contentHash([z, config.records.filter((r) => mostSpecificZone(r.name) === z.name)]);
     const serial = nextSerial(z.soa.serial, hash, previous?.serials.get(z.name), nowMs);
     serials.set(z.name, { serial, contentHash: hash });
-    const soaData: SoaData = { ...z.soa, serial };
+    const { mname, rname, refresh, retry, expire, minimum } = z.soa;
+    const soaData: SoaData = { mname, rname, serial, refresh, retry, expire, minimum };
     const soa = { name: z.name, type: 'SOA' as const, ttl: z.soa.ttl ?? z.ttl, data: soaData };
     const rrs: ResourceRecord[] = z.ns.map((ns) => ({ name: z.name, type: 'NS', ttl: z.ttl, data: ns }));
     for (const r of z.records) {
