@@ -78,16 +78,15 @@ export function decodeQuery(buf: Buffer): DecodedMessage {
   if (qdcount !== 1) return error(opcode === 0 ? RCODE.FORMERR : RCODE.NOTIMP, `QDCOUNT is ${qdcount}, not 1`);
   const question = readQuestion(buf);
   if (typeof question === 'string') return error(RCODE.FORMERR, question);
-  if (opcode !== 0) return error(RCODE.NOTIMP, `opcode ${opcode} is not QUERY`, question);
-  let edns: WireEdns | undefined;
   const counts = [buf.readUInt16BE(6), buf.readUInt16BE(8), buf.readUInt16BE(10)] as const;
-  if (counts[0] + counts[1] + counts[2] > 0) {
-    const parsed = readEdns(buf, 12 + question.raw.length, counts);
-    if (typeof parsed === 'string') return error(RCODE.FORMERR, parsed, question);
-    edns = parsed;
-    if (edns && edns.version > 0) {
-      return { kind: 'error', rcode: 16, reason: `EDNS version ${edns.version}`, id, flags, question, edns, badVersion: true };
-    }
+  // A reply to a query with a well-formed OPT record carries OPT, error replies included
+  // (RFC 6891 §7), so EDNS is read before the opcode and option checks.
+  const parsed = counts[0] + counts[1] + counts[2] > 0 ? readEdns(buf, 12 + question.raw.length, counts) : undefined;
+  const edns = parsed?.edns;
+  if (opcode !== 0) return error(RCODE.NOTIMP, `opcode ${opcode} is not QUERY`, question, edns);
+  if (parsed?.problem !== undefined) return error(RCODE.FORMERR, parsed.problem, question, edns);
+  if (edns && edns.version > 0) {
+    return { kind: 'error', rcode: 16, reason: `EDNS version ${edns.version}`, id, flags, question, edns, badVersion: true };
   }
   if (question.class !== CLASS_IN) return error(RCODE.REFUSED, `class ${question.class} is not IN`, question, edns);
   return { kind: 'query', query: { id, flags, question, edns } };
@@ -146,35 +145,46 @@ function escapedLabel(buf: Buffer, start: number, len: number): string {
 }
 
 /**
- * Walks the answer, authority and additional sections after the question (RFC 1035 §4.1.3) and
- * returns the OPT record's parameters (RFC 6891 §6.1.2): undefined without one, a reason when a
- * record runs past the message or has a bad owner name, or when the OPT record sits outside the
- * additional section, repeats, has a non-root owner or malformed options. Records other than OPT
- * are skipped unread (names are checked for form, compression pointers are not followed).
+ * What the records after the question say about EDNS: the OPT record's parameters (absent
+ * without one) and a problem (FORMERR) when there is one. A problem inside a well-formed OPT
+ * record (a bad option) comes with that OPT's parameters, without ECS, so the error reply still
+ * carries OPT (RFC 6891 §7).
  */
-function readEdns(buf: Buffer, offset: number, counts: readonly [number, number, number]): WireEdns | undefined | string {
+interface EdnsReading {
+  readonly edns?: WireEdns;
+  readonly problem?: string;
+}
+
+/**
+ * Walks the answer, authority and additional sections after the question (RFC 1035 §4.1.3) and
+ * reads the OPT record (RFC 6891 §6.1.2). Problems: a record runs past the message or has a bad
+ * owner name, or the OPT record sits outside the additional section, repeats, has a non-root
+ * owner or malformed options. Records other than OPT are skipped unread (names are checked for
+ * form, compression pointers are not followed).
+ */
+function readEdns(buf: Buffer, offset: number, counts: readonly [number, number, number]): EdnsReading {
   let edns: WireEdns | undefined;
   for (let section = 0; section < 3; section++) {
     for (let i = 0; i < counts[section]!; i++) {
       const owner = offset;
       offset = skipName(buf, offset);
-      if (offset < 0) return 'undecodable records: malformed owner name';
-      if (offset + 10 > buf.length) return 'undecodable records: record runs past the message';
+      if (offset < 0) return { problem: 'undecodable records: malformed owner name' };
+      if (offset + 10 > buf.length) return { problem: 'undecodable records: record runs past the message' };
       const rdata = offset + 10;
       const rdlength = buf.readUInt16BE(offset + 8);
-      if (rdata + rdlength > buf.length) return 'undecodable records: record data runs past the message';
+      if (rdata + rdlength > buf.length) return { problem: 'undecodable records: record data runs past the message' };
       if (buf.readUInt16BE(offset) === TYPE_OPT) {
-        if (section !== 2) return 'OPT record outside the additional section';
-        if (edns) return 'more than one OPT record';
-        if (buf[owner] !== 0) return 'OPT record owner is not the root';
-        const parsed = readOpt(buf, offset, rdata, rdlength);
-        if (typeof parsed === 'string') return parsed;
-        edns = parsed;
+        if (section !== 2) return { problem: 'OPT record outside the additional section' };
+        if (edns) return { problem: 'more than one OPT record' };
+        if (buf[owner] !== 0) return { problem: 'OPT record owner is not the root' };
+        const opt = readOpt(buf, offset, rdata, rdlength);
+        if (opt.problem !== undefined) return opt;
+        edns = opt.edns;
       }
       offset = rdata + rdlength;
     }
   }
-  return edns;
+  return { edns };
 }
 
 /**
@@ -199,29 +209,30 @@ function skipName(buf: Buffer, offset: number): number {
 
 /**
  * Reads an OPT record whose fixed fields start at `fixed` (TYPE, CLASS = requestor's UDP payload
- * size, TTL = extended RCODE, VERSION, DO and Z; RFC 6891 §6.1.2–6.1.3) and its options.
+ * size, TTL = extended RCODE, VERSION, DO and Z; RFC 6891 §6.1.2–6.1.3) and its options. The
+ * fixed fields are always returned; a malformed option adds a problem.
  */
-function readOpt(buf: Buffer, fixed: number, rdata: number, rdlength: number): WireEdns | string {
+function readOpt(buf: Buffer, fixed: number, rdata: number, rdlength: number): { edns: WireEdns; problem?: string } {
+  const base: WireEdns = {
+    udpSize: Math.max(512, buf.readUInt16BE(fixed + 2)),
+    version: buf[fixed + 5]!,
+    dnssecOk: (buf.readUInt16BE(fixed + 6) & DNSSEC_OK) !== 0,
+  };
   let ecs: EcsOption | undefined;
   const end = rdata + rdlength;
   for (let o = rdata; o < end; ) {
-    if (o + 4 > end) return 'undecodable records: EDNS option runs past the OPT record';
+    if (o + 4 > end) return { edns: base, problem: 'undecodable records: EDNS option runs past the OPT record' };
     const code = buf.readUInt16BE(o);
     const data = o + 4;
     const next = data + buf.readUInt16BE(o + 2);
-    if (next > end) return 'undecodable records: EDNS option runs past the OPT record';
+    if (next > end) return { edns: base, problem: 'undecodable records: EDNS option runs past the OPT record' };
     if (code === ECS_OPTION_CODE) {
-      if (ecs) return 'more than one ECS option';
+      if (ecs) return { edns: base, problem: 'more than one ECS option' };
       const parsed = parseEcs(buf.subarray(data, next));
-      if (typeof parsed === 'string') return parsed;
+      if (typeof parsed === 'string') return { edns: base, problem: parsed };
       ecs = parsed;
     }
     o = next;
   }
-  return {
-    udpSize: Math.max(512, buf.readUInt16BE(fixed + 2)),
-    version: buf[fixed + 5]!,
-    dnssecOk: (buf.readUInt16BE(fixed + 6) & DNSSEC_OK) !== 0,
-    ecs,
-  };
+  return { edns: ecs ? { ...base, ecs } : base };
 }
