@@ -68,7 +68,12 @@ export function buildSnapshot(
   const serials = new Map<string, ZoneSerial>();
   const zones: ZoneData[] = config.zones.map((z) => {
     const own = records.filter((r) => mostSpecificZone(r.name) === z.name);
-    const hash = contentHash([z, config.records.filter((r) => mostSpecificZone(r.name) === z.name)]);
+    // The zone's content is what it can answer: its own data, its GSLB records, and the services
+    // and data centers those records answer from (an endpoint change changes answers).
+    const gslbConfigs = config.records.filter((r) => mostSpecificZone(r.name) === z.name);
+    const usedServices = config.services.filter((svc) => gslbConfigs.some((r) => r.service === svc.name));
+    const usedDcs = config.datacenters.filter((dc) => usedServices.some((svc) => svc.endpoints.some((e) => e.dc === dc.name)));
+    const hash = contentHash([z, gslbConfigs, usedServices, usedDcs]);
     const serial = nextSerial(z.soa.serial, hash, previous?.serials.get(z.name), nowMs);
     serials.set(z.name, { serial, contentHash: hash });
     const { mname, rname, refresh, retry, expire, minimum } = z.soa;

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 /** The serial a zone is served with, and the content it was computed for. */
 export interface ZoneSerial {
   readonly serial: number;
-  /** SHA-256 of the zone's configuration (static records and GSLB record definitions). */
+  /** SHA-256 of the zone's configuration: its own section, its GSLB records and the services and data centers they answer from. */
   readonly contentHash: string;
 }
 
