@@ -90,3 +90,15 @@ test('SOA record data holds exactly the seven SOA fields; its TTL is the SOA ttl
   t.is(snap.zones.zone('example.test')!.negativeTtl, 120);
   t.is(snap.zones.zone('other.test')!.soa.ttl, 300);
 });
+
+test('a change to what a GSLB record of the zone answers changes its serial; other services do not', (t) => {
+  const withOther = zone('').replace('records:\n  - { name: www', '  - name: unused\n    endpoints:\n      - { dc: dc1, address: 192.0.2.99 }\nrecords:\n  - { name: www');
+  const first = snapshotOf(withOther, {}, T0);
+  const endpointChanged = snapshotOf(withOther.replace('address: 192.0.2.10', 'address: 192.0.2.11'), {}, T0 + 7000, first);
+  t.is(serialOf(endpointChanged, 'example.test'), S0 + 7, 'an endpoint of the record’s service changed');
+  t.is(serialOf(endpointChanged, 'other.test'), S0);
+  const dcChanged = snapshotOf(withOther.replace('{ name: dc1 }', '{ name: dc1, location: EU.NL }'), {}, T0 + 9000, first);
+  t.is(serialOf(dcChanged, 'example.test'), S0 + 9, 'the location of a DC the record can answer from changed');
+  const unrelated = snapshotOf(withOther.replace('address: 192.0.2.99', 'address: 192.0.2.98'), {}, T0 + 11000, first);
+  t.is(serialOf(unrelated, 'example.test'), S0, 'a service no record of the zone uses');
+});
