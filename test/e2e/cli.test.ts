@@ -1,0 +1,121 @@
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CLI, REPO_ROOT } from '../support/engineProcess.js';
+import { fixtureConfig, fixtureLocationFiles } from '../support/fixtureDeployment.js';
+
+/** The `gslbd` command line: check-config exit codes and messages, schema, serve failures. */
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function gslbd(args: readonly string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, timeout: 30000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'gslbd-cli-'));
+test.after.always(() => rmSync(dir, { recursive: true, force: true }));
+
+const examples = readdirSync(join(REPO_ROOT, 'examples')).filter((f) => /\.(ya?ml|json)$/.test(f));
+
+test('check-config accepts the quickstart with a summary, exit 0', async (t) => {
+  const r = await gslbd(['check-config', 'examples/quickstart.yaml']);
+  t.deepEqual(r, { code: 0, stdout: 'examples/quickstart.yaml: OK (1 zones, 3 data centers, 1 services, 1 GSLB records)\n', stderr: '' });
+});
+
+for (const f of examples) {
+  test(`check-config examples/${f}: exit 0`, async (t) => {
+    const r = await gslbd(['check-config', `examples/${f}`]);
+    t.is(r.code, 0, r.stderr);
+  });
+}
+
+test('check-config on a bad file: exit 1, one path-named message per problem', async (t) => {
+  const file = join(dir, 'bad.yaml');
+  writeFileSync(
+    file,
+    fixtureConfig()
+      .replace('    service: web\n', '    service: webx\n    bogus: 1\n')
+      .replace('Europe.NL', 'Europe..NL'),
+  );
+  const r = await gslbd(['check-config', file]);
+  t.is(r.code, 1);
+  t.is(r.stdout, '');
+  t.deepEqual(r.stderr.trimEnd().split('\n').sort(), [
+    `${file}: datacenters[0].location: location "Europe..NL" qualifier 2 is empty`,
+    `${file}: records[0].bogus: unknown key (not part of the configuration schema; check the spelling)`,
+  ]);
+});
+
+test('check-config reports cross-reference problems once the shape is valid', async (t) => {
+  const file = join(dir, 'xref.yaml');
+  writeFileSync(file, fixtureConfig().replace('    service: web\n', '    service: webx\n'));
+  const r = await gslbd(['check-config', file]);
+  t.deepEqual([r.code, r.stderr], [1, `${file}: records[0].service: unknown service "webx"\n`]);
+});
+
+test('check-config on a missing file: exit 1 with the reason', async (t) => {
+  const r = await gslbd(['check-config', join(dir, 'missing.yaml')]);
+  t.is(r.code, 1);
+  t.regex(r.stderr, /missing\.yaml: cannot read: ENOENT/);
+});
+
+test('schema prints JSON Schema with additionalProperties: false on every object', async (t) => {
+  const r = await gslbd(['schema']);
+  t.is(r.code, 0);
+  const schema = JSON.parse(r.stdout) as Record<string, unknown>;
+  t.is(schema.$schema, 'https://json-schema.org/draft/2020-12/schema');
+  t.deepEqual(Object.keys(schema.properties as object).sort(), ['datacenters', 'dns', 'geo', 'listeners', 'logging', 'records', 'services', 'zones']);
+  const open: string[] = [];
+  let objects = 0;
+  const walk = (node: unknown, path: string): void => {
+    if (Array.isArray(node)) node.forEach((n, i) => walk(n, `${path}[${i}]`));
+    else if (node && typeof node === 'object') {
+      const o = node as Record<string, unknown>;
+      if (o.type === 'object' && 'properties' in o) {
+        objects++;
+        if (o.additionalProperties !== false) open.push(path || '/');
+      }
+      for (const [k, v] of Object.entries(o)) walk(v, `${path}/${k}`);
+    }
+  };
+  walk(schema, '');
+  t.deepEqual(open, []);
+  t.true(objects >= 15, `${objects} object schemas`);
+});
+
+test('serve with an invalid file: exit 1 and the problems on stderr', async (t) => {
+  const file = join(dir, 'serve-bad.yaml');
+  writeFileSync(file, 'zones: []\n');
+  const r = await gslbd(['serve', file]);
+  t.deepEqual([r.code, r.stderr], [1, `gslbd: ${file}: zones: Too small: expected array to have >=1 items\n`]);
+});
+
+test('serve on a port already in use: exit 2 (runtime failure)', async (t) => {
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  t.teardown(() => blocker.close());
+  const port = (blocker.address() as { port: number }).port;
+  for (const [name, content] of Object.entries(fixtureLocationFiles())) writeFileSync(join(dir, name), content);
+  const file = join(dir, 'busy.yaml');
+  writeFileSync(file, fixtureConfig({ adminToken: false }).replace('- { address: 127.0.0.1, port: 0 }', `- { address: 127.0.0.1, port: ${port} }`));
+  const r = await gslbd(['serve', file]);
+  t.is(r.code, 2);
+  t.regex(r.stderr, /^gslbd: listen EADDRINUSE: address already in use 127\.0\.0\.1:\d+\n$/);
+});
+
+test('an unknown command is an error', async (t) => {
+  const r = await gslbd(['frobnicate']);
+  t.is(r.code, 1);
+  t.regex(r.stderr, /unknown command 'frobnicate'/);
+});
