@@ -47,10 +47,12 @@ export function parseEcs(data: Buffer): EcsOption | string {
 /**
  * The SCOPE PREFIX-LENGTH to send back for an answer whose decision scope is `scope` bits of the
  * client's (folded) family. A source prefix of 0 means the resolver asked us not to use client
- * data: scope 0 (RFC 7871 §7.2.1). IPv4-mapped IPv6 keeps family 2 with 96 + the IPv4 scope.
+ * data: scope 0 (RFC 7871 §7.2.1). The same holds for an IPv4-mapped prefix of /96 or shorter,
+ * which carries no IPv4 bits: the resolver's address decided, so no scope of the ECS address is
+ * true. IPv4-mapped IPv6 otherwise keeps family 2 with 96 + the IPv4 scope.
  */
 export function replyScope(ecs: EcsOption, scope: number): number {
-  if (ecs.sourcePrefix === 0 || scope === 0) return 0;
+  if (ecs.effectivePrefix === 0 || scope === 0) return 0;
   if (ecs.address.mapped) return Math.min(128, 96 + scope);
   return Math.min(familyBits(ecs.address.family), scope);
 }

@@ -1,0 +1,66 @@
+import test from 'ava';
+import { formatIp } from '../../geo/ipAddress.js';
+import { ecsReplyPayload, parseEcs, replyScope, type EcsOption } from './ecsOption.js';
+
+/** The ECS option codec (RFC 7871 §6) and the scope a reply carries (§7.2.1, SPEC §8). */
+
+const ecs = (bytes: number[]): EcsOption => {
+  const r = parseEcs(Buffer.from(bytes));
+  if (typeof r === 'string') throw new Error(r);
+  return r;
+};
+
+test('parses IPv4, IPv6 and IPv4-mapped options', (t) => {
+  const v4 = ecs([0, 1, 24, 0, 192, 0, 2]);
+  t.deepEqual([v4.family, v4.sourcePrefix, formatIp(v4.address), v4.effectivePrefix, v4.address.mapped], [1, 24, '192.0.2.0', 24, false]);
+  const v6 = ecs([0, 2, 48, 0, 0x20, 0x01, 0x0d, 0xb8, 0, 1]);
+  t.deepEqual([v6.family, formatIp(v6.address), v6.effectivePrefix], [2, '2001:db8:1::', 48]);
+  const mapped = ecs([0, 2, 120, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 10, 20, 30]);
+  t.deepEqual([mapped.family, formatIp(mapped.address), mapped.effectivePrefix, mapped.address.mapped], [2, '10.20.30.0', 24, true]);
+  const zero = ecs([0, 1, 0, 0]);
+  t.deepEqual([zero.sourcePrefix, zero.addressBytes.length, zero.effectivePrefix], [0, 0, 0]);
+});
+
+const malformed: [bytes: number[], reason: string][] = [
+  [[0, 1, 8], 'ECS option shorter than 4 bytes'],
+  [[0, 3, 8, 0, 10], 'ECS family 3 is not 1 (IPv4) or 2 (IPv6)'],
+  [[0, 1, 33, 0, 1, 2, 3, 4, 5], 'ECS source prefix 33 is longer than 32'],
+  [[0, 2, 129, 0, ...new Array<number>(17).fill(0)], 'ECS source prefix 129 is longer than 128'],
+  [[0, 1, 24, 24, 10, 20, 30], 'ECS scope prefix must be 0 in a query'],
+  [[0, 1, 16, 0, 10, 20, 30], 'ECS address length does not match the source prefix'],
+  [[0, 1, 24, 0, 10, 20], 'ECS address length does not match the source prefix'],
+  [[0, 1, 23, 0, 10, 20, 31], 'ECS address has bits set beyond the source prefix'],
+  [[0, 1, 1, 0, 0xc0], 'ECS address has bits set beyond the source prefix'],
+];
+for (const [bytes, reason] of malformed) {
+  test(`rejects ${bytes.join(' ')}: ${reason}`, (t) => {
+    t.is(parseEcs(Buffer.from(bytes)), reason);
+  });
+}
+
+// option, decision scope → reply scope.
+const scopes: [title: string, bytes: number[], scope: number, reply: number][] = [
+  ['IPv4: the decision scope as is', [0, 1, 24, 0, 10, 20, 30], 18, 18],
+  ['IPv4: may be longer than the source (RFC 7871 §7.2.1)', [0, 1, 16, 0, 10, 20], 20, 20],
+  ['client-independent answer', [0, 1, 24, 0, 10, 20, 30], 0, 0],
+  ['source /0: never client data', [0, 1, 0, 0], 8, 0],
+  ['IPv4-mapped: 96 + the IPv4 scope', [0, 2, 120, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 10, 20, 30], 24, 120],
+  ['IPv4-mapped, client-independent: 0, not 96', [0, 2, 120, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 10, 20, 30], 0, 0],
+  ['IPv6', [0, 2, 56, 0, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0], 32, 32],
+];
+for (const [title, bytes, scope, reply] of scopes) {
+  test(`reply scope, ${title}: ${scope} → ${reply}`, (t) => {
+    t.is(replyScope(ecs(bytes), scope), reply);
+  });
+}
+
+test('the reply payload echoes family, source prefix and address with our scope', (t) => {
+  t.deepEqual([...ecsReplyPayload(ecs([0, 1, 24, 0, 10, 20, 30]), 18)], [0, 1, 24, 18, 10, 20, 30]);
+  t.deepEqual([...ecsReplyPayload(ecs([0, 2, 120, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 10, 20, 30]), 24)], [0, 2, 120, 120, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 10, 20, 30]);
+});
+
+test('IPv4-mapped ECS of /96 carries no IPv4 bits: the resolver decides and the scope is 0', (t) => {
+  const option = ecs([0, 2, 96, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255]);
+  t.deepEqual([option.address.mapped, option.effectivePrefix], [true, 0]);
+  t.is(replyScope(option, 8), 0);
+});
