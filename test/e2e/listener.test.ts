@@ -12,11 +12,18 @@ import { seededRandom } from '../support/selectionFixtures.js';
  */
 
 let engine: EngineProcess;
+/** A second engine with tight TCP limits and every query logged, for the tests of those settings. */
+let limited: EngineProcess;
 test.before(async () => {
-  engine = await startEngine(fixtureConfig({ dnsBehaviour: 'tcpIdleTimeoutMs: 3000' }), { files: fixtureLocationFiles() });
+  [engine, limited] = await Promise.all([
+    startEngine(fixtureConfig(), { files: fixtureLocationFiles() }),
+    startEngine(fixtureConfig({ adminToken: false, dnsBehaviour: 'tcpIdleTimeoutMs: 1000, tcpMaxConnections: 2, queryLogSampleRate: 1' }), {
+      files: fixtureLocationFiles(),
+    }),
+  ]);
 });
 test.after.always(async () => {
-  await engine?.stop();
+  await Promise.all([engine?.stop(), limited?.stop()]);
 });
 
 const v4 = () => engine.dns[0]!;
@@ -57,6 +64,12 @@ test('IPv4-mapped ECS keeps family 2 and gets scope 96 + the IPv4 scope', async 
   t.deepEqual([...r.ecs!.address], [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 10, 20, 30]);
   const d = await dig(v4(), ['www.example.test', 'A', '+subnet=::ffff:10.20.99.0/120']);
   t.deepEqual([d.answer[0]?.data, d.ecs?.scope], [WWW.us, 96 + 18]);
+});
+
+test('IPv4-mapped ECS of /96 (no IPv4 bits): the resolver decides and the scope is 0', async (t) => {
+  const r = await udpQuery(v4(), { name: 'www.example.test', type: 'A', edns: { ecs: '::ffff:0.0.0.0/96' } });
+  t.deepEqual(r.answers, [`www.example.test A ${WWW.us}`]);
+  t.deepEqual([r.ecs?.family, r.ecs?.sourcePrefix, r.ecs?.scopePrefix], [2, 96, 0]);
 });
 
 test('ECS source /0: the resolver address decides and the scope is 0', async (t) => {
@@ -279,14 +292,6 @@ test('a TCP frame shorter than a header closes only that connection', async (t) 
   t.deepEqual(decodeReply(reply).answers, ['ns1.example.test A 192.0.2.53']);
 });
 
-test('an idle TCP connection is closed after tcpIdleTimeoutMs', async (t) => {
-  const started = Date.now();
-  const r = await tcpExchange(v4(), Buffer.alloc(0), 1, 10000);
-  t.true(r.closedByServer);
-  const waited = Date.now() - started;
-  t.true(waited >= 2500 && waited < 9000, `closed after ${waited} ms (configured 3000)`);
-});
-
 /** Datagrams that must not crash or stall the listener. */
 function garbage(): Buffer[] {
   const random = seededRandom(7);
@@ -383,4 +388,44 @@ test('ANY over UDP → one HINFO (RFC 8482); over TCP → every RRset', async (t
 test('class CH is refused', async (t) => {
   const d = await dig(v4(), ['-c', 'CH', 'version.bind', 'TXT']);
   t.is(d.status, 'REFUSED');
+});
+
+test('an idle TCP connection is closed after tcpIdleTimeoutMs', async (t) => {
+  const started = Date.now();
+  const r = await tcpExchange(limited.server, Buffer.alloc(0), 1, 10000);
+  t.true(r.closedByServer);
+  const waited = Date.now() - started;
+  t.true(waited >= 900 && waited < 8000, `closed after ${waited} ms (configured 1000)`);
+});
+
+test('connections beyond tcpMaxConnections are closed at once; the others are served', async (t) => {
+  const open = await Promise.all(
+    [0, 1].map(
+      () =>
+        new Promise<ReturnType<typeof connect>>((resolve, reject) => {
+          const s = connect(limited.server.port, limited.server.address, () => resolve(s));
+          s.on('error', reject);
+        }),
+    ),
+  );
+  t.teardown(() => open.forEach((s) => s.destroy()));
+  // Let the server register both before the third arrives.
+  await new Promise((r) => setTimeout(r, 200));
+  const third = await tcpExchange(limited.server, frame(buildQuery({ name: 'ns1.example.test', type: 'A' })), 1, 3000);
+  t.deepEqual([third.closedByServer, third.replies.length], [true, 0]);
+  open.forEach((s) => s.destroy());
+  await new Promise((r) => setTimeout(r, 200));
+  t.deepEqual((await tcpQuery(limited.server, { name: 'ns1.example.test', type: 'A' })).answers, ['ns1.example.test A 192.0.2.53']);
+});
+
+test('the sampled query log truncates client and resolver addresses to /24 and /48', async (t) => {
+  const from = limited.logs().length;
+  await udpQuery(limited.server, { name: 'www.example.test', type: 'A', edns: { ecs: '10.20.30.77/32' } });
+  const line = await limited.waitForLog((l) => l.component === 'query-log', 5000, from);
+  t.like(line, { qname: 'www.example.test', qtype: 1, transport: 'udp', client: '10.20.30.0/24', resolver: '127.0.0.0/24', ecs: true, rcode: 'NOERROR', scope: 24, answers: 1 });
+  const from6 = limited.logs().length;
+  await udpQuery(limited.dns[1]!, { name: 'www.example.test', type: 'A', edns: { ecs: '2001:db8:1234:5678::/64' } });
+  const line6 = await limited.waitForLog((l) => l.component === 'query-log', 5000, from6);
+  t.like(line6, { client: '2001:db8:1234::/48', resolver: '::/48' });
+  t.false(JSON.stringify(limited.logs()).includes('10.20.30.77'), 'the full client address is never logged');
 });
