@@ -2,7 +2,7 @@ import test from 'ava';
 import { connect } from 'node:net';
 import { dig } from '../support/dig.js';
 import { buildQuery, decodeReply, frame, tcpExchange, tcpQuery, udpExchange, udpQuery, type Reply } from '../support/dnsClient.js';
-import { startEngine, type EngineProcess } from '../support/engineProcess.js';
+import { startEngine, stopAllEngines, type EngineProcess } from '../support/engineProcess.js';
 import { fixtureConfig, fixtureLocationFiles, MANY_COUNT, WWW } from '../support/fixtureDeployment.js';
 import { seededRandom } from '../support/selectionFixtures.js';
 
@@ -22,9 +22,7 @@ test.before(async () => {
     }),
   ]);
 });
-test.after.always(async () => {
-  await Promise.all([engine?.stop(), limited?.stop()]);
-});
+test.after.always(stopAllEngines);
 
 const v4 = () => engine.dns[0]!;
 const v6 = () => engine.dns[1]!;

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dig } from '../support/dig.js';
 import { udpQuery } from '../support/dnsClient.js';
-import { REPO_ROOT, startEngine, type EngineProcess } from '../support/engineProcess.js';
+import { REPO_ROOT, startEngine, stopAllEngines, type EngineProcess } from '../support/engineProcess.js';
 import { freePort } from '../support/freePort.js';
 
 /**
@@ -23,9 +23,7 @@ test.before(async () => {
   if (settings.some((l) => l.includes('5353') || l.includes('8053'))) throw new Error('examples/quickstart.yaml changed its listener lines; update this test');
   engine = await startEngine(text, { startTimeoutMs: 120000 });
 });
-test.after.always(async () => {
-  await engine?.stop();
-});
+test.after.always(stopAllEngines);
 
 // ECS subnet → answer, data center, largest scope allowed (the data's own network: /24, /20, /23).
 const table: [subnet: string, answer: string, dc: string, maxScope: number][] = [

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { dig } from '../support/dig.js';
 import { udpQuery } from '../support/dnsClient.js';
-import { startEngine, type EngineProcess, type LogLine } from '../support/engineProcess.js';
+import { startEngine, stopAllEngines, type EngineProcess, type LogLine } from '../support/engineProcess.js';
 import { FIXTURE_TOKEN, fixtureConfig, fixtureLocationFiles, WWW } from '../support/fixtureDeployment.js';
 
 /**
@@ -14,9 +14,7 @@ let engine: EngineProcess;
 test.before(async () => {
   engine = await startEngine(fixtureConfig(), { files: fixtureLocationFiles() });
 });
-test.after.always(async () => {
-  await engine?.stop();
-});
+test.after.always(stopAllEngines);
 
 /** The eu answer for an ECS client in 10.99.0.0/24 (located in NL). */
 async function euAnswer(): Promise<string> {

@@ -66,16 +66,26 @@ export interface EngineProcess {
 export interface StartEngineOptions {
   /** Extra files written into the directory before start (e.g. location data), by name. */
   readonly files?: Readonly<Record<string, string | Buffer>>;
-  /** How long to wait for `gslbd up` (ms); default 30 s (the full GeoLite data takes seconds). */
+  /** How long to wait for `gslbd up` (ms); default 60 s (generous: the machine is shared). */
   readonly startTimeoutMs?: number;
   /** Configuration file name inside the directory; default `gslbd.yaml`. */
   readonly configName?: string;
 }
 
 const running = new Set<ChildProcess>();
+const started = new Set<EngineProcess>();
 process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
+
+/**
+ * Stops every engine this test worker started and has not stopped yet. Use it as
+ * `test.after.always(stopAllEngines)`: it also covers engines of a `before` hook that failed
+ * half-way (a `Promise.all` of starts that rejected), which would otherwise keep the worker alive.
+ */
+export async function stopAllEngines(): Promise<void> {
+  await Promise.all([...started].map((e) => e.stop()));
+}
 
 /**
  * Writes `configText` to a temporary directory, starts the engine on it and waits for the
@@ -156,7 +166,9 @@ export async function startEngine(configText: string, options: StartEngineOption
       check();
     });
 
+  let handle: EngineProcess | undefined;
   const stop = async (): Promise<number | null> => {
+    if (handle) started.delete(handle);
     if (exited === undefined) {
       child.kill('SIGTERM');
       const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
@@ -169,14 +181,14 @@ export async function startEngine(configText: string, options: StartEngineOption
 
   let up: LogLine;
   try {
-    up = await waitForLog((l) => l.msg === 'gslbd up', options.startTimeoutMs ?? 30000);
+    up = await waitForLog((l) => l.msg === 'gslbd up', options.startTimeoutMs ?? 60000);
   } catch (e) {
     await stop();
     throw e;
   }
   const dns = ((up.dns as string[] | undefined) ?? []).map(parseHostPort);
   const admin = typeof up.admin === 'string' ? parseHostPort(up.admin) : undefined;
-  return {
+  handle = {
     dir,
     configFile,
     pid: child.pid!,
@@ -199,6 +211,8 @@ export async function startEngine(configText: string, options: StartEngineOption
     },
     stop,
   };
+  started.add(handle);
+  return handle;
 }
 
 /** Parses `127.0.0.1:5353` or `[::1]:5353`. */
