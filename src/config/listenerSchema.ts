@@ -9,7 +9,8 @@ export const dnsListenerSchema = z.strictObject({
 
 /**
  * The admin HTTP listener (loopback by default). Mutating endpoints need `token` (or the token
- * read from `tokenFile`) as `Authorization: Bearer <token>`; without one they answer 403.
+ * read from `tokenFile`, relative to the configuration file, at least 16 characters) as
+ * `Authorization: Bearer <token>`; without one they answer 403.
  */
 export const adminListenerSchema = z
   .strictObject({

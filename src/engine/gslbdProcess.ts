@@ -108,7 +108,7 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
   let admin: AdminServer | undefined;
   const adminCfg = config.listeners.admin;
   if (adminCfg) {
-    const token = adminCfg.tokenFile ? readFileSync(adminCfg.tokenFile, 'utf8').trim() : adminCfg.token;
+    const token = adminCfg.tokenFile ? readAdminToken(resolvePath(dirname(file), adminCfg.tokenFile)) : adminCfg.token;
     admin = new AdminServer(token, log);
     registerCoreRoutes(admin, { engine, metrics, reload });
     registerMetricRoutes(admin, { store: metricStore, config: () => engine.snapshot.config.metrics, registry: metrics.registry, now: () => engine.ctx.now() });
@@ -185,6 +185,18 @@ async function reloadOnce(
     log.error({ reason, problems, err: problems ? undefined : e }, 'reload failed; keeping the running configuration');
     return { ok: false, error: (e as Error).message };
   }
+}
+
+/**
+ * Reads the admin token from `path` (relative paths were resolved against the configuration
+ * file, like location sources), without surrounding whitespace.
+ * @throws Error when the file cannot be read or holds fewer than 16 characters: an empty token
+ *   would let any request through the bearer check.
+ */
+function readAdminToken(path: string): string {
+  const token = readFileSync(path, 'utf8').trim();
+  if (token.length < 16) throw new Error(`admin token file ${path} holds fewer than 16 characters`);
+  return token;
 }
 
 function timedGeoLoad(config: Config, file: string, log: Logger): LocationDb {
