@@ -1,7 +1,7 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import { udpQuery } from '../support/dnsClient.js';
-import { CLI, startEngine, type EngineProcess } from '../support/engineProcess.js';
+import { CLI, startEngine, stopAllEngines, type EngineProcess } from '../support/engineProcess.js';
 import { FIXTURE_TOKEN, fixtureConfig, fixtureLocationFiles, WWW } from '../support/fixtureDeployment.js';
 
 /**
@@ -11,15 +11,19 @@ import { FIXTURE_TOKEN, fixtureConfig, fixtureLocationFiles, WWW } from '../supp
 
 let engine: EngineProcess;
 let tokenless: EngineProcess;
+/** The token comes from `tokenFile`, a path relative to the configuration file. */
+let fileToken: EngineProcess;
+const FILE_TOKEN = 'token-from-a-file-0123456789';
 test.before(async () => {
-  [engine, tokenless] = await Promise.all([
+  [engine, tokenless, fileToken] = await Promise.all([
     startEngine(fixtureConfig(), { files: fixtureLocationFiles() }),
     startEngine(fixtureConfig({ adminToken: null }), { files: fixtureLocationFiles() }),
+    startEngine(fixtureConfig({ adminToken: null }).replace('admin: { address: 127.0.0.1, port: 0 }', 'admin: { address: 127.0.0.1, port: 0, tokenFile: admin-token.txt }'), {
+      files: { ...fixtureLocationFiles(), 'admin-token.txt': `${FILE_TOKEN}\n` },
+    }),
   ]);
 });
-test.after.always(async () => {
-  await Promise.all([engine?.stop(), tokenless?.stop()]);
-});
+test.after.always(stopAllEngines);
 
 async function get(path: string, on = engine): Promise<{ status: number; type: string; text: string; json: () => unknown }> {
   const res = await fetch(`${on.adminUrl}${path}`);
@@ -156,4 +160,11 @@ test('POST /reload → 403 when no token is configured; reads still work', async
   t.is(res.status, 403);
   t.deepEqual(await res.json(), { error: 'no admin token configured: mutating endpoints are disabled' });
   t.is((await get('/healthz', tokenless)).status, 200);
+});
+
+test('tokenFile: the token is read from a file next to the configuration, trailing newline trimmed', async (t) => {
+  const ok = await fetch(`${fileToken.adminUrl}/reload`, { method: 'POST', headers: { authorization: `Bearer ${FILE_TOKEN}` } });
+  t.is(ok.status, 200);
+  const wrong = await fetch(`${fileToken.adminUrl}/reload`, { method: 'POST', headers: { authorization: 'Bearer ' } });
+  t.is(wrong.status, 401);
 });

@@ -10,17 +10,31 @@ import { fixtureConfig, fixtureLocationFiles } from '../support/fixtureDeploymen
 /** The `gslbd` command line: check-config exit codes and messages, schema, serve failures. */
 
 interface Run {
-  readonly code: number;
+  /** Exit code, or `signal NAME` when the process was killed (e.g. by the timeout). */
+  readonly code: number | string;
   readonly stdout: string;
   readonly stderr: string;
 }
 
-function gslbd(args: readonly string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, timeout: 30000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+/** At most this many CLI processes at once: ava runs the tests concurrently on a shared 2-core machine. */
+const MAX_CONCURRENT = 2;
+let active = 0;
+const queue: (() => void)[] = [];
+
+async function gslbd(args: readonly string[]): Promise<Run> {
+  if (active >= MAX_CONCURRENT) await new Promise<void>((r) => queue.push(r));
+  active++;
+  try {
+    return await new Promise((resolve) => {
+      execFile(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, timeout: 90000 }, (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : `signal ${err.signal}`) : 0;
+        resolve({ code, stdout, stderr });
+      });
     });
-  });
+  } finally {
+    active--;
+    queue.shift()?.();
+  }
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'gslbd-cli-'));
@@ -112,6 +126,15 @@ test('serve on a port already in use: exit 2 (runtime failure)', async (t) => {
   const r = await gslbd(['serve', file]);
   t.is(r.code, 2);
   t.regex(r.stderr, /^gslbd: listen EADDRINUSE: address already in use 127\.0\.0\.1:\d+\n$/);
+});
+
+test('serve with an admin token file shorter than 16 characters: exit 2, the API never opens unprotected', async (t) => {
+  for (const [name, content] of Object.entries(fixtureLocationFiles())) writeFileSync(join(dir, name), content);
+  writeFileSync(join(dir, 'empty-token.txt'), '\n');
+  const file = join(dir, 'empty-token.yaml');
+  writeFileSync(file, fixtureConfig({ adminToken: null }).replace('admin: { address: 127.0.0.1, port: 0 }', 'admin: { address: 127.0.0.1, port: 0, tokenFile: empty-token.txt }'));
+  const r = await gslbd(['serve', file]);
+  t.deepEqual([r.code, r.stderr], [2, `gslbd: admin token file ${join(dir, 'empty-token.txt')} holds fewer than 16 characters\n`]);
 });
 
 test('an unknown command is an error', async (t) => {
