@@ -2,6 +2,7 @@ import test from 'ava';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { balanceAlgorithmNames } from '../selection/balance/registry.js';
 import { ConfigError, formatPath, loadConfigFile, parseConfigText, type ConfigProblem } from './load.js';
 
 /**
@@ -98,8 +99,13 @@ const errorCases: [title: string, text: string, path: string, message: string][]
   ['static data invalid for the type', edit('data: 192.0.2.53', 'data: 300.1.1.1'), 'zones[0].records[0].data', '"300.1.1.1" is not an IPv4 address'],
   ['owner name with an empty label', edit('name: ns1, type: A', 'name: "a..b", type: A'), 'zones[0].records[0].name', '"a..b" has an empty label'],
   ['record type not allowed for GSLB', edit('type: A, service', 'type: TXT, service'), 'records[0].type', 'Invalid option: expected one of "A"|"AAAA"|"CNAME"|"MX"|"SRV"'],
-  ['unknown balance algorithm', edit(RECORD, 'service: web, policy: { type: static-proximity, balanceAlgorithm: rnd } }'), 'records[0].policy.balanceAlgorithm', 'Invalid option: expected one of "all"|"round-robin"'],
-  ['unknown policy type', edit(RECORD, 'service: web, policy: { type: magic } }'), 'records[0].policy.type', 'must be one of: static-proximity'],
+  [
+    'unknown balance algorithm',
+    edit(RECORD, 'service: web, policy: { type: static-proximity, balanceAlgorithm: rnd } }'),
+    'records[0].policy.balanceAlgorithm',
+    `Invalid option: expected one of ${balanceAlgorithmNames.map((n) => `"${n}"`).join('|')}`,
+  ],
+  ['unknown policy type', edit(RECORD, 'service: web, policy: { type: magic } }'), 'records[0].policy.type', 'must be one of: static-proximity, static, multi-source'],
   ['pickDcCount 0', edit(RECORD, 'service: web, policy: { type: static-proximity, pickDcCount: 0 } }'), 'records[0].policy.pickDcCount', 'Too small: expected number to be >=1'],
   ['missing required field', edit(', service: web }', ' }'), 'records[0].service', 'is required (string)'],
   ['no zones at all', 'datacenters: []\n', 'zones', 'is required (array)'],

@@ -1,9 +1,9 @@
 import test from 'ava';
-import { clientAt, fixedContext, healthDown, locationDbFrom, snapshotOf } from '../../test/support/selectionFixtures.js';
-import type { HealthView } from '../state/healthView.js';
+import { prefixLocationDb } from '../../test/support/prefixLocationDb.js';
+import { clientOf, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
+import { downHealth } from '../../test/support/selectionHarness.js';
 import type { ResolveContext } from '../state/resolveContext.js';
 import { buildPipeline, runSelection } from './pipeline.js';
-import { sharedLeading } from './stages/staticProximity.js';
 import { TraceSink } from './trace.js';
 import type { SelectionResult } from './types.js';
 
@@ -55,7 +55,7 @@ records:
   - { name: poolall.example.test, type: A, service: pool, policy: { type: static-proximity, balanceAlgorithm: all, default: [eu-west] } }
 `;
 
-const geo = locationDbFrom([
+const geo = prefixLocationDb([
   { cidr: '10.1.0.0/16', location: 'EU.NL.NH.Amsterdam', lat: 52.37, lon: 4.9 },
   { cidr: '10.2.0.0/16', location: 'Europe.ES.MD.Madrid', lat: 40.42, lon: -3.7 },
   { cidr: '10.3.0.0/16', location: 'NA.US.CA.Los Angeles', lat: 34.05, lon: -118.24 },
@@ -72,11 +72,10 @@ interface Options {
 }
 
 function select(name: string, client: string, options: Options = {}): SelectionResult {
-  const health: HealthView | undefined = options.down ? healthDown(options.down) : undefined;
-  const snap = snapshotOf(CONFIG, health ? { geo, health } : { geo });
+  const snap = options.down ? snapshotOf(CONFIG, geo, downHealth(options.down)) : snapshotOf(CONFIG, geo);
   const record = snap.records.find((r) => r.name === name);
   if (!record) throw new Error(`no record ${name}`);
-  return runSelection(record, clientAt(client), { ...snap.env, ctx: options.ctx ?? fixedContext() }, options.trace);
+  return runSelection(record, clientOf(client), { ...snap.env, ctx: options.ctx ?? fixedContext() }, options.trace);
 }
 
 const WEB = (dc: string): string => `web/${dc}/${{ 'us-east': '192.0.2.1', 'us-west': '192.0.2.2', 'eu-west': '192.0.2.3', 'eu-central': '192.0.2.4', 'ap-northeast': '192.0.2.5' }[dc]}`;
@@ -192,7 +191,7 @@ test('everything down without a fail-safe list → every enabled endpoint (fail-
 });
 
 test('disabled endpoints and endpoints of the other family are never candidates', (t) => {
-  const snap = snapshotOf(CONFIG, { geo });
+  const snap = snapshotOf(CONFIG, geo);
   const www = snap.records.find((r) => r.name === 'www.example.test')!;
   t.deepEqual(
     www.candidates.map((c) => [c.dc.name, c.endpoints.map((e) => e.data)]),
@@ -212,9 +211,9 @@ test('the trace exists only when asked for, one step per stage in slot order', (
   select('www.example.test', '10.1.0.0/24', { trace });
   t.deepEqual(
     trace.steps.map((s) => s.stage),
-    ['candidates', 'health', 'static-proximity', 'pick-dcs', 'balance'],
+    ['candidates', 'health', 'scope', 'static-proximity', 'pick-dcs', 'balance'],
   );
-  t.like(trace.steps[2], { clientLocation: 'EU.NL.NH.AMSTERDAM', groups: [['eu-west'], ['eu-central'], ['us-east'], ['us-west'], ['ap-northeast']] });
+  t.like(trace.steps[3], { clientLocation: 'EU.NL.NH.AMSTERDAM', groups: [['eu-west'], ['eu-central'], ['us-east'], ['us-west'], ['ap-northeast']] });
   const failsafe = new TraceSink();
   select('www.example.test', '10.1.0.0/24', { trace: failsafe, down: ALL_DCS.map(WEB) });
   t.deepEqual(failsafe.steps.at(-1), { stage: 'failsafe', used: 'fail-safe list' });
@@ -230,18 +229,3 @@ test('buildPipeline orders stages by slot', (t) => {
     message: 'unknown balance algorithm "nope"',
   });
 });
-
-// client qualifiers, DC qualifiers → shared leading qualifiers.
-const sharing: [client: string[], dc: string[], shared: number][] = [
-  [['EU', 'NL', 'NH', 'AMSTERDAM', '', ''], ['EU', 'NL', '*', '*', '*', '*'], 2],
-  [['EU', 'NL', 'NH', 'AMSTERDAM', '', ''], ['EU', 'DE', '*', '*', '*', '*'], 1],
-  [['EU', 'NL', 'NH', 'AMSTERDAM', '', ''], ['NA', 'NL', '*', '*', '*', '*'], 0], // leading only
-  [['EU', 'NL', 'NH', 'AMSTERDAM', '', ''], ['*', 'NL', '*', '*', '*', '*'], 1], // * matches without counting
-  [['EU', 'NL', '', '', '', ''], ['EU', 'NL', '', '*', '*', '*'], 2], // an unknown value matches nothing
-  [['', '', '', '', '', ''], ['*', '*', '*', '*', '*', '*'], 0],
-];
-for (const [client, dc, shared] of sharing) {
-  test(`sharedLeading(${client.join('.')}, ${dc.join('.')}) = ${shared}`, (t) => {
-    t.is(sharedLeading(client as never, dc as never), shared);
-  });
-}

@@ -1,5 +1,6 @@
 import test from 'ava';
-import { clientAt, fixedContext, locationDbFrom, snapshotOf } from '../../test/support/selectionFixtures.js';
+import { prefixLocationDb } from '../../test/support/prefixLocationDb.js';
+import { clientOf, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
 import { presentData } from '../dns/presentation.js';
 import type { ResourceRecord } from '../dns/records.js';
 import { RCODE, resolve, type Answer, type ExplainedSelection } from './authoritative.js';
@@ -9,7 +10,7 @@ import { RCODE, resolve, type Answer, type ExplainedSelection } from './authorit
  * Records are written `owner TTL TYPE data` in presentation form.
  */
 
-const SERIAL = 1767225600; // Date.UTC(2026, 0, 1) / 1000: the fixture clock
+const SERIAL = 1700000000; // the fixture clock (selectionFixture.snapshotOf) in seconds
 
 const CONFIG = `
 zones:
@@ -59,8 +60,8 @@ records:
   - { name: www.example.test, type: A, ttl: 30, service: web, policy: { type: static-proximity, default: [us] } }
 `;
 
-const geo = locationDbFrom([{ cidr: '10.1.0.0/16', location: 'EU.NL', lat: 52.37, lon: 4.9 }]);
-const snap = snapshotOf(CONFIG, { geo });
+const geo = prefixLocationDb([{ cidr: '10.1.0.0/16', location: 'EU.NL', lat: 52.37, lon: 4.9 }]);
+const snap = snapshotOf(CONFIG, geo);
 
 const SOA = `example.test 60 SOA ns1.example.test. hostmaster.example.test. ${SERIAL} 3600 600 604800 60`;
 const OTHER_SOA = `other.test 30 SOA ns1.other.test. h.other.test. ${SERIAL} 3600 600 604800 600`;
@@ -68,7 +69,7 @@ const OTHER_SOA = `other.test 30 SOA ns1.other.test. h.other.test. ${SERIAL} 360
 function ask(name: string, type: number | string, options: { client?: string; transport?: 'udp' | 'tcp'; explain?: ExplainedSelection[] } = {}): Answer {
   const code = typeof type === 'number' ? type : ({ A: 1, NS: 2, CNAME: 5, SOA: 6, MX: 15, TXT: 16, AAAA: 28, DS: 43, ANY: 255 } as Record<string, number>)[type]!;
   return resolve(
-    { name, type: code, client: clientAt(options.client ?? '10.1.0.0/24'), transport: options.transport ?? 'udp' },
+    { name, type: code, client: clientOf(options.client ?? '10.1.0.0/24'), transport: options.transport ?? 'udp' },
     snap,
     fixedContext(),
     options.explain,
@@ -280,7 +281,7 @@ test('explain collects one trace per GSLB selection on the way', (t) => {
   t.like(explain[0], { record: 'www.example.test', type: 'A', scope: 16 });
   t.deepEqual(
     explain[0]!.steps.map((s) => s.stage),
-    ['candidates', 'health', 'static-proximity', 'pick-dcs', 'balance'],
+    ['candidates', 'health', 'scope', 'static-proximity', 'pick-dcs', 'balance'],
   );
   const none: ExplainedSelection[] = [];
   ask('mail.example.test', 'A', { explain: none });

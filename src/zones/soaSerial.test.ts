@@ -1,5 +1,9 @@
 import test from 'ava';
-import { snapshotOf } from '../../test/support/selectionFixtures.js';
+import { parseConfigText } from '../config/load.js';
+import { buildSnapshot, type Snapshot } from '../engine/snapshot.js';
+import { emptyLocationDb } from '../geo/locationDb.js';
+import { allUpHealthView } from '../state/healthView.js';
+import { emptyMetricView } from '../state/metricView.js';
 import { contentHash, nextSerial } from './soaSerial.js';
 
 /**
@@ -56,34 +60,38 @@ records:
   - { name: www.example.test, type: A, service: web }
 `;
 
-const serialOf = (snap: ReturnType<typeof snapshotOf>, name: string): number => snap.zones.zone(name)!.soa.data.serial;
+/** A snapshot of `yaml` loaded at `nowMs`, as a reload over `previous` builds it. */
+const snapshotOf = (yaml: string, nowMs: number, previous?: Snapshot): Snapshot =>
+  buildSnapshot('test.yaml', parseConfigText(yaml), { geo: emptyLocationDb(), health: allUpHealthView, metrics: emptyMetricView }, nowMs, previous);
+
+const serialOf = (snap: Snapshot, name: string): number => snap.zones.zone(name)!.soa.data.serial;
 
 test('serials across reloads: unchanged keeps, changed grows, other zones untouched', (t) => {
-  const first = snapshotOf(zone(''), {}, T0);
+  const first = snapshotOf(zone(''), T0);
   t.is(serialOf(first, 'example.test'), S0);
   t.is(first.generation, 1);
 
-  const same = snapshotOf(zone(''), {}, T0 + 60_000, first);
+  const same = snapshotOf(zone(''), T0 + 60_000, first);
   t.is(serialOf(same, 'example.test'), S0, 'unchanged content keeps the serial');
   t.is(same.generation, 2);
 
-  const changed = snapshotOf(zone('\n      - { name: mail, type: A, data: 192.0.2.25 }'), {}, T0 + 120_000, same);
+  const changed = snapshotOf(zone('\n      - { name: mail, type: A, data: 192.0.2.25 }'), T0 + 120_000, same);
   t.is(serialOf(changed, 'example.test'), S0 + 120, 'changed content → now');
   t.is(serialOf(changed, 'other.test'), S0, 'a zone whose content did not change keeps its serial');
 
-  const again = snapshotOf(zone(''), {}, T0 + 120_500, changed);
+  const again = snapshotOf(zone(''), T0 + 120_500, changed);
   t.is(serialOf(again, 'example.test'), S0 + 121, 'changed again within the same second → previous + 1');
 });
 
 test('a change to a GSLB record of the zone changes its serial', (t) => {
-  const first = snapshotOf(zone(''), {}, T0);
-  const next = snapshotOf(zone('').replace('service: web }', 'service: web, ttl: 60 }'), {}, T0 + 5000, first);
+  const first = snapshotOf(zone(''), T0);
+  const next = snapshotOf(zone('').replace('service: web }', 'service: web, ttl: 60 }'), T0 + 5000, first);
   t.is(serialOf(next, 'example.test'), S0 + 5);
   t.is(serialOf(next, 'other.test'), S0);
 });
 
 test('SOA record data holds exactly the seven SOA fields; its TTL is the SOA ttl or the zone ttl', (t) => {
-  const snap = snapshotOf(zone('', ', ttl: 3600, minimum: 120'), {}, T0);
+  const snap = snapshotOf(zone('', ', ttl: 3600, minimum: 120'), T0);
   const soa = snap.zones.zone('example.test')!.soa;
   t.is(soa.ttl, 3600);
   t.deepEqual(soa.data, { mname: 'ns1.example.test', rname: 'hostmaster.example.test', serial: S0, refresh: 3600, retry: 600, expire: 604800, minimum: 120 });
@@ -93,12 +101,12 @@ test('SOA record data holds exactly the seven SOA fields; its TTL is the SOA ttl
 
 test('a change to what a GSLB record of the zone answers changes its serial; other services do not', (t) => {
   const withOther = zone('').replace('records:\n  - { name: www', '  - name: unused\n    endpoints:\n      - { dc: dc1, address: 192.0.2.99 }\nrecords:\n  - { name: www');
-  const first = snapshotOf(withOther, {}, T0);
-  const endpointChanged = snapshotOf(withOther.replace('address: 192.0.2.10', 'address: 192.0.2.11'), {}, T0 + 7000, first);
+  const first = snapshotOf(withOther, T0);
+  const endpointChanged = snapshotOf(withOther.replace('address: 192.0.2.10', 'address: 192.0.2.11'), T0 + 7000, first);
   t.is(serialOf(endpointChanged, 'example.test'), S0 + 7, 'an endpoint of the record’s service changed');
   t.is(serialOf(endpointChanged, 'other.test'), S0);
-  const dcChanged = snapshotOf(withOther.replace('{ name: dc1 }', '{ name: dc1, location: EU.NL }'), {}, T0 + 9000, first);
+  const dcChanged = snapshotOf(withOther.replace('{ name: dc1 }', '{ name: dc1, location: EU.NL }'), T0 + 9000, first);
   t.is(serialOf(dcChanged, 'example.test'), S0 + 9, 'the location of a DC the record can answer from changed');
-  const unrelated = snapshotOf(withOther.replace('address: 192.0.2.99', 'address: 192.0.2.98'), {}, T0 + 11000, first);
+  const unrelated = snapshotOf(withOther.replace('address: 192.0.2.99', 'address: 192.0.2.98'), T0 + 11000, first);
   t.is(serialOf(unrelated, 'example.test'), S0, 'a service no record of the zone uses');
 });

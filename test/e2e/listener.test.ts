@@ -4,7 +4,7 @@ import { dig } from '../support/dig.js';
 import { buildQuery, decodeReply, frame, tcpExchange, tcpQuery, udpExchange, udpQuery, type Reply } from '../support/dnsClient.js';
 import { startEngine, stopAllEngines, type EngineProcess } from '../support/engineProcess.js';
 import { fixtureConfig, fixtureLocationFiles, MANY_COUNT, WWW } from '../support/fixtureDeployment.js';
-import { seededRandom } from '../support/selectionFixtures.js';
+import { seededRandom } from '../support/selectionHarness.js';
 
 /**
  * The standalone DNS listener end to end: the real engine process on the fixture deployment
