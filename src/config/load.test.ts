@@ -167,8 +167,8 @@ test('formatPath writes indexes in brackets', (t) => {
 
 test('every example file validates', (t) => {
   const dir = new URL('../../examples/', import.meta.url);
-  const files = readdirSync(dir).filter((f) => /\.(ya?ml|json)$/.test(f));
-  t.true(files.length > 0);
+  const files = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => /\.(ya?ml|json)$/.test(f));
+  t.true(files.includes('quickstart.yaml'));
   for (const f of files) t.notThrows(() => loadConfigFile(new URL(f, dir).pathname), f);
 });
 

@@ -40,19 +40,24 @@ async function gslbd(args: readonly string[]): Promise<Run> {
 const dir = mkdtempSync(join(tmpdir(), 'gslbd-cli-'));
 test.after.always(() => rmSync(dir, { recursive: true, force: true }));
 
-const examples = readdirSync(join(REPO_ROOT, 'examples')).filter((f) => /\.(ya?ml|json)$/.test(f));
+/** Every gslbd configuration under examples/ (YAML or JSON; other files there are for other programs). */
+const examples = (readdirSync(join(REPO_ROOT, 'examples'), { recursive: true }) as string[])
+  .filter((f) => /\.(ya?ml|json)$/.test(f))
+  .map((f) => `examples/${f}`)
+  .sort();
 
 test('check-config accepts the quickstart with a summary, exit 0', async (t) => {
   const r = await gslbd(['check-config', 'examples/quickstart.yaml']);
   t.deepEqual(r, { code: 0, stdout: 'examples/quickstart.yaml: OK (1 zones, 3 data centers, 1 services, 1 GSLB records)\n', stderr: '' });
 });
 
-for (const f of examples) {
-  test(`check-config examples/${f}: exit 0`, async (t) => {
-    const r = await gslbd(['check-config', `examples/${f}`]);
-    t.is(r.code, 0, r.stderr);
-  });
-}
+test('check-config accepts every example file (round trip of examples/), exit 0', async (t) => {
+  t.true(examples.includes('examples/quickstart.yaml'));
+  for (const f of examples) {
+    const each = await gslbd(['check-config', f]);
+    t.is(each.code, 0, `${f}: ${each.stderr}`);
+  }
+});
 
 test('check-config on a bad file: exit 1, one path-named message per problem', async (t) => {
   const file = join(dir, 'bad.yaml');
@@ -89,7 +94,8 @@ test('schema prints JSON Schema with additionalProperties: false on every object
   t.is(r.code, 0);
   const schema = JSON.parse(r.stdout) as Record<string, unknown>;
   t.is(schema.$schema, 'https://json-schema.org/draft/2020-12/schema');
-  t.deepEqual(Object.keys(schema.properties as object).sort(), ['datacenters', 'dns', 'geo', 'listeners', 'logging', 'records', 'services', 'zones']);
+  const sections = Object.keys(schema.properties as object);
+  for (const key of ['listeners', 'dns', 'geo', 'logging', 'zones', 'datacenters', 'services', 'records']) t.true(sections.includes(key), key);
   const open: string[] = [];
   let objects = 0;
   const walk = (node: unknown, path: string): void => {
