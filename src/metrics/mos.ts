@@ -34,7 +34,8 @@ export function mosFromPath(latencyMs: number, jitterMs: number, lossPercent: nu
 export function mosFromR(r: number): number {
   if (r < 0) return 1;
   if (r > 100) return 4.5;
-  return 1 + 0.035 * r + r * (r - 60) * (100 - r) * 7e-6;
+  // The cubic dips below 1 for 0 < R < 6.5 (its slope at 0 is 0.035 − 0.042); MOS is 1 there.
+  return Math.max(1, 1 + 0.035 * r + r * (r - 60) * (100 - r) * 7e-6);
 }
 
 /**
