@@ -181,12 +181,13 @@ test('everything down → the fail-safe list with its TTL, scope 0, no DC', (t) 
   });
 });
 
-test('everything down without a fail-safe list → every enabled endpoint (fail-open)', (t) => {
+test('everything down without a fail-safe list → fail-open: selection as if every endpoint were up', (t) => {
+  // The default all-down policy without a fail-safe list is fail-open (src/health/README.md).
   t.deepEqual(select('two.example.test', '10.1.0.0/24', { down: ALL_DCS.map(WEB) }), {
-    dcs: [],
-    data: ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4', '192.0.2.5'],
+    dcs: ['eu-west', 'eu-central'],
+    data: ['192.0.2.3', '192.0.2.4'],
     ttl: 30,
-    scope: 0,
+    scope: 16,
   });
 });
 
@@ -216,7 +217,7 @@ test('the trace exists only when asked for, one step per stage in slot order', (
   t.like(trace.steps[3], { clientLocation: 'EU.NL.NH.AMSTERDAM', groups: [['eu-west'], ['eu-central'], ['us-east'], ['us-west'], ['ap-northeast']] });
   const failsafe = new TraceSink();
   select('www.example.test', '10.1.0.0/24', { trace: failsafe, down: ALL_DCS.map(WEB) });
-  t.deepEqual(failsafe.steps.at(-1), { stage: 'failsafe', used: 'fail-safe list' });
+  t.like(failsafe.steps.at(-1), { stage: 'failsafe', used: 'fail-safe list', ttl: 5 });
 });
 
 test('buildPipeline orders stages by slot', (t) => {
