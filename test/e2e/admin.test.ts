@@ -17,7 +17,8 @@ const FILE_TOKEN = 'token-from-a-file-0123456789';
 test.before(async () => {
   [engine, tokenless, fileToken] = await Promise.all([
     startEngine(fixtureConfig(), { files: fixtureLocationFiles() }),
-    startEngine(fixtureConfig({ adminToken: null }), { files: fixtureLocationFiles() }),
+    // The TypeScript reference lookups, chosen in the configuration: /healthz must warn about them.
+    startEngine(fixtureConfig({ adminToken: null }).replace('geo:\n  sources:', 'geo:\n  implementation: typescript\n  sources:'), { files: fixtureLocationFiles() }),
     startEngine(fixtureConfig({ adminToken: null }).replace('admin: { address: 127.0.0.1, port: 0 }', 'admin: { address: 127.0.0.1, port: 0, tokenFile: admin-token.txt }'), {
       files: { ...fixtureLocationFiles(), 'admin-token.txt': `${FILE_TOKEN}\n` },
     }),
@@ -31,14 +32,21 @@ async function get(path: string, on = engine): Promise<{ status: number; type: s
   return { status: res.status, type: res.headers.get('content-type') ?? '', text, json: () => JSON.parse(text) };
 }
 
-test('GET /healthz: ok, generation, and the TypeScript-lookup warning', async (t) => {
+test('GET /healthz: ok and the generation; no warning with the native lookups', async (t) => {
   const r = await get('/healthz');
+  t.is(r.status, 200);
+  t.deepEqual(r.json(), { status: 'ok', generation: 1, warnings: [] });
+});
+
+test('GET /healthz warns while the TypeScript reference answers location lookups', async (t) => {
+  const r = await get('/healthz', tokenless);
   t.is(r.status, 200);
   t.deepEqual(r.json(), {
     status: 'ok',
     generation: 1,
     warnings: ['location lookups use the TypeScript reference implementation (native addon not loaded)'],
   });
+  t.is(((await get('/status', tokenless)).json() as { location: { implementation: string } }).location.implementation, 'typescript');
 });
 
 test('GET /status: snapshot, zones, records, data centers, location data, health', async (t) => {
@@ -50,7 +58,7 @@ test('GET /status: snapshot, zones, records, data centers, location data, health
     configFile: engine.configFile,
     records: [{ name: 'www.example.test', type: 'A', service: 'web', dcs: ['eu', 'us', 'ap'] }],
     datacenters: ['eu', 'us', 'ap'],
-    location: { implementation: 'typescript', sources: [`${engine.dir}/loc4.mmdb`, `${engine.dir}/loc6.mmdb`], locations: 4 },
+    location: { implementation: 'native', sources: [`${engine.dir}/loc4.mmdb`, `${engine.dir}/loc6.mmdb`], locations: 4 },
     health: 'no monitors configured',
   });
   t.regex(s.loadedAt as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
