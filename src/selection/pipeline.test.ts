@@ -87,8 +87,8 @@ const proximity: [client: string, why: string, dcs: string[], data: string[], sc
   ['10.2.0.0/24', 'EU only: eu-central (1446 km) is nearer than eu-west (1484 km)', ['eu-central'], ['192.0.2.4'], 16],
   ['10.3.9.9', 'NA.US: us-west is nearer than us-east (resolver address, no ECS)', ['us-west'], ['192.0.2.2'], 16],
   ['10.4.0.0/16', 'nothing shared: nearest by coordinates', ['ap-northeast'], ['192.0.2.5'], 16],
-  ['10.5.128.0/24', 'NA.US.NY (nested block): tie between the two US DCs, first by rotation', ['us-east'], ['192.0.2.1'], 24],
-  ['10.5.0.0/24', 'NA.US beside the nested /24: scope of the largest uniform block', ['us-east'], ['192.0.2.1'], 17],
+  ['10.5.128.0/24', 'NA.US.NY (nested block): the two US DCs tie, first by rotation; the same ranking as its NA.US /16, so one answer class: scope 16', ['us-east'], ['192.0.2.1'], 16],
+  ['10.5.0.0/24', 'NA.US beside the nested /24: merged with it by answer class', ['us-east'], ['192.0.2.1'], 16],
   ['11.0.0.0/24', 'unknown location → the default DC', ['us-east'], ['192.0.2.1'], 8],
   ['2001:db8:1::/48', 'IPv6 client located in IPv6 data', ['ap-northeast'], ['192.0.2.5'], 48],
   ['::ffff:10.1.0.0/112', 'IPv4-mapped is IPv4', ['eu-west'], ['192.0.2.3'], 16],
@@ -198,13 +198,17 @@ test('disabled endpoints and endpoints of the other family are never candidates'
     www.candidates.map((c) => [c.dc.name, c.endpoints.map((e) => e.data)]),
     ALL_DCS.map((dc) => [dc, [WEB(dc).split('/')[2]]]),
   );
-  t.deepEqual(select('v6.example.test', '10.4.0.0/16'), { dcs: ['eu-west'], data: ['2001:db8::3'], ttl: 30, scope: 16 });
+  // One candidate: every known location ranks it alike, so 10.1/16–10.5/16 are one answer class
+  // (10.4.0.0/15 lies inside it); the unknown location stays a class of its own.
+  t.deepEqual(select('v6.example.test', '10.4.0.0/16'), { dcs: ['eu-west'], data: ['2001:db8::3'], ttl: 30, scope: 15 });
 });
 
-test('a record whose only candidate is one DC still narrows the scope to the location block', (t) => {
-  // Static proximity consults the location whenever a DC is live; the answer cannot differ, but
-  // the scope stays correct (never wider than the block that decided).
+test('a record whose only candidate is one DC: known locations are one class, unknown another', (t) => {
+  // The unknown class answers by the default rule, which differs under other health states, so
+  // it is kept apart: 10.1.0.0 sits beside the unknown 10.0.0.0/16.
   t.is(select('v6.example.test', '10.1.0.0/24').scope, 16);
+  t.is(select('v6.example.test', '10.2.0.0/24').scope, 15);
+  t.is(select('v6.example.test', '11.0.0.0/24').scope, 8);
 });
 
 test('the trace exists only when asked for, one step per stage in slot order', (t) => {
