@@ -67,16 +67,34 @@ function validateName(name: string, original: string): void {
   }
 }
 
-/** True when `name` equals `zone` or lies below it (both canonical). */
+/** True when `name` equals `zone` or lies below it (both canonical; an escaped dot is no boundary). */
 export function isInZone(name: string, zone: string): boolean {
   if (zone === '') return true;
-  return name === zone || (name.length > zone.length && name.endsWith(zone) && name[name.length - zone.length - 1] === '.');
+  if (name === zone) return true;
+  const dot = name.length - zone.length - 1;
+  return dot > 0 && name.endsWith(zone) && name.charCodeAt(dot) === 0x2e && !escapedAt(name, dot);
 }
 
-/** The parent of a canonical name (`a.b.c` → `b.c`, `c` → `''`). */
+/**
+ * The parent of a canonical name (`a.b.c` → `b.c`, `c` → `''`). Names from the wire keep a dot
+ * inside a label escaped (`a\.b.c` is the label `a.b` under `c`, RFC 1035 §5.1); such a dot is
+ * not a boundary, while one after an escaped backslash (`a\\.c`) is.
+ */
 export function parentName(name: string): string {
-  const dot = name.indexOf('.');
+  let dot = name.indexOf('.');
+  if (dot > 0 && name.charCodeAt(dot - 1) === BACKSLASH) {
+    while (dot > 0 && escapedAt(name, dot)) dot = name.indexOf('.', dot + 1);
+  }
   return dot < 0 ? '' : name.slice(dot + 1);
+}
+
+const BACKSLASH = 0x5c;
+
+/** True when the character at `i` is escaped: preceded by an odd run of backslashes. */
+function escapedAt(name: string, i: number): boolean {
+  let run = 0;
+  while (i - run - 1 >= 0 && name.charCodeAt(i - run - 1) === BACKSLASH) run++;
+  return run % 2 === 1;
 }
 
 /** Joins a relative owner (`www`, `@`, `*.dyn`) to its zone. */
