@@ -287,3 +287,13 @@ test('explain collects one trace per GSLB selection on the way', (t) => {
   ask('mail.example.test', 'A', { explain: none });
   t.deepEqual(none, []);
 });
+
+test('a dot inside a label (\\. on the wire) is not a label boundary', (t) => {
+  // One label "a.wild" under example.test: its closest encloser is the apex, which has no
+  // wildcard, so NXDOMAIN — not a synthesis from *.wild.example.test.
+  t.deepEqual(check(ask('a\\.wild.example.test', 'A'), { rcode: 'NXDOMAIN', aa: true }), expect({ rcode: 'NXDOMAIN', aa: true, authority: [SOA] }));
+  // One label "x.example" under test: not in any of our zones.
+  t.is(ask('x\\.example.test', 'A').rcode, RCODE.REFUSED);
+  // An escaped backslash before a dot leaves the dot a boundary: label "a\" under wild.example.test.
+  t.deepEqual(show(ask('a\\\\.wild.example.test', 'A').answers), ['a\\\\.wild.example.test 300 A 192.0.2.70']);
+});
