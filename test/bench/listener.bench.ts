@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import dnsPacket from 'dns-packet';
 import { TYPE_CODES } from '../../src/dns/records.js';
 import { systemContext } from '../../src/state/resolveContext.js';
+import type { Snapshot } from '../../src/engine/snapshot.js';
 import { resolve, type Query } from '../../src/zones/authoritative.js';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { clientMix, type MixClient } from './harness/clientMix.js';
@@ -33,7 +34,9 @@ const STATIC_NAMES: readonly [string, dnsPacket.RecordType][] = [
 ];
 
 type QueryKind = 'static' | 'gslb';
-const TABLE: Record<QueryKind, string> = { static: 'listener-static', gslb: 'listener-gslb' };
+/** Table id of the GSLB-name listener rows; other groups add their records' rows to it. */
+export const LISTENER_GSLB_TABLE = 'listener-gslb';
+const TABLE: Record<QueryKind, string> = { static: 'listener-static', gslb: LISTENER_GSLB_TABLE };
 type ServerName = 'node' | 'gdnsd' | 'gslbd';
 const ROW: Record<QueryKind, Record<ServerName, string>> = {
   static: { node: 'node-fixed-packet', gdnsd: 'gdnsd', gslbd: 'gslbd' },
@@ -234,7 +237,7 @@ function describe(a: WireAnswer): string {
  * high on a busy core) over the process CPU time; and the calls times resolve()'s in-process CPU
  * cost per call on the same questions (`inProcessUs`), over the same CPU time.
  */
-async function resolveShare(
+export async function resolveShare(
   gslbd: GslbdServer,
   before: { resolveSeconds: number; resolveCalls: number },
   cpuSeconds: number,
@@ -252,9 +255,8 @@ async function resolveShare(
   };
 }
 
-/** CPU µs per resolve() call in this process on the given questions (0.5 s after a warm-up). */
-function resolveCpuPerCall(queries: readonly Query[]): number {
-  const { snapshot } = quickstartSnapshot();
+/** CPU µs per resolve() call in this process on the given questions and snapshot (0.5 s after a warm-up). */
+export function resolveCpuPerCall(queries: readonly Query[], snapshot: Snapshot = quickstartSnapshot().snapshot): number {
   const resolveCtx = systemContext();
   let sink = 0;
   for (let i = 0; i < 50_000; i++) sink += resolve(queries[i % queries.length]!, snapshot, resolveCtx).answers.length;

@@ -89,7 +89,7 @@ function checkQuickstartAnswers(snapshot: Snapshot): void {
 }
 
 /** Warms up, then times batches of calls for TIMED_SECONDS; returns the rate and batch-mean latency percentiles. */
-function measureResolve(snapshot: Snapshot, queries: readonly Query[]): { perSecond: number; p50Us: number; p99Us: number; cpuUs: number } {
+export function measureResolve(snapshot: Snapshot, queries: readonly Query[]): { perSecond: number; p50Us: number; p99Us: number; cpuUs: number } {
   const ctx = systemContext();
   const n = queries.length;
   let sink = 0;

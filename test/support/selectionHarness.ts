@@ -14,21 +14,7 @@ import type { MetricSource } from '../../src/state/metricView.js';
 import type { ResolveContext } from '../../src/state/resolveContext.js';
 import { RotationStore } from '../../src/state/rotationStore.js';
 import { resolve, type Answer, type ExplainedSelection } from '../../src/zones/authoritative.js';
-
-/**
- * A deterministic PRNG for statistical tests (mulberry32, public domain; Tommy Ettinger): the
- * same seed gives the same 10k draws on every run and machine.
- */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../bench/harness/clientMix.js';
 
 /**
  * Pearson's chi-square statistic of observed counts against expected proportions. Bounds used in
@@ -66,6 +52,7 @@ export function downHealth(down: Iterable<string>): HealthView {
 export interface HarnessOptions {
   readonly health?: HealthView;
   readonly geo?: LocationDb;
+  /** Seed of the random source (mulberry32, the benchmark client mix's generator). */
   readonly seed?: number;
   /** Start of the fake clock (ms since the epoch). */
   readonly nowMs?: number;

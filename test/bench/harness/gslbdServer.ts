@@ -33,18 +33,24 @@ export interface GslbdStartOptions {
   readonly nodeArgs?: readonly string[];
   /** Also open the compact-protocol socket (CoreDNS bridge) at this path (`listeners.compact`). */
   readonly compactSocket?: string;
+  /** The configuration (parsed YAML) to serve instead of the quickstart's; its listeners are replaced. */
+  readonly config?: Record<string, unknown>;
+  /** Admin token, for groups that push through mutating routes (metrics). */
+  readonly adminToken?: string;
 }
 
 /**
- * Starts `gslbd serve` on the quickstart configuration (its location data, zone and record),
- * with the DNS listener and the admin listener moved to free loopback ports, and waits until
+ * Starts `gslbd serve` on the quickstart configuration (its location data, zone and record), or
+ * on `options.config`, with the DNS listener and the admin listener moved to free loopback ports
+ * (the admin one with `options.adminToken`), and waits until
  * `/healthz` answers (loading the location data takes seconds).
  * @throws Error with the end of the log when the process exits or is not ready within 180 s.
  */
 export async function startGslbd(processes: ProcessSupervisor, options: GslbdStartOptions, signal: AbortSignal): Promise<GslbdServer> {
   const [dnsPort, adminPort] = [await freePort(), await freePort()];
-  const config = parse(readFileSync(QUICKSTART_CONFIG, 'utf8')) as Record<string, unknown>;
-  config.listeners = { dns: [{ address: '127.0.0.1', port: dnsPort }], admin: { address: '127.0.0.1', port: adminPort } };
+  const config = options.config ?? (parse(readFileSync(QUICKSTART_CONFIG, 'utf8')) as Record<string, unknown>);
+  const adminListener = { address: '127.0.0.1', port: adminPort, ...(options.adminToken ? { token: options.adminToken } : {}) };
+  config.listeners = { dns: [{ address: '127.0.0.1', port: dnsPort }], admin: adminListener };
   if (options.compactSocket) (config.listeners as Record<string, unknown>).compact = { path: options.compactSocket };
   config.logging = { level: 'warn' };
   const file = join(options.dir, 'gslbd.yaml');
