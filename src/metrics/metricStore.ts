@@ -39,17 +39,20 @@ const MOS_ID = metricId('client', 'mos');
  * client networks are evicted least-recently-*updated* first.
  */
 export class MetricStore implements MetricView {
-  private readonly tables: Record<MetricSource, Table> = { host: new Map(), service: new Map(), client: new Map() };
-  private staleMs: Record<MetricSource, number> = { host: 0, service: 0, client: 0 };
+  private readonly host = new SourceTable(statusId('host'));
+  private readonly service = new SourceTable(statusId('service'));
+  private readonly client = new SourceTable(-1);
   private maxNetworks = 0;
   private mosWeight = 1;
   private dcs: ReadonlySet<string> = new Set();
   private services: ReadonlySet<string> = new Set();
   private evictions = 0;
   clientNetworkPrefix: ClientNetworkPrefix = { ipv4: 24, ipv6: 48 };
-
-  /** Source of each metric's status id (−1 for client), cached for the query path. */
-  private readonly statusIds: Record<MetricSource, number> = { host: statusId('host'), service: statusId('service'), client: -1 };
+  /** The last row read, so the gate's and the rank's reads of one data center look it up once. */
+  private cachedTable: SourceTable | undefined;
+  private cachedSubject = '';
+  private cachedDc = '';
+  private cachedRow: Row | undefined;
 
   constructor(config: MetricsConfig, dataCenters: Iterable<string>, services: Iterable<string>) {
     this.configure(config, dataCenters, services);
@@ -62,20 +65,19 @@ export class MetricStore implements MetricView {
    * longer mean the same networks).
    */
   configure(config: MetricsConfig, dataCenters: Iterable<string>, services: Iterable<string>): void {
-    this.staleMs = {
-      host: config.host.staleAfterSeconds * 1000,
-      service: config.service.staleAfterSeconds * 1000,
-      client: config.client.staleAfterSeconds * 1000,
-    };
+    this.cachedTable = undefined;
+    this.host.staleMs = config.host.staleAfterSeconds * 1000;
+    this.service.staleMs = config.service.staleAfterSeconds * 1000;
+    this.client.staleMs = config.client.staleAfterSeconds * 1000;
     this.maxNetworks = config.client.maxNetworks;
     this.mosWeight = config.client.mosSmoothing;
     const prefix = { ipv4: config.client.ipv4Prefix, ipv6: config.client.ipv6Prefix };
-    if (prefix.ipv4 !== this.clientNetworkPrefix.ipv4 || prefix.ipv6 !== this.clientNetworkPrefix.ipv6) this.tables.client.clear();
+    if (prefix.ipv4 !== this.clientNetworkPrefix.ipv4 || prefix.ipv6 !== this.clientNetworkPrefix.ipv6) this.client.rows.clear();
     this.clientNetworkPrefix = prefix;
     this.dcs = new Set(dataCenters);
     this.services = new Set(services);
     for (const source of ['host', 'service', 'client'] as const) {
-      const table = this.tables[source];
+      const table = this.table(source).rows;
       for (const [subject, rows] of table) {
         if (source === 'service' && !this.services.has(subject)) {
           table.delete(subject);
@@ -98,7 +100,7 @@ export class MetricStore implements MetricView {
 
   /** Staleness limit of a source in ms. */
   staleAfterMs(source: MetricSource): number {
-    return this.staleMs[source];
+    return this.table(source).staleMs;
   }
 
   /** The client network an address belongs to: the address masked to the configured length. */
@@ -107,20 +109,22 @@ export class MetricStore implements MetricView {
   }
 
   read(source: MetricSource, subject: string, dc: string, metric: number, nowMs: number): number {
-    const row = this.tables[source].get(subject)?.get(dc);
+    const table = this.table(source);
+    const row = this.rowOf(table, subject, dc);
     if (row === undefined) return NaN;
-    if (metric === this.statusIds[source]) return this.status(row, metric, source, nowMs);
+    if (metric === table.statusId) return status(row, metric, table.staleMs, nowMs);
     const s = row[metric];
-    if (s === undefined || nowMs - s.atMs > this.staleMs[source]) return NaN;
+    if (s === undefined || nowMs - s.atMs > table.staleMs) return NaN;
     return s.value;
   }
 
   describe(source: MetricSource, subject: string, dc: string, metric: number, nowMs: number): MetricReading {
-    const row = this.tables[source].get(subject)?.get(dc);
+    const table = this.table(source);
+    const row = table.rows.get(subject)?.get(dc);
     const pushed = row?.[metric];
-    const monitorSample = metric === this.statusIds[source] ? row?.[METRIC_CATALOG[source].length] : undefined;
+    const monitorSample = metric === table.statusId ? row?.[METRIC_CATALOG[source].length] : undefined;
     const value = this.read(source, subject, dc, metric, nowMs);
-    const state = pushed === undefined ? 'missing' : nowMs - pushed.atMs > this.staleMs[source] ? 'stale' : 'fresh';
+    const state = pushed === undefined ? 'missing' : nowMs - pushed.atMs > table.staleMs ? 'stale' : 'fresh';
     return {
       ...(Number.isNaN(value) ? {} : { value }),
       ...(pushed ? { ageMs: nowMs - pushed.atMs } : {}),
@@ -135,8 +139,9 @@ export class MetricStore implements MetricView {
    * MOS is smoothed with the previous fresh score of the same network and data center.
    */
   apply(source: MetricSource, writes: readonly MetricWrite[], nowMs: number): void {
-    const table = this.tables[source];
-    const width = METRIC_CATALOG[source].length + (this.statusIds[source] >= 0 ? 1 : 0);
+    this.cachedTable = undefined;
+    const table = this.table(source).rows;
+    const width = METRIC_CATALOG[source].length + (source === 'client' ? 0 : 1);
     for (const w of writes) {
       let rows = table.get(w.subject);
       if (rows === undefined) table.set(w.subject, (rows = new Map()));
@@ -151,7 +156,7 @@ export class MetricStore implements MetricView {
         if (value === undefined) continue;
         if (source === 'client' && id === MOS_ID) {
           const prev = row[id];
-          const fresh = prev !== undefined && nowMs - prev.atMs <= this.staleMs.client ? prev.value : undefined;
+          const fresh = prev !== undefined && nowMs - prev.atMs <= this.client.staleMs ? prev.value : undefined;
           value = smoothMos(fresh, value, this.mosWeight);
         }
         row[id] = { value, atMs: nowMs };
@@ -168,8 +173,9 @@ export class MetricStore implements MetricView {
    * own their own timing (rise/fall counts).
    */
   setMonitorStatus(source: 'host' | 'service', subject: string, dc: string, up: boolean | undefined, nowMs: number): void {
+    this.cachedTable = undefined;
     const slot = METRIC_CATALOG[source].length;
-    const table = this.tables[source];
+    const table = this.table(source).rows;
     let rows = table.get(subject);
     if (rows === undefined) {
       if (up === undefined) return;
@@ -185,30 +191,53 @@ export class MetricStore implements MetricView {
 
   stats(): MetricStoreStats {
     let serviceRows = 0;
-    for (const rows of this.tables.service.values()) serviceRows += rows.size;
+    for (const rows of this.service.rows.values()) serviceRows += rows.size;
     return {
-      hostDcs: this.tables.host.get('')?.size ?? 0,
+      hostDcs: this.host.rows.get('')?.size ?? 0,
       serviceRows,
-      clientNetworks: this.tables.client.size,
+      clientNetworks: this.client.rows.size,
       clientEvictions: this.evictions,
     };
   }
 
-  /** Pushed status (when fresh) and monitor status must both say up; NaN when neither reports. */
-  private status(row: Row, metric: number, source: MetricSource, nowMs: number): number {
-    const pushed = row[metric];
-    const monitor = row[METRIC_CATALOG[source].length];
-    const p = pushed !== undefined && nowMs - pushed.atMs <= this.staleMs[source] ? pushed.value : -1;
-    const m = monitor !== undefined ? monitor.value : -1;
-    if (p < 0 && m < 0) return NaN;
-    return p === 0 || m === 0 ? 0 : 1;
+  private table(source: MetricSource): SourceTable {
+    return source === 'host' ? this.host : source === 'service' ? this.service : this.client;
+  }
+
+  private rowOf(table: SourceTable, subject: string, dc: string): Row | undefined {
+    if (table === this.cachedTable && subject === this.cachedSubject && dc === this.cachedDc) return this.cachedRow;
+    const row = table.rows.get(subject)?.get(dc);
+    this.cachedTable = table;
+    this.cachedSubject = subject;
+    this.cachedDc = dc;
+    this.cachedRow = row;
+    return row;
   }
 
   private evictClients(): void {
-    const table = this.tables.client;
+    const table = this.client.rows;
     while (table.size > this.maxNetworks) {
       table.delete(table.keys().next().value!);
       this.evictions++;
     }
   }
+}
+
+/** One source's rows and read parameters. */
+class SourceTable {
+  readonly rows: Table = new Map();
+  staleMs = 0;
+
+  /** `statusId`: the id of `status` in the source (−1: none); the monitor's opinion sits after the catalog. */
+  constructor(readonly statusId: number) {}
+}
+
+/** Pushed status (when fresh) and monitor status must both say up; NaN when neither reports. */
+function status(row: Row, metric: number, staleMs: number, nowMs: number): number {
+  const pushed = row[metric];
+  const monitor = row[row.length - 1];
+  const p = pushed !== undefined && nowMs - pushed.atMs <= staleMs ? pushed.value : -1;
+  const m = monitor !== undefined ? monitor.value : -1;
+  if (p < 0 && m < 0) return NaN;
+  return p === 0 || m === 0 ? 0 : 1;
 }

@@ -16,13 +16,15 @@ export type Criterion =
   | { readonly kind: 'equals'; readonly target: number; readonly word?: 'up' | 'down' }
   | { readonly kind: 'within'; readonly margin: number; readonly percent: boolean; readonly prefer: 'lowest' | 'highest' };
 
+const NONE: readonly never[] = Object.freeze([]);
+
 /** Relative slack for comparisons against a margin, so `10%` of 0.3 still includes 0.33. */
 const MARGIN_EPSILON = 1e-9;
 
 /** The ranking of known values: groups best first, and what the criterion ranked out. */
 export interface RankOutcome<T> {
   readonly groups: T[][];
-  readonly rankedOut: T[];
+  readonly rankedOut: readonly T[];
 }
 
 /**
@@ -60,7 +62,7 @@ export function rankByCriterion<T>(items: readonly T[], values: readonly number[
     if (k > start && values[order[k - 1]!] === values[i]) groups[groups.length - 1]!.push(items[i]!);
     else groups.push([items[i]!]);
   }
-  return { groups, rankedOut: [] };
+  return { groups, rankedOut: NONE };
 }
 
 /** The criterion as configured, for /explain (`lowest`, `equals 1`, `within 10% prefer lowest`). */
