@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startGslbd } from '../../src/engine/gslbdProcess.js';
-import { freePort } from '../bench/harness/freePort.js';
+import { freePort } from '../support/freePort.js';
 
 /**
  * Metrics pushed through the admin API of a running engine change what the real `dig` gets from
