@@ -137,7 +137,7 @@ function clientSubject(store: MetricStore, text: string): string | { error: stri
   if (prefix.prefix < want) {
     return { error: `"${text}" is wider than a client network (/${want}); push one sample per /${want}` };
   }
-  return clientNetworkKey(store.clientNetwork(prefix.address));
+  return clientNetworkKey(prefix.address, store.clientNetworkPrefix);
 }
 
 function values(source: MetricSource, sample: Record<string, unknown>): (number | undefined)[] {

@@ -16,7 +16,7 @@ function store(metrics: unknown = {}, dcs = ['a', 'b'], services = ['web']): Met
   return new MetricStore(metricsSchema.parse(metrics), dcs, services);
 }
 const push = (s: MetricStore, source: 'host' | 'service' | 'client', samples: unknown[], now = T0) => ingestBatch(s, source, { samples }, now);
-const key = (s: MetricStore, address: string) => clientNetworkKey(s.clientNetwork(parseIp(address)));
+const key = (s: MetricStore, address: string) => clientNetworkKey(parseIp(address), s.clientNetworkPrefix);
 
 test('host metrics: fresh until the staleness limit (default three 30 s intervals), then NaN', (t) => {
   const s = store();

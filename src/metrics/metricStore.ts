@@ -1,5 +1,4 @@
 import type { MetricsConfig } from '../config/metricsSchema.js';
-import { maskAddress, type IpAddress } from '../geo/ipAddress.js';
 import type { ClientNetworkPrefix, MetricReading, MetricSample, MetricSource, MetricView } from '../state/metricView.js';
 import { METRIC_CATALOG, metricId, statusId } from './catalog.js';
 import { smoothMos } from './mos.js';
@@ -101,11 +100,6 @@ export class MetricStore implements MetricView {
   /** Staleness limit of a source in ms. */
   staleAfterMs(source: MetricSource): number {
     return this.table(source).staleMs;
-  }
-
-  /** The client network an address belongs to: the address masked to the configured length. */
-  clientNetwork(address: IpAddress): IpAddress {
-    return maskAddress(address, address.family === 4 ? this.clientNetworkPrefix.ipv4 : this.clientNetworkPrefix.ipv6);
   }
 
   read(source: MetricSource, subject: string, dc: string, metric: number, nowMs: number): number {

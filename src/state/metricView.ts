@@ -1,4 +1,4 @@
-import type { IpAddress } from '../geo/ipAddress.js';
+import { maskWord, type IpAddress } from '../geo/ipAddress.js';
 
 /**
  * Read-only view of live metrics (host, service and client sources, SPEC §3) with explicit
@@ -55,11 +55,14 @@ export interface MetricView {
 export const DEFAULT_CLIENT_NETWORK_PREFIX: ClientNetworkPrefix = { ipv4: 24, ipv6: 48 };
 
 /**
- * The subject under which client metrics of a network are kept: family and masked words.
- * `network` must already be masked to the client network length.
+ * The subject under which client metrics are kept for the client network of `address`: its
+ * family and its words masked to the client network length (`prefix`), e.g. `4/3325256704`.
  */
-export function clientNetworkKey(network: IpAddress): string {
-  return network.family === 4 ? `4/${network.w0}` : `6/${network.w0}/${network.w1}/${network.w2}/${network.w3}`;
+export function clientNetworkKey(address: IpAddress, prefix: ClientNetworkPrefix): string {
+  if (address.family === 4) return `4/${(address.w0 & maskWord(prefix.ipv4)) >>> 0}`;
+  const bits = prefix.ipv6;
+  const w = (word: number, offset: number): number => (word & maskWord(bits - offset)) >>> 0;
+  return `6/${w(address.w0, 0)}/${w(address.w1, 32)}/${w(address.w2, 64)}/${w(address.w3, 96)}`;
 }
 
 /** A view with no metrics at all. */

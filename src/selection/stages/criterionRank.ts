@@ -1,4 +1,4 @@
-import { maskAddress } from '../../geo/ipAddress.js';
+import { formatIp, maskAddress } from '../../geo/ipAddress.js';
 import { clientNetworkKey, type MetricSource } from '../../state/metricView.js';
 import { describeCriterion, rankByCriterion, type Criterion } from '../criteria/criterion.js';
 import { clientNetworkPrefix } from '../tieBreakHash.js';
@@ -48,7 +48,7 @@ export function criterionRankStage(o: CriterionRankOptions): Stage {
           metric: o.metricName,
           criterion,
           unknown: o.unknown,
-          ...(o.source === 'client' ? { clientNetwork: `${subject} (/${clientNetworkPrefix(s)})` } : {}),
+          ...(o.source === 'client' ? { clientNetwork: `${formatIp(maskAddress(s.client.address, clientNetworkPrefix(s)))}/${clientNetworkPrefix(s)}` } : {}),
           dcs: [...s.live, ...s.demoted].map((l) => {
             const reading = s.env.metrics.describe(o.source, subject, l.candidate.dc.name, o.metric, now);
             const group = groupOf(l);
@@ -65,9 +65,8 @@ export function criterionRankStage(o: CriterionRankOptions): Stage {
 function subjectOf(o: CriterionRankOptions, s: SelectionState): string {
   if (o.source === 'host') return '';
   if (o.source === 'service') return o.service;
-  const prefix = clientNetworkPrefix(s);
-  narrowScope(s, prefix);
-  return clientNetworkKey(maskAddress(s.client.address, prefix));
+  narrowScope(s, clientNetworkPrefix(s));
+  return clientNetworkKey(s.client.address, s.env.metrics.clientNetworkPrefix);
 }
 
 /** Rank groups of one tier: known values by the criterion, then unknown ones (rank-last). */
