@@ -16,6 +16,8 @@ import { RotationStore } from '../../src/state/rotationStore.js';
 import { resolve, type Answer, type ExplainedSelection } from '../../src/zones/authoritative.js';
 import { seededRandom } from '../bench/harness/clientMix.js';
 
+export { seededRandom };
+
 /**
  * Pearson's chi-square statistic of observed counts against expected proportions. Bounds used in
  * tests are the 0.999 quantiles: df 1 → 10.83, df 2 → 13.82, df 3 → 16.27.
