@@ -111,9 +111,20 @@ for (const [title, data] of badEcs) {
   });
 }
 
-test('an ECS option shorter than 4 bytes → FORMERR (dns-packet cannot decode the OPT: no OPT in the reply)', async (t) => {
+test('an ECS option shorter than 4 bytes → FORMERR with OPT', async (t) => {
   const r = await udpQuery(v4(), { name: 'www.example.test', type: 'A', edns: { options: [{ code: 8, data: Buffer.from([0, 1, 8]) }] } });
   t.is(r.rcode, 1);
+  t.truthy(r.opt);
+  t.is(r.ecs, undefined, 'a malformed ECS option is not echoed');
+});
+
+test('an EDNS option running past the OPT record → FORMERR with OPT', async (t) => {
+  const q = buildQuery({ name: 'www.example.test', type: 'A', edns: { options: [{ code: 10, data: Buffer.from([1, 2, 3, 4]) }] } });
+  // The option claims 8 bytes of data; the OPT RDATA holds 4.
+  q.writeUInt16BE(8, q.length - 6);
+  const r = decodeReply((await udpExchange(v4(), q))!);
+  t.is(r.rcode, 1);
+  t.truthy(r.opt);
 });
 
 test('two ECS options → FORMERR', async (t) => {
