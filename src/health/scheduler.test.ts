@@ -6,9 +6,12 @@ class ManualClock implements SchedulerClock {
   t = 1_000_000;
   private timers = new Map<number, { at: number; fn: () => void }>();
   private next = 1;
+  /** Timers armed so far. */
+  armedCount = 0;
   now = (): number => this.t;
   setTimer = (fn: () => void, ms: number): unknown => {
     const id = this.next++;
+    this.armedCount++;
     this.timers.set(id, { at: this.t + ms, fn });
     return id;
   };
@@ -55,7 +58,7 @@ function job(intervalMs: number, jitter: number, runs: number[], clock: ManualCl
 
 test('a new job first runs inside its first interval, then every interval within the jitter bounds', (t) => {
   const clock = new ManualClock();
-  const s = new JitteredScheduler(clock, seeded(7));
+  const s = new JitteredScheduler(clock, seeded(7), 1);
   const runs: number[] = [];
   const start = clock.t;
   s.add(job(100, 0.1, runs, clock));
@@ -69,7 +72,7 @@ test('a new job first runs inside its first interval, then every interval within
 
 test('many jobs added at once spread over the interval instead of aligning, from one timer', (t) => {
   const clock = new ManualClock();
-  const s = new JitteredScheduler(clock, seeded(11));
+  const s = new JitteredScheduler(clock, seeded(11), 1);
   const firstRuns: number[][] = [];
   for (let i = 0; i < 200; i++) {
     const runs: number[] = [];
@@ -88,7 +91,7 @@ test('many jobs added at once spread over the interval instead of aligning, from
 
 test('a removed job stops; lag reports lateness against the due time; stop ends everything', (t) => {
   const clock = new ManualClock();
-  const s = new JitteredScheduler(clock, () => 0.5);
+  const s = new JitteredScheduler(clock, () => 0.5, 1);
   const a: number[] = [];
   const b: number[] = [];
   const lags: number[] = [];
@@ -111,7 +114,7 @@ test('a removed job stops; lag reports lateness against the due time; stop ends 
 
 test('a stalled process catches up with one run per job, not a burst', (t) => {
   const clock = new ManualClock();
-  const s = new JitteredScheduler(clock, () => 0);
+  const s = new JitteredScheduler(clock, () => 0, 1);
   const runs: number[] = [];
   const lags: number[] = [];
   s.add(job(100, 0, runs, clock, lags));
@@ -126,4 +129,18 @@ test('a stalled process catches up with one run per job, not a burst', (t) => {
   t.is(runs.length, 2);
   clock.advance(2);
   t.is(runs.length, 3);
+});
+
+test('with a 10 ms tick, jobs due within one tick run together: at most one wake-up per tick, lag under a tick', (t) => {
+  const clock = new ManualClock();
+  const s = new JitteredScheduler(clock, seeded(3), 10);
+  const lags: number[] = [];
+  const runs: number[] = [];
+  for (let i = 0; i < 2000; i++) s.add(job(1000, 0.1, runs, clock, lags));
+  const armedBefore = clock.armedCount;
+  clock.advance(3000);
+  t.true(runs.length >= 5400 && runs.length <= 6600, `${runs.length} runs`);
+  t.true(clock.armedCount - armedBefore <= 301, `${clock.armedCount - armedBefore} wake-ups for ${runs.length} runs`);
+  t.true(lags.every((l) => l >= 0 && l < 10), `max lag ${Math.max(...lags)}`);
+  t.true(runs.every((r) => r % 10 === 0), 'runs fall on tick boundaries');
 });

@@ -23,14 +23,17 @@ export interface ScheduledJob {
 }
 
 interface Entry {
-  due: number;
+  /** Index of its due time in the scheduler's `dues` (a typed array: no boxed numbers per run). */
+  readonly slot: number;
   readonly job: ScheduledJob;
   cancelled: boolean;
 }
 
 /**
  * Runs many periodic jobs from one timer over a binary min-heap of due times, so 10,000 checks
- * cost one armed timer, not 10,000. A new job first runs at a uniformly random point of its first
+ * cost one armed timer, not 10,000. The timer fires on `tickMs` boundaries and runs every job due
+ * by then, so 2,000 checks/s cost at most 1000 / `tickMs` wake-ups per second instead of one each
+ * (a job starts up to `tickMs` late; the lag is reported). A new job first runs at a uniformly random point of its first
  * interval (so jobs added together spread out); afterwards every `interval × (1 + u × jitter)`,
  * u uniform in [−1, 1], counted from its previous due time, so checks neither align nor drift
  * together. A job whose next due time has already passed (the process stalled) is rescheduled
@@ -38,20 +41,28 @@ interface Entry {
  */
 export class JitteredScheduler {
   private heap: Entry[] = [];
+  private dues = new Float64Array(1024);
+  private readonly freeSlots: number[] = [];
+  private slots = 0;
   private readonly entries = new Map<ScheduledJob, Entry>();
   private timer: unknown;
   private timerDue = Infinity;
   private stopped = false;
 
+  /**
+   * @param tickMs granularity of the timer (ms); 1 runs every job at its own millisecond
+   */
   constructor(
     private readonly clock: SchedulerClock = systemSchedulerClock,
     private readonly random: () => number = Math.random,
+    private readonly tickMs = 10,
   ) {}
 
   /** Adds a job; its first run falls in [now, now + interval). */
   add(job: ScheduledJob): void {
     if (this.entries.has(job)) return;
-    const e: Entry = { due: this.clock.now() + this.random() * job.intervalMs, job, cancelled: false };
+    const e: Entry = { slot: this.allocateSlot(), job, cancelled: false };
+    this.dues[e.slot] = this.clock.now() + this.random() * job.intervalMs;
     this.entries.set(job, e);
     this.push(e);
     this.arm();
@@ -79,19 +90,25 @@ export class JitteredScheduler {
     this.entries.clear();
   }
 
-  private fire(): void {
+  /** Runs the jobs due by `at` (the tick the timer was armed for; timers may fire a little early). */
+  private fire(at: number): void {
     this.timer = undefined;
     this.timerDue = Infinity;
-    const now = this.clock.now();
-    while (this.heap.length > 0 && this.heap[0]!.due <= now) {
-      const e = this.pop()!;
-      if (e.cancelled) continue;
+    const now = Math.max(this.clock.now(), at);
+    const h = this.heap;
+    const dues = this.dues;
+    while (h.length > 0 && dues[h[0]!.slot]! <= now) {
+      const e = h[0]!;
+      if (e.cancelled) {
+        this.popTop();
+        continue;
+      }
       const { job } = e;
-      const lag = now - e.due;
+      const due = dues[e.slot]!;
       const step = job.intervalMs * (1 + (this.random() * 2 - 1) * job.jitter);
-      e.due = e.due + step < now ? now + step : e.due + step;
-      this.push(e);
-      job.run(lag);
+      dues[e.slot] = due + step < now ? now + step : due + step;
+      this.siftDown(0);
+      job.run(now - due);
       if (this.stopped) return;
     }
     this.arm();
@@ -99,44 +116,69 @@ export class JitteredScheduler {
 
   private arm(): void {
     if (this.stopped) return;
-    while (this.heap.length > 0 && this.heap[0]!.cancelled) this.pop();
+    while (this.heap.length > 0 && this.heap[0]!.cancelled) this.popTop();
     const head = this.heap[0];
-    if (!head || head.due >= this.timerDue) return;
+    if (!head) return;
+    const at = Math.ceil(this.dues[head.slot]! / this.tickMs) * this.tickMs;
+    if (at >= this.timerDue) return;
     if (this.timer !== undefined) this.clock.clearTimer(this.timer);
-    this.timerDue = head.due;
-    this.timer = this.clock.setTimer(() => this.fire(), Math.max(0, head.due - this.clock.now()));
+    this.timerDue = at;
+    this.timer = this.clock.setTimer(() => this.fire(at), Math.max(0, at - this.clock.now()));
+  }
+
+  private allocateSlot(): number {
+    const free = this.freeSlots.pop();
+    if (free !== undefined) return free;
+    if (this.slots === this.dues.length) {
+      const bigger = new Float64Array(this.dues.length * 2);
+      bigger.set(this.dues);
+      this.dues = bigger;
+    }
+    return this.slots++;
   }
 
   private push(e: Entry): void {
     const h = this.heap;
+    const dues = this.dues;
+    const due = dues[e.slot]!;
     h.push(e);
     let i = h.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (h[p]!.due <= e.due) break;
+      if (dues[h[p]!.slot]! <= due) break;
       h[i] = h[p]!;
       i = p;
     }
     h[i] = e;
   }
 
-  private pop(): Entry | undefined {
+  /** Removes the head (a cancelled job) and frees its slot. */
+  private popTop(): void {
     const h = this.heap;
-    const top = h[0];
-    const last = h.pop();
-    if (h.length > 0 && last) {
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= h.length) break;
-        const r = l + 1;
-        const c = r < h.length && h[r]!.due < h[l]!.due ? r : l;
-        if (h[c]!.due >= last.due) break;
-        h[i] = h[c]!;
-        i = c;
-      }
-      h[i] = last;
+    this.freeSlots.push(h[0]!.slot);
+    const last = h.pop()!;
+    if (h.length > 0) {
+      h[0] = last;
+      this.siftDown(0);
     }
-    return top;
+  }
+
+  /** Moves the entry at `i` down to its place after its due time grew. */
+  private siftDown(i: number): void {
+    const h = this.heap;
+    const dues = this.dues;
+    const e = h[i]!;
+    const due = dues[e.slot]!;
+    const n = h.length;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      const c = r < n && dues[h[r]!.slot]! < dues[h[l]!.slot]! ? r : l;
+      if (dues[h[c]!.slot]! >= due) break;
+      h[i] = h[c]!;
+      i = c;
+    }
+    h[i] = e;
   }
 }
