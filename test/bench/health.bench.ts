@@ -26,6 +26,7 @@ interface EngineResult {
   failureReasons: Record<string, number>;
   cpuPercent: number;
   rssMiBPeak: number;
+  liveHeapMiB: number;
   lagP99Ms: number;
   loopDelayP99Ms: number;
   resolveCalls: number;
@@ -82,7 +83,7 @@ const group: BenchGroup = {
       ] as const) {
         if (!ctx.wants('health', row)) continue;
         const r = await runEngine(ctx, dir, mode, port, run);
-        if (mode === 'checks' && r.upAtStart < ENDPOINTS) ctx.note(`run ${run}: ${r.upAtStart} of ${ENDPOINTS} endpoints up after the warm-up (the rest not yet checked: the engine was starved of CPU)`);
+        if (mode === 'checks' && r.upAtStart < ENDPOINTS) ctx.note(`run ${run}: ${r.upAtStart} of ${ENDPOINTS} endpoints up after the warm-up (checks not yet run or failed: the engine or the HTTP server was starved of CPU)`);
         const checksPerSecond = r.checks / (MEASURE_MS.checks / 1000);
         ctx.record('health', row, 1e6 / r.resolveMeanUs, {
           'resolve p50 µs': r.resolveP50Us,
@@ -98,6 +99,7 @@ const group: BenchGroup = {
             : {}),
           'loop delay p99 ms': r.loopDelayP99Ms,
           'RSS peak MiB': r.rssMiBPeak,
+          'live heap MiB': r.liveHeapMiB,
         });
         ctx.log(
           `run ${run} ${row}: CPU ${r.cpuPercent.toFixed(1)} %, RSS ${r.rssMiBPeak.toFixed(0)} MiB, ${r.checks} checks (${r.failedChecks} failed), lag p99 ${r.lagP99Ms?.toFixed(1)} ms, resolve p99 ${r.resolveP99Us.toFixed(1)} µs`,
@@ -108,7 +110,7 @@ const group: BenchGroup = {
     ctx.note(
       `${RECORDS} GSLB records × 4 data centers = ${ENDPOINTS} endpoints, monitor http GET /health every ${INTERVAL_MS} ms (jitter 0.1, timeout 2 s), answered by one Node HTTP server bound to ${ENDPOINTS} addresses in 127.1.0.0/16; ` +
         `engine = the real schema, snapshot, Engine and HealthMonitor in one process (healthEngine.ts), no front doors; warm-up ${WARMUP_MS.checks / 1000} s, measured ${MEASURE_MS.checks / 1000} s; ` +
-        'engine CPU % excludes the resolve() sampler (32 timed calls every 10 ms on random records); decisions/s = 1 / mean sampled call time. ' +
+        'engine CPU % excludes the resolve() sampler (32 timed calls every 10 ms on random records); decisions/s = 1 / mean sampled call time; live heap = heap after a full collection at the end. ' +
         'On loopback the kernel work of the server side of each connection is partly charged to the engine (sys time). Reference from a peer\'s documentation: 10k records × 3 backends ≈ 60 % CPU and 667 MB.',
     );
   },
@@ -117,7 +119,8 @@ const group: BenchGroup = {
 export default group;
 
 async function runEngine(ctx: BenchContext, dir: string, mode: 'idle' | 'checks', port: number, run: number): Promise<EngineResult> {
-  const args = [join(BENCH_DIST, 'healthEngine.js'), mode, String(port), String(RECORDS), String(INTERVAL_MS), String(WARMUP_MS[mode]), String(MEASURE_MS[mode])];
+  // --expose-gc: after measuring, the engine collects once and reports the live heap beside the RSS.
+  const args = ['--expose-gc', join(BENCH_DIST, 'healthEngine.js'), mode, String(port), String(RECORDS), String(INTERVAL_MS), String(WARMUP_MS[mode]), String(MEASURE_MS[mode])];
   const { code, output } = await ctx.processes.runToEnd('health engine', process.execPath, args, { cpu: ENGINE_CPU, logFile: join(dir, `engine-${mode}-${run}.log`) }, ctx.signal);
   const line = output.split('\n').find((l) => l.startsWith('{'));
   if (code !== 0 || !line) throw new Error(`health engine (${mode}) exited with ${code}:\n${output.slice(-2000)}`);
