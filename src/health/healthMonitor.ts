@@ -61,8 +61,8 @@ export type OverrideRequest = AdminOverride | 'none';
  * only ever reads a finished view (src/health/README.md).
  *
  * Checks run from one jittered scheduler; a check still running when it is due again is skipped
- * (counted), never stacked. Changes within one event-loop turn are published together.
- * Administrative overrides publish at once. The state file (if configured) is read on the first
+ * (counted), never stacked. Changes are published at most every `minPublishIntervalMs` (50 ms),
+ * together. Administrative overrides publish at once. The state file (if configured) is read on the first
  * {@link configure} and written shortly after each change and on {@link stop}.
  */
 export class HealthMonitor {
