@@ -76,6 +76,9 @@ test('ECS source /0: the resolver address decides and the scope is 0', async (t)
   t.deepEqual([r.ecs?.family, r.ecs?.sourcePrefix, r.ecs?.scopePrefix, r.ecs?.address.length], [1, 0, 0, 0]);
   const d = await dig(v4(), ['www.example.test', 'A', '+subnet=0.0.0.0/0']);
   t.deepEqual(d.ecs, { subnet: '0.0.0.0', source: 0, scope: 0 });
+  // `dig +subnet=0` sends FAMILY 0 with no address, as BIND and miekg/dns accept.
+  const zero = await dig(v4(), ['www.example.test', 'A', '+subnet=0']);
+  t.deepEqual([zero.status, zero.answer[0]?.data, zero.ecs?.source, zero.ecs?.scope], ['NOERROR', WWW.us, 0, 0]);
 });
 
 test('ECS is echoed only when the query carried it', async (t) => {

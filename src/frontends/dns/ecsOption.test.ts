@@ -21,9 +21,17 @@ test('parses IPv4, IPv6 and IPv4-mapped options', (t) => {
   t.deepEqual([zero.sourcePrefix, zero.addressBytes.length, zero.effectivePrefix], [0, 0, 0]);
 });
 
+test('family 0 with a /0 source prefix (dig +subnet=0) means "use no client data"', (t) => {
+  const none = ecs([0, 0, 0, 0]);
+  t.deepEqual([none.family, none.sourcePrefix, none.addressBytes.length, none.effectivePrefix], [0, 0, 0, 0]);
+  t.is(replyScope(none, 24), 0);
+});
+
 const malformed: [bytes: number[], reason: string][] = [
   [[0, 1, 8], 'ECS option shorter than 4 bytes'],
-  [[0, 3, 8, 0, 10], 'ECS family 3 is not 1 (IPv4) or 2 (IPv6)'],
+  [[0, 3, 8, 0, 10], 'ECS family 3 is not 1 (IPv4) or 2 (IPv6), nor 0 with a /0 prefix'],
+  [[0, 0, 8, 0, 10], 'ECS family 0 is not 1 (IPv4) or 2 (IPv6), nor 0 with a /0 prefix'],
+  [[0, 0, 0, 0, 10], 'ECS family 0 is not 1 (IPv4) or 2 (IPv6), nor 0 with a /0 prefix'],
   [[0, 1, 33, 0, 1, 2, 3, 4, 5], 'ECS source prefix 33 is longer than 32'],
   [[0, 2, 129, 0, ...new Array<number>(17).fill(0)], 'ECS source prefix 129 is longer than 128'],
   [[0, 1, 24, 24, 10, 20, 30], 'ECS scope prefix must be 0 in a query'],

@@ -6,8 +6,11 @@ export const ECS_OPTION_CODE = 8;
 
 /** A validated ECS option from a query. */
 export interface EcsOption {
-  /** Address family number as sent: 1 = IPv4, 2 = IPv6 (RFC 7871 §6, IANA address families). */
-  readonly family: 1 | 2;
+  /**
+   * Address family number as sent: 1 = IPv4, 2 = IPv6 (RFC 7871 §6, IANA address families), or 0
+   * with a /0 source prefix (what `dig +subnet=0` sends; BIND and miekg/dns accept it too).
+   */
+  readonly family: 0 | 1 | 2;
   /** SOURCE PREFIX-LENGTH as sent, in bits of `family`. */
   readonly sourcePrefix: number;
   /** The address bytes as sent (ceil(sourcePrefix / 8) of them), echoed in the reply. */
@@ -22,14 +25,18 @@ export interface EcsOption {
  * Parses and validates the payload of an ECS option (RFC 7871 §6).
  * @returns the option, or a reason string when it is malformed (the caller answers FORMERR):
  *   unknown family, prefix longer than the family, address length not ceil(prefix/8), bits set
- *   beyond the prefix, or a non-zero SCOPE PREFIX-LENGTH in a query.
+ *   beyond the prefix, or a non-zero SCOPE PREFIX-LENGTH in a query. Family 0 is accepted only with
+ *   SOURCE PREFIX-LENGTH 0 and no address: the resolver asks that no client data be used.
  */
 export function parseEcs(data: Buffer): EcsOption | string {
   if (data.length < 4) return 'ECS option shorter than 4 bytes';
   const family = data.readUInt16BE(0);
   const sourcePrefix = data[2]!;
   const scope = data[3]!;
-  if (family !== 1 && family !== 2) return `ECS family ${family} is not 1 (IPv4) or 2 (IPv6)`;
+  if (family === 0 && sourcePrefix === 0 && scope === 0 && data.length === 4) {
+    return { family: 0, sourcePrefix: 0, addressBytes: data.subarray(4), address: addressFromBytes(4, data.subarray(4)), effectivePrefix: 0 };
+  }
+  if (family !== 1 && family !== 2) return `ECS family ${family} is not 1 (IPv4) or 2 (IPv6), nor 0 with a /0 prefix`;
   const bits = family === 1 ? 32 : 128;
   if (sourcePrefix > bits) return `ECS source prefix ${sourcePrefix} is longer than ${bits}`;
   if (scope !== 0) return 'ECS scope prefix must be 0 in a query';
