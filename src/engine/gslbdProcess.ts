@@ -72,6 +72,34 @@ export interface StartOptions {
  *   loaded or a listener cannot bind.
  */
 export async function startGslbd(file: string, options: StartOptions = {}): Promise<RunningGslbd> {
+  // SIGHUP's default action ends the process. It is caught from the first moment; one that
+  // arrives while the engine starts (seconds, while location data loads) becomes one reload
+  // once the engine is up.
+  let reloadNow: ((reason: string) => void) | undefined;
+  let hupDuringStart = false;
+  const onHup = (): void => {
+    if (reloadNow) reloadNow('SIGHUP');
+    else hupDuringStart = true;
+  };
+  const signals = options.signals ?? true;
+  if (signals) process.on('SIGHUP', onHup);
+  try {
+    return await startAfterSignals(file, options, onHup, (reload) => {
+      reloadNow = (reason) => void reload(reason);
+      if (hupDuringStart) reloadNow('SIGHUP during start-up');
+    });
+  } catch (e) {
+    process.off('SIGHUP', onHup);
+    throw e;
+  }
+}
+
+async function startAfterSignals(
+  file: string,
+  options: StartOptions,
+  onHup: () => void,
+  armSignals: (reload: (reason: string) => Promise<ReloadOutcome>) => void,
+): Promise<RunningGslbd> {
   const { config } = loadConfigFile(file);
   const log = createLogger(config.logging.level, options.logDestination);
   const geo = timedGeoLoad(config, file, log);
@@ -116,8 +144,7 @@ export async function startGslbd(file: string, options: StartOptions = {}): Prom
     await admin.start(adminCfg.address, adminCfg.port);
   }
 
-  const onHup = (): void => void reload('SIGHUP');
-  if (options.signals ?? true) process.on('SIGHUP', onHup);
+  armSignals(reload);
   const watcher = options.watchFile ?? true ? watchConfig(file, () => void reload('file changed'), log) : undefined;
   health.start();
 
@@ -200,6 +227,7 @@ function readAdminToken(path: string): string {
 }
 
 function timedGeoLoad(config: Config, file: string, log: Logger): LocationDb {
+  log.info({ sources: config.geo.sources.length, compiled: config.geo.compiled ?? null }, 'loading location data');
   const started = performance.now();
   return reportGeo(loadConfiguredLocationDb(config.geo, file), started, log);
 }

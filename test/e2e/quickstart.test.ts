@@ -21,7 +21,18 @@ test.before(async () => {
     .replace('{ address: 127.0.0.1, port: 8053 }', `{ address: 127.0.0.1, port: ${admin} }`);
   const settings = text.split('\n').filter((l) => !l.trimStart().startsWith('#'));
   if (settings.some((l) => l.includes('5353') || l.includes('8053'))) throw new Error('examples/quickstart.yaml changed its listener lines; update this test');
-  engine = await startEngine(text, { startTimeoutMs: 120000 });
+  // A SIGHUP while the location data loads must not end the process (its default action): the
+  // engine comes up and reloads once it is.
+  engine = await startEngine(text, { startTimeoutMs: 120000, signalDuringStart: { signal: 'SIGHUP', when: (l) => l.msg === 'loading location data' } });
+});
+
+test('a SIGHUP during start-up becomes one reload once the engine is up (the process survives it)', async (t) => {
+  // Node handles the signal only when its event loop turns after the synchronous load, so the
+  // reload runs either from the start-up path or from the running engine's handler.
+  const line = await engine.waitForLog((l) => l.msg === 'configuration reloaded', 20000);
+  t.true(line.reason === 'SIGHUP during start-up' || line.reason === 'SIGHUP', String(line.reason));
+  await new Promise((r) => setTimeout(r, 500));
+  t.is(engine.logs().filter((l) => l.msg === 'configuration reloaded').length, 1);
 });
 test.after.always(stopAllEngines);
 

@@ -70,6 +70,8 @@ export interface StartEngineOptions {
   readonly startTimeoutMs?: number;
   /** Configuration file name inside the directory; default `gslbd.yaml`. */
   readonly configName?: string;
+  /** Sends `signal` when a log line matching `when` appears while the engine is still starting. */
+  readonly signalDuringStart?: { readonly signal: NodeJS.Signals; readonly when: (l: LogLine) => boolean };
 }
 
 const running = new Set<ChildProcess>();
@@ -179,6 +181,13 @@ export async function startEngine(configText: string, options: StartEngineOption
     return exited ?? null;
   };
 
+  const early = options.signalDuringStart;
+  if (early) {
+    waitForLog(early.when, options.startTimeoutMs ?? 60000).then(
+      () => child.kill(early.signal),
+      () => undefined,
+    );
+  }
   let up: LogLine;
   try {
     up = await waitForLog((l) => l.msg === 'gslbd up', options.startTimeoutMs ?? 60000);
