@@ -37,6 +37,8 @@ export interface GslbdStartOptions {
   readonly config?: Record<string, unknown>;
   /** Admin token, for groups that push through mutating routes (metrics). */
   readonly adminToken?: string;
+  /** Also open the PowerDNS remote backend socket at this path (`listeners.powerdns`). */
+  readonly powerdnsSocket?: string;
 }
 
 /**
@@ -52,6 +54,7 @@ export async function startGslbd(processes: ProcessSupervisor, options: GslbdSta
   const adminListener = { address: '127.0.0.1', port: adminPort, ...(options.adminToken ? { token: options.adminToken } : {}) };
   config.listeners = { dns: [{ address: '127.0.0.1', port: dnsPort }], admin: adminListener };
   if (options.compactSocket) (config.listeners as Record<string, unknown>).compact = { path: options.compactSocket };
+  if (options.powerdnsSocket) (config.listeners as Record<string, unknown>).powerdns = { path: options.powerdnsSocket };
   config.logging = { level: 'warn' };
   const file = join(options.dir, 'gslbd.yaml');
   writeFileSync(file, stringify(config));

@@ -1,0 +1,76 @@
+import { unlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+/**
+ * The PowerDNS remote backend protocol's own ceiling: a Node backend on a Unix socket that does
+ * no engine work. It frames and parses every request (JSON.parse, as any backend must) and
+ * answers `lookup` from canned record texts: the quickstart zone's static names, and
+ * `www.example.test` with one fixed A record carrying `scopeMask: 24` (so PowerDNS treats it as
+ * client-dependent, as it treats gslbd's GSLB answers). `benchStats` returns the lookup count.
+ *
+ * Usage: `node noopRemoteBackend.js <socket path>`; prints `ready` once listening.
+ */
+const path = process.argv[2];
+if (!path) {
+  process.stderr.write('usage: noopRemoteBackend.js <socket path>\n');
+  process.exit(1);
+}
+
+const SOA = 'ns1.example.test. hostmaster.example.test. 2024010101 3600 600 604800 60';
+/** Record texts after `"qname":<name>,` for each canonical name. */
+const RECORDS = new Map<string, string[]>([
+  ['example.test', [`"qtype":"SOA","content":${JSON.stringify(SOA)},"ttl":300,"domain_id":1`, '"qtype":"NS","content":"ns1.example.test.","ttl":300']],
+  ['ns1.example.test', ['"qtype":"A","content":"192.0.2.53","ttl":300']],
+  ['v6.example.test', ['"qtype":"AAAA","content":"2001:db8::10","ttl":300']],
+  ['alias.example.test', ['"qtype":"CNAME","content":"www.example.test.","ttl":300']],
+  ['www.example.test', ['"qtype":"A","content":"198.51.100.10","ttl":30,"scopeMask":24']],
+]);
+const DOMAINS = JSON.stringify({
+  result: [{ id: 1, zone: 'example.test.', kind: 'native', serial: 2024010101, notified_serial: 2024010101, last_check: 0, masters: [] }],
+});
+
+let lookups = 0;
+
+function reply(line: string): string {
+  const req = JSON.parse(line) as { method: string; parameters: Record<string, unknown> };
+  switch (req.method) {
+    case 'lookup': {
+      lookups++;
+      const qname = String(req.parameters.qname);
+      const records = RECORDS.get(qname.toLowerCase().replace(/\.$/, ''));
+      if (!records) return '{"result":[]}';
+      const q = `{"qname":${JSON.stringify(qname)},`;
+      return `{"result":[${records.map((r) => `${q}${r}}`).join(',')}]}`;
+    }
+    case 'initialize':
+      return '{"result":true}';
+    case 'getAllDomains':
+      return DOMAINS;
+    case 'getAllDomainMetadata':
+      return '{"result":{}}';
+    case 'benchStats':
+      return JSON.stringify({ result: { lookups } });
+    default:
+      return '{"result":false}';
+  }
+}
+
+try {
+  unlinkSync(path);
+} catch {
+  // no stale socket
+}
+createServer((conn) => {
+  let pending = '';
+  conn.setEncoding('utf8');
+  conn.on('data', (chunk: string) => {
+    pending += chunk;
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      conn.write(`${reply(line)}\n`);
+    }
+  });
+  conn.on('error', () => conn.destroy());
+}).listen(path, () => process.stdout.write('ready\n'));
