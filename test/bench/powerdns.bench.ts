@@ -148,7 +148,7 @@ const group: BenchGroup = {
       for (const row of rows) {
         const server = pdns.get(key(row.instance))!;
         const backend = backendOf(row.instance);
-        const before = { pdns: processCpuSeconds(server.proc.pid), backend: backend ? await backend.sample() : undefined };
+        const before = { pdns: processCpuSeconds(server.proc.pid), backend: backend ? await backend.sample(false) : undefined };
         const r = await dnsperf(row, RUN_SECONDS);
         const pdnsCpu = processCpuSeconds(server.proc.pid) - before.pdns;
         const details: Record<string, number> = {
@@ -156,7 +156,7 @@ const group: BenchGroup = {
           'lost %': (100 * r.lost) / (r.completed + r.lost),
         };
         if (backend && before.backend) {
-          const after = await backend.sample();
+          const after = await backend.sample(true);
           const lookups = after.lookups - before.backend.lookups;
           const cpu = after.cpuSeconds - before.backend.cpuSeconds;
           details['backend CPU µs/query'] = (cpu / r.completed) * 1e6;
@@ -184,24 +184,30 @@ const group: BenchGroup = {
 
 export default group;
 
-/** Cumulative lookups and CPU of a backend process. */
+/**
+ * Cumulative lookups and CPU of a backend process. Reading the lookup count costs the backend
+ * CPU (a scrape, a stats request), so a run's window is [count, then CPU] … [CPU, then count]:
+ * `cpuFirst` is false before a run and true after it.
+ */
 interface BackendProbe {
-  sample(): Promise<{ lookups: number; cpuSeconds: number }>;
+  sample(cpuFirst: boolean): Promise<{ lookups: number; cpuSeconds: number }>;
 }
 
 function gslbdProbe(gslbd: GslbdServer): BackendProbe {
   return {
-    async sample() {
+    async sample(cpuFirst) {
+      const early = cpuFirst ? processCpuSeconds(gslbd.process.pid) : 0;
       const text = await (await fetch(`http://127.0.0.1:${gslbd.adminPort}/metrics`)).text();
       const m = /^gslbd_powerdns_requests_total\{method="lookup",outcome="ok"\} (\d+)$/m.exec(text);
-      return { lookups: m ? Number(m[1]) : 0, cpuSeconds: processCpuSeconds(gslbd.process.pid) };
+      return { lookups: m ? Number(m[1]) : 0, cpuSeconds: cpuFirst ? early : processCpuSeconds(gslbd.process.pid) };
     },
   };
 }
 
 function noopProbe(proc: BenchProcess, socket: string): BackendProbe {
   return {
-    async sample() {
+    async sample(cpuFirst) {
+      const early = cpuFirst ? processCpuSeconds(proc.pid) : 0;
       const lookups = await new Promise<number>((resolveStats, reject) => {
         const c = connect(socket);
         let text = '';
@@ -216,7 +222,7 @@ function noopProbe(proc: BenchProcess, socket: string): BackendProbe {
         c.on('error', reject);
         c.write('{"method":"benchStats","parameters":{}}\n');
       });
-      return { lookups, cpuSeconds: processCpuSeconds(proc.pid) };
+      return { lookups, cpuSeconds: cpuFirst ? early : processCpuSeconds(proc.pid) };
     },
   };
 }
