@@ -75,7 +75,7 @@ export function nameRrsets(
     if (type === undefined || rrset.type === type) rrsets.push(rrset);
   }
   let dynamic = false;
-  const env: SelectionEnv | undefined = node.gslb.size > 0 ? { ...src.env, ctx } : undefined;
+  const env = node.gslb.size > 0 ? selectionEnv(src.env, ctx) : undefined;
   for (const [t, record] of node.gslb) {
     if ((type !== undefined && t !== type) || node.rrsets.has(t)) continue;
     dynamic = true;
@@ -86,6 +86,17 @@ export function nameRrsets(
     rrsets.push({ type: t, records, scope: result.scope, selected: true, dcs: result.dcs });
   }
   return { zone: z, exists: true, dynamic, rrsets };
+}
+
+const envs = new WeakMap<AnswerSource['env'], Map<SelectionEnv['ctx'], SelectionEnv>>();
+
+/** The selection environment of a snapshot's state views and a context, built once per pair. */
+function selectionEnv(views: AnswerSource['env'], ctx: SelectionEnv['ctx']): SelectionEnv {
+  let byCtx = envs.get(views);
+  if (!byCtx) envs.set(views, (byCtx = new Map()));
+  let env = byCtx.get(ctx);
+  if (!env) byCtx.set(ctx, (env = { ...views, ctx }));
+  return env;
 }
 
 const staticByNode = new WeakMap<ZoneNode, NameContents>();
