@@ -1,5 +1,6 @@
 import { unlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { pathToFileURL } from 'node:url';
 
 /**
  * The PowerDNS remote backend protocol's own ceiling: a Node backend on a Unix socket that does
@@ -8,13 +9,9 @@ import { createServer } from 'node:net';
  * `www.example.test` with one fixed A record carrying `scopeMask: 24` (so PowerDNS treats it as
  * client-dependent, as it treats gslbd's GSLB answers). `benchStats` returns the lookup count.
  *
- * Usage: `node noopRemoteBackend.js <socket path>`; prints `ready` once listening.
+ * Usage: `node noopRemoteBackend.js <socket path>`; prints `ready` once listening. The powerdns
+ * group also calls {@link noopReply} in-process, beside gslbd's protocol handler.
  */
-const path = process.argv[2];
-if (!path) {
-  process.stderr.write('usage: noopRemoteBackend.js <socket path>\n');
-  process.exit(1);
-}
 
 const SOA = 'ns1.example.test. hostmaster.example.test. 2024010101 3600 600 604800 60';
 /** Record texts after `"qname":<name>,` for each canonical name. */
@@ -31,7 +28,8 @@ const DOMAINS = JSON.stringify({
 
 let lookups = 0;
 
-function reply(line: string): string {
+/** The reply to one request line. */
+export function noopReply(line: string): string {
   const req = JSON.parse(line) as { method: string; parameters: Record<string, unknown> };
   switch (req.method) {
     case 'lookup': {
@@ -55,22 +53,33 @@ function reply(line: string): string {
   }
 }
 
-try {
-  unlinkSync(path);
-} catch {
-  // no stale socket
+function serve(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // no stale socket
+  }
+  createServer((conn) => {
+    let pending = '';
+    conn.setEncoding('utf8');
+    conn.on('data', (chunk: string) => {
+      pending += chunk;
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        conn.write(`${noopReply(line)}\n`);
+      }
+    });
+    conn.on('error', () => conn.destroy());
+  }).listen(path, () => process.stdout.write('ready\n'));
 }
-createServer((conn) => {
-  let pending = '';
-  conn.setEncoding('utf8');
-  conn.on('data', (chunk: string) => {
-    pending += chunk;
-    let nl: number;
-    while ((nl = pending.indexOf('\n')) >= 0) {
-      const line = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      conn.write(`${reply(line)}\n`);
-    }
-  });
-  conn.on('error', () => conn.destroy());
-}).listen(path, () => process.stdout.write('ready\n'));
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const path = process.argv[2];
+  if (!path) {
+    process.stderr.write('usage: noopRemoteBackend.js <socket path>\n');
+    process.exit(1);
+  }
+  serve(path);
+}

@@ -2,7 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { EngineMetrics } from '../../src/admin/metrics.js';
 import { TYPE_CODES } from '../../src/dns/records.js';
+import { Engine } from '../../src/engine/engine.js';
+import { PowerDnsMetrics } from '../../src/frontends/powerdns/metrics.js';
+import { RemoteBackendSession } from '../../src/frontends/powerdns/remoteBackend.js';
+import { formatIp } from '../../src/geo/ipAddress.js';
+import { createLogger } from '../../src/log/logger.js';
 import { systemContext } from '../../src/state/resolveContext.js';
 import { resolve } from '../../src/zones/authoritative.js';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
@@ -11,6 +17,8 @@ import { exchange, lengthPrefixed, queryPacket, type WireAnswer } from './harnes
 import { runDnsperf } from './harness/dnsperf.js';
 import { freePort } from './harness/freePort.js';
 import { startGslbd, type GslbdServer } from './harness/gslbdServer.js';
+import { noopReply } from './noopRemoteBackend.js';
+import { pinAllThreads } from './harness/affinity.js';
 import { BENCH_DIST } from './harness/paths.js';
 import { processCpuSeconds } from './harness/processCpu.js';
 import type { BenchProcess } from './harness/processes.js';
@@ -60,6 +68,11 @@ const ROWS: readonly Row[] = [
 
 const STATIC_QUERIES = ['ns1.example.test A', 'v6.example.test AAAA', 'example.test SOA'];
 
+const T_HANDLER = 'powerdns-handler';
+/** Seconds of timed in-process calls per handler row and run, and the CPU they are pinned to. */
+const HANDLER_SECONDS = 2;
+const HANDLER_CPU = '1';
+
 /**
  * PowerDNS Authoritative 4.7 in front of different backends, under dnsperf on loopback: the
  * remote backend protocol's own ceiling (a Node backend that answers canned records), gslbd, and
@@ -89,6 +102,16 @@ const group: BenchGroup = {
       rows: ROWS.filter((r) => r.table === T_GSLB),
     },
     {
+      id: T_HANDLER,
+      title: `remote backend protocol handler in-process: the lookups of one GSLB query as PowerDNS sends them with caches off (zone SOA, www twice), 1 core (CPU ${HANDLER_CPU})`,
+      measure: 'queries/s',
+      baseline: 'noop-handler',
+      rows: [
+        { id: 'noop-handler', label: 'do-nothing handler: JSON.parse + canned reply (noopRemoteBackend.ts)' },
+        { id: 'gslbd-handler', label: 'gslbd RemoteBackendSession.handle, ECS client mix' },
+      ],
+    },
+    {
       id: T_GSLB_DT3,
       title: 'PowerDNS 4.7, GSLB name with the ECS client mix, distributor-threads 3 (PowerDNS default), caches off',
       measure: 'queries/s',
@@ -98,7 +121,7 @@ const group: BenchGroup = {
   ],
   // Measured: ~35 s to start gslbd and load the client mix on a loaded machine, ~0.2 s per run
   // besides dnsperf's own seconds.
-  estimateSeconds: (runs) => 45 + 7 * (WARMUP_SECONDS + 0.5) + runs * ROWS.length * (RUN_SECONDS + 0.5),
+  estimateSeconds: (runs) => 45 + 7 * (WARMUP_SECONDS + 0.5) + runs * ROWS.length * (RUN_SECONDS + 0.5) + runs * 2 * (HANDLER_SECONDS + 0.5),
   async run(ctx) {
     const dir = ctx.tempDir('powerdns');
     const rows = ROWS.filter((r) => ctx.wants(r.table, r.id));
@@ -122,6 +145,8 @@ const group: BenchGroup = {
     writeFileSync(files.gslb.queryFile, lengthPrefixed(clients.map((c, i) => queryPacket(i & 0xffff, 'www.example.test', 'A', c))));
     writeBindZone(dir);
     writeGeoipZones(dir);
+
+    await measureHandlers(ctx, clients);
 
     ctx.log('waiting for gslbd to load its location data');
     const gslbd = await gslbdStarting;
@@ -183,6 +208,65 @@ const group: BenchGroup = {
 };
 
 export default group;
+
+/**
+ * The protocol handler alone, in this process, pinned to one core: gslbd's `RemoteBackendSession`
+ * (framing excluded) against the do-nothing backend's reply function, on the request lines of
+ * whole queries (the zone's packet-less SOA lookup, then `www` twice with one client of the mix).
+ * No sockets and no PowerDNS: the engine's own cost per query, less disturbed by other work than
+ * the dnsperf rows. `CPU µs/query` is process CPU time, GC included.
+ */
+async function measureHandlers(ctx: BenchContext, clients: readonly MixClient[]): Promise<void> {
+  const rows = ['noop-handler', 'gslbd-handler'].filter((r) => ctx.wants(T_HANDLER, r));
+  if (rows.length === 0) return;
+  const { snapshot } = quickstartSnapshot();
+  const systemCtx = systemContext();
+  const engine = new Engine(snapshot, systemCtx, createLogger('silent'));
+  const metrics = new EngineMetrics();
+  const session = new RemoteBackendSession({
+    engine,
+    metrics: new PowerDnsMetrics(metrics.registry),
+    engineMetrics: metrics,
+    log: engine.log,
+    lookOnlyCtx: { random: () => systemCtx.random(), now: () => systemCtx.now(), rotation: systemCtx.rotation.readOnlyView() },
+  });
+  const soa = JSON.stringify({ method: 'lookup', parameters: { local: '0.0.0.0', qname: 'example.test.', qtype: 'ANY', 'real-remote': '0.0.0.0/0', remote: '0.0.0.0', 'zone-id': 1 } });
+  const www = clients.map((c) =>
+    JSON.stringify({ method: 'lookup', parameters: { local: '127.0.0.1', qname: 'www.example.test.', qtype: 'ANY', 'real-remote': `${formatIp(c.address)}/${c.sourcePrefix}`, remote: '127.0.0.1', 'zone-id': 1 } }),
+  );
+  const handlers: Record<string, (line: string) => string> = { 'noop-handler': noopReply, 'gslbd-handler': (line) => session.handle(line).text };
+  const restore = pinAllThreads(process.pid, HANDLER_CPU);
+  try {
+    for (let run = 1; run <= ctx.runs; run++) {
+      for (const row of rows) {
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        const handle = handlers[row]!;
+        let sink = 0;
+        const query = (i: number): void => {
+          const line = www[i % www.length]!;
+          sink += handle(soa).length + handle(line).length + handle(line).length;
+        };
+        for (let i = 0; i < 50_000; i++) query(i);
+        const cpuBefore = process.cpuUsage();
+        const started = process.hrtime.bigint();
+        const deadline = started + BigInt(HANDLER_SECONDS * 1e9);
+        let queries = 0;
+        while (process.hrtime.bigint() < deadline) {
+          for (let k = 0; k < 256; k++) query(queries++);
+        }
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        const cpu = process.cpuUsage(cpuBefore);
+        if (sink === 0) throw new Error('the handler answered nothing');
+        const cpuUsPerQuery = (cpu.user + cpu.system) / queries;
+        ctx.record(T_HANDLER, row, queries / seconds, { 'CPU µs/query': cpuUsPerQuery, 'CPU µs/lookup': cpuUsPerQuery / 3 });
+        ctx.log(`run ${run} ${T_HANDLER}/${row}: ${Math.round(queries / seconds)} queries/s, ${cpuUsPerQuery.toFixed(2)} µs CPU/query`);
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+  } finally {
+    restore();
+  }
+}
 
 /**
  * Cumulative lookups and CPU of a backend process. Reading the lookup count costs the backend
