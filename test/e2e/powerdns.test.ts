@@ -31,7 +31,7 @@ test.before(async () => {
   gslbd = await startGslbd(join(dir, 'gslbd.yaml'), { signals: false, watchFile: false, logDestination: openSync(join(dir, 'gslbd.log'), 'a') });
   const snap = gslbd.engine.snapshot;
   gslbd.engine.publish({ ...snap, env: { ...snap.env, geo: testLocationDb() } });
-  // AXFR is left to the backend here (the example refuses it in pdns itself; see powerdnsRestart.test.ts).
+  // AXFR is left to the backend here (the example refuses it in pdns itself; see powerdnsProcess.test.ts).
   pdns = await startPdns({ socketPath: socketPath(), instance: 'e2e', settings: { 'disable-axfr': 'no' } });
 });
 

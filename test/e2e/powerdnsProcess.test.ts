@@ -5,14 +5,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { stringify } from 'yaml';
+import { freePort } from '../support/freePort.js';
 import { startPdns } from '../support/pdnsServer.js';
 import { zonesConfig } from '../support/powerdnsFixture.js';
 
 /**
- * Start order and restarts with a real pdns_server in front of the real engine process
- * (`node dist/src/cli/main.js serve`): PowerDNS refuses to start without the engine's socket;
- * an engine killed while PowerDNS runs costs SERVFAILs, never an NXDOMAIN for a GSLB name, and
- * answers come back once the engine is up again.
+ * A real pdns_server in front of the real engine process (`node dist/src/cli/main.js serve`):
+ * PowerDNS refuses to start without the engine's socket; an engine killed while PowerDNS runs
+ * costs SERVFAILs, never an NXDOMAIN for a GSLB name, and answers come back once the engine is up
+ * again; a health override through the admin API shows in the next answer; the example
+ * configuration refuses AXFR.
  */
 
 const CLI = fileURLToPath(new URL(existsSync(fileURLToPath(new URL('../../dist', import.meta.url))) ? '../../dist/src/cli/main.js' : '../../src/cli/main.js', import.meta.url));
@@ -64,12 +66,15 @@ function status(port: number, ...args: string[]): Promise<{ status: string; answ
   });
 }
 
-function setup(): { dir: string; socket: string; configFile: string } {
+const ADMIN_TOKEN = 'powerdns-e2e-admin-token';
+
+function setup(adminPort?: number): { dir: string; socket: string; configFile: string } {
   const dir = mkdtempSync(join(tmpdir(), 'gslbd-pdns-restart-'));
   const socket = join(dir, 'gslbd.sock');
   const configFile = join(dir, 'gslbd.yaml');
+  const admin = adminPort ? { admin: { address: '127.0.0.1', port: adminPort, token: ADMIN_TOKEN } } : {};
   // No location data: every client is unknown and gets the default data center (us-east).
-  writeFileSync(configFile, stringify({ ...zonesConfig(), listeners: { powerdns: { path: socket } } }));
+  writeFileSync(configFile, stringify({ ...zonesConfig(), listeners: { powerdns: { path: socket }, ...admin } }));
   return { dir, socket, configFile };
 }
 
@@ -132,4 +137,33 @@ test('the example configuration refuses AXFR in PowerDNS itself', async (t) => {
   );
   t.regex(out, /Transfer failed/);
   t.notRegex(out, /\sIN\s+A\s/);
+});
+
+test('a health override through the admin API shows in the next answer through PowerDNS', async (t) => {
+  const adminPort = await freePort();
+  const { dir, socket, configFile } = setup(adminPort);
+  const engine = await startEngine(configFile);
+  const pdns = await startPdns({ socketPath: socket });
+  t.teardown(async () => {
+    engine.child.kill('SIGKILL');
+    await pdns.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const override = async (override: string): Promise<number> =>
+    (
+      await fetch(`http://127.0.0.1:${adminPort}/health/override`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        body: JSON.stringify({ endpoint: 'web/us-east/192.0.2.10', override }),
+      })
+    ).status;
+  const www = async (): Promise<string[]> => (await status(pdns.port, 'www.example.test', 'A', '+subnet=1.1.1.0/24')).answer;
+  t.deepEqual(await www(), ['www.example.test. 30 IN A 192.0.2.10']);
+  t.is(await override('force-down'), 200);
+  // The default data center is out: the live ones tie (no location), and rotation picks one.
+  const down = await www();
+  t.is(down.length, 1);
+  t.regex(down[0]!, /^www\.example\.test\. 30 IN A (198\.51\.100\.10|203\.0\.113\.10)$/);
+  t.is(await override('none'), 200);
+  t.deepEqual(await www(), ['www.example.test. 30 IN A 192.0.2.10']);
 });
