@@ -24,14 +24,31 @@ interface Engine {
   exited: Promise<void>;
 }
 
-/** Starts the engine process and resolves when it logs `gslbd up` (its PowerDNS socket is open then). */
+const engines = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of engines) child.kill('SIGKILL');
+});
+
+/**
+ * Starts the engine process and resolves when it logs `gslbd up` (its PowerDNS socket is open
+ * then). A process that is not up within 30 s is killed.
+ */
 function startEngine(configFile: string): Promise<Engine> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first (npm test runs tsc before ava)`);
   const child = spawn(process.execPath, [CLI, 'serve', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  engines.add(child);
+  const exited = new Promise<void>((r) =>
+    child.once('exit', () => {
+      engines.delete(child);
+      r();
+    }),
+  );
   let out = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`engine not up within 30 s:\n${out}`)), 30000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`engine not up within 30 s:\n${out}`));
+    }, 30000);
     const onData = (chunk: Buffer): void => {
       out += chunk.toString();
       if (out.includes('"msg":"gslbd up"')) {
