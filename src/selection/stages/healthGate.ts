@@ -61,6 +61,8 @@ export const healthGateStage: Stage = {
         outcome = m.outcome;
       } else {
         outcome = evaluate(health, view, s.env.ctx.now(), undefined);
+        // Shared by every query on this view: frozen, so a stage sorting it in place fails loudly.
+        Object.freeze(outcome.live);
         memo.set(health, { view, outcome });
       }
     }
