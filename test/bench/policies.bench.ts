@@ -1,0 +1,147 @@
+import { parseConfigText } from '../../src/config/load.js';
+import { TYPE_CODES } from '../../src/dns/records.js';
+import { buildSnapshot, type Snapshot } from '../../src/engine/snapshot.js';
+import type { LocationDb } from '../../src/geo/locationDb.js';
+import { allUpHealthView } from '../../src/state/healthView.js';
+import { emptyMetricView } from '../../src/state/metricView.js';
+import { systemContext } from '../../src/state/resolveContext.js';
+import { resolve, type Query } from '../../src/zones/authoritative.js';
+import { pinAllThreads } from './harness/affinity.js';
+import type { BenchGroup } from './harness/benchGroup.js';
+import { clientMix } from './harness/clientMix.js';
+import { quickstartSnapshot } from './harness/quickstartSnapshot.js';
+import { measureResolve, RESOLVE_TABLE } from './resolve.bench.js';
+
+/**
+ * resolve() decisions/s for the records of issue 6 (seed 002) over the real GeoLite2 data, in the
+ * resolve table beside the quickstart record: a preferred-locations record (8 data centers, 2 DNS
+ * policies: a view for internal subnets, preferred locations for clients in Africa, else static
+ * proximity), and a static-proximity record over the same 8 data centers — with its answer
+ * classes (the default) and without them (per-query ranking from the location, as with a
+ * location database that cannot be enumerated), so the stretch goal's cost and gain are measured.
+ * Details: CPU µs per call, latency, and the mean ECS scope over the client mix.
+ */
+
+/** The CPU the in-process measurement is pinned to (as the resolve group). */
+const CPU = '1';
+
+const CONFIG = `
+zones:
+  - name: example.test
+    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
+    ns: [ns1.example.test]
+datacenters:
+  - { name: in, location: Asia.IN, lat: 19.1, lon: 72.9 }
+  - { name: jpn, location: Asia.jpn, lat: 35.7, lon: 139.7 }
+  - { name: hk, location: Asia.HK, lat: 22.3, lon: 114.2 }
+  - { name: uk, location: Europe.UK, lat: 51.5, lon: -0.1 }
+  - { name: ru, location: Europe.RU, lat: 55.8, lon: 37.6 }
+  - { name: eg, location: Europe.EG, lat: 30.0, lon: 31.2 }
+  - { name: sd, location: Africa.SD, lat: 15.6, lon: 32.5 }
+  - { name: zmb, location: Africa.zmb, lat: -15.4, lon: 28.3 }
+services:
+  - name: app
+    endpoints:
+      - { dc: in, address: 192.0.2.1 }
+      - { dc: jpn, address: 192.0.2.2 }
+      - { dc: hk, address: 192.0.2.3 }
+      - { dc: uk, address: 192.0.2.4 }
+      - { dc: ru, address: 192.0.2.5 }
+      - { dc: eg, address: 192.0.2.6 }
+      - { dc: sd, address: 192.0.2.7 }
+      - { dc: zmb, address: 192.0.2.8 }
+records:
+  - name: pref.example.test
+    type: A
+    service: app
+    policies:
+      rules:
+        - { name: internal, when: { clientSubnet: [10.0.0.0/8, 172.16.0.0/12, "fc00::/7"] }, action: internal-view }
+        - { name: africa, when: { clientLocation: Africa }, action: prefLoc11 }
+  - { name: prox.example.test, type: A, service: app }
+actions:
+  - { name: prefLoc11, type: preferred-locations, locations: ["Asia.HK", "Europe.UK"] }
+  - { name: internal-view, type: view, dcs: [uk] }
+`;
+
+const ROWS = [
+  { id: 'preferred-locations-8dc-2-policies', name: 'pref.example.test', classes: true, label: 'pref A: 8 DCs, 2 DNS policies (view, preferred locations), else static proximity' },
+  { id: 'static-proximity-8dc', name: 'prox.example.test', classes: true, label: 'prox A: static proximity over 8 DCs (answer classes)' },
+  { id: 'static-proximity-8dc-per-query', name: 'prox.example.test', classes: false, label: 'prox A: static proximity over 8 DCs, ranked per query (no answer classes)' },
+] as const;
+
+const TIMED_SECONDS = 2;
+
+const group: BenchGroup = {
+  name: 'policies',
+  description: 'resolve() for preferred-locations / DNS-policy and 8-DC static-proximity records over the real data, beside the quickstart record',
+  tables: [{ id: RESOLVE_TABLE, measure: 'decisions/s', rows: ROWS.map(({ id, label }) => ({ id, label })) }],
+  estimateSeconds: (runs) => 20 + runs * ROWS.length * (TIMED_SECONDS + 1),
+  async run(ctx) {
+    ctx.log('loading the quickstart location data (shared with the resolve group)');
+    const { geo, engineGeo } = quickstartSnapshot();
+    const config = parseConfigText(CONFIG);
+    const build = (db: LocationDb): { snapshot: Snapshot; seconds: number } => {
+      const started = performance.now();
+      const snapshot = buildSnapshot('<policies bench>', config, { geo: db, health: allUpHealthView, metrics: emptyMetricView }, Date.now());
+      return { snapshot, seconds: (performance.now() - started) / 1000 };
+    };
+    const withClasses = build(engineGeo);
+    const perQuery = build(enumerationHidden(engineGeo)).snapshot;
+    const classes = withClasses.snapshot.records.map((r) => r.locationClasses);
+    ctx.note(
+      `snapshot with answer classes built in ${withClasses.seconds.toFixed(2)} s (${classes
+        .map((c, i) => `${withClasses.snapshot.records[i]!.name}: ${c ? `${c.classes.length} classes, ${c.v4.size + c.v6.size} ranges` : 'none'}`)
+        .join('; ')}; the location data has ${geo.v4.size + geo.v6.size} ranges)`,
+    );
+    const clients = clientMix(geo, 10_000, 2);
+    const queries = (name: string): Query[] => clients.map((client): Query => ({ name, type: TYPE_CODES.A, client, transport: 'udp' }));
+    checkSameDecisions(withClasses.snapshot, perQuery, queries('pref.example.test'), queries('prox.example.test'));
+    const rows = ROWS.filter((r) => ctx.wants(RESOLVE_TABLE, r.id)).map((r) => {
+      const snapshot = r.classes ? withClasses.snapshot : perQuery;
+      const qs = queries(r.name);
+      return { ...r, snapshot, qs, meanScope: meanScope(snapshot, qs) };
+    });
+    const restore = pinAllThreads(process.pid, CPU);
+    try {
+      for (let run = 1; run <= ctx.runs; run++) {
+        for (const row of rows) {
+          if (ctx.signal.aborted) throw ctx.signal.reason;
+          const m = measureResolve(row.snapshot, row.qs);
+          ctx.record(RESOLVE_TABLE, row.id, m.perSecond, { 'p50 µs': m.p50Us, 'p99 µs': m.p99Us, 'CPU µs/call': m.cpuUs, 'mean ECS scope': row.meanScope });
+          ctx.log(`run ${run} ${row.id}: ${Math.round(m.perSecond)} decisions/s, ${m.cpuUs.toFixed(2)} CPU µs/call`);
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      restore();
+    }
+    ctx.note('the same 10,000-client mix as the resolve group; answers with and without answer classes were checked equal for every client before timing');
+  },
+};
+
+export default group;
+
+/** The same database without `tilings()`: records get no answer classes (as a database that cannot be enumerated). */
+function enumerationHidden(db: LocationDb): LocationDb {
+  return { implementation: db.implementation, lookup: (a) => db.lookup(a), location: (id) => db.location(id), describe: () => db.describe() };
+}
+
+/** A benchmark of wrong answers is worthless: answer classes must decide as the per-query ranking does. */
+function checkSameDecisions(withClasses: Snapshot, perQuery: Snapshot, ...sets: Query[][]): void {
+  for (const qs of sets) {
+    for (const q of qs) {
+      const a = resolve(q, withClasses, systemContext());
+      const b = resolve(q, perQuery, systemContext());
+      const da = a.answers.map((r) => r.data).join();
+      const db = b.answers.map((r) => r.data).join();
+      if (da !== db || a.scope > b.scope) throw new Error(`${q.name}: answer classes give ${da} /${a.scope}, per-query ranking ${db} /${b.scope}`);
+    }
+  }
+}
+
+function meanScope(snapshot: Snapshot, qs: readonly Query[]): number {
+  let sum = 0;
+  for (const q of qs) sum += resolve(q, snapshot, systemContext()).scope;
+  return sum / qs.length;
+}
