@@ -223,7 +223,7 @@ async function checkAnswers(ctx: BenchContext, clients: readonly MixClient[], gs
   }
   ctx.note(
     `answer check on ${CHECKED_CLIENTS} ECS clients: gslbd's wire answers and scopes equal resolve(); gdnsd's answer differs for ${dataDiffers} ` +
-      `and its ECS scope for ${scopeDiffers} (gdnsd merges networks per data center, gslbd per location)`,
+      `and its ECS scope for ${scopeDiffers} (gdnsd merges networks per answered data center, gslbd per full ranking of the data centers)`,
   );
 }
 
