@@ -103,13 +103,13 @@ export function ingestBatch(store: MetricStore, source: MetricSource, body: unkn
     const sample = raw as Record<string, unknown> & { dc: string };
     const at = (key: string): string => formatPath(['samples', i, key]);
     if (!store.hasDataCenter(sample.dc)) problems.push({ path: at('dc'), message: `unknown data center "${sample.dc}"` });
-    let subject = '';
+    let subject: string | number = '';
     if (source === 'service') {
       subject = sample.service as string;
-      if (!store.hasService(subject)) problems.push({ path: at('service'), message: `unknown service "${subject}"` });
+      if (!store.hasService(sample.service as string)) problems.push({ path: at('service'), message: `unknown service "${subject}"` });
     } else if (source === 'client') {
       const network = clientSubject(store, sample.network as string);
-      if (typeof network !== 'string') {
+      if (typeof network === 'object') {
         problems.push({ path: at('network'), message: network.error });
         return;
       }
@@ -126,7 +126,7 @@ export function ingestBatch(store: MetricStore, source: MetricSource, body: unkn
 }
 
 /** The client network key of an address or prefix, or why it cannot be one. */
-function clientSubject(store: MetricStore, text: string): string | { error: string } {
+function clientSubject(store: MetricStore, text: string): string | number | { error: string } {
   let prefix;
   try {
     prefix = parseCidr(text);

@@ -6,11 +6,11 @@ import { smoothMos } from './mos.js';
 /** Samples of one data center, by metric id; host and service rows have one more slot for the monitor's status. */
 type Row = (MetricSample | undefined)[];
 /** subject → data center → row. */
-type Table = Map<string, Map<string, Row>>;
+type Table = Map<string | number, Map<string, Row>>;
 
 /** One write: a subject's data center and the new values by metric id (undefined = not in this sample). */
 export interface MetricWrite {
-  readonly subject: string;
+  readonly subject: string | number;
   readonly dc: string;
   readonly values: readonly (number | undefined)[];
 }
@@ -47,9 +47,13 @@ export class MetricStore implements MetricView {
   private services: ReadonlySet<string> = new Set();
   private evictions = 0;
   clientNetworkPrefix: ClientNetworkPrefix = { ipv4: 24, ipv6: 48 };
-  /** The last row read, so the gate's and the rank's reads of one data center look it up once. */
+  /**
+   * The last subject and row read: a query reads one subject for every data center, and the
+   * gate and the rank read one data center several times, so each is looked up once.
+   */
   private cachedTable: SourceTable | undefined;
-  private cachedSubject = '';
+  private cachedSubject: string | number = '';
+  private cachedRows: Map<string, Row> | undefined;
   private cachedDc = '';
   private cachedRow: Row | undefined;
 
@@ -78,7 +82,7 @@ export class MetricStore implements MetricView {
     for (const source of ['host', 'service', 'client'] as const) {
       const table = this.table(source).rows;
       for (const [subject, rows] of table) {
-        if (source === 'service' && !this.services.has(subject)) {
+        if (source === 'service' && !this.services.has(subject as string)) {
           table.delete(subject);
           continue;
         }
@@ -102,7 +106,7 @@ export class MetricStore implements MetricView {
     return this.table(source).staleMs;
   }
 
-  read(source: MetricSource, subject: string, dc: string, metric: number, nowMs: number): number {
+  read(source: MetricSource, subject: string | number, dc: string, metric: number, nowMs: number): number {
     const table = this.table(source);
     const row = this.rowOf(table, subject, dc);
     if (row === undefined) return NaN;
@@ -112,7 +116,7 @@ export class MetricStore implements MetricView {
     return s.value;
   }
 
-  describe(source: MetricSource, subject: string, dc: string, metric: number, nowMs: number): MetricReading {
+  describe(source: MetricSource, subject: string | number, dc: string, metric: number, nowMs: number): MetricReading {
     const table = this.table(source);
     const row = table.rows.get(subject)?.get(dc);
     const pushed = row?.[metric];
@@ -198,14 +202,17 @@ export class MetricStore implements MetricView {
     return source === 'host' ? this.host : source === 'service' ? this.service : this.client;
   }
 
-  private rowOf(table: SourceTable, subject: string, dc: string): Row | undefined {
-    if (table === this.cachedTable && subject === this.cachedSubject && dc === this.cachedDc) return this.cachedRow;
-    const row = table.rows.get(subject)?.get(dc);
-    this.cachedTable = table;
-    this.cachedSubject = subject;
+  private rowOf(table: SourceTable, subject: string | number, dc: string): Row | undefined {
+    if (table !== this.cachedTable || subject !== this.cachedSubject) {
+      this.cachedTable = table;
+      this.cachedSubject = subject;
+      this.cachedRows = table.rows.get(subject);
+      this.cachedDc = dc;
+      return (this.cachedRow = this.cachedRows?.get(dc));
+    }
+    if (dc === this.cachedDc) return this.cachedRow;
     this.cachedDc = dc;
-    this.cachedRow = row;
-    return row;
+    return (this.cachedRow = this.cachedRows?.get(dc));
   }
 
   private evictClients(): void {

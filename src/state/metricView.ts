@@ -7,7 +7,8 @@ import { maskWord, type IpAddress } from '../geo/ipAddress.js';
  *
  * Subjects: host metrics are kept per data center under the subject `''`, service metrics per
  * (service name, data center) under the subject = service name, client metrics per (client
- * network, data center) under the subject = the network's key ({@link clientNetworkKey}). Metric ids are positions in `src/metrics/catalog.ts`.
+ * network, data center) under the subject = the network's key ({@link clientNetworkKey}, a
+ * number for IPv4). Metric ids are positions in `src/metrics/catalog.ts`.
  */
 
 /** Where a metric comes from: the DC platform, a service in a DC, or the path to a client network. */
@@ -44,9 +45,9 @@ export interface MetricView {
    * after the agreement rule: pushed status and monitor status must both say up when both report.
    * Never allocates: this is the query path.
    */
-  read(source: MetricSource, subject: string, dc: string, metric: number, nowMs: number): number;
+  read(source: MetricSource, subject: string | number, dc: string, metric: number, nowMs: number): number;
   /** The same metric described for /explain (value, age, freshness, monitor opinion). */
-  describe(source: MetricSource, subject: string, dc: string, metric: number, nowMs: number): MetricReading;
+  describe(source: MetricSource, subject: string | number, dc: string, metric: number, nowMs: number): MetricReading;
   /** Lengths that define a client network (SPEC §3 default /24 and /48). */
   readonly clientNetworkPrefix: ClientNetworkPrefix;
 }
@@ -55,11 +56,12 @@ export interface MetricView {
 export const DEFAULT_CLIENT_NETWORK_PREFIX: ClientNetworkPrefix = { ipv4: 24, ipv6: 48 };
 
 /**
- * The subject under which client metrics are kept for the client network of `address`: its
- * family and its words masked to the client network length (`prefix`), e.g. `4/3325256704`.
+ * The subject under which client metrics are kept for the client network of `address`: for
+ * IPv4 the network number (the address shifted right by 32 − length bits: a small integer), for
+ * IPv6 a string of the masked words.
  */
-export function clientNetworkKey(address: IpAddress, prefix: ClientNetworkPrefix): string {
-  if (address.family === 4) return `4/${(address.w0 & maskWord(prefix.ipv4)) >>> 0}`;
+export function clientNetworkKey(address: IpAddress, prefix: ClientNetworkPrefix): number | string {
+  if (address.family === 4) return prefix.ipv4 === 0 ? 0 : address.w0 >>> (32 - prefix.ipv4);
   const bits = prefix.ipv6;
   const w = (word: number, offset: number): number => (word & maskWord(bits - offset)) >>> 0;
   return `6/${w(address.w0, 0)}/${w(address.w1, 32)}/${w(address.w2, 64)}/${w(address.w3, 96)}`;

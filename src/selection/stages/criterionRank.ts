@@ -62,7 +62,7 @@ export function criterionRankStage(o: CriterionRankOptions): Stage {
 }
 
 /** The subject the metric is kept under; reading client metrics narrows the ECS scope. */
-function subjectOf(o: CriterionRankOptions, s: SelectionState): string {
+function subjectOf(o: CriterionRankOptions, s: SelectionState): string | number {
   if (o.source === 'host') return '';
   if (o.source === 'service') return o.service;
   narrowScope(s, clientNetworkPrefix(s));
@@ -70,7 +70,7 @@ function subjectOf(o: CriterionRankOptions, s: SelectionState): string {
 }
 
 /** Rank groups of one tier: known values by the criterion, then unknown ones (rank-last). */
-function tier(dcs: readonly LiveDc[], o: CriterionRankOptions, s: SelectionState, subject: string, now: number): LiveDc[][] {
+function tier(dcs: readonly LiveDc[], o: CriterionRankOptions, s: SelectionState, subject: string | number, now: number): LiveDc[][] {
   const known: LiveDc[] = [];
   const values: number[] = [];
   let unknown: LiveDc[] | undefined;
