@@ -6,7 +6,8 @@ import { Registry } from 'prom-client';
 import { parseConfigText } from '../config/load.js';
 import { createLogger } from '../log/logger.js';
 import type { HealthView } from '../state/healthView.js';
-import { sleep, startHttpPeer, startTcpPeer, waitFor, type Peer } from '../../test/health/loopbackPeers.js';
+import { startHttpPeer, startTcpPeer, type Peer } from '../../test/health/loopbackPeers.js';
+import { sleep, waitFor } from '../../test/support/waitFor.js';
 import { applyResult, unknownCheckState } from './checkState.js';
 import { HealthMonitor } from './healthMonitor.js';
 
@@ -46,38 +47,40 @@ async function closedPort(): Promise<number> {
 
 test('transitions follow rise/fall with real listeners: stopped is out after fall failures, back after rise successes', async (t) => {
   const peer = await startTcpPeer();
+  // Signed run of equal results: +n after n successes in a row, -n after n failures in a row.
   let streak = 0;
   const m = new HealthMonitor({ log, onCheck: (_id, o) => (streak = o.ok ? Math.max(0, streak) + 1 : Math.min(0, streak) - 1) });
   t.teardown(() => m.stop());
-  const views: HealthView[] = [];
-  const streakAtChange: number[] = [];
-  m.onChange((v) => {
-    views.push(v);
-    streakAtChange.push(streak);
-  });
+  const changes: { status: string; streak: number }[] = [];
+  m.onChange((v) => changes.push({ status: v.endpointHealth(key(0)).status, streak }));
   const initial = m.configure(config([peer.port], { rise: 2, fall: 3 }), '/tmp/x.yaml');
   t.is(initial.endpointHealth(key(0)).status, 'unknown');
   m.start();
-  await waitFor('first result', () => statusOf(m, 0) === 'up', INTERVAL + 5000);
-  t.is(views.length, 1, 'one publish for unknown → up');
-  t.is(streakAtChange[0], 1, 'the first result decides');
-
-  // Steady state: checks keep running, nothing is published.
+  await waitFor('up', () => statusOf(m, 0) === 'up', 10_000);
+  // Steady state: checks keep running.
   await sleep(5 * INTERVAL);
-  t.is(views.length, 1, 'no publish without a transition');
+  const upChanges = changes.length;
 
   await peer.stop();
-  await waitFor('down after the listener stopped', () => statusOf(m, 0) === 'down', 3 * INTERVAL * 1.1 + 5000);
-  t.is(views.length, 2);
-  t.is(streakAtChange[1], -3, 'down after exactly fall = 3 consecutive failures');
+  await waitFor('down after the listener stopped', () => statusOf(m, 0) === 'down', 10_000);
   await sleep(4 * INTERVAL);
   t.is(statusOf(m, 0), 'down', 'stays down while the listener is stopped');
-  t.is(views.length, 2);
+  t.is(changes.length, upChanges + 1, 'one publish for up → down, none while it stays down');
 
   await peer.restart();
-  await waitFor('up after restart', () => statusOf(m, 0) === 'up', 2 * INTERVAL * 1.1 + 5000);
-  t.is(streakAtChange[2], 2, 'up after exactly rise = 2 consecutive successes');
+  await waitFor('up after restart', () => statusOf(m, 0) === 'up', 10_000);
   await peer.stop();
+
+  // Every publish is a transition, at exactly the run of results the rule asks for. A check to the
+  // live listener that timed out on a loaded machine is a real failure to the monitor, so the
+  // rule is checked against the results as they came, not against an ideal sequence.
+  t.like(changes[0], { streak: changes[0]!.status === 'up' ? 1 : -1 }, 'the first result decides');
+  for (let i = 1; i < changes.length; i++) {
+    const { status, streak: run } = changes[i]!;
+    t.not(status, changes[i - 1]!.status, `publish ${i} changes the status`);
+    t.is(run, status === 'up' ? 2 : -3, `publish ${i}: ${status} after exactly ${status === 'up' ? 'rise = 2 successes' : 'fall = 3 failures'}`);
+  }
+  t.deepEqual(changes.slice(-3).map((c) => c.status), ['up', 'down', 'up']);
 });
 
 test('an endpoint whose check alternates up/down every probe does not flap with rise/fall 2/2', async (t) => {

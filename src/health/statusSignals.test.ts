@@ -3,7 +3,8 @@ import { parseConfigText } from '../config/load.js';
 import { createLogger } from '../log/logger.js';
 import { metricId } from '../metrics/catalog.js';
 import { MetricStore } from '../metrics/metricStore.js';
-import { startTcpPeer, waitFor } from '../../test/health/loopbackPeers.js';
+import { startTcpPeer } from '../../test/health/loopbackPeers.js';
+import { waitFor } from '../../test/support/waitFor.js';
 import { HealthMonitor } from './healthMonitor.js';
 import { StatusSignals } from './statusSignals.js';
 

@@ -8,7 +8,7 @@ import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { clientMix, type MixClient } from './harness/clientMix.js';
 import { exchange, lengthPrefixed, queryPacket } from './harness/dnsWire.js';
 import { runDnsperf, type DnsperfResult } from './harness/dnsperf.js';
-import { freePort } from './harness/freePort.js';
+import { freePort } from '../support/freePort.js';
 import { startGslbd } from './harness/gslbdServer.js';
 import { BENCH_DIST, REPO_ROOT } from './harness/paths.js';
 import { processCpuSeconds } from './harness/processCpu.js';

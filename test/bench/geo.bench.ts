@@ -7,7 +7,8 @@ import { readImage, type LocationImage } from '../../src/geo/compiledImage.js';
 import { formatIp, ipv4, ipv6, type IpAddress } from '../../src/geo/ipAddress.js';
 import type { LocationDb } from '../../src/geo/locationDb.js';
 import { openLocationDb } from '../../src/geo/openLocationDb.js';
-import { compareDbs, insideNetworks, seededRandom, uniformV4, uniformV6, zipfInsideNetworks } from '../geo/addressSets.js';
+import { compareDbs, insideNetworks, uniformV4, uniformV6, zipfInsideNetworks } from '../geo/addressSets.js';
+import { seededUint32 } from '../support/seededRandom.js';
 import { CITY_IMAGE, CITY_MMDB } from '../geo/cityImage.js';
 import { pinAllThreads } from './harness/affinity.js';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
@@ -70,7 +71,7 @@ const group: BenchGroup = {
     loadTimes(ctx);
     structureNote(ctx, image);
 
-    const rand = seededRandom(2026);
+    const rand = seededUint32(2026);
     const sets = SETS.map((s) => {
       const words = addressSet(image, s.id, rand);
       const objects: IpAddress[] = [];

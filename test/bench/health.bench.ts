@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
-import { freePort } from './harness/freePort.js';
+import { freePort } from '../support/freePort.js';
 import { BENCH_DIST } from './harness/paths.js';
 import { targetAddress } from './healthTargets.js';
 

@@ -11,7 +11,7 @@ import { exchange, lengthPrefixed, queryPacket, type WireAnswer } from './harnes
 import { runDnsperf, type DnsperfResult } from './harness/dnsperf.js';
 import { startGdnsd } from './harness/gdnsdServer.js';
 import { startGslbd, type GslbdServer } from './harness/gslbdServer.js';
-import { freePort } from './harness/freePort.js';
+import { freePort } from '../support/freePort.js';
 import { BENCH_DIST } from './harness/paths.js';
 import { processCpuSeconds } from './harness/processCpu.js';
 import type { BenchProcess } from './harness/processes.js';

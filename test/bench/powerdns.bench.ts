@@ -15,7 +15,7 @@ import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { clientMix, type MixClient } from './harness/clientMix.js';
 import { exchange, lengthPrefixed, queryPacket, type WireAnswer } from './harness/dnsWire.js';
 import { runDnsperf } from './harness/dnsperf.js';
-import { freePort } from './harness/freePort.js';
+import { freePort } from '../support/freePort.js';
 import { startGslbd, type GslbdServer } from './harness/gslbdServer.js';
 import { noopReply } from './noopRemoteBackend.js';
 import { pinAllThreads } from './harness/affinity.js';

@@ -1,11 +1,12 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import test from 'ava';
 import { parse, stringify } from 'yaml';
+import { REPO_ROOT, startEngine, stopAllEngines, type EngineProcess } from '../support/engineProcess.js';
 import { freePort } from '../support/freePort.js';
+import { waitFor } from '../support/waitFor.js';
 
 /**
  * The CoreDNS bridge end to end: the real engine process (`gslbd serve`, the quickstart scenario
@@ -15,10 +16,7 @@ import { freePort } from '../support/freePort.js';
  * NXDOMAIN) and restarted (answers resume without restarting CoreDNS).
  */
 
-const here = fileURLToPath(new URL('.', import.meta.url));
-const ROOT = resolve(here, existsSync(resolve(here, '../../package.json')) ? '../..' : '../../..');
-const CLI = join(ROOT, 'dist/src/cli/main.js');
-const COREDNS = join(ROOT, 'coredns-bridge/bin/coredns-gslb');
+const COREDNS = join(REPO_ROOT, 'coredns-bridge/bin/coredns-gslb');
 
 interface Proc {
   child: ChildProcess;
@@ -26,30 +24,41 @@ interface Proc {
   exited: Promise<void>;
 }
 
+/** CoreDNS processes this worker started; `after.always` kills whatever a failed hook or test left. */
+const children = new Set<Proc>();
+
 function spawnLogged(cmd: string, args: string[]): Proc {
-  const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return { child, output: () => out, exited };
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms: number, proc?: Proc): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (proc && proc.child.exitCode !== null) throw new Error(`${what}: process exited:\n${proc.output()}`);
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms\n${proc?.output() ?? ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function startEngine(configFile: string): Promise<Proc> {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: npm test builds it`);
-  const p = spawnLogged(process.execPath, [CLI, 'serve', configFile]);
-  // The real GeoLite data takes seconds to load (tens of seconds on a busy machine).
-  await until('engine up', () => p.output().includes('"msg":"gslbd up"'), 120000, p);
+  const p = { child, output: () => out, exited };
+  children.add(p);
+  void exited.then(() => children.delete(p));
   return p;
+}
+
+/** SIGTERM, then SIGKILL after 5 s. */
+async function stopProc(p: Proc): Promise<void> {
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+  p.child.kill('SIGTERM');
+  const killer = setTimeout(() => p.child.kill('SIGKILL'), 5000);
+  await p.exited;
+  clearTimeout(killer);
+}
+
+/** Waits for `check`; fails at once, with its output, when `proc` exits first. */
+function until(what: string, check: () => boolean | Promise<boolean>, ms: number, proc?: Proc): Promise<number> {
+  return waitFor(
+    what,
+    () => {
+      if (proc && proc.child.exitCode !== null) throw new Error(`${what}: process exited:\n${proc.output()}`);
+      return check();
+    },
+    ms,
+    { everyMs: 100, detail: () => proc?.output() ?? '' },
+  );
 }
 
 async function readyStatus(port: number): Promise<number> {
@@ -97,13 +106,16 @@ function dig(port: number, ...args: string[]): Promise<Dig> {
 
 interface Fixture {
   dir: string;
-  configFile: string;
+  engineConfig: string;
   dnsPort: number;
   readyPort: number;
   metricsPort: number;
-  engine: Proc;
+  engine: EngineProcess;
   coredns: Proc;
 }
+
+/** The real GeoLite data takes seconds to load (tens of seconds on a busy machine). */
+const ENGINE_START_MS = 120_000;
 
 let fx: Fixture;
 
@@ -111,10 +123,9 @@ test.before(async () => {
   if (!existsSync(COREDNS)) throw new Error(`${COREDNS} is missing: run test/setup.sh (it builds the binary)`);
   const dir = mkdtempSync(join(tmpdir(), 'gslbd-cd-'));
   const socket = join(dir, 'engine.sock');
-  const config = parse(readFileSync(join(ROOT, 'examples/quickstart.yaml'), 'utf8')) as Record<string, unknown>;
+  const config = parse(readFileSync(join(REPO_ROOT, 'examples/quickstart.yaml'), 'utf8')) as Record<string, unknown>;
   config.listeners = { compact: { path: socket } };
-  const configFile = join(dir, 'gslbd.yaml');
-  writeFileSync(configFile, stringify(config));
+  const engineConfig = stringify(config);
   // The operator's static fail-safe zone behind gslb (www differs from every GSLB answer, so the
   // test can tell who answered).
   writeFileSync(
@@ -148,21 +159,17 @@ test.before(async () => {
 }
 `,
   );
-  const engine = await startEngine(configFile);
+  const engine = await startEngine(engineConfig, { startTimeoutMs: ENGINE_START_MS });
   const coredns = spawnLogged(COREDNS, ['-conf', corefile]);
-  fx = { dir, configFile, dnsPort, readyPort, metricsPort, engine, coredns };
+  fx = { dir, engineConfig, dnsPort, readyPort, metricsPort, engine, coredns };
   await until('CoreDNS ready (engine connected)', async () => (await readyStatus(readyPort)) === 200, 30000, coredns);
 });
 
+// Also after a failed `before`: whatever started is stopped, so the worker ends instead of hanging.
 test.after.always(async () => {
-  if (!fx) return;
-  for (const p of [fx.coredns, fx.engine]) {
-    if (p.child.exitCode === null) {
-      p.child.kill('SIGTERM');
-      await p.exited;
-    }
-  }
-  rmSync(fx.dir, { recursive: true, force: true });
+  await Promise.all([...children].map(stopProc));
+  await stopAllEngines();
+  if (fx) rmSync(fx.dir, { recursive: true, force: true });
 });
 
 const www = (ip: string, ttl = 30): string => `www.example.test. ${ttl} IN A ${ip}`;
@@ -219,8 +226,8 @@ test.serial('static names, NODATA for a missing family, question case, CNAME, TC
 
 test.serial('engine killed: stale answers for blocks seen before, the fail-safe zone for others, never NXDOMAIN; restart resumes without restarting CoreDNS', async (t) => {
   t.timeout(300000);
-  fx.engine.child.kill('SIGKILL');
-  await fx.engine.exited;
+  fx.engine.signal('SIGKILL');
+  await fx.engine.stop();
   await until('CoreDNS not ready once the engine is gone', async () => (await readyStatus(fx.readyPort)) === 503, 10000);
 
   const stale = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=193.0.14.0/24');
@@ -241,7 +248,7 @@ test.serial('engine killed: stale answers for blocks seen before, the fail-safe 
   t.regex(metrics, /coredns_gslb_requests_total\{result="fallthrough",server="dns:\/\/127\.0\.0\.1:\d+"\} [1-9]/);
   t.regex(metrics, /coredns_gslb_engine_up\{socket="[^"]+"\} 0/);
 
-  fx.engine = await startEngine(fx.configFile);
+  fx.engine = await startEngine(fx.engineConfig, { startTimeoutMs: ENGINE_START_MS });
   await until('CoreDNS ready again', async () => (await readyStatus(fx.readyPort)) === 200, 30000, fx.coredns);
   // TTL 30 (not the stale 10): a fresh answer from the restarted engine.
   const fresh = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=8.8.8.0/24');

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGslbd, type RunningGslbd } from '../../src/engine/gslbdProcess.js';
 import { aRecords, queryUdp } from '../health/dnsClient.js';
-import { freePort, sleep, startHttpPeer, startTcpPeer, waitFor, type HttpPeer, type Peer } from '../health/loopbackPeers.js';
+import { startHttpPeer, startTcpPeer, type HttpPeer, type Peer } from '../health/loopbackPeers.js';
+import { sleep, waitFor } from '../support/waitFor.js';
+import { freePort } from '../support/freePort.js';
 
 /**
  * End to end: the engine process with real monitors against real loopback servers, answering
@@ -53,25 +55,17 @@ function admin(g: RunningGslbd, path: string, body?: unknown, token: string | nu
 }
 
 /** Polls DNS until the A set equals `want` (sorted) or the limit passes; returns the time taken. */
-async function answersBecome(g: RunningGslbd, want: string[], limitMs: number, name = 'www.example.test'): Promise<number> {
+function answersBecome(g: RunningGslbd, want: string[], limitMs: number, name = 'www.example.test'): Promise<number> {
   let last: string[] = [];
-  try {
-    return await waitForAsync(async () => {
+  return waitFor(
+    `answer ${JSON.stringify(want)}`,
+    async () => {
       last = aRecords(await ask(g, name));
       return JSON.stringify(last) === JSON.stringify(want);
-    }, limitMs);
-  } catch {
-    throw new Error(`answer stayed ${JSON.stringify(last)}, wanted ${JSON.stringify(want)} within ${limitMs} ms`);
-  }
-}
-
-async function waitForAsync(condition: () => Promise<boolean>, limitMs: number): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await condition()) return Date.now() - started;
-    if (Date.now() - started > limitMs) throw new Error('timeout');
-    await sleep(20);
-  }
+    },
+    limitMs,
+    { detail: () => `the answer stayed ${JSON.stringify(last)}` },
+  );
 }
 
 test('the full sequence: all up → one down → tier 1 down → all down → one recovers → restart with the state file', async (t) => {
@@ -126,7 +120,7 @@ health:
     // All down, fail-closed: NODATA with the SOA at the configured negative TTL, also behind a CNAME.
     await p21.stop();
     await p22.stop();
-    await waitForAsync(async () => (await ask(g)).answers.length === 0, bound);
+    await waitFor('no answer (all down)', async () => (await ask(g)).answers.length === 0, bound);
     const nodata = await ask(g);
     t.like(nodata, { rcode: 'NOERROR', aa: true, answers: [], authority: ['SOA 5'] });
     const alias = await ask(g, 'alias.example.test');

@@ -1,23 +1,12 @@
 import type { LocationImage } from '../../src/geo/compiledImage.js';
 import type { LocationDb } from '../../src/geo/locationDb.js';
 import { ipv4, ipv6 } from '../../src/geo/ipAddress.js';
+import { seededUint32 } from '../support/seededRandom.js';
 
 /**
  * Address sets and comparison helpers shared by the differential tests, the sanitizer run and the
  * benchmark. Everything is seeded: the same seed gives the same addresses.
  */
-
-/** mulberry32: a small seeded 32-bit generator (uniform uint32 per call). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 /** `n` IPv4 addresses uniform over the whole space. */
 export function uniformV4(rand: () => number, n: number): Uint32Array {

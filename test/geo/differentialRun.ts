@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { openLocationDb } from '../../src/geo/openLocationDb.js';
 import { loadGeoAddon } from '../../src/geo/nativeAddon.js';
-import { compareDbs, insideNetworks, seededRandom, uniformV4, uniformV6, type Comparison } from './addressSets.js';
+import { compareDbs, insideNetworks, uniformV4, uniformV6, type Comparison } from './addressSets.js';
+import { seededUint32 } from '../support/seededRandom.js';
 import { readCityImage } from './cityImage.js';
 
 /**
@@ -16,7 +17,7 @@ const n = Number(process.argv[2] ?? 200_000);
 const image = readCityImage();
 const native = openLocationDb(image, 'native').db;
 const reference = openLocationDb(image, 'typescript').db;
-const rand = seededRandom(7);
+const rand = seededUint32(7);
 const results: Comparison[] = [
   compareDbs(native, reference, 4, uniformV4(rand, n)),
   compareDbs(native, reference, 6, uniformV6(rand, n)),

@@ -187,29 +187,3 @@ export async function startDnsPeer(address = '127.0.0.1'): Promise<DnsPeer> {
     },
   };
 }
-
-/**
- * Polls `condition` every 20 ms until it holds or `limitMs` passes; returns the time it took (ms).
- * @throws Error naming `what` when the limit passes.
- */
-export async function waitFor(what: string, condition: () => boolean, limitMs: number): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (condition()) return Date.now() - started;
-    if (Date.now() - started > limitMs) throw new Error(`timed out after ${limitMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Resolves after `ms`. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/** A loopback port that was free a moment ago (for listeners that cannot take port 0). */
-export async function freePort(): Promise<number> {
-  const s = createTcpServer();
-  const port = await listen(s, 0, '127.0.0.1');
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}

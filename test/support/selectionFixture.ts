@@ -10,6 +10,7 @@ import { emptyMetricView } from '../../src/state/metricView.js';
 import type { ResolveContext } from '../../src/state/resolveContext.js';
 import { RotationStore } from '../../src/state/rotationStore.js';
 import { resolve, type ExplainedSelection } from '../../src/zones/authoritative.js';
+import { seededRandom } from './seededRandom.js';
 
 /** A health view with these data centers down (every endpoint in them), everything else up. */
 export function dcsDown(...names: string[]): HealthView {
@@ -25,15 +26,8 @@ export function dcsDown(...names: string[]): HealthView {
 
 /** A context with a fixed random sequence (mulberry32) and a fresh rotation store. */
 export function fixedContext(seed = 1): ResolveContext {
-  let a = seed >>> 0;
   return {
-    random() {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    },
+    random: seededRandom(seed),
     now: () => 1_700_000_000_000,
     rotation: new RotationStore(),
   };

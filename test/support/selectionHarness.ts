@@ -14,9 +14,8 @@ import type { MetricSource } from '../../src/state/metricView.js';
 import type { ResolveContext } from '../../src/state/resolveContext.js';
 import { RotationStore } from '../../src/state/rotationStore.js';
 import { resolve, type Answer, type ExplainedSelection } from '../../src/zones/authoritative.js';
-import { seededRandom } from '../bench/harness/clientMix.js';
+import { seededRandom } from './seededRandom.js';
 
-export { seededRandom };
 
 /**
  * Pearson's chi-square statistic of observed counts against expected proportions. Bounds used in
@@ -54,7 +53,7 @@ export function downHealth(down: Iterable<string>): HealthView {
 export interface HarnessOptions {
   readonly health?: HealthView;
   readonly geo?: LocationDb;
-  /** Seed of the random source (mulberry32, the benchmark client mix's generator). */
+  /** Seed of the random source (`seededRandom`, the generator the benchmark client mix uses too). */
   readonly seed?: number;
   /** Start of the fake clock (ms since the epoch). */
   readonly nowMs?: number;

@@ -165,9 +165,12 @@ test('backpressure: a peer that does not read stops being read, others are serve
   const burst = Buffer.concat(Array.from({ length: n }, (_, i) => query(i + 1, 'www.example.test')));
   slow.send(burst);
   const other = await CompactTestClient.open(f.socket);
+  // Time for the burst to fill the slow peer's socket; the other peer must be answered while the
+  // slow one still does not read (the bound is only there to fail instead of hanging: on a loaded
+  // machine the burst alone can take seconds to process).
   await new Promise((r) => setTimeout(r, 300));
   other.send(query(1, 'ns1.example.test'));
-  t.like(await other.next(1000), { kind: 'ANSWER', id: 1 });
+  t.like(await other.next(15_000), { kind: 'ANSWER', id: 1 });
   slow.socket.resume();
   let last = 0;
   for (let i = 0; i < n; i++) last = (await slow.next(20000)).id;

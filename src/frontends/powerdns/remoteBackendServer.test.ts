@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { EngineMetrics } from '../../admin/metrics.js';
 import { fixtureEngine } from '../../../test/support/powerdnsFixture.js';
+import { waitFor } from '../../../test/support/waitFor.js';
 import { powerDnsFrontDoor, type RemoteBackendServer } from './remoteBackendServer.js';
 
 const LOOKUP_STATIC = JSON.stringify({
@@ -89,13 +90,10 @@ class Client {
   }
 }
 
-/** Polls `read` until `done` holds (5 s at most: the server sees closed sockets asynchronously); returns the last value. */
-async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
+/** Reads `read` until `done` holds (the server sees closed sockets asynchronously); returns the value that did. */
+async function eventually<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
   let v = await read();
-  for (let i = 0; i < 100 && !done(v); i++) {
-    await new Promise((r) => setTimeout(r, 50));
-    v = await read();
-  }
+  await waitFor(what, async () => done((v = await read())), 10_000, { detail: () => String(v) });
   return v;
 }
 
@@ -171,7 +169,7 @@ test('a client that disconnects mid-line leaves the others serving', async (t) =
   gone.close();
   t.deepEqual(await good.request(LOOKUP_STATIC), STATIC_REPLY);
   t.regex(
-    await eventually(() => metricText(metrics, 'gslbd_powerdns_protocol_errors_total'), (text) => text.includes('disconnect_mid_request')),
+    await eventually('the disconnect counted', () => metricText(metrics, 'gslbd_powerdns_protocol_errors_total'), (text) => text.includes('disconnect_mid_request')),
     /reason="disconnect_mid_request"} 1/,
   );
   good.close();
@@ -187,7 +185,7 @@ test('connections beyond maxConnections are closed at once', async (t) => {
   t.is(await c.next(), null);
   t.regex(await metricText(metrics, 'gslbd_powerdns_connections_total'), /result="rejected"} 1/);
   a.close();
-  await eventually(() => metricText(metrics, 'gslbd_powerdns_connections'), (text) => /instance=""} 1$/m.test(text));
+  await eventually('one connection left', () => metricText(metrics, 'gslbd_powerdns_connections'), (text) => /instance=""} 1$/m.test(text));
   const d = new Client(server.path);
   t.deepEqual(await d.request(LOOKUP_STATIC), STATIC_REPLY);
   b.close();
@@ -204,7 +202,7 @@ test('the connection gauge is labelled by instance and drops the label when its 
   t.regex(await metricText(metrics, 'gslbd_powerdns_connections'), /gslbd_powerdns_connections{instance="edge1"} 2/);
   a.close();
   b.close();
-  t.notRegex(await eventually(() => metricText(metrics, 'gslbd_powerdns_connections'), (text) => !text.includes('edge1')), /edge1/);
+  t.notRegex(await eventually('the edge1 label dropped', () => metricText(metrics, 'gslbd_powerdns_connections'), (text) => !text.includes('edge1')), /edge1/);
 });
 
 test('the socket gets the configured mode and is removed on stop', async (t) => {

@@ -2,7 +2,8 @@ import test from 'ava';
 import { spawn } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
 import { monitorSchema } from '../../config/healthSchema.js';
-import { selfSignedCertificate, sleep, startDnsPeer, startHttpPeer, startTcpPeer } from '../../../test/health/loopbackPeers.js';
+import { selfSignedCertificate, startDnsPeer, startHttpPeer, startTcpPeer } from '../../../test/health/loopbackPeers.js';
+import { sleep } from '../../../test/support/waitFor.js';
 import { checkFor } from './check.js';
 
 const monitor = (m: Record<string, unknown>) => monitorSchema.parse({ name: 'm', intervalMs: 5000, timeoutMs: 3000, ...m });

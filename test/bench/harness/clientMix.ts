@@ -1,6 +1,7 @@
 import { ipv4, ipv6, maskAddress, type IpAddress } from '../../../src/geo/ipAddress.js';
 import type { RangeLocationDb } from '../../../src/geo/locationDb.js';
 import type { Client } from '../../../src/selection/types.js';
+import { seededRandom } from '../../support/seededRandom.js';
 
 /** Where a benchmark client address comes from. */
 export type ClientKind = 'ipv4-known' | 'ipv6-known' | 'ipv4-unknown';
@@ -15,18 +16,6 @@ export const CLIENT_MIX_SHARES: Readonly<Record<ClientKind, number>> = { 'ipv4-k
 
 /** ECS source prefixes resolvers commonly send (RFC 7871 §11.1 recommends at most /24 and /56). */
 const ECS_PREFIX = { 4: 24, 6: 56 } as const;
-
-/** Deterministic uniform random numbers in [0, 1) (mulberry32), so every run queries the same clients. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** IPv4 space that never carries real clients: 0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.168/16, 224/3. */
 function isSpecialPurpose(a: number): boolean {

@@ -7,7 +7,7 @@ import type { RangeLocationDb } from '../../../src/geo/locationDb.js';
 import { systemContext } from '../../../src/state/resolveContext.js';
 import { resolve } from '../../../src/zones/authoritative.js';
 import { exchange, queryPacket } from './dnsWire.js';
-import { freePort } from './freePort.js';
+import { freePort } from '../../support/freePort.js';
 import type { BenchProcess, ProcessSupervisor } from './processes.js';
 
 /** A gdnsd process serving the quickstart zone. */

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { freePort } from './freePort.js';
+import { freePort } from '../../support/freePort.js';
 import { GSLBD_CLI, QUICKSTART_CONFIG } from './paths.js';
 import type { BenchProcess, ProcessSupervisor } from './processes.js';
 
