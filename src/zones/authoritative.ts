@@ -3,6 +3,7 @@ import { RECORD_TYPES, TYPE_CODES, type RecordType, type ResourceRecord } from '
 import { runSelection } from '../selection/pipeline.js';
 import { TraceSink } from '../selection/trace.js';
 import type { Client, CompiledGslbRecord, SelectionEnv } from '../selection/types.js';
+import { selectionEnv } from './selectionEnv.js';
 import type { ZoneData, ZoneIndex, ZoneNode } from './zoneIndex.js';
 
 /** Response codes the engine produces (RFC 1035 §4.1.1, RFC 6891 §9). */
@@ -74,7 +75,7 @@ export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], e
     return out;
   }
   let owner = q.name.endsWith('.') ? q.name.slice(0, -1) : q.name;
-  const env: SelectionEnv = { ...src.env, ctx };
+  const env = selectionEnv(src.env, ctx);
   // Names already answered on a CNAME chain; only chains need it, so it is created on the first hop.
   let seen: Set<string> | undefined;
   for (let hop = 0; hop <= MAX_CHAIN; hop++) {

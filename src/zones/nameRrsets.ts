@@ -3,6 +3,7 @@ import type { RecordType, ResourceRecord } from '../dns/records.js';
 import { runSelection } from '../selection/pipeline.js';
 import type { Client, SelectionEnv } from '../selection/types.js';
 import type { AnswerSource } from './authoritative.js';
+import { selectionEnv } from './selectionEnv.js';
 import type { ZoneData, ZoneNode } from './zoneIndex.js';
 
 /** One RRset of an owner name as the engine serves it: static, or selected for one client. */
@@ -86,17 +87,6 @@ export function nameRrsets(
     rrsets.push({ type: t, records, scope: result.scope, selected: true, dcs: result.dcs });
   }
   return { zone: z, exists: true, dynamic, rrsets };
-}
-
-const envs = new WeakMap<AnswerSource['env'], Map<SelectionEnv['ctx'], SelectionEnv>>();
-
-/** The selection environment of a snapshot's state views and a context, built once per pair. */
-function selectionEnv(views: AnswerSource['env'], ctx: SelectionEnv['ctx']): SelectionEnv {
-  let byCtx = envs.get(views);
-  if (!byCtx) envs.set(views, (byCtx = new Map()));
-  let env = byCtx.get(ctx);
-  if (!env) byCtx.set(ctx, (env = { ...views, ctx }));
-  return env;
 }
 
 const staticByNode = new WeakMap<ZoneNode, NameContents>();
