@@ -28,14 +28,31 @@ export function rankingFromDcList(list: DcListConfig, dcs: ReadonlyMap<string, C
   return { groupOf, groupCount: list.length };
 }
 
+const NONE: readonly LiveDc[] = Object.freeze([]);
+
+/** Per ranking, the last inputs it was applied to and the result: one entry, replaced on a miss. */
+const memo = new WeakMap<DcRanking, { live: readonly LiveDc[]; demoted: readonly LiveDc[]; ranked: LiveDc[][] }>();
+
 /**
  * Rank groups of the live data centers under a ranking, best first, without empty groups; then
  * those of `demoted` (gated in with an unknown metric, SPEC §3), ranked the same way after them.
+ * When both inputs are frozen (the health gate's shared live list), the result is frozen and
+ * shared by every query with the same inputs: a frozen array cannot change, so the same arrays
+ * give the same groups.
  */
-export function applyRanking(live: readonly LiveDc[], r: DcRanking, demoted: readonly LiveDc[] = []): LiveDc[][] {
+export function applyRanking(live: readonly LiveDc[], r: DcRanking, demoted: readonly LiveDc[] = NONE): LiveDc[][] {
+  const shareable = Object.isFrozen(live) && Object.isFrozen(demoted);
+  if (shareable) {
+    const m = memo.get(r);
+    if (m !== undefined && m.live === live && m.demoted === demoted) return m.ranked;
+  }
   const ranked: LiveDc[][] = [];
   bucket(live, r, ranked);
   if (demoted.length > 0) bucket(demoted, r, ranked);
+  if (shareable) {
+    for (const g of ranked) Object.freeze(g);
+    memo.set(r, { live, demoted, ranked: Object.freeze(ranked) as LiveDc[][] });
+  }
   return ranked;
 }
 

@@ -38,7 +38,8 @@ export function buildPipeline(policy: PolicyConfig, rotationKeyPrefix: string, p
   return stages.sort((a, b) => STAGE_SLOTS.indexOf(a.slot) - STAGE_SLOTS.indexOf(b.slot));
 }
 
-const NOTHING_DEMOTED: readonly LiveDc[] = Object.freeze([]);
+const NO_DCS: readonly LiveDc[] = Object.freeze([]);
+const NO_GROUPS: readonly LiveDc[][] = Object.freeze([]);
 
 /**
  * Selects the answer of one GSLB record for one client: runs the record's pipeline over a fresh
@@ -58,11 +59,12 @@ export function runSelection(
     client,
     env,
     qname,
-    live: [],
-    demoted: NOTHING_DEMOTED,
-    ranked: [],
+    // Stages replace these (never fill them): frozen empties until they do.
+    live: NO_DCS as LiveDc[],
+    demoted: NO_DCS,
+    ranked: NO_GROUPS as LiveDc[][],
     rankedByPolicy: false,
-    picked: [],
+    picked: NO_DCS as LiveDc[],
     data: [],
     ttl: record.ttl,
     scope: 0,

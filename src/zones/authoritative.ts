@@ -3,6 +3,7 @@ import { RECORD_TYPES, TYPE_CODES, type RecordType, type ResourceRecord } from '
 import { runSelection } from '../selection/pipeline.js';
 import { TraceSink } from '../selection/trace.js';
 import type { Client, CompiledGslbRecord, SelectionEnv } from '../selection/types.js';
+import { answerRecord } from './answerRecords.js';
 import { selectionEnv } from './selectionEnv.js';
 import type { ZoneData, ZoneIndex, ZoneNode } from './zoneIndex.js';
 
@@ -75,7 +76,8 @@ export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], e
     return out;
   }
   let owner = q.name.endsWith('.') ? q.name.slice(0, -1) : q.name;
-  const env = selectionEnv(src.env, ctx);
+  // Built on the first GSLB selection only: static answers never need it.
+  const sel: Selection = { src, ctx, env: undefined, explain };
   // Names already answered on a CNAME chain; only chains need it, so it is created on the first hop.
   let seen: Set<string> | undefined;
   for (let hop = 0; hop <= MAX_CHAIN; hop++) {
@@ -93,7 +95,7 @@ export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], e
         return out;
       }
     }
-    const target = cnameOf(node, owner, zone, q, out, env, explain);
+    const target = cnameOf(node, owner, zone, q, out, sel);
     if (target !== undefined) {
       seen ??= new Set();
       seen.add(name);
@@ -106,11 +108,11 @@ export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], e
       continue;
     }
     if (q.type === ANY_CODE) {
-      anyAnswer(node, owner, zone, q, out, env, explain);
+      anyAnswer(node, owner, zone, q, out, sel);
       return out;
     }
     const type = TYPE_BY_CODE.get(q.type);
-    const found = type ? answerType(node, type, owner, zone, q, out, env, explain) : false;
+    const found = type ? answerType(node, type, owner, zone, q, out, sel) : false;
     if (!found) negative(out, zone);
     else if (type === 'NS' && node.name === zone.name) addGlue(out, zone, node.rrsets.get('NS') ?? []);
     return out;
@@ -166,8 +168,7 @@ function cnameOf(
   zone: ZoneData,
   q: Query,
   out: Answer,
-  env: SelectionEnv,
-  explain: ExplainedSelection[] | undefined,
+  sel: Selection,
 ): string | undefined {
   if (q.type === CNAME_CODE) return undefined;
   const stat = node.rrsets.get('CNAME');
@@ -177,9 +178,8 @@ function cnameOf(
   }
   const gslb = node.gslb.get('CNAME');
   if (!gslb) return undefined;
-  const records = select(gslb, owner, q.client, out, env, explain, zone);
-  out.answers.push(...records);
-  return records.length > 0 ? (records[0]!.data as string) : undefined;
+  const first = out.answers.length;
+  return select(gslb, owner, q.client, out, sel, zone) > 0 ? (out.answers[first]!.data as string) : undefined;
 }
 
 function answerType(
@@ -189,8 +189,7 @@ function answerType(
   zone: ZoneData,
   q: Query,
   out: Answer,
-  env: SelectionEnv,
-  explain: ExplainedSelection[] | undefined,
+  sel: Selection,
 ): boolean {
   const stat = node.rrsets.get(type);
   if (stat) {
@@ -199,7 +198,7 @@ function answerType(
   }
   const gslb = node.gslb.get(type);
   if (!gslb) return false;
-  out.answers.push(...select(gslb, owner, q.client, out, env, explain, zone));
+  select(gslb, owner, q.client, out, sel, zone);
   return true;
 }
 
@@ -209,8 +208,7 @@ function anyAnswer(
   zone: ZoneData,
   q: Query,
   out: Answer,
-  env: SelectionEnv,
-  explain: ExplainedSelection[] | undefined,
+  sel: Selection,
 ): void {
   if (node.rrsets.size === 0 && node.gslb.size === 0) {
     negative(out, zone);
@@ -222,37 +220,39 @@ function anyAnswer(
     return;
   }
   for (const rrs of node.rrsets.values()) for (const r of rrs) out.answers.push(withOwner(r, owner));
-  for (const g of node.gslb.values()) out.answers.push(...select(g, owner, q.client, out, env, explain));
+  for (const g of node.gslb.values()) select(g, owner, q.client, out, sel);
+}
+
+/** What GSLB selections of one query share: the environment, built on first use, and the traces. */
+interface Selection {
+  readonly src: AnswerSource;
+  readonly ctx: SelectionEnv['ctx'];
+  env: SelectionEnv | undefined;
+  readonly explain: ExplainedSelection[] | undefined;
 }
 
 /**
- * Runs a GSLB record's selection and returns its records. A selection with no data (the record's
+ * Runs a GSLB record's selection and adds its records to the answer section; returns how many.
+ * A selection with no data (the record's
  * all-down policy is fail-closed, src/health/README.md) means NODATA: with `zone` given, the SOA
  * goes into the authority section at min(the selection's TTL, the zone's negative TTL) (RFC 2308
  * §2.2, §5), and the answer's ECS scope stays as it is (negative answers carry scope 0, SPEC §8).
  */
-function select(
-  record: CompiledGslbRecord,
-  owner: string,
-  client: Client,
-  out: Answer,
-  env: SelectionEnv,
-  explain: ExplainedSelection[] | undefined,
-  zone?: ZoneData,
-): ResourceRecord[] {
+function select(record: CompiledGslbRecord, owner: string, client: Client, out: Answer, sel: Selection, zone?: ZoneData): number {
+  const explain = sel.explain;
   const trace = explain ? new TraceSink() : undefined;
+  const env = (sel.env ??= selectionEnv(sel.src.env, sel.ctx));
   const result = runSelection(record, client, env, trace, owner);
   if (result.data.length === 0) {
     if (zone) negative(out, zone, result.ttl);
     if (explain && trace) explain.push({ record: record.name, type: record.type, steps: trace.steps, scope: 0 });
-    return [];
+    return 0;
   }
   if (result.scope > out.scope) out.scope = result.scope;
   for (const dc of result.dcs) out.dcs.push(dc);
   if (explain && trace) explain.push({ record: record.name, type: record.type, steps: trace.steps, scope: result.scope });
-  const records: ResourceRecord[] = [];
-  for (const data of result.data) records.push({ name: owner, type: record.type, ttl: result.ttl, data });
-  return records;
+  for (const data of result.data) out.answers.push(answerRecord(record, owner, result.ttl, data));
+  return result.data.length;
 }
 
 function withOwner(r: ResourceRecord, owner: string): ResourceRecord {

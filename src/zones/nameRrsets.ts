@@ -3,6 +3,7 @@ import type { RecordType, ResourceRecord } from '../dns/records.js';
 import { runSelection } from '../selection/pipeline.js';
 import type { Client, SelectionEnv } from '../selection/types.js';
 import type { AnswerSource } from './authoritative.js';
+import { answerRecord } from './answerRecords.js';
 import { selectionEnv } from './selectionEnv.js';
 import type { ZoneData, ZoneNode } from './zoneIndex.js';
 
@@ -83,7 +84,7 @@ export function nameRrsets(
     const result = runSelection(record, client, env!, undefined, name);
     if (result.data.length === 0) continue;
     const records: ResourceRecord[] = [];
-    for (const data of result.data) records.push({ name, type: t, ttl: result.ttl, data });
+    for (const data of result.data) records.push(answerRecord(record, name, result.ttl, data));
     rrsets.push({ type: t, records, scope: result.scope, selected: true, dcs: result.dcs });
   }
   return { zone: z, exists: true, dynamic, rrsets };

@@ -50,9 +50,17 @@ export function pickDcsStage(count: number, tieBreak: TieBreak): Stage {
     slot: 'pick',
     name: 'pick-dcs',
     run(s) {
+      const ranked = s.ranked;
+      // The best group alone fills the answer (or is all there is): it is the pick, shared as it is.
+      const first = ranked[0];
+      if (first !== undefined && (first.length === count || (first.length < count && ranked.length === 1))) {
+        s.picked = first;
+        if (s.trace) trace(s, count, tieBreak, first, undefined);
+        return;
+      }
       const picked: LiveDc[] = [];
       let split: { group: string[]; chosen: string[] } | undefined;
-      for (const group of s.ranked) {
+      for (const group of ranked) {
         const room = count - picked.length;
         if (group.length <= room) {
           for (let i = 0; i < group.length; i++) picked.push(group[i]!);
@@ -64,19 +72,21 @@ export function pickDcsStage(count: number, tieBreak: TieBreak): Stage {
         if (picked.length >= count) break;
       }
       s.picked = picked;
-      if (s.trace) {
-        s.trace.step('pick-dcs', {
-          pickDcCount: count,
-          tieBreak: tieBreak.name,
-          picked: picked.map((l) => l.candidate.dc.name),
-          tieSplit: split ?? null,
-          dcs: s.ranked.flatMap((group, rank) =>
-            group.map((l) => ({ dc: l.candidate.dc.name, rankGroup: rank, picked: picked.includes(l), why: whyPicked(l, picked, split, count) })),
-          ),
-        });
-      }
+      if (s.trace) trace(s, count, tieBreak, picked, split);
     },
   };
+}
+
+function trace(s: SelectionState, count: number, tieBreak: TieBreak, picked: readonly LiveDc[], split: { group: string[]; chosen: string[] } | undefined): void {
+  s.trace!.step('pick-dcs', {
+    pickDcCount: count,
+    tieBreak: tieBreak.name,
+    picked: picked.map((l) => l.candidate.dc.name),
+    tieSplit: split ?? null,
+    dcs: s.ranked.flatMap((group, rank) =>
+      group.map((l) => ({ dc: l.candidate.dc.name, rankGroup: rank, picked: picked.includes(l), why: whyPicked(l, picked, split, count) })),
+    ),
+  });
 }
 
 function whyPicked(l: LiveDc, picked: readonly LiveDc[], split: { group: string[]; chosen: string[] } | undefined, count: number): string {

@@ -23,6 +23,9 @@ import type { LiveDc, SelectionState, Stage } from '../types.js';
  * scope is the client's block in the location table.
  */
 export function staticProximityStage(defaultDcs: ReadonlySet<string>): Stage {
+  // Rule 5's group depends only on the live list: kept for the last frozen (shared) one.
+  let unknownFor: readonly LiveDc[] | undefined;
+  let unknownRanked: LiveDc[][] = [];
   return {
     slot: 'rank',
     name: 'static-proximity',
@@ -37,9 +40,18 @@ export function staticProximityStage(defaultDcs: ReadonlySet<string>): Stage {
         ranking = isUnknownLocation(id, location) ? null : proximityRanking(location, s.live.map((l) => l.candidate.dc));
       }
       if (ranking === null) {
-        const defaults = defaultDcs.size > 0 ? s.live.filter((l) => defaultDcs.has(l.candidate.dc.name)) : [];
-        s.ranked = [defaults.length > 0 ? defaults : s.live];
-        if (s.trace) trace(s, { clientLocation: 'unknown', rule: defaults.length > 0 ? 'default data centers' : 'all live data centers' });
+        if (s.trace || unknownFor !== s.live) {
+          const defaults = defaultDcs.size > 0 ? s.live.filter((l) => defaultDcs.has(l.candidate.dc.name)) : [];
+          s.ranked = [defaults.length > 0 ? defaults : s.live];
+          if (s.trace) trace(s, { clientLocation: 'unknown', rule: defaults.length > 0 ? 'default data centers' : 'all live data centers' });
+          if (Object.isFrozen(s.live)) {
+            unknownFor = s.live;
+            unknownRanked = Object.freeze([Object.freeze(s.ranked[0]!)]) as LiveDc[][];
+            s.ranked = unknownRanked;
+          }
+          return;
+        }
+        s.ranked = unknownRanked;
         return;
       }
       s.ranked = applyRanking(s.live, ranking);
