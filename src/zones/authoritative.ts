@@ -3,7 +3,6 @@ import { RECORD_TYPES, TYPE_CODES, type RecordType, type ResourceRecord } from '
 import { runSelection } from '../selection/pipeline.js';
 import { TraceSink } from '../selection/trace.js';
 import type { Client, CompiledGslbRecord, SelectionEnv } from '../selection/types.js';
-import { answerRecord } from './answerRecords.js';
 import { selectionEnv } from './selectionEnv.js';
 import type { ZoneData, ZoneIndex, ZoneNode } from './zoneIndex.js';
 
@@ -68,14 +67,19 @@ const MAX_CHAIN = 8;
  */
 export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], explain?: ExplainedSelection[]): Answer {
   const out: Answer = { rcode: RCODE.NOERROR, authoritative: true, answers: [], authority: [], additional: [], scope: 0, dcs: [] };
-  let name = canonicalName(q.name);
-  let zone = src.zones.findZone(name);
-  if (!zone) {
-    out.rcode = RCODE.REFUSED;
-    out.authoritative = false;
-    return out;
-  }
   let owner = q.name.endsWith('.') ? q.name.slice(0, -1) : q.name;
+  // Most queries name a node of a zone in canonical form: one lookup finds both.
+  let name = owner;
+  let zone = src.zones.zoneOfNode(name);
+  if (!zone) {
+    name = canonicalName(q.name);
+    zone = src.zones.findZone(name);
+    if (!zone) {
+      out.rcode = RCODE.REFUSED;
+      out.authoritative = false;
+      return out;
+    }
+  }
   // Built on the first GSLB selection only: static answers never need it.
   const sel: Selection = { src, ctx, env: undefined, explain };
   // Names already answered on a CNAME chain; only chains need it, so it is created on the first hop.
@@ -251,7 +255,7 @@ function select(record: CompiledGslbRecord, owner: string, client: Client, out: 
   if (result.scope > out.scope) out.scope = result.scope;
   for (const dc of result.dcs) out.dcs.push(dc);
   if (explain && trace) explain.push({ record: record.name, type: record.type, steps: trace.steps, scope: result.scope });
-  for (const data of result.data) out.answers.push(answerRecord(record, owner, result.ttl, data));
+  for (const data of result.data) out.answers.push({ name: owner, type: record.type, ttl: result.ttl, data });
   return result.data.length;
 }
 

@@ -3,7 +3,6 @@ import type { RecordType, ResourceRecord } from '../dns/records.js';
 import { runSelection } from '../selection/pipeline.js';
 import type { Client, SelectionEnv } from '../selection/types.js';
 import type { AnswerSource } from './authoritative.js';
-import { answerRecord } from './answerRecords.js';
 import { selectionEnv } from './selectionEnv.js';
 import type { ZoneData, ZoneNode } from './zoneIndex.js';
 
@@ -67,7 +66,7 @@ export function nameRrsets(
   type?: RecordType,
   zone?: ZoneData,
 ): NameContents | undefined {
-  const z = zone && isInZone(name, zone.name) ? zone : src.zones.findZone(name);
+  const z = zone && isInZone(name, zone.name) ? zone : (src.zones.zoneOfNode(name) ?? src.zones.findZone(name));
   if (!z) return undefined;
   const node = z.nodes.get(name);
   if (!node) return { zone: z, exists: false, dynamic: false, rrsets: [] };
@@ -84,7 +83,7 @@ export function nameRrsets(
     const result = runSelection(record, client, env!, undefined, name);
     if (result.data.length === 0) continue;
     const records: ResourceRecord[] = [];
-    for (const data of result.data) records.push(answerRecord(record, name, result.ttl, data));
+    for (const data of result.data) records.push({ name, type: t, ttl: result.ttl, data });
     rrsets.push({ type: t, records, scope: result.scope, selected: true, dcs: result.dcs });
   }
   return { zone: z, exists: true, dynamic, rrsets };

@@ -26,9 +26,23 @@ export interface ZoneData {
 /** All zones, found by longest suffix match of a query name. */
 export class ZoneIndex {
   private readonly byName: ReadonlyMap<string, ZoneData>;
+  /** Every owner name (and empty non-terminal) → the zone {@link findZone} gives for it. */
+  private readonly byOwner: ReadonlyMap<string, ZoneData>;
 
   constructor(zones: readonly ZoneData[]) {
     this.byName = new Map(zones.map((z) => [z.name, z]));
+    const byOwner = new Map<string, ZoneData>();
+    for (const z of zones) for (const name of z.nodes.keys()) if (this.findZone(name) === z) byOwner.set(name, z);
+    this.byOwner = byOwner;
+  }
+
+  /**
+   * The zone of a name that is a node of it, in one map lookup; undefined for any other name
+   * (not canonical, not in our zones, or not a node: use {@link findZone}). A hit means the
+   * name is canonical, so a query name found here needs no canonicalisation.
+   */
+  zoneOfNode(name: string): ZoneData | undefined {
+    return this.byOwner.get(name);
   }
 
   /** The zone holding `name` (canonical), the most specific one when zones nest. */
