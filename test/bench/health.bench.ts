@@ -25,6 +25,7 @@ interface EngineResult {
   failedChecks: number;
   failureReasons: Record<string, number>;
   cpuPercent: number;
+  sysCpuPercent: number;
   rssMiBPeak: number;
   liveHeapMiB: number;
   lagP99Ms: number;
@@ -93,6 +94,7 @@ const group: BenchGroup = {
             ? {
                 'checks/s': checksPerSecond,
                 'CPU µs/check': (r.cpuPercent * 10_000) / checksPerSecond,
+                'kernel µs/check': (r.sysCpuPercent * 10_000) / checksPerSecond,
                 'failed checks': r.failedChecks,
                 'lag p99 ms': r.lagP99Ms,
               }

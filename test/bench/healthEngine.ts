@@ -36,6 +36,8 @@ interface Result {
   failedChecks: number;
   failureReasons: Record<string, number>;
   cpuPercent: number;
+  /** Kernel (system) CPU % of one core, part of `cpuPercent`. */
+  sysCpuPercent: number;
   samplerCpuPercent: number;
   rssMiBPeak: number;
   heapMiB: number;
@@ -187,6 +189,7 @@ async function main(): Promise<void> {
     failedChecks: failed,
     failureReasons: Object.fromEntries(failures),
     cpuPercent: (100 * (cpuNs - Number(samplerNs))) / wallNs,
+    sysCpuPercent: (100 * cpu.system * 1000) / wallNs,
     samplerCpuPercent: (100 * Number(samplerNs)) / wallNs,
     rssMiBPeak: rssPeak / 2 ** 20,
     heapMiB: process.memoryUsage().heapUsed / 2 ** 20,

@@ -1,7 +1,8 @@
-import { connect as netConnect, isIPv6, type Socket } from 'node:net';
+import { isIPv6, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { isSniName, type HttpMonitorConfig } from '../../config/healthSchema.js';
 import { armTimeout, elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
+import { checkSockets, type ConnectionEvents } from './checkSockets.js';
 import { HttpResponseReader } from './httpResponse.js';
 
 /** How much of a body is read for `bodyContains` / `bodyMatches` (bytes). */
@@ -20,7 +21,9 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * {@link HttpResponseReader} rather than through `http.request`: a check needs the status line
  * and at most 64 KiB of body, and the general client costs about twice the CPU per check (10,000
  * endpoints at 2,000 checks/s: docs/BENCHMARKS.md). A check without body expectations closes the
- * connection as soon as the status line is read.
+ * connection as soon as the response head is read. Plain HTTP connects through
+ * {@link checkSockets} (a new TCP connection on a reused JavaScript socket, read into a shared
+ * buffer); HTTPS opens a new `TLSSocket` per check.
  */
 export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRun {
   const https = m.type === 'https';
@@ -46,22 +49,9 @@ export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRu
     const started = process.hrtime.bigint();
     const { request, servername } = prepared.get(target) ?? prepare(target);
     return new Promise<CheckOutcome>((resolve) => {
-      let socket: Socket;
-      if (m.type === 'https') {
-        socket = tlsConnect({
-          host: target.address,
-          port: target.port,
-          servername,
-          rejectUnauthorized: m.tlsVerify,
-          ...(ca ? { ca } : {}),
-        });
-        socket.once('secureConnect', () => socket.write(request));
-      } else {
-        socket = netConnect({ host: target.address, port: target.port, noDelay: true });
-        socket.once('connect', () => socket.write(request));
-      }
       const reader = new HttpResponseReader(MAX_BODY_BYTES, m.method === 'HEAD');
       let settled = false;
+      let socket: Socket;
       const finish = (ok: boolean, error: string): void => {
         if (settled) return;
         settled = true;
@@ -80,19 +70,38 @@ export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRu
         else if (pattern && !pattern.test(body)) finish(false, 'body does not match the expected pattern');
         else finish(true, '');
       };
+      const events: ConnectionEvents = {
+        connected: () => socket.write(request),
+        data: (chunk) => {
+          if (settled) return;
+          reader.push(chunk);
+          judge();
+        },
+        ended: () => {
+          if (settled) return;
+          reader.end();
+          judge();
+          finish(false, 'connection closed before a complete response');
+        },
+        failed: (code) => finish(false, code),
+      };
       const timer = armTimeout(m.timeoutMs, () => finish(false, 'timeout'));
-      socket.on('data', (chunk: Buffer) => {
-        if (settled) return;
-        reader.push(chunk);
-        judge();
-      });
-      socket.once('end', () => {
-        reader.end();
-        judge();
-        finish(false, 'connection closed before a complete response');
-      });
-      // `on`, not `once`: a socket may report a second error while being torn down.
-      socket.on('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
+      if (https) {
+        socket = tlsConnect({
+          host: target.address,
+          port: target.port,
+          servername,
+          rejectUnauthorized: m.tlsVerify,
+          ...(ca ? { ca } : {}),
+        });
+        socket.once('secureConnect', events.connected);
+        socket.on('data', events.data);
+        socket.once('end', events.ended);
+        // `on`, not `once`: a socket may report a second error while being torn down.
+        socket.on('error', (e: NodeJS.ErrnoException) => events.failed(e.code ?? e.message));
+      } else {
+        socket = checkSockets.connect(target.address, target.port, events).socket;
+      }
     });
   };
 }

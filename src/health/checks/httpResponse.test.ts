@@ -55,3 +55,17 @@ test('malformed responses fail with a reason and never throw', (t) => {
   t.like(read(['HTTP/1.1 200 OK\r\nContent'], { end: true }), { error: 'connection closed before a complete response head' });
   t.like(read([''], { end: true }), { error: 'connection closed before a complete response head' });
 });
+
+test('chunks are only borrowed: one read buffer reused (and overwritten) for every piece gives the same result', (t) => {
+  const whole = 'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nhello world';
+  for (let size = 1; size <= whole.length; size += 3) {
+    const r = new HttpResponseReader(1024, false);
+    const shared = Buffer.alloc(size);
+    for (let i = 0; i < whole.length; i += size) {
+      const n = shared.write(whole.slice(i, i + size), 'latin1');
+      r.push(shared.subarray(0, n));
+      shared.fill('X');
+    }
+    t.deepEqual({ status: r.status, error: r.error, done: r.bodyComplete, body: r.bodyText() }, { status: 200, error: '', done: true, body: 'hello world' }, `pieces of ${size}`);
+  }
+});

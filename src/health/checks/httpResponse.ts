@@ -1,3 +1,5 @@
+const EMPTY = Buffer.alloc(0);
+
 /**
  * Incremental reader of one HTTP/1.x response (RFC 9112) for health checks: the status code,
  * then — only when a check looks at the body — up to `bodyLimit` bytes of the body, delimited by
@@ -9,7 +11,7 @@ export class HttpResponseReader {
   status = 0;
   /** Set when the response cannot be read; the check fails with it. */
   error = '';
-  private head: Buffer = Buffer.alloc(0);
+  private head: Buffer = EMPTY;
   private headDone = false;
   private readonly body: Buffer[] = [];
   private bodySize = 0;
@@ -45,22 +47,27 @@ export class HttpResponseReader {
     return Buffer.concat(this.body).subarray(0, this.bodyLimit).toString('utf8');
   }
 
-  /** Feeds bytes from the connection. */
+  /**
+   * Feeds bytes from the connection. The chunk is only borrowed: what the reader keeps (an
+   * incomplete head, body bytes) is copied, so the caller may reuse one read buffer for every
+   * connection (`net.connect`'s `onread`).
+   */
   push(chunk: Buffer): void {
     if (this.error || this.bodyDone) return;
     if (!this.headDone) {
-      this.head = this.head.length === 0 ? chunk : Buffer.concat([this.head, chunk]);
-      const end = this.head.indexOf('\r\n\r\n');
+      // Usually the whole head arrives in the first chunk: then it is parsed in place, uncopied.
+      const head = this.head.length === 0 ? chunk : Buffer.concat([this.head, chunk]);
+      const end = head.indexOf('\r\n\r\n');
       if (end < 0) {
-        if (this.head.length > 16 * 1024) this.error = 'response head larger than 16 KiB';
+        if (head.length > 16 * 1024) this.error = 'response head larger than 16 KiB';
+        else this.head = head === chunk ? Buffer.from(chunk) : head;
         return;
       }
-      const rest = this.head.subarray(end + 4);
-      this.parseHead(this.head.subarray(0, end).toString('latin1'));
-      this.head = Buffer.alloc(0);
+      this.head = EMPTY;
+      this.parseHead(head.toString('latin1', 0, end));
       if (this.error || this.bodyDone) return;
-      if (rest.length === 0) return;
-      chunk = rest;
+      if (end + 4 === head.length) return;
+      chunk = head.subarray(end + 4);
     }
     if (this.chunked) this.pushChunked(chunk);
     else this.keep(this.remaining >= 0 ? chunk.subarray(0, this.remaining) : chunk);
@@ -157,8 +164,10 @@ export class HttpResponseReader {
       if (this.bodySize >= this.bodyLimit) this.bodyDone = true;
       return;
     }
-    this.body.push(data);
-    this.bodySize += data.length;
+    // A copy (the chunk is borrowed), of no more than the limit still needs.
+    const kept = Buffer.from(data.subarray(0, this.bodyLimit - this.bodySize));
+    this.body.push(kept);
+    this.bodySize += kept.length;
     if (this.bodySize >= this.bodyLimit) this.bodyDone = true;
   }
 }

@@ -1,15 +1,16 @@
-import { connect } from 'node:net';
+import type { Socket } from 'node:net';
 import { armTimeout, elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
+import { checkSockets, type ConnectionEvents } from './checkSockets.js';
 
 /**
  * TCP connect check: succeeds when the three-way handshake completes within `timeoutMs`, then
  * closes the connection at once. Fails with the socket error code (ECONNREFUSED, …) or `timeout`.
+ * Connects through {@link checkSockets} (a new TCP connection per check on a reused socket object).
  */
 export function tcpCheck(timeoutMs: number): CheckRun {
   return (target: CheckTarget) => {
     const started = process.hrtime.bigint();
     return new Promise<CheckOutcome>((resolve) => {
-      const socket = connect({ host: target.address, port: target.port, noDelay: true });
       let settled = false;
       const finish = (ok: boolean, error: string): void => {
         if (settled) return;
@@ -18,10 +19,14 @@ export function tcpCheck(timeoutMs: number): CheckRun {
         socket.destroy();
         resolve({ ok, latencyMs: elapsedMs(started), error });
       };
+      const events: ConnectionEvents = {
+        connected: () => finish(true, ''),
+        data: () => {},
+        ended: () => {},
+        failed: (code) => finish(false, code),
+      };
       const timer = armTimeout(timeoutMs, () => finish(false, 'timeout'));
-      socket.once('connect', () => finish(true, ''));
-      // `on`, not `once`: a socket may report a second error while being torn down.
-      socket.on('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
+      const socket: Socket = checkSockets.connect(target.address, target.port, events).socket;
     });
   };
 }
