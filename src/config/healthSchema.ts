@@ -78,10 +78,12 @@ export const httpsMonitorSchema = z.strictObject({
   caFile: z.string().min(1).optional(),
 });
 
-/** One DNS query over UDP: up when the rcode (and, if set, an answer) is as expected. */
+/** One DNS query over UDP or TCP: up when the rcode (and, if set, an answer) is as expected. */
 export const dnsMonitorSchema = z.strictObject({
   type: z.literal('dns'),
   ...monitorCommon,
+  /** `udp` (default) or `tcp` (RFC 1035 §4.2.2 framing, a new connection per check). */
+  transport: z.enum(['udp', 'tcp']).default('udp'),
   queryName: domainNameSchema,
   queryType: z.enum(['A', 'AAAA', 'CNAME', 'MX', 'NS', 'SOA', 'SRV', 'TXT', 'PTR']).default('A'),
   expectRcode: z.enum(['NOERROR', 'NXDOMAIN', 'REFUSED', 'SERVFAIL', 'NOTIMP', 'FORMERR']).default('NOERROR'),

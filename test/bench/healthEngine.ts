@@ -40,6 +40,9 @@ interface Result {
   sysCpuPercent: number;
   samplerCpuPercent: number;
   rssMiBPeak: number;
+  /** V8 heap reserved (`heapTotal`) and memory outside it (`external`) when the RSS peaked. */
+  heapTotalMiBAtPeak: number;
+  externalMiBAtPeak: number;
   heapMiB: number;
   /** Heap after a full collection (only with --expose-gc), else NaN. */
   liveHeapMiB: number;
@@ -162,8 +165,13 @@ async function main(): Promise<void> {
     }
     samplerNs += process.hrtime.bigint() - s0;
   }, 10);
-  let rssPeak = process.memoryUsage().rss;
-  const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 250);
+  let atPeak = process.memoryUsage();
+  let rssPeak = atPeak.rss;
+  const samplePeak = (): void => {
+    const m = process.memoryUsage();
+    if (m.rss >= rssPeak) [rssPeak, atPeak] = [m.rss, m];
+  };
+  const rssTimer = setInterval(samplePeak, 250);
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   measuring = true;
@@ -176,7 +184,7 @@ async function main(): Promise<void> {
   loop.disable();
   clearInterval(sampler);
   clearInterval(rssTimer);
-  rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  samplePeak();
 
   callNs.sort((a, b) => a - b);
   lags.sort((a, b) => a - b);
@@ -192,6 +200,8 @@ async function main(): Promise<void> {
     sysCpuPercent: (100 * cpu.system * 1000) / wallNs,
     samplerCpuPercent: (100 * Number(samplerNs)) / wallNs,
     rssMiBPeak: rssPeak / 2 ** 20,
+    heapTotalMiBAtPeak: atPeak.heapTotal / 2 ** 20,
+    externalMiBAtPeak: atPeak.external / 2 ** 20,
     heapMiB: process.memoryUsage().heapUsed / 2 ** 20,
     liveHeapMiB: liveHeapMiB(),
     lagP50Ms: percentile(lags, 0.5),

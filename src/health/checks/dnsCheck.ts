@@ -1,66 +1,111 @@
 import { createSocket } from 'node:dgram';
 import { randomInt } from 'node:crypto';
-import { isIPv6 } from 'node:net';
+import { isIPv6, type Socket } from 'node:net';
 import dnsPacket from 'dns-packet';
 import type { DnsMonitorConfig } from '../../config/healthSchema.js';
 import { parseRecordData, presentData } from '../../dns/presentation.js';
 import type { RecordData, RecordType } from '../../dns/records.js';
 import { armTimeout, elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
+import { checkSockets, type ConnectionEvents } from './checkSockets.js';
+
+/** The result of judging one DNS message, or `undefined` when it is no answer to the query. */
+type Verdict = { ok: boolean; error: string } | undefined;
 
 /**
- * DNS check: one query (`queryName`/`queryType`, RD clear) over UDP from a fresh socket to the
- * target. Succeeds when a response with the query's id arrives within `timeoutMs`, its rcode is
- * `expectRcode`, and — when `expectAnswer` is set — one answer record of `queryType` carries that
- * data (compared in presentation form, names case-insensitively). Responses with another id or
- * from another address are ignored (RFC 5452 §4); a truncated response fails when an answer is
- * expected (the check does not retry over TCP).
+ * DNS check: one query (`queryName`/`queryType`, RD clear) to the target over `transport`:
+ * - `udp` (default): from a fresh socket; responses with another id or from another address are
+ *   ignored (RFC 5452 §4), so a spoofed or stray datagram cannot decide the check;
+ * - `tcp`: over a new connection, the message framed by its two-byte length (RFC 1035 §4.2.2,
+ *   RFC 7766 §8); the first response on the connection decides, and one with another id fails.
+ * Succeeds when a response arrives within `timeoutMs`, its rcode is `expectRcode`, and — when
+ * `expectAnswer` is set — one answer record of `queryType` carries that data (compared in
+ * presentation form, names case-insensitively). A truncated UDP response fails when an answer is
+ * expected (the check does not retry over TCP: choose `transport: tcp` for large answers).
  */
 export function dnsCheck(m: DnsMonitorConfig): CheckRun {
   const type = m.queryType as RecordType;
   const expected = m.expectAnswer !== undefined ? canonical(type, parseRecordData(type, m.expectAnswer)) : undefined;
-  return (target: CheckTarget) => {
-    const started = process.hrtime.bigint();
-    const id = randomInt(0, 65536);
-    const query = dnsPacket.encode({ type: 'query', id, flags: 0, questions: [{ name: m.queryName || '.', type: m.queryType, class: 'IN' }] });
-    return new Promise<CheckOutcome>((resolve) => {
-      const socket = createSocket(isIPv6(target.address) ? 'udp6' : 'udp4');
-      let settled = false;
-      const finish = (ok: boolean, error: string): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        socket.close();
-        resolve({ ok, latencyMs: elapsedMs(started), error });
-      };
-      const timer = armTimeout(m.timeoutMs, () => finish(false, 'timeout'));
-      socket.on('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
-      socket.on('message', (msg, rinfo) => {
-        if (rinfo.address !== target.address || rinfo.port !== target.port) return;
-        let reply: dnsPacket.Packet;
-        try {
-          reply = dnsPacket.decode(msg);
-        } catch {
-          finish(false, 'malformed response');
-          return;
-        }
-        if (reply.id !== id || reply.type !== 'response') return;
-        const rcode = (reply as { rcode?: string }).rcode ?? 'NOERROR';
-        if (rcode !== m.expectRcode) {
-          finish(false, `rcode ${rcode}`);
-          return;
-        }
-        if (expected === undefined) {
-          finish(true, '');
-          return;
-        }
-        const found = (reply.answers ?? []).some((a) => a.type === m.queryType && canonical(type, decodedData(type, (a as { data: unknown }).data)) === expected);
-        finish(found, found ? '' : 'expected answer missing');
-      });
-      socket.send(query, target.port, target.address, (e) => {
-        if (e) finish(false, (e as NodeJS.ErrnoException).code ?? e.message);
-      });
-    });
+  const verdict = (msg: Buffer, id: number): Verdict => {
+    let reply: dnsPacket.Packet;
+    try {
+      reply = dnsPacket.decode(msg);
+    } catch {
+      return { ok: false, error: 'malformed response' };
+    }
+    if (reply.id !== id || reply.type !== 'response') return undefined;
+    const rcode = (reply as { rcode?: string }).rcode ?? 'NOERROR';
+    if (rcode !== m.expectRcode) return { ok: false, error: `rcode ${rcode}` };
+    if (expected === undefined) return { ok: true, error: '' };
+    const found = (reply.answers ?? []).some((a) => a.type === m.queryType && canonical(type, decodedData(type, (a as { data: unknown }).data)) === expected);
+    return { ok: found, error: found ? '' : 'expected answer missing' };
   };
+  const encodeQuery = (id: number): Buffer => dnsPacket.encode({ type: 'query', id, flags: 0, questions: [{ name: m.queryName || '.', type: m.queryType, class: 'IN' }] });
+  return m.transport === 'tcp' ? (target) => queryTcp(target, m.timeoutMs, encodeQuery, verdict) : (target) => queryUdp(target, m.timeoutMs, encodeQuery, verdict);
+}
+
+function queryUdp(target: CheckTarget, timeoutMs: number, encodeQuery: (id: number) => Buffer, verdict: (msg: Buffer, id: number) => Verdict): Promise<CheckOutcome> {
+  const started = process.hrtime.bigint();
+  const id = randomInt(0, 65536);
+  const query = encodeQuery(id);
+  return new Promise<CheckOutcome>((resolve) => {
+    const socket = createSocket(isIPv6(target.address) ? 'udp6' : 'udp4');
+    let settled = false;
+    const finish = (ok: boolean, error: string): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.close();
+      resolve({ ok, latencyMs: elapsedMs(started), error });
+    };
+    const timer = armTimeout(timeoutMs, () => finish(false, 'timeout'));
+    socket.on('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
+    socket.on('message', (msg, rinfo) => {
+      if (rinfo.address !== target.address || rinfo.port !== target.port) return;
+      const v = verdict(msg, id);
+      if (v) finish(v.ok, v.error);
+    });
+    socket.send(query, target.port, target.address, (e) => {
+      if (e) finish(false, (e as NodeJS.ErrnoException).code ?? e.message);
+    });
+  });
+}
+
+function queryTcp(target: CheckTarget, timeoutMs: number, encodeQuery: (id: number) => Buffer, verdict: (msg: Buffer, id: number) => Verdict): Promise<CheckOutcome> {
+  const started = process.hrtime.bigint();
+  const id = randomInt(0, 65536);
+  const query = encodeQuery(id);
+  const frame = Buffer.allocUnsafe(2 + query.length);
+  frame.writeUInt16BE(query.length, 0);
+  query.copy(frame, 2);
+  return new Promise<CheckOutcome>((resolve) => {
+    let settled = false;
+    let socket: Socket;
+    // Received bytes (copied: chunks are borrowed) until the length prefix and message are complete.
+    let received = Buffer.alloc(0);
+    const finish = (ok: boolean, error: string): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ ok, latencyMs: elapsedMs(started), error });
+    };
+    const events: ConnectionEvents = {
+      connected: () => socket.write(frame),
+      data: (chunk) => {
+        if (settled) return;
+        received = Buffer.concat([received, chunk]);
+        if (received.length < 2) return;
+        const length = received.readUInt16BE(0);
+        if (received.length < 2 + length) return;
+        const v = verdict(received.subarray(2, 2 + length), id);
+        finish(v?.ok ?? false, v?.error ?? 'response to another query id');
+      },
+      ended: () => finish(false, 'connection closed before a complete response'),
+      failed: (code) => finish(false, code),
+    };
+    const timer = armTimeout(timeoutMs, () => finish(false, 'timeout'));
+    socket = checkSockets.connect(target.address, target.port, events).socket;
+  });
 }
 
 /** Presentation form, lower-cased, for comparing record data. */
