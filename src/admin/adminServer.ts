@@ -43,9 +43,17 @@ export class AdminServer {
   port = 0;
 
   constructor(
-    private readonly token: string | undefined,
+    private token: string | undefined,
     private readonly log: Logger,
   ) {}
+
+  /**
+   * Replaces the admin token (a reload with a new `token` or `tokenFile`); the next request is
+   * checked against it and the old token stops working. `undefined` disables mutating routes.
+   */
+  setToken(token: string | undefined): void {
+    this.token = token;
+  }
 
   /** Adds (or replaces) the route for its method and path. */
   route(r: AdminRoute): void {

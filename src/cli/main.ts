@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { z } from 'zod';
+import { checkFileReferences } from '../config/fileReferences.js';
 import { ConfigError, loadConfigFile } from '../config/load.js';
 import { configSchema } from '../config/schema.js';
 import { startGslbd } from '../engine/gslbdProcess.js';
@@ -41,6 +42,7 @@ program
   .action((file: string) => {
     try {
       const { config } = loadConfigFile(file);
+      checkFileReferences(config, file);
       process.stdout.write(
         `${file}: OK (${config.zones.length} zones, ${config.datacenters.length} data centers, ${config.services.length} services, ${config.records.length} GSLB records)\n`,
       );

@@ -4,7 +4,9 @@ import { performance } from 'node:perf_hooks';
 import { AdminServer } from '../admin/adminServer.js';
 import { registerCoreRoutes } from '../admin/coreRoutes.js';
 import { EngineMetrics } from '../admin/metrics.js';
+import { checkFileReferences } from '../config/fileReferences.js';
 import { ConfigError, loadConfigFile } from '../config/load.js';
+import type { AdminListenerConfig } from '../config/listenerSchema.js';
 import type { Config } from '../config/schema.js';
 import { CompactServer } from '../frontends/compact/compactServer.js';
 import { DnsServer } from '../frontends/dns/dnsServer.js';
@@ -101,6 +103,9 @@ async function startAfterSignals(
   armSignals: (reload: (reason: string) => Promise<ReloadOutcome>) => void,
 ): Promise<RunningGslbd> {
   const { config } = loadConfigFile(file);
+  checkFileReferences(config, file);
+  const adminCfg = config.listeners.admin;
+  const token = adminToken(adminCfg, file);
   const log = createLogger(config.logging.level, options.logDestination);
   const geo = timedGeoLoad(config, file, log);
   const metricStore = new MetricStore(config.metrics, config.datacenters.map((d) => d.name), config.services.map((s) => s.name));
@@ -118,30 +123,41 @@ async function startAfterSignals(
   });
 
   const dns = new DnsServer({ engine, metrics, log, behaviour: config.dns }, config.listeners.dns);
-  await dns.start();
-
+  const admin = adminCfg ? new AdminServer(token, log) : undefined;
   const pdnsCfg = config.listeners.powerdns;
   const powerdns = pdnsCfg ? powerDnsFrontDoor(engine, metrics, log, pdnsCfg, resolvePath(dirname(file), pdnsCfg.path)) : undefined;
-  await powerdns?.start();
   const compactCfg = config.listeners.compact;
   const compact = compactCfg ? new CompactServer({ engine, metrics, log }, compactCfg, resolvePath(dirname(file), compactCfg.path)) : undefined;
-  await compact?.start();
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, generation: snapshot.generation });
   const reload = (reason: string, reloadOptions: ReloadOptions = {}): Promise<ReloadOutcome> => {
-    reloading = reloading.then(() => reloadOnce(engine, metrics, metricStore, log, reason, health, statusSignals, reloadOptions));
+    reloading = reloading.then(() => reloadOnce(engine, metrics, metricStore, log, reason, health, statusSignals, reloadOptions, admin));
     return reloading;
   };
-
-  let admin: AdminServer | undefined;
-  const adminCfg = config.listeners.admin;
-  if (adminCfg) {
-    const token = adminCfg.tokenFile ? readAdminToken(resolvePath(dirname(file), adminCfg.tokenFile)) : adminCfg.token;
-    admin = new AdminServer(token, log);
+  if (admin) {
     registerCoreRoutes(admin, { engine, metrics, reload });
     registerMetricRoutes(admin, { store: metricStore, config: () => engine.snapshot.config.metrics, registry: metrics.registry, now: () => engine.ctx.now() });
     registerHealthRoutes(admin, health, engine);
-    await admin.start(adminCfg.address, adminCfg.port);
+  }
+
+  // The Unix sockets open last: their existence tells PowerDNS and CoreDNS set-ups that the
+  // engine is loaded, so they must not appear for a start that then fails on a port.
+  const started: { stop(): Promise<void> }[] = [];
+  try {
+    await dns.start();
+    started.push(dns);
+    if (admin) {
+      await admin.start(adminCfg!.address, adminCfg!.port);
+      started.push(admin);
+    }
+    for (const socket of [powerdns, compact]) {
+      if (!socket) continue;
+      await socket.start();
+      started.push(socket);
+    }
+  } catch (e) {
+    await Promise.all(started.map((s) => s.stop()));
+    throw e;
   }
 
   armSignals(reload);
@@ -189,19 +205,23 @@ async function reloadOnce(
   health: HealthMonitor,
   statusSignals: StatusSignals,
   options: ReloadOptions,
+  admin: AdminServer | undefined,
 ): Promise<ReloadOutcome> {
   const running = engine.snapshot;
   try {
     const { config } = loadConfigFile(running.file);
+    checkFileReferences(config, running.file);
+    const token = adminToken(config.listeners.admin, running.file);
     const sameGeo = JSON.stringify(config.geo) === JSON.stringify(running.config.geo);
     const geo = sameGeo && !options.geo ? running.env.geo : await timedGeoReload(config, running.file, log);
-    if (JSON.stringify(config.listeners) !== JSON.stringify(running.config.listeners)) {
+    if (JSON.stringify(withoutToken(config.listeners)) !== JSON.stringify(withoutToken(running.config.listeners))) {
       log.warn({ reason }, 'listener settings changed; they take effect at the next restart');
     }
     const next = buildSnapshot(running.file, config, { ...running.env, geo, health: health.configure(config, running.file) }, Date.now(), running);
     metricStore.configure(config.metrics, config.datacenters.map((d) => d.name), config.services.map((s) => s.name));
     statusSignals.sync(engine.ctx.now());
     engine.publish(next);
+    admin?.setToken(token);
     metrics.generation.set(next.generation);
     metrics.reloads.inc({ result: 'ok' });
     log.info({ reason, generation: next.generation }, 'configuration reloaded');
@@ -215,15 +235,18 @@ async function reloadOnce(
 }
 
 /**
- * Reads the admin token from `path` (relative paths were resolved against the configuration
- * file, like location sources), without surrounding whitespace.
- * @throws Error when the file cannot be read or holds fewer than 16 characters: an empty token
- *   would let any request through the bearer check.
+ * The admin token of `listeners.admin`: `token`, or the contents of `tokenFile` (relative to the
+ * configuration file) without surrounding whitespace; `undefined` disables mutating routes.
+ * The file was checked by {@link checkFileReferences}.
  */
-function readAdminToken(path: string): string {
-  const token = readFileSync(path, 'utf8').trim();
-  if (token.length < 16) throw new Error(`admin token file ${path} holds fewer than 16 characters`);
-  return token;
+function adminToken(admin: AdminListenerConfig | undefined, configFile: string): string | undefined {
+  if (admin?.tokenFile === undefined) return admin?.token;
+  return readFileSync(resolvePath(dirname(configFile), admin.tokenFile), 'utf8').trim();
+}
+
+/** Listener settings without the admin token, which a reload applies (addresses need a restart). */
+function withoutToken(listeners: Config['listeners']): unknown {
+  return { ...listeners, admin: listeners.admin && { ...listeners.admin, token: undefined, tokenFile: undefined } };
 }
 
 function timedGeoLoad(config: Config, file: string, log: Logger): LocationDb {

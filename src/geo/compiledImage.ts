@@ -230,7 +230,24 @@ export function readImage(bytes: Uint8Array): LocationImage {
 export function verifyImage(image: LocationImage): void {
   checkTiling('IPv4', image.v4.starts, image.v4.ids, 1, image.locationCount);
   checkTiling('IPv6', image.v6.starts, image.v6.ids, 4, image.locationCount);
-  checkRecords(image.records, image.pool.length);
+  verifyRecords(image);
+}
+
+/**
+ * Checks that every location record's strings lie inside the string pool. The native addon checks
+ * the tilings itself but never reads records (locations are decoded here), so both paths run this
+ * one: a corrupt record must fail the load, not decode as an empty qualifier. O(locations), ~1 ms
+ * for GeoLite2-City.
+ * @throws ImageError naming the first bad location.
+ */
+export function verifyRecords(image: Pick<LocationImage, 'records' | 'pool'>): void {
+  const { records } = image;
+  const poolBytes = image.pool.length;
+  for (let b = 0; b < records.length; b += RECORD_WORDS) {
+    for (let q = 0; q < 6; q++) {
+      if (records[b + q]! >= poolBytes) throw new ImageError(`location ${b / RECORD_WORDS} points outside the string pool`);
+    }
+  }
 }
 
 function checkTiling(name: string, starts: Uint32Array, ids: Uint32Array, stride: number, count: number): void {
@@ -258,14 +275,6 @@ function firstUnorderedV6(s: Uint32Array): number {
     if (d2 < 0 || s[b + 3]! <= s[b - 1]!) return b / 4;
   }
   return -1;
-}
-
-function checkRecords(records: Uint32Array, poolBytes: number): void {
-  for (let b = 0; b < records.length; b += RECORD_WORDS) {
-    for (let q = 0; q < 6; q++) {
-      if (records[b + q]! >= poolBytes) throw new ImageError(`location ${b / RECORD_WORDS} points outside the string pool`);
-    }
-  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { verifyImage, type LocationImage } from './compiledImage.js';
+import { verifyImage, verifyRecords, type LocationImage } from './compiledImage.js';
 import { ImageLocationTable } from './imageLocationTable.js';
 import { RangeLocationDb, type LocationDb } from './locationDb.js';
 import { loadGeoAddon } from './nativeAddon.js';
@@ -25,7 +25,10 @@ export interface OpenedLocationDb {
 export function openLocationDb(image: LocationImage, implementation: GeoImplementation): OpenedLocationDb {
   if (implementation !== 'typescript') {
     const load = loadGeoAddon();
-    if (load.addon) return { db: new NativeLocationDb(load.addon, image) };
+    if (load.addon) {
+      verifyRecords(image);
+      return { db: new NativeLocationDb(load.addon, image) };
+    }
     if (implementation === 'native') throw new Error(`geo.implementation is native but the addon at ${load.path} does not load: ${load.error}`);
     return { db: typescriptDb(image), fallbackReason: `native addon not loaded (${load.error})` };
   }

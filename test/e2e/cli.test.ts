@@ -1,6 +1,6 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,26 +121,51 @@ test('serve with an invalid file: exit 1 and the problems on stderr', async (t) 
   t.deepEqual([r.code, r.stderr], [1, `gslbd: ${file}: zones: Too small: expected array to have >=1 items\n`]);
 });
 
-test('serve on a port already in use: exit 2 (runtime failure)', async (t) => {
+test('serve on a port already in use: exit 2, and the Unix sockets that mean "loaded" never appear', async (t) => {
   const blocker = createServer();
   await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
   t.teardown(() => blocker.close());
   const port = (blocker.address() as { port: number }).port;
   for (const [name, content] of Object.entries(fixtureLocationFiles())) writeFileSync(join(dir, name), content);
   const file = join(dir, 'busy.yaml');
-  writeFileSync(file, fixtureConfig({ adminToken: false }).replace('- { address: 127.0.0.1, port: 0 }', `- { address: 127.0.0.1, port: ${port} }`));
+  writeFileSync(
+    file,
+    fixtureConfig({ adminToken: null })
+      .replace('admin: { address: 127.0.0.1, port: 0 }', `admin: { address: 127.0.0.1, port: ${port} }\n  powerdns: { path: busy-pdns.sock }\n  compact: { path: busy-compact.sock }`),
+  );
   const r = await gslbd(['serve', file]);
   t.is(r.code, 2);
   t.regex(r.stderr, /^gslbd: listen EADDRINUSE: address already in use 127\.0\.0\.1:\d+\n$/);
+  t.false(existsSync(join(dir, 'busy-pdns.sock')));
+  t.false(existsSync(join(dir, 'busy-compact.sock')));
 });
 
-test('serve with an admin token file shorter than 16 characters: exit 2, the API never opens unprotected', async (t) => {
-  for (const [name, content] of Object.entries(fixtureLocationFiles())) writeFileSync(join(dir, name), content);
-  writeFileSync(join(dir, 'empty-token.txt'), '\n');
-  const file = join(dir, 'empty-token.yaml');
-  writeFileSync(file, fixtureConfig({ adminToken: null }).replace('admin: { address: 127.0.0.1, port: 0 }', 'admin: { address: 127.0.0.1, port: 0, tokenFile: empty-token.txt }'));
-  const r = await gslbd(['serve', file]);
-  t.deepEqual([r.code, r.stderr], [2, `gslbd: admin token file ${join(dir, 'empty-token.txt')} holds fewer than 16 characters\n`]);
+test('check-config and serve name every missing or unusable file with its key: exit 1', async (t) => {
+  writeFileSync(join(dir, 'short-token.txt'), 'short\n');
+  const file = join(dir, 'files.yaml');
+  writeFileSync(
+    file,
+    fixtureConfig({ adminToken: null })
+      .replace('admin: { address: 127.0.0.1, port: 0 }', 'admin: { address: 127.0.0.1, port: 0, tokenFile: short-token.txt }')
+      .replace('path: loc4.mmdb', 'path: /nonexistent/x.mmdb')
+      .replace('path: loc6.mmdb', 'package: no-such-package/x.mmdb'),
+  );
+  const expected = [
+    `${file}: geo.sources[0].path: cannot read "/nonexistent/x.mmdb": ENOENT`,
+    `${file}: geo.sources[1].package: "no-such-package/x.mmdb" is not an installed package file (npm install)`,
+    `${file}: listeners.admin.tokenFile: "short-token.txt" holds fewer than 16 characters`,
+  ];
+  const check = await gslbd(['check-config', file]);
+  t.deepEqual([check.code, check.stdout, check.stderr.trimEnd().split('\n')], [1, '', expected]);
+  const serve = await gslbd(['serve', file]);
+  t.deepEqual([serve.code, serve.stderr.trimEnd().split('\n')], [1, [`gslbd: ${expected[0]}`, ...expected.slice(1)]]);
+});
+
+test('check-config on a compiled location file that is a directory: exit 1 naming geo.compiled', async (t) => {
+  const file = join(dir, 'compiled-dir.yaml');
+  writeFileSync(file, fixtureConfig({ adminToken: false }).replace(/  sources:\n.*\n.*\n/, '  compiled: .\n'));
+  const r = await gslbd(['check-config', file]);
+  t.deepEqual([r.code, r.stderr], [1, `${file}: geo.compiled: "." is not a regular file\n`]);
 });
 
 test('an unknown command is an error', async (t) => {

@@ -146,3 +146,23 @@ test.serial('a valid file after invalid ones is taken again', async (t) => {
   t.is(await euAnswer(), '192.0.2.15');
   t.false(engine.logs().some((l) => l.level >= 50 && l.msg !== 'reload failed; keeping the running configuration'), 'no other error was logged');
 });
+
+test.serial('a file naming a missing location file: 422 naming the key, answers stay', async (t) => {
+  engine.writeConfig(fixtureConfig({ euAddress: '192.0.2.16' }).replace('path: loc4.mmdb', 'path: gone4.mmdb'));
+  const r = await adminPost('/reload', FIXTURE_TOKEN);
+  t.is(r.status, 422);
+  t.deepEqual(r.body, { ok: false, error: `${engine.configFile}: geo.sources[0].path: cannot read "gone4.mmdb": ENOENT` });
+  t.is(await euAnswer(), '192.0.2.15');
+});
+
+test.serial('a reload with a new admin token: the new token works at once, the old one no longer', async (t) => {
+  const newToken = `${FIXTURE_TOKEN}-rotated`;
+  engine.writeConfig(fixtureConfig({ euAddress: '192.0.2.17', adminToken: newToken }));
+  t.is((await adminPost('/reload', FIXTURE_TOKEN)).status, 200);
+  t.is(await euAnswer(), '192.0.2.17');
+  t.is((await adminPost('/reload', FIXTURE_TOKEN)).status, 401);
+  t.is((await adminPost('/reload', newToken)).status, 200);
+  engine.writeConfig(fixtureConfig({ euAddress: '192.0.2.15' }));
+  t.is((await adminPost('/reload', newToken)).status, 200);
+  t.is((await adminPost('/reload', FIXTURE_TOKEN)).status, 200);
+});

@@ -2,7 +2,7 @@ import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readImage, verifyImage, ImageError } from '../../src/geo/compiledImage.js';
+import { readImage, verifyImage, ImageError, RECORD_WORDS } from '../../src/geo/compiledImage.js';
 import { openLocationDb } from '../../src/geo/openLocationDb.js';
 import { repoRoot } from './cityImage.js';
 import { tempFile } from './smallDb.js';
@@ -79,4 +79,17 @@ test('a compiled file is checked: bad magic, version, truncation, corrupted rang
   t.throws(() => verifyImage(img), { message: 'IPv4 range 2 does not start above range 1' });
   t.throws(() => openLocationDb(img, 'typescript'), { message: 'IPv4 range 2 does not start above range 1' });
   t.throws(() => openLocationDb(readImage(swapped), 'native'), { message: 'compiled location file: v4 range starts do not ascend' });
+});
+
+test('a location record pointing outside the string pool fails the load with both implementations', (t) => {
+  const out = tempFile('', '.gdb');
+  execFileSync(process.execPath, [cli, 'geo', 'build', '-o', out, `netscaler:${join(fixtures, 'netscaler.csv')}`]);
+  for (const q of [0, 5]) {
+    const bytes = new Uint8Array(readFileSync(out));
+    const image = readImage(bytes);
+    image.records[3 * RECORD_WORDS + q] = image.pool.length;
+    for (const impl of ['native', 'typescript'] as const) {
+      t.throws(() => openLocationDb(readImage(bytes), impl), { instanceOf: ImageError, message: 'location 3 points outside the string pool' }, `${impl}, qualifier ${q}`);
+    }
+  }
 });
