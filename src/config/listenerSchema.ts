@@ -68,7 +68,10 @@ export const dnsBehaviourSchema = z.strictObject({
   udpPayloadSize: z.number().int().min(512).max(4096).default(1232),
   /** A TCP connection with no complete query for this long is closed (RFC 7766 §6.2.3). */
   tcpIdleTimeoutMs: z.number().int().min(100).max(600000).default(10000),
-  /** Concurrent TCP connections per listener; further ones are closed at once. */
+  /**
+   * Concurrent TCP connections; at the cap a new connection replaces the one idle longest if that
+   * has had no complete query for half `tcpIdleTimeoutMs` (RFC 7766 §6.2.3), else it is closed at once.
+   */
   tcpMaxConnections: z.number().int().min(1).max(100000).default(256),
   /** Fraction (0–1) of queries logged, with client addresses truncated to /24 and /48. */
   queryLogSampleRate: z.number().min(0).max(1).default(0),

@@ -2,6 +2,7 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, isIPv6, type Server, type Socket } from 'node:net';
 import type { DnsListenerConfig } from '../../config/listenerSchema.js';
 import { parseIp, type IpAddress } from '../../geo/ipAddress.js';
+import { StreamConnection } from '../streamConnection.js';
 import { handleMessage, type DnsFrontDoorDeps } from './handleMessage.js';
 
 /** A bound listener: the same port on UDP and TCP. */
@@ -12,15 +13,18 @@ export interface BoundDnsListener {
 
 /**
  * The standalone DNS listener (SPEC §1): UDP and TCP on each configured address. TCP follows
- * RFC 7766: pipelined queries answered in order, an idle timeout, a connection cap (connections
- * beyond it are closed at once), and back-pressure (reading pauses while replies are unsent).
+ * RFC 7766: pipelined queries answered in order; an idle timeout that only a complete query (or
+ * the drain of unsent replies) restarts, so a peer trickling bytes is closed too (§6.2.3); a
+ * connection cap (at the cap a new connection replaces the one idle longest if that has been idle
+ * for half the timeout, else it is closed at once); and back-pressure (reading and answering
+ * pause while replies are unsent).
  * A message that cannot be answered is dropped; a TCP frame shorter than a header closes that
  * connection only.
  */
 export class DnsServer {
   private readonly udp: UdpSocket[] = [];
   private readonly tcp: Server[] = [];
-  private readonly connections = new Set<Socket>();
+  private readonly connections = new Map<Socket, StreamConnection>();
   readonly bound: BoundDnsListener[] = [];
 
   constructor(
@@ -53,7 +57,7 @@ export class DnsServer {
 
   /** Closes every socket and connection. */
   async stop(): Promise<void> {
-    for (const c of this.connections) c.destroy();
+    for (const c of this.connections.keys()) c.destroy();
     await Promise.all([
       ...this.udp.map((s) => new Promise<void>((r) => s.close(() => r()))),
       ...this.tcp.map((s) => new Promise<void>((r) => s.close(() => r()))),
@@ -92,24 +96,47 @@ export class DnsServer {
   private tcpServer(): Server {
     const { tcpIdleTimeoutMs, tcpMaxConnections } = this.deps.behaviour;
     return createServer({ noDelay: true }, (conn) => {
-      if (this.connections.size >= tcpMaxConnections) {
+      if (this.connections.size >= tcpMaxConnections && !this.evictIdle(tcpIdleTimeoutMs / 2)) {
         conn.destroy();
         return;
       }
-      this.connections.add(conn);
+      const stream = new StreamConnection(conn, tcpIdleTimeoutMs, () => {
+        stream.arm();
+        serve();
+      });
+      this.connections.set(conn, stream);
       conn.on('close', () => this.connections.delete(conn));
       conn.on('error', () => conn.destroy());
-      conn.setTimeout(tcpIdleTimeoutMs, () => conn.destroy());
-      this.serveTcp(conn);
+      stream.arm();
+      const serve = this.serveTcp(stream);
     });
   }
 
-  private serveTcp(conn: Socket): void {
+  /**
+   * Makes room at the connection cap (RFC 7766 §6.2.3: under pressure, close idle connections
+   * sooner): closes the connection that has gone longest without a complete query, if that is
+   * at least `minIdleMs`. Connections are few (the cap), so a scan is cheap and only runs at the cap.
+   */
+  private evictIdle(minIdleMs: number): boolean {
+    let oldest: StreamConnection | undefined;
+    for (const c of this.connections.values()) if (!oldest || c.armedAtMs < oldest.armedAtMs) oldest = c;
+    if (!oldest || Date.now() - oldest.armedAtMs < minIdleMs) return false;
+    this.connections.delete(oldest.socket);
+    oldest.socket.destroy();
+    return true;
+  }
+
+  /**
+   * Reads length-prefixed queries (RFC 1035 §4.2.2) and answers them in order. The idle deadline
+   * restarts on each complete query, never on partial bytes. While replies wait to drain, the
+   * queries already received stay queued and are answered after the drain (returned function).
+   */
+  private serveTcp(stream: StreamConnection): () => void {
+    const conn = stream.socket;
     const peer = parseIp(conn.remoteAddress ?? '0.0.0.0');
     let pending: Buffer = Buffer.alloc(0);
-    conn.on('data', (chunk: Buffer) => {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      while (pending.length >= 2) {
+    const serve = (): void => {
+      while (pending.length >= 2 && !stream.paused) {
         const len = pending.readUInt16BE(0);
         if (pending.length < 2 + len) break;
         const msg = pending.subarray(2, 2 + len);
@@ -118,6 +145,7 @@ export class DnsServer {
           conn.destroy();
           return;
         }
+        stream.arm();
         let reply: Buffer | null;
         try {
           reply = handleMessage(this.deps, msg, 'tcp', peer);
@@ -130,12 +158,14 @@ export class DnsServer {
         const frame = Buffer.allocUnsafe(2 + reply.length);
         frame.writeUInt16BE(reply.length, 0);
         reply.copy(frame, 2);
-        if (!conn.write(frame)) {
-          conn.pause();
-          conn.once('drain', () => conn.resume());
-        }
+        stream.send(frame);
       }
+    };
+    conn.on('data', (chunk: Buffer) => {
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      serve();
     });
+    return serve;
   }
 }
 

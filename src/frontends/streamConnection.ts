@@ -1,0 +1,78 @@
+import type { Socket } from 'node:net';
+
+/**
+ * One stream connection of a front door (DNS over TCP, the PowerDNS and compact Unix sockets):
+ * back-pressure on replies and a request deadline.
+ *
+ * Back-pressure: when `write()` returns false (the peer does not read its replies) reading pauses
+ * and {@link paused} is true until the replies drain; callers stop answering while paused and
+ * continue from `onDrain`. One `drain` listener per pause, never one per reply (Node warns
+ * after ten and prints the warning to stderr, outside the JSON log).
+ *
+ * Deadline: {@link arm} starts (or restarts) a timer of `timeoutMs`; when it fires the connection
+ * is destroyed and `onTimeout` runs. Callers arm it when they start waiting for a request and
+ * re-arm it only when a request is complete (or a reply drained), never on partial bytes: a
+ * peer that trickles a byte at a time is still closed (slowloris; RFC 7766 §6.2.3).
+ */
+export class StreamConnection {
+  /** True while reading is paused because replies wait to drain. */
+  paused = false;
+  /** When the deadline was last (re)started (ms since the epoch): ranks connections by idleness. */
+  armedAtMs = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  /**
+   * @param socket the connection.
+   * @param timeoutMs request deadline (ms); 0 disables it.
+   * @param onDrain called after a pause, once the replies drained and reading resumed.
+   * @param onTimeout called when the deadline fired, after the socket was destroyed.
+   */
+  constructor(
+    readonly socket: Socket,
+    private readonly timeoutMs: number,
+    private readonly onDrain?: () => void,
+    private readonly onTimeout?: () => void,
+  ) {
+    socket.once('close', () => this.disarm());
+  }
+
+  /** Writes a reply; pauses reading when the send buffer is full. */
+  send(data: Buffer | string): void {
+    if (this.socket.write(data) || this.paused) return;
+    this.paused = true;
+    this.socket.pause();
+    this.socket.once('drain', this.drained);
+  }
+
+  /** (Re)starts the deadline. */
+  arm(): void {
+    if (this.timeoutMs <= 0) return;
+    this.armedAtMs = Date.now();
+    if (this.timer) this.timer.refresh();
+    else this.timer = setTimeout(this.expired, this.timeoutMs).unref();
+  }
+
+  /** Stops the deadline (nothing is awaited from the peer). */
+  disarm(): void {
+    if (!this.timer) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** True while the deadline runs. */
+  get armed(): boolean {
+    return this.timer !== undefined;
+  }
+
+  private readonly drained = (): void => {
+    this.paused = false;
+    this.socket.resume();
+    this.onDrain?.();
+  };
+
+  private readonly expired = (): void => {
+    this.timer = undefined;
+    this.socket.destroy();
+    this.onTimeout?.();
+  };
+}
