@@ -1,4 +1,5 @@
 import { familyBits, formatIp, parseCidr } from '../geo/ipAddress.js';
+import { configuredName } from '../dns/name.js';
 import { presentData } from '../dns/presentation.js';
 import { TYPE_CODES, type RecordType, type ResourceRecord } from '../dns/records.js';
 import { unpackId, unpackPrefix } from '../geo/rangeTable.js';
@@ -17,9 +18,13 @@ export interface Explanation {
 /**
  * Explains how the engine would answer `name`/`type` for `client` (an address, or `addr/len` as
  * an ECS source prefix), on the current snapshot, without advancing live rotation state.
- * @throws Error when the type or the client address is invalid.
+ * The name is checked as a configured name is (labels ≤ 63 octets, name ≤ 253, host-name
+ * characters; an internationalised name becomes its A-labels), so no name the DNS front door
+ * would refuse as FORMERR gets an answer here.
+ * @throws Error when the name, the type or the client address is invalid.
  */
 export function explainQuery(engine: Engine, name: string, type: string, client: string): Explanation {
+  const qname = configuredName(name);
   const code = /^\d+$/.test(type) ? Number(type) : TYPE_CODES[type.toUpperCase() as RecordType];
   if (code === undefined) throw new Error(`unknown record type "${type}"`);
   const prefix = parseCidr(client);
@@ -28,7 +33,7 @@ export function explainQuery(engine: Engine, name: string, type: string, client:
   const selections: ExplainedSelection[] = [];
   const ctx = { ...engine.ctx, rotation: engine.ctx.rotation.clone() };
   const snap = engine.snapshot;
-  const a = resolve({ name, type: code, client: c, transport: 'tcp' }, snap, ctx, selections);
+  const a = resolve({ name: qname, type: code, client: c, transport: 'tcp' }, snap, ctx, selections);
   const packed = snap.env.geo.lookup(prefix.address);
   const present = (r: ResourceRecord): string => `${r.name}. ${r.ttl} IN ${r.type} ${presentData(r.type, r.data)}`;
   return {

@@ -121,6 +121,10 @@ const badExplains: [query: string, error: string][] = [
   ['?name=www.example.test&client=10.0.0.300', '"10.0.0.300" is not an IPv4 or IPv6 address'],
   ['?name=www.example.test&client=10.0.0.1/8', '"10.0.0.1/8" has host bits set beyond /8'],
   ['?name=www.example.test&type=BOGUS&client=10.0.0.1', 'unknown record type "BOGUS"'],
+  [`?name=${'a'.repeat(64)}.example.test&client=10.0.0.1`, `"${'a'.repeat(64)}.example.test" has a label longer than 63 characters`],
+  [`?name=${'abcdefghi.'.repeat(26)}example.test&client=10.0.0.1`, `"${'abcdefghi.'.repeat(26)}example.test" is longer than 253 characters`],
+  ['?name=www%00.example.test&client=10.0.0.1', '"www\u0000.example.test" is not a valid internationalised domain name'],
+  ['?name=www..example.test&client=10.0.0.1', '"www..example.test" has an empty label'],
 ];
 for (const [query, error] of badExplains) {
   test(`GET /explain${query} → 400`, async (t) => {
