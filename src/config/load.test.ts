@@ -191,3 +191,9 @@ test('a Unicode owner clashes with the same name written as A-labels', (t) => {
   const text = edit('www.example.test', 'xn--bcher-kva.example.test', edit('data: 192.0.2.53 }', 'data: 192.0.2.53 }\n      - { name: Bücher, type: CNAME, data: x.example.test }'));
   t.deepEqual(problems(text), [{ path: 'records[0].type', message: '"xn--bcher-kva.example.test" already has a CNAME; no other record may share its name' }]);
 });
+
+test('a YAML alias bomb ("billion laughs") is a ConfigError naming the file, not a raw exception', (t) => {
+  const levels = Array.from({ length: 10 }, (_, i) => `x${i}: &x${i} [${i === 0 ? '1,1,1,1,1,1,1,1,1' : Array(9).fill(`*x${i - 1}`).join(',')}]`);
+  const e = t.throws(() => parseConfigText(levels.join('\n'), 'bomb.yaml'), { instanceOf: ConfigError });
+  t.is(e?.message, 'bomb.yaml: YAML: Excessive alias count indicates a resource exhaustion attack');
+});

@@ -59,7 +59,15 @@ export function parseConfigText(text: string, file = '<config>'): Config {
       }),
     );
   }
-  const result = configSchema.safeParse(doc.toJS({ maxAliasCount: 100 }));
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    // The yaml library throws (rather than reporting a document error) for alias expansion
+    // beyond maxAliasCount — a "billion laughs" document.
+    throw new ConfigError(file, [{ path: '', message: `YAML: ${(e as Error).message}` }]);
+  }
+  const result = configSchema.safeParse(data);
   if (!result.success) throw new ConfigError(file, result.error.issues.flatMap(describeIssue));
   return result.data;
 }
