@@ -6,9 +6,10 @@ cd "$(dirname "$0")/.."
 
 # Debian packages: real peers the tests talk to (dig, pdns_server with its remote backend) and
 # the benchmark's load generator and native references (dnsperf, gdnsd, PowerDNS's bind and
-# geoip backends with the legacy GeoIP country data); the compiler node-gyp builds the location addon
-# with, and libmaxminddb for the location benchmark's C reference harness.
-APT_PACKAGES=(dnsutils dnsperf gdnsd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database g++ make python3 libmaxminddb-dev)
+# geoip backends with the legacy GeoIP country data); systemd-analyze, which verifies the example
+# units; the compiler node-gyp builds the location addon with, and libmaxminddb for the location
+# benchmark's C reference harness.
+APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database g++ make python3 libmaxminddb-dev)
 DAEMONS=(gdnsd pdns_server)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

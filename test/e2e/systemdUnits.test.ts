@@ -1,0 +1,47 @@
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import test from 'ava';
+
+/**
+ * The systemd units of examples/powerdns, checked by the real `systemd-analyze verify` (unit
+ * syntax, unknown keys, executables, the ordering between gslbd.service and pdns@gslb.service
+ * with its drop-in over Debian's pdns@.service). It does not start them: no systemd runs here.
+ */
+
+const EXAMPLES = fileURLToPath(new URL('../../examples/powerdns/', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'gslbd-units-'));
+test.after.always(() => rmSync(dir, { recursive: true, force: true }));
+
+function installUnits(into: string, edit: (unit: string) => string = (u) => u): void {
+  mkdirSync(join(into, 'pdns@gslb.service.d'), { recursive: true });
+  writeFileSync(join(into, 'gslbd.service'), edit(readFileSync(join(EXAMPLES, 'gslbd.service'), 'utf8')));
+  copyFileSync(join(EXAMPLES, 'pdns@gslb.service.d', 'gslbd.conf'), join(into, 'pdns@gslb.service.d', 'gslbd.conf'));
+}
+
+/** `systemd-analyze verify` with `unitDir` searched first; the lines of its output that name our units. */
+function verify(unitDir: string, units: string[]): Promise<{ code: number; ours: string[] }> {
+  return new Promise((resolve, reject) => {
+    execFile('systemd-analyze', ['verify', ...units], { env: { ...process.env, SYSTEMD_UNIT_PATH: `${unitDir}:` }, timeout: 30000 }, (err, stdout, stderr) => {
+      if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') return reject(new Error('systemd-analyze is not installed (bash test/setup.sh)'));
+      const ours = `${stdout}${stderr}`.split('\n').filter((l) => l.includes(unitDir) || /gslbd|pdns@gslb/.test(l));
+      resolve({ code: typeof err?.code === 'number' ? err.code : 0, ours });
+    });
+  });
+}
+
+test('gslbd.service and the pdns@gslb drop-in verify without a warning', async (t) => {
+  const good = join(dir, 'good');
+  installUnits(good);
+  t.deepEqual(await verify(good, [join(good, 'gslbd.service'), 'pdns@gslb.service']), { code: 0, ours: [] });
+});
+
+test('the check sees a broken unit (so the test above can fail)', async (t) => {
+  const bad = join(dir, 'bad');
+  installUnits(bad, (u) => u.replace('ExecReload=', 'ExecReloda='));
+  const r = await verify(bad, [join(bad, 'gslbd.service')]);
+  t.is(r.ours.length, 1);
+  t.regex(r.ours[0]!, /Unknown key 'ExecReloda' in section \[Service\]/);
+});
