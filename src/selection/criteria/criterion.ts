@@ -41,11 +41,16 @@ export function rankByCriterion<T>(items: readonly T[], values: readonly number[
     return { groups: hit.length > 0 ? [hit] : [], rankedOut: out };
   }
   const sign = c.kind === 'lowest' || (c.kind === 'within' && c.prefer === 'lowest') ? 1 : -1;
+  // Stable insertion sort of positions: an item goes after every item it does not beat.
   const order: number[] = [];
   for (let i = 0; i < n; i++) {
     let j = order.length;
-    while (j > 0 && sign * (values[order[j - 1]!]! - values[i]!) > 0) j--;
-    order.splice(j, 0, i);
+    order.push(i);
+    while (j > 0 && sign * (values[order[j - 1]!]! - values[i]!) > 0) {
+      order[j] = order[j - 1]!;
+      j--;
+    }
+    order[j] = i;
   }
   const groups: T[][] = [];
   let k = 0;
