@@ -237,8 +237,8 @@ interface Selection {
 
 /**
  * Runs a GSLB record's selection and adds its records to the answer section; returns how many.
- * A selection with no data (the record's
- * all-down policy is fail-closed, src/health/README.md) means NODATA: with `zone` given, the SOA
+ * A selection with no data (the record's all-down policy is fail-closed, src/health/README.md)
+ * means NODATA: with `zone` given, the SOA
  * goes into the authority section at min(the selection's TTL, the zone's negative TTL) (RFC 2308
  * §2.2, §5), and the answer's ECS scope stays as it is (negative answers carry scope 0, SPEC §8).
  */
