@@ -69,6 +69,7 @@ export function runSelection(
     ttl: record.ttl,
     scope: 0,
     locationPacked: -1,
+    nowMs: -1,
     trace,
   };
   const pipeline = record.pipeline;

@@ -139,6 +139,8 @@ export interface SelectionState {
   scope: number;
   /** Location lookup result, packed `id * 256 + prefix`, or −1 before the first lookup. */
   locationPacked: number;
+  /** The context's clock as this selection reads it (ms), or −1 before the first read: see {@link selectionNow}. */
+  nowMs: number;
   /** Present only for /explain; stages add steps only when it is set. */
   readonly trace: TraceSink | undefined;
   /** Set by the health gate: whether any endpoint of the record is down, and whether all are. */
@@ -162,6 +164,16 @@ export interface SelectionResult {
   readonly scope: number;
   /** Names of the data centers picked (empty when a fallback answered). */
   readonly dcs: string[];
+}
+
+/**
+ * The time of a selection (ms since the Unix epoch): the context's clock, read once per selection,
+ * so every stage judges health windows and metric staleness at the same instant (and the clock,
+ * a system call on some hosts, is not read per stage).
+ */
+export function selectionNow(s: SelectionState): number {
+  if (s.nowMs < 0) s.nowMs = s.env.ctx.now();
+  return s.nowMs;
 }
 
 /** Records that the decision used a client-derived input constant over a /`prefix` block around the client. */

@@ -2,7 +2,7 @@ import { formatIp, maskAddress } from '../../geo/ipAddress.js';
 import { clientNetworkKey, type MetricSource } from '../../state/metricView.js';
 import { describeCriterion, rankByCriterion, type Criterion } from '../criteria/criterion.js';
 import { clientNetworkPrefix } from '../tieBreakHash.js';
-import { narrowScope, type LiveDc, type SelectionState, type Stage } from '../types.js';
+import { narrowScope, selectionNow, type LiveDc, type SelectionState, type Stage } from '../types.js';
 
 /** What a multi-source rank stage ranks by. */
 export interface CriterionRankOptions {
@@ -33,7 +33,7 @@ export function criterionRankStage(o: CriterionRankOptions): Stage {
     name: 'multi-source',
     run(s) {
       if (s.live.length === 0 && s.demoted.length === 0) return;
-      const now = s.env.ctx.now();
+      const now = selectionNow(s);
       const subject = subjectOf(o, s);
       const groups = tier(s.live, o, s, subject, now);
       if (s.demoted.length > 0) for (const g of tier(s.demoted, o, s, subject, now)) groups.push(g);

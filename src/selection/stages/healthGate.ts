@@ -1,6 +1,6 @@
 import type { HealthView } from '../../state/healthView.js';
 import type { CompiledRecordHealth, CompiledTier } from '../recordHealth.js';
-import type { GslbEndpoint, LiveDc, RecordAvailability, Stage } from '../types.js';
+import { selectionNow, type GslbEndpoint, type LiveDc, type RecordAvailability, type Stage } from '../types.js';
 
 /** Why an endpoint was left out, as the /explain trace says it. */
 type OutReason = 'down' | 'data center down' | 'forced down' | 'drained';
@@ -53,14 +53,14 @@ export const healthGateStage: Stage = {
     let outcome: GateOutcome;
     if (s.trace) {
       const detail: GateDetail = { out: [], unknown: [], waiting: [], tiers: [], answering: null, note: '' };
-      outcome = evaluate(health, view, s.env.ctx.now(), detail);
+      outcome = evaluate(health, view, selectionNow(s), detail);
       s.trace.step('health', { ...detail, liveDcs: outcome.live.map((l) => l.candidate.dc.name) });
     } else {
       const m = memo.get(health);
-      if (m && m.view === view && (m.outcome.validUntilMs === Infinity || s.env.ctx.now() < m.outcome.validUntilMs)) {
+      if (m && m.view === view && (m.outcome.validUntilMs === Infinity || selectionNow(s) < m.outcome.validUntilMs)) {
         outcome = m.outcome;
       } else {
-        outcome = evaluate(health, view, s.env.ctx.now(), undefined);
+        outcome = evaluate(health, view, selectionNow(s), undefined);
         // Shared by every query on this view: frozen, so a stage sorting it in place fails loudly.
         Object.freeze(outcome.live);
         memo.set(health, { view, outcome });

@@ -1,5 +1,5 @@
 import { evaluateGate, triName, TRUE, UNKNOWN, type Gate } from '../criteria/gateExpression.js';
-import type { LiveDc, Stage } from '../types.js';
+import { selectionNow, type LiveDc, type Stage } from '../types.js';
 
 /**
  * `gate` (metrics): keeps the live data centers whose gate expression holds (SPEC §3 "gating",
@@ -15,7 +15,7 @@ export function metricGateStage(gate: Gate, service: string, unknown: 'rank-last
     name: 'metric-gate',
     run(s) {
       if (s.live.length === 0) return;
-      const now = s.env.ctx.now();
+      const now = selectionNow(s);
       const view = s.env.metrics;
       let kept: LiveDc[] | undefined;
       let demoted: LiveDc[] | undefined;
