@@ -27,7 +27,9 @@ export const adminListenerSchema = z
  * A relative `path` is relative to the configuration file's directory. `mode` is the socket
  * file's permission (octal text, e.g. "0660": pdns_server's user must be able to write it).
  * Connections beyond `maxConnections` are closed at once; a request line longer than
- * `maxRequestBytes` closes its connection (pdns sends a few hundred bytes per request).
+ * `maxRequestBytes` closes its connection (pdns sends a few hundred bytes per request). A
+ * connection that sends no complete request within `requestTimeoutMs` of connecting, or leaves a
+ * request incomplete that long, is closed (pdns writes each request whole and `initialize` at once).
  */
 export const powerdnsListenerSchema = z.strictObject({
   path: z.string().min(1),
@@ -37,13 +39,15 @@ export const powerdnsListenerSchema = z.strictObject({
     .default('0660'),
   maxConnections: z.number().int().min(1).max(4096).default(64),
   maxRequestBytes: z.number().int().min(1024).max(1048576).default(65536),
+  requestTimeoutMs: z.number().int().min(100).max(600000).default(10000),
 });
 
 /**
  * The compact-protocol listener (docs/protocol.md) the CoreDNS plugin connects to: a Unix socket
  * at `path` (relative paths are relative to the configuration file), created with file `mode`
  * (octal text, e.g. "0660"). Connections beyond `maxConnections` are closed at once; frames longer
- * than `maxFrameBytes` close their connection.
+ * than `maxFrameBytes` close their connection; a connection with no complete frame (HELLO, QUERY,
+ * PING) for `idleTimeoutMs` is closed (shims PING when idle; the CoreDNS plugin every second).
  */
 export const compactListenerSchema = z.strictObject({
   path: z.string().min(1).max(100, 'a Unix socket path has at most 100 characters'),
@@ -53,6 +57,7 @@ export const compactListenerSchema = z.strictObject({
     .default('0660'),
   maxConnections: z.number().int().min(1).max(4096).default(64),
   maxFrameBytes: z.number().int().min(512).max(131072).default(4096),
+  idleTimeoutMs: z.number().int().min(100).max(600000).default(30000),
 });
 
 export const listenersSchema = z.strictObject({

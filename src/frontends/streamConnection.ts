@@ -76,3 +76,15 @@ export class StreamConnection {
     this.onTimeout?.();
   };
 }
+
+/**
+ * The connection to close to make room at a connection cap (RFC 7766 §6.2.3: under pressure,
+ * close idle connections sooner): of those whose deadline runs, the one armed longest ago, if
+ * that was at least `minWaitMs` ago; undefined when none qualifies. A scan: it runs only at the
+ * cap, over at most the cap's connections.
+ */
+export function longestWaiting(connections: Iterable<StreamConnection>, minWaitMs: number, nowMs = Date.now()): StreamConnection | undefined {
+  let oldest: StreamConnection | undefined;
+  for (const c of connections) if (c.armed && (!oldest || c.armedAtMs < oldest.armedAtMs)) oldest = c;
+  return oldest && nowMs - oldest.armedAtMs >= minWaitMs ? oldest : undefined;
+}

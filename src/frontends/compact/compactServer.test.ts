@@ -192,12 +192,52 @@ test('connections beyond maxConnections are closed at once', async (t) => {
   b.close();
 });
 
+test('a connection with no complete frame for idleTimeoutMs is closed, trickled bytes or not; a PINGing one stays', async (t) => {
+  const f = await start(', idleTimeoutMs: 300');
+  t.teardown(() => stop(f));
+  const noHello = await CompactTestClient.open(f.socket, false);
+  const trickling = await CompactTestClient.open(f.socket);
+  const pinging = await CompactTestClient.open(f.socket);
+  const partial = query(7, 'ns1.example.test');
+  let i = 0;
+  const timer = setInterval(() => {
+    if (i < partial.length - 1) trickling.send(partial.subarray(i, ++i));
+    pinging.send(frame(FrameKind.PING, 0, 9, Buffer.alloc(0)));
+  }, 50);
+  t.teardown(() => clearInterval(timer));
+  const started = Date.now();
+  await t.notThrowsAsync(noHello.waitClosed());
+  await t.notThrowsAsync(trickling.waitClosed());
+  t.true(Date.now() - started < 5000, `closed after ${Date.now() - started} ms (idle timeout 300 ms)`);
+  clearInterval(timer);
+  pinging.send(query(1, 'ns1.example.test'));
+  let reply = await pinging.next();
+  while (reply.kind === 'PONG') reply = await pinging.next();
+  t.like(reply, { kind: 'ANSWER', id: 1, rcode: 0 });
+  pinging.close();
+});
+
+test('at maxConnections a new connection replaces one with no complete frame for half idleTimeoutMs', async (t) => {
+  const f = await start(', maxConnections: 2, idleTimeoutMs: 2000');
+  t.teardown(() => stop(f));
+  const a = await CompactTestClient.open(f.socket, false);
+  const b = await CompactTestClient.open(f.socket, false);
+  await new Promise((r) => setTimeout(r, 1200));
+  const c = await CompactTestClient.open(f.socket);
+  c.send(query(1, 'ns1.example.test'));
+  t.like(await c.next(), { kind: 'ANSWER', id: 1, rcode: 0 });
+  await t.notThrowsAsync(a.waitClosed(1000), 'the connection idle longest made room');
+  t.false(b.closed);
+  c.close();
+  b.close();
+});
+
 test('a dead socket file is replaced; a live one, a non-socket or a too long path is refused', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'gslbd-c-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const f = await start();
   const deps = { engine: f.gslbd.engine, metrics: f.gslbd.metrics, log: f.gslbd.log };
-  const cfg = { path: 'x', mode: '0660', maxConnections: 4, maxFrameBytes: 4096 };
+  const cfg = { path: 'x', mode: '0660', maxConnections: 4, maxFrameBytes: 4096, idleTimeoutMs: 30000 };
   await t.throwsAsync(new CompactServer(deps, cfg, f.socket).start(), { message: /in use by another process/ });
   await stop(f);
 

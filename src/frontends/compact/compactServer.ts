@@ -16,6 +16,7 @@ import {
   encodePong,
   readHeader,
 } from './frameCodec.js';
+import { longestWaiting, StreamConnection } from '../streamConnection.js';
 import { FrameReader, FramingError } from './frameReader.js';
 
 /** Queries a shim should keep in flight per connection (advertised in HELLO_ACK). */
@@ -31,12 +32,13 @@ const MAX_SOCKET_PATH = 107;
  * from the engine's current snapshot. Replies are corked per received chunk, so a burst of
  * queries costs one write. When the peer does not read its replies (the send buffer is full)
  * reading pauses until they drain. A broken length field, a frame over `maxFrameBytes`, a
- * missing HELLO or a version mismatch closes that connection only; a malformed body or an
+ * missing HELLO, a version mismatch or no complete frame for `idleTimeoutMs` (partial bytes do
+ * not count) closes that connection only; a malformed body or an
  * unknown kind gets an ERROR frame and the connection stays open.
  */
 export class CompactServer {
   private server: Server | undefined;
-  private readonly connections = new Set<Socket>();
+  private readonly connections = new Map<Socket, StreamConnection>();
   private stopping = false;
   private readonly connectionsGauge: Gauge;
   private readonly protocolErrors: Counter<'reason'>;
@@ -91,42 +93,50 @@ export class CompactServer {
   /** Closes the listener and every connection, and removes the socket file. */
   async stop(): Promise<void> {
     this.stopping = true;
-    for (const c of this.connections) c.destroy();
+    for (const c of this.connections.keys()) c.destroy();
     const server = this.server;
     if (!server) return;
     await new Promise<void>((r) => server.close(() => r()));
   }
 
   private accept(conn: Socket): void {
-    if (this.connections.size >= this.config.maxConnections || this.stopping) {
+    if (this.stopping || (this.connections.size >= this.config.maxConnections && !this.evictIdle())) {
       this.protocolErrors.inc({ reason: 'too-many-connections' });
       conn.destroy();
       return;
     }
-    this.connections.add(conn);
+    const stream = new StreamConnection(conn, this.config.idleTimeoutMs, undefined, () => this.protocolErrors.inc({ reason: 'idle-timeout' }));
+    this.connections.set(conn, stream);
     this.connectionsGauge.set(this.connections.size);
     conn.on('close', () => {
       this.connections.delete(conn);
       this.connectionsGauge.set(this.connections.size);
     });
     conn.on('error', () => conn.destroy());
-    this.serve(conn);
+    this.serve(stream);
   }
 
-  private serve(conn: Socket): void {
+  /**
+   * At the cap, closes the connection with no complete frame for the longest time, if that is at
+   * least half `idleTimeoutMs` (RFC 7766 §6.2.3 applied here: under pressure, idle connections go
+   * sooner; live shims PING every second and are never chosen).
+   */
+  private evictIdle(): boolean {
+    const idle = longestWaiting(this.connections.values(), this.config.idleTimeoutMs / 2);
+    if (!idle) return false;
+    this.protocolErrors.inc({ reason: 'idle-timeout' });
+    this.connections.delete(idle.socket);
+    idle.socket.destroy();
+    return true;
+  }
+
+  private serve(stream: StreamConnection): void {
+    const conn = stream.socket;
     let version = 0;
     let closing = false;
-    let paused = false;
-    const send = (frame: Buffer): void => {
-      if (!conn.write(frame) && !paused) {
-        paused = true;
-        conn.pause();
-        conn.once('drain', () => {
-          paused = false;
-          conn.resume();
-        });
-      }
-    };
+    let frames = 0;
+    stream.arm();
+    const send = (frame: Buffer): void => stream.send(frame);
     const refuse = (id: number, code: number, reason: string, message: string): void => {
       this.protocolErrors.inc({ reason });
       closing = true;
@@ -135,6 +145,7 @@ export class CompactServer {
     };
     const reader = new FrameReader(this.config.maxFrameBytes, (frame) => {
       if (closing) return;
+      frames++;
       const h = readHeader(frame);
       if (version === 0) {
         if (h.kind !== FrameKind.HELLO) return refuse(h.id, ErrorCode.BAD_REQUEST, 'no-hello', 'the first frame must be HELLO');
@@ -171,8 +182,11 @@ export class CompactServer {
     });
     conn.on('data', (chunk: Buffer) => {
       conn.cork();
+      const before = frames;
       try {
         reader.push(chunk);
+        // The idle deadline restarts once per chunk that completed a frame, never on partial bytes.
+        if (frames !== before) stream.arm();
       } catch (e) {
         if (!(e instanceof FramingError)) this.deps.log.error({ err: e, component: 'compact' }, 'compact frame handling failed');
         this.protocolErrors.inc({ reason: e instanceof FramingError ? 'framing' : 'internal' });

@@ -2,7 +2,7 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, isIPv6, type Server, type Socket } from 'node:net';
 import type { DnsListenerConfig } from '../../config/listenerSchema.js';
 import { parseIp, type IpAddress } from '../../geo/ipAddress.js';
-import { StreamConnection } from '../streamConnection.js';
+import { longestWaiting, StreamConnection } from '../streamConnection.js';
 import { handleMessage, type DnsFrontDoorDeps } from './handleMessage.js';
 
 /** A bound listener: the same port on UDP and TCP. */
@@ -112,17 +112,12 @@ export class DnsServer {
     });
   }
 
-  /**
-   * Makes room at the connection cap (RFC 7766 §6.2.3: under pressure, close idle connections
-   * sooner): closes the connection that has gone longest without a complete query, if that is
-   * at least `minIdleMs`. Connections are few (the cap), so a scan is cheap and only runs at the cap.
-   */
+  /** Closes the connection idle longest if it has had no complete query for `minIdleMs` (see {@link longestWaiting}). */
   private evictIdle(minIdleMs: number): boolean {
-    let oldest: StreamConnection | undefined;
-    for (const c of this.connections.values()) if (!oldest || c.armedAtMs < oldest.armedAtMs) oldest = c;
-    if (!oldest || Date.now() - oldest.armedAtMs < minIdleMs) return false;
-    this.connections.delete(oldest.socket);
-    oldest.socket.destroy();
+    const idle = longestWaiting(this.connections.values(), minIdleMs);
+    if (!idle) return false;
+    this.connections.delete(idle.socket);
+    idle.socket.destroy();
     return true;
   }
 

@@ -21,7 +21,7 @@ interface Started {
   dir: string;
 }
 
-async function start(t: { teardown(fn: () => unknown): void }, config: { maxConnections?: number; maxRequestBytes?: number; mode?: string } = {}): Promise<Started> {
+async function start(t: { teardown(fn: () => unknown): void }, config: { maxConnections?: number; maxRequestBytes?: number; requestTimeoutMs?: number; mode?: string } = {}): Promise<Started> {
   const dir = mkdtempSync(join(tmpdir(), 'gslbd-pdns-'));
   const { engine } = fixtureEngine();
   const metrics = new EngineMetrics();
@@ -29,7 +29,7 @@ async function start(t: { teardown(fn: () => unknown): void }, config: { maxConn
     engine,
     metrics,
     engine.log,
-    { path: 'gslbd.sock', mode: config.mode ?? '0660', maxConnections: config.maxConnections ?? 64, maxRequestBytes: config.maxRequestBytes ?? 65536 },
+    { path: 'gslbd.sock', mode: config.mode ?? '0660', maxConnections: config.maxConnections ?? 64, maxRequestBytes: config.maxRequestBytes ?? 65536, requestTimeoutMs: config.requestTimeoutMs ?? 10000 },
     join(dir, 'gslbd.sock'),
   );
   await server.start();
@@ -159,6 +159,61 @@ test('an oversized line closes only that connection, even before its newline arr
   good.close();
 });
 
+test('an oversized line gets its error reply and the connection is closed even while the peer keeps sending', async (t) => {
+  const { server } = await start(t, { maxRequestBytes: 1024 });
+  // allowHalfOpen: the peer does not answer the server's FIN; only the server's close ends it.
+  const bad = connect({ path: server.path, allowHalfOpen: true });
+  bad.on('error', () => undefined);
+  bad.setEncoding('utf8');
+  const closed = new Promise<void>((r) => bad.once('close', () => r()));
+  const reply = new Promise<string>((r) => bad.once('data', (d: string) => r(d)));
+  bad.write(Buffer.alloc(2000, 0x61));
+  t.is(await reply, `${JSON.stringify({ error: 'request longer than 1024 bytes' })}\n`);
+  // Still sending after the error reply: a closed socket fails the writes (EPIPE), an open one reads on.
+  const flood = setInterval(() => bad.writable && bad.write(Buffer.alloc(4096, 0x61)), 5);
+  t.teardown(() => {
+    clearInterval(flood);
+    bad.destroy();
+  });
+  const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open after 5 s'), 5000))]);
+  t.is(outcome, 'closed');
+});
+
+test('a connection without a complete request within requestTimeoutMs is closed; an idle one between requests is kept', async (t) => {
+  const { server, metrics } = await start(t, { requestTimeoutMs: 300 });
+  const silent = new Client(server.path);
+  const partial = new Client(server.path);
+  const idle = new Client(server.path);
+  t.deepEqual(await idle.request(LOOKUP_STATIC), STATIC_REPLY);
+  // A request trickled a byte at a time never completes: the deadline is not restarted by bytes.
+  const text = `${LOOKUP_STATIC}\n`;
+  let i = 0;
+  const trickle = setInterval(() => i < text.length - 1 && partial.socket.write(text[i++]!), 50);
+  t.teardown(() => clearInterval(trickle));
+  const started = Date.now();
+  t.is(await silent.next(), null);
+  t.is(await partial.next(), null);
+  t.true(Date.now() - started < 4000, `closed after ${Date.now() - started} ms (deadline 300 ms)`);
+  await new Promise((r) => setTimeout(r, 400));
+  t.deepEqual(await idle.request(LOOKUP_STATIC), STATIC_REPLY, 'idle between requests: still open');
+  t.regex(await metricText(metrics, 'gslbd_powerdns_protocol_errors_total'), /reason="request_timeout"} 2/);
+  idle.close();
+});
+
+test('at maxConnections a new connection replaces one stuck before a complete request for half requestTimeoutMs', async (t) => {
+  const { server } = await start(t, { maxConnections: 2, requestTimeoutMs: 2000 });
+  const idle = new Client(server.path);
+  t.deepEqual(await idle.request(LOOKUP_STATIC), STATIC_REPLY);
+  const silent = new Client(server.path);
+  await new Promise((r) => setTimeout(r, 1200));
+  const fresh = new Client(server.path);
+  t.deepEqual(await fresh.request(LOOKUP_STATIC), STATIC_REPLY);
+  t.is(await silent.next(), null, 'the connection that never sent a request made room');
+  t.deepEqual(await idle.request(LOOKUP_STATIC), STATIC_REPLY, 'an idle pdns connection is never chosen');
+  idle.close();
+  fresh.close();
+});
+
 test('a client that disconnects mid-line leaves the others serving', async (t) => {
   const { server, metrics } = await start(t);
   const gone = new Client(server.path);
@@ -216,7 +271,7 @@ test('a stale socket file is replaced; a live socket or a regular file is an err
   const dir = mkdtempSync(join(tmpdir(), 'gslbd-pdns-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const { engine } = fixtureEngine();
-  const cfg = { path: 'x', mode: '0660', maxConnections: 4, maxRequestBytes: 4096 };
+  const cfg = { path: 'x', mode: '0660', maxConnections: 4, maxRequestBytes: 4096, requestTimeoutMs: 10000 };
 
   // A socket left behind by a process that was killed (SIGKILL: no chance to unlink it).
   const stalePath = join(dir, 'stale.sock');

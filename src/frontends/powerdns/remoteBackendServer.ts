@@ -6,6 +6,7 @@ import type { Engine } from '../../engine/engine.js';
 import type { Logger } from '../../log/logger.js';
 import { PowerDnsMetrics } from './metrics.js';
 import { RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
+import { longestWaiting, StreamConnection } from '../streamConnection.js';
 import { RequestLines } from './requestLines.js';
 
 /**
@@ -32,13 +33,17 @@ const REJECT_WARNING_INTERVAL_MS = 60000;
  * concurrency from many connections (receiver-threads × distributor-threads, +1 for TCP).
  *
  * Bad input closes only the offending connection: malformed JSON, an unknown method, a line over
- * `maxRequestBytes`. Connections beyond `maxConnections` are closed at once. There is no idle
- * timeout: PowerDNS keeps its connections for its lifetime, and a connection it finds closed
- * costs a SERVFAIL.
+ * `maxRequestBytes` (after its error reply, even while the peer keeps sending). A connection that
+ * sends no complete request within `requestTimeoutMs` of connecting, or leaves a request line
+ * incomplete that long, is closed (a stuck or hostile peer must not hold one of the
+ * `maxConnections` places). Connections beyond `maxConnections` are closed at once. An idle
+ * connection between requests is kept: PowerDNS keeps its connections for its lifetime, and a
+ * connection it finds closed costs a SERVFAIL. Replies wait for the peer to read them with one
+ * `drain` listener (shared {@link StreamConnection}).
  */
 export class RemoteBackendServer {
   private server: Server | undefined;
-  private readonly connections = new Set<Socket>();
+  private readonly connections = new Map<Socket, StreamConnection>();
   /** Open connections per `instance` name, behind the connections gauge. */
   private readonly perInstance = new Map<string, number>();
   private lastRejectWarningMs = -Infinity;
@@ -78,7 +83,7 @@ export class RemoteBackendServer {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
-    for (const c of this.connections) c.destroy();
+    for (const c of this.connections.keys()) c.destroy();
     await new Promise<void>((r) => server.close(() => r()));
     try {
       unlinkSync(this.path);
@@ -89,7 +94,7 @@ export class RemoteBackendServer {
 
   private accept(conn: Socket): void {
     const { metrics, log } = this.deps;
-    if (this.connections.size >= this.config.maxConnections) {
+    if (this.connections.size >= this.config.maxConnections && !this.evictWaiting()) {
       metrics.connectionsTotal.inc({ result: 'rejected' });
       conn.destroy();
       const now = Date.now();
@@ -100,7 +105,6 @@ export class RemoteBackendServer {
       return;
     }
     metrics.connectionsTotal.inc({ result: 'accepted' });
-    this.connections.add(conn);
     const session = new RemoteBackendSession(this.deps);
     const lines = new RequestLines(this.config.maxRequestBytes);
     let counted: string | undefined;
@@ -114,16 +118,31 @@ export class RemoteBackendServer {
     };
     setInstance();
 
+    // Deadline: armed from connecting until the first complete request (pdns sends `initialize`
+    // at once) and while a request line is incomplete; an idle connection between requests is
+    // normal for pdns (it keeps its connections for its lifetime) and has none.
+    const stream = new StreamConnection(conn, this.config.requestTimeoutMs, undefined, () => {
+      metrics.protocolErrors.inc({ reason: 'request_timeout' });
+      log.warn({ instance: session.instance, requestTimeoutMs: this.config.requestTimeoutMs }, 'PowerDNS connection sent no complete request in time; closed');
+    });
+    stream.arm();
+    this.connections.set(conn, stream);
     conn.on('data', (chunk: Buffer) => {
       if (closing) return;
       const complete = lines.push(chunk);
       if (complete === 'oversized') {
         closing = true;
+        stream.disarm();
         metrics.protocolErrors.inc({ reason: 'oversized' });
         log.warn({ instance: session.instance, maxRequestBytes: this.config.maxRequestBytes }, 'PowerDNS request line too long; closing the connection');
-        conn.end(`${JSON.stringify({ error: `request longer than ${this.config.maxRequestBytes} bytes` })}\n`);
+        // Closed once the error reply is out, whatever the peer keeps sending.
+        conn.end(`${JSON.stringify({ error: `request longer than ${this.config.maxRequestBytes} bytes` })}\n`, () => conn.destroy());
         return;
       }
+      if (complete.length === 0) {
+        if (!stream.armed) stream.arm();
+      } else if (lines.partialBytes > 0) stream.arm();
+      else stream.disarm();
       for (const line of complete) {
         if (line.trim() === '') continue;
         const reply = session.handle(line);
@@ -133,10 +152,7 @@ export class RemoteBackendServer {
           return;
         }
         setInstance();
-        if (!conn.write(`${reply.text}\n`)) {
-          conn.pause();
-          conn.once('drain', () => conn.resume());
-        }
+        stream.send(`${reply.text}\n`);
       }
     });
     conn.on('error', () => conn.destroy());
@@ -148,6 +164,20 @@ export class RemoteBackendServer {
         log.debug({ instance: session.instance, bytes: lines.partialBytes }, 'PowerDNS connection closed in the middle of a request');
       }
     });
+  }
+
+  /**
+   * At the cap, closes the connection that has waited longest for a request to complete, if that
+   * is at least half `requestTimeoutMs` (RFC 7766 §6.2.3 applied here: under pressure, stuck
+   * connections go sooner). Connections idle between requests are pdns's own and are never chosen.
+   */
+  private evictWaiting(): boolean {
+    const stuck = longestWaiting(this.connections.values(), this.config.requestTimeoutMs / 2);
+    if (!stuck) return false;
+    this.deps.metrics.protocolErrors.inc({ reason: 'request_timeout' });
+    this.connections.delete(stuck.socket);
+    stuck.socket.destroy();
+    return true;
   }
 
   private join(instance: string): void {
