@@ -1,6 +1,6 @@
 import test from 'ava';
 import { connect, type Socket } from 'node:net';
-import { dig } from '../support/dig.js';
+import { dig, runDig } from '../support/dig.js';
 import { buildQuery, decodeReply, frame, tcpExchange, tcpQuery, udpExchange, udpQuery, type Reply } from '../support/dnsClient.js';
 import { startEngine, stopAllEngines, type EngineProcess } from '../support/engineProcess.js';
 import { fixtureConfig, fixtureLocationFiles, MANY_COUNT, WWW } from '../support/fixtureDeployment.js';
@@ -396,6 +396,34 @@ test('ANY over UDP → one HINFO (RFC 8482); over TCP → every RRset', async (t
   t.regex(udp.output, /\(UDP\)/);
   const tcp = await dig(v4(), ['example.test', 'ANY', '+tcp']);
   t.deepEqual(tcp.answer.map((a) => a.type), ['SOA', 'NS']);
+});
+
+const metaQtypes: [name: string, qtype: number, rcode: number][] = [
+  ['AXFR', 252, 5],
+  ['IXFR', 251, 5],
+  ['MAILB', 253, 4],
+  ['MAILA', 254, 4],
+  ['TKEY', 249, 4],
+  ['TSIG', 250, 1],
+  ['OPT', 41, 1],
+];
+for (const [name, qtype, rcode] of metaQtypes) {
+  test(`QTYPE ${name} → rcode ${rcode} over UDP and TCP, no records`, async (t) => {
+    // dns-packet encodes type names only: the question's type is patched in (the last 4 bytes are QTYPE, QCLASS).
+    const query = buildQuery({ name: 'example.test', type: 'A' });
+    query.writeUInt16BE(qtype, query.length - 4);
+    for (const reply of [await udpQuery(v4(), query), await tcpQuery(v4(), query)]) {
+      t.deepEqual([reply.rcode, reply.aa, reply.answers, reply.authority], [rcode, false, [], []]);
+    }
+  });
+}
+
+test('dig AXFR and IXFR: the transfer is refused', async (t) => {
+  for (const args of [['example.test', 'AXFR'], ['example.test', 'IXFR=1']]) {
+    const output = await runDig([`@${v4().address}`, '-p', String(v4().port), '+time=2', '+tries=1', ...args]);
+    t.regex(output, /; Transfer failed\./, args.join(' '));
+    t.notRegex(output, /\tSOA\t/, 'no record of the zone is sent');
+  }
 });
 
 test('class CH is refused', async (t) => {

@@ -5,6 +5,7 @@ import { ipv4 } from '../../geo/ipAddress.js';
 import type { Logger } from '../../log/logger.js';
 import { RCODE } from '../../zones/authoritative.js';
 import { clientFor, parseEcs, replyScope, type EcsOption } from '../dns/ecsOption.js';
+import { metaQtypeRcode } from '../dns/metaQtype.js';
 import type { AnswerFrame, CompactQuery } from './frameCodec.js';
 
 /** What answering a compact QUERY needs from the process. */
@@ -26,7 +27,7 @@ const EMPTY: AnswerFrame['answers'] = [];
  * Returns the function that answers compact QUERYs (docs/protocol.md, QUERY and ANSWER) with the
  * same rules as the standalone listener: the client is the ECS address when the source prefix is
  * > 0, else the resolver's; malformed ECS is FORMERR (RFC 7871 §7.1.1); a class other than IN is
- * REFUSED. The ECS scope to echo is computed here (RFC 7871 §7.2.1, SPEC §8), so a shim only
+ * REFUSED; zone transfers and other meta-QTYPEs get the listener's error code ({@link metaQtypeRcode}). The ECS scope to echo is computed here (RFC 7871 §7.2.1, SPEC §8), so a shim only
  * copies it. The answerer never throws: a failure inside the engine is answered SERVFAIL and
  * logged. Metric children are looked up once per label value (prom-client hashes label objects
  * on every `inc`), which keeps the per-query cost down.
@@ -63,6 +64,8 @@ export function compactAnswerer(deps: CompactAnswerDeps): CompactAnswerer {
       ecs = parsed;
     }
     if (q.qclass !== CLASS_IN) return countRcode(negative(RCODE.REFUSED, true));
+    const metaRcode = metaQtypeRcode(q.qtype);
+    if (metaRcode !== undefined) return countRcode(negative(metaRcode, false));
     const client = clientFor(ecs, q.source ?? UNKNOWN_SOURCE);
     const started = performance.now();
     try {

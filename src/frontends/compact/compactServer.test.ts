@@ -92,6 +92,18 @@ test('ECS: the engine computes the scope to echo; malformed ECS is FORMERR; IPv4
   c.close();
 });
 
+test('zone transfers are REFUSED (not "not ours"); MAILA/MAILB/TKEY NOTIMP; TSIG and OPT as a question FORMERR', async (t) => {
+  const f = await start();
+  t.teardown(() => stop(f));
+  const c = await CompactTestClient.open(f.socket);
+  const cases: [qtype: number, rcode: number][] = [[252, 5], [251, 5], [253, 4], [254, 4], [249, 4], [250, 1], [41, 1]];
+  cases.forEach(([qtype], i) => c.send(query(i + 1, 'example.test', qtype)));
+  for (const [i, [qtype, rcode]] of cases.entries()) {
+    t.like(await c.next(), { kind: 'ANSWER', id: i + 1, flags: 0, rcode, answers: [], authorities: [] }, `qtype ${qtype}`);
+  }
+  c.close();
+});
+
 test('pipelined queries are all answered, ids matched, in one burst', async (t) => {
   const f = await start();
   t.teardown(() => stop(f));

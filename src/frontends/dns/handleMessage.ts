@@ -8,6 +8,7 @@ import type { Logger } from '../../log/logger.js';
 import type { Client } from '../../selection/types.js';
 import { RCODE, type Answer } from '../../zones/authoritative.js';
 import { clientFor } from './ecsOption.js';
+import { metaQtypeRcode } from './metaQtype.js';
 import { decodeQuery, type WireQuery } from './wireQuery.js';
 import { encodeReply } from './wireResponse.js';
 
@@ -27,7 +28,8 @@ const CLASSIC_UDP_LIMIT = 512;
  * unexpected failure inside the engine is answered SERVFAIL and logged.
  *
  * The client is the ECS address when the query carries ECS with a source prefix > 0, else the
- * peer (the resolver); IPv4-mapped IPv6 counts as IPv4.
+ * peer (the resolver); IPv4-mapped IPv6 counts as IPv4. Zone transfers and other meta-QTYPEs get
+ * an error code without reaching the engine ({@link metaQtypeRcode}).
  */
 export function handleMessage(deps: DnsFrontDoorDeps, msg: Buffer, transport: 'udp' | 'tcp', peer: IpAddress): Buffer | null {
   const decoded = decodeQuery(msg);
@@ -45,6 +47,11 @@ export function handleMessage(deps: DnsFrontDoorDeps, msg: Buffer, transport: 'u
   const q = decoded.query;
   const limit = transport === 'tcp' ? 65535 : q.edns ? Math.min(q.edns.udpSize, udpPayloadSize) : CLASSIC_UDP_LIMIT;
   const header = { id: q.id, queryFlags: q.flags, question: q.question, edns: q.edns, udpPayloadSize };
+  const metaRcode = metaQtypeRcode(q.question.type);
+  if (metaRcode !== undefined) {
+    deps.metrics.queries.inc({ transport, rcode: RCODE_NAMES[metaRcode] ?? String(metaRcode) });
+    return encodeReply(header, { rcode: metaRcode, authoritative: false }, limit);
+  }
   let answer: Answer;
   const client = clientFor(q.edns?.ecs, peer);
   const started = performance.now();
