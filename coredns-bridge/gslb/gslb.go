@@ -46,6 +46,7 @@ type GSLB struct {
 	socket   string
 	timeout  time.Duration
 	onError  []string
+	bufsize  int
 	staleTTL uint32
 	stale    *staleCache
 	now      func() time.Time
@@ -64,8 +65,23 @@ func (g *GSLB) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (
 	if plugin.Zones(g.Zones).Matches(qname) == "" {
 		return plugin.NextOrFailure(g.Name(), g.Next, ctx, w, r)
 	}
+	if r.Opcode != dns.OpcodeQuery {
+		// NOTIFY: the one opcode besides QUERY that miekg/dns passes on (it answers UPDATE and the
+		// others NOTIMP itself). The engine has no secondaries to notify nor zones to refresh: NOTIMP,
+		// as its standalone listener answers; CoreDNS writes it (plugin.ClientWrite).
+		return dns.RcodeNotImplemented, nil
+	}
+	ecs, ecsOptions := ecsOf(r)
+	if ecsOptions > 1 {
+		// RFC 7871 §7.1.1: malformed ECS is FORMERR; two options are, as on the standalone listener.
+		return dns.RcodeFormatError, nil
+	}
+	if o := r.IsEdns0(); o != nil && int(o.UDPSize()) > g.bufsize {
+		// As the bufsize plugin does: CoreDNS's ScrubWriter sizes the reply, and advertises in its
+		// OPT, what the request's OPT says, so a UDP answer never exceeds g.bufsize (DNS flag day 2020).
+		o.SetUDPSize(uint16(g.bufsize)) // #nosec G115 -- bufsize is at most 4096
+	}
 	server := metrics.WithServer(ctx)
-	ecs := ecsOf(r)
 	q := &frame.Query{
 		Qtype:     state.QType(),
 		Qclass:    state.QClass(),
@@ -179,29 +195,48 @@ func withTTL(rrs []dns.RR, ttl uint32) []dns.RR {
 	return out
 }
 
-// ecsOf returns the query's ECS option, if any.
-func ecsOf(r *dns.Msg) *dns.EDNS0_SUBNET {
+// ecsOf returns the query's first ECS option, if any, and how many ECS options it has.
+func ecsOf(r *dns.Msg) (*dns.EDNS0_SUBNET, int) {
 	o := r.IsEdns0()
 	if o == nil {
-		return nil
+		return nil, 0
 	}
+	var first *dns.EDNS0_SUBNET
+	n := 0
 	for _, opt := range o.Option {
 		if e, ok := opt.(*dns.EDNS0_SUBNET); ok {
-			return e
+			if n == 0 {
+				first = e
+			}
+			n++
 		}
 	}
-	return nil
+	return first, n
 }
 
-// ecsData is the ECS option data as it came on the wire (RFC 7871 §6): family, source prefix,
-// scope prefix, then ceil(source/8) address bytes, not re-masked, so the engine validates exactly
-// what the resolver sent, as the standalone listener does.
+// ecsData rebuilds the ECS option data (RFC 7871 §6) for the engine, which validates it as its
+// standalone listener does. miekg/dns has already parsed the option: it answered FORMERR itself
+// for an unknown family, a prefix longer than the family, or family 0 with a prefix, and it
+// copied the address into a zeroed 4- or 16-byte buffer, which loses how many octets were sent.
+// So the data carries ceil(source/8) address bytes, extended to the last non-zero byte: an
+// address with bits set beyond its prefix (a /0 with address bytes included) or non-zero extra
+// octets reaches the engine as sent, and gets its FORMERR. Missing octets, or extra all-zero
+// ones, are indistinguishable from the zero-padded prefix here and are answered as such
+// (docs/protocol.md, QUERY).
 func ecsData(e *dns.EDNS0_SUBNET) []byte {
 	addr := e.Address
 	if e.Family == 1 {
 		addr = addr.To4()
 	}
+	if e.Family == 0 {
+		addr = nil
+	}
 	n := (int(e.SourceNetmask) + 7) / 8
+	for i := n; i < len(addr); i++ {
+		if addr[i] != 0 {
+			n = i + 1
+		}
+	}
 	if n > len(addr) {
 		n = len(addr)
 	}

@@ -104,7 +104,7 @@ func ecsOfReply(t *testing.T, m *dns.Msg) *dns.EDNS0_SUBNET {
 	if m.IsEdns0() == nil {
 		t.Fatal("no OPT in the reply")
 	}
-	e := ecsOf(m)
+	e, _ := ecsOf(m)
 	if e == nil {
 		t.Fatal("no ECS option in the reply")
 	}
@@ -315,8 +315,53 @@ func TestClientAddressAndStaleScopeFollowTheEnginesRules(t *testing.T) {
 			t.Errorf("%v: scope %d, want %d", tc.ecs, got, tc.scope)
 		}
 	}
-	if d := ecsData(&dns.EDNS0_SUBNET{Family: 1, SourceNetmask: 22, Address: net.ParseIP("198.51.103.255")}); !bytes.Equal(d, []byte{0, 1, 22, 0, 198, 51, 103}) {
-		t.Errorf("ECS data %x: the address bytes go to the engine as sent", d)
+}
+
+// parsedECS is the ECS option miekg/dns parses from option data `wire`, as CoreDNS hands it to ServeDNS.
+func parsedECS(t *testing.T, wire []byte) *dns.EDNS0_SUBNET {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.org.", dns.TypeA)
+	m.SetEdns0(1232, false)
+	m.IsEdns0().Option = []dns.EDNS0{&dns.EDNS0_LOCAL{Code: dns.EDNS0SUBNET, Data: wire}}
+	packed, err := m.Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed := new(dns.Msg)
+	if err := parsed.Unpack(packed); err != nil {
+		t.Fatalf("%x: %v", wire, err)
+	}
+	e, n := ecsOf(parsed)
+	if e == nil || n != 1 {
+		t.Fatalf("%x: %d ECS options parsed", wire, n)
+	}
+	return e
+}
+
+func TestECSDataCarriesWhatTheEngineNeedsToValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		wire, sent []byte
+	}{
+		{"v4 /22, bits within the prefix", []byte{0, 1, 22, 0, 198, 51, 100}, nil},
+		{"bits beyond the prefix", []byte{0, 1, 22, 0, 198, 51, 103}, nil},
+		{"a non-zero octet too many", []byte{0, 1, 24, 0, 8, 8, 8, 5}, nil},
+		{"source /0 with an address", []byte{0, 1, 0, 0, 8}, nil},
+		{"non-zero scope in a query", []byte{0, 1, 24, 16, 8, 8, 8}, nil},
+		{"family 0, /0 (dig +subnet=0)", []byte{0, 0, 0, 0}, nil},
+		{"IPv4-mapped /120", []byte{0, 2, 120, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 51, 100}, nil},
+		// Lost in miekg/dns's parse (a zeroed fixed-size buffer): sent as the zero-padded prefix.
+		{"an octet missing", []byte{0, 1, 24, 0, 8, 8}, []byte{0, 1, 24, 0, 8, 8, 0}},
+		{"a zero octet too many", []byte{0, 1, 24, 0, 8, 8, 8, 0}, []byte{0, 1, 24, 0, 8, 8, 8}},
+	} {
+		want := tc.sent
+		if want == nil {
+			want = tc.wire
+		}
+		if got := ecsData(parsedECS(t, tc.wire)); !bytes.Equal(got, want) {
+			t.Errorf("%s: ECS data %x, want %x", tc.name, got, want)
+		}
 	}
 }
 
@@ -366,3 +411,58 @@ func (h *countingHandler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r 
 }
 
 func (h *countingHandler) Name() string { return "counting" }
+
+func TestNotifyAndTwoECSOptionsAreAnsweredWithoutTheEngine(t *testing.T) {
+	sock := enginetest.ShortSocket(t)
+	s := &seen{}
+	enginetest.Start(t, sock, geoEngine(s))
+	g := newTestGSLB(t, sock, "")
+
+	notify := new(dns.Msg)
+	notify.SetNotify("example.org.")
+	rec, rcode, err := serve(t, g, notify, "192.0.2.53")
+	if err != nil || rcode != dns.RcodeNotImplemented || rec.Msg != nil {
+		t.Errorf("NOTIFY: rcode %d err %v written %v; want NOTIMP left to CoreDNS to write", rcode, err, rec.Msg)
+	}
+
+	two := ecsQuery("www.example.org.", dns.TypeA, "198.51.100.0/24")
+	o := two.IsEdns0()
+	o.Option = append(o.Option, &dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 24, Address: net.ParseIP("192.0.2.0").To4()})
+	rec, rcode, err = serve(t, g, two, "192.0.2.53")
+	if err != nil || rcode != dns.RcodeFormatError || rec.Msg != nil {
+		t.Errorf("two ECS options: rcode %d err %v written %v; want FORMERR left to CoreDNS to write", rcode, err, rec.Msg)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queries) != 0 {
+		t.Errorf("%d queries reached the engine", len(s.queries))
+	}
+}
+
+func TestUDPPayloadSizeIsCappedAtBufsize(t *testing.T) {
+	sock := enginetest.ShortSocket(t)
+	enginetest.Start(t, sock, geoEngine(&seen{}))
+	for _, tc := range []struct {
+		props         string
+		asked, capped uint16
+	}{
+		{"", 4096, 1232},
+		{"", 1000, 1000},
+		{"bufsize 1400", 4096, 1400},
+	} {
+		g := newTestGSLB(t, sock, tc.props)
+		q := ecsQuery("www.example.org.", dns.TypeA, "")
+		q.IsEdns0().SetUDPSize(tc.asked)
+		rec, _, err := serve(t, g, q, "192.0.2.53")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// CoreDNS's ScrubWriter truncates to, and advertises, the request's size: capped in place.
+		if got := q.IsEdns0().UDPSize(); got != tc.capped {
+			t.Errorf("%q, asked %d: request size %d, want %d", tc.props, tc.asked, got, tc.capped)
+		}
+		if got := rec.Msg.IsEdns0().UDPSize(); got != tc.capped {
+			t.Errorf("%q, asked %d: reply advertises %d, want %d", tc.props, tc.asked, got, tc.capped)
+		}
+	}
+}

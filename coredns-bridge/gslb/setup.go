@@ -18,6 +18,7 @@ const (
 	defaultStaleTTL  = 10 * time.Second
 	defaultStaleMax  = time.Hour
 	defaultStaleSize = 10000
+	defaultBufsize   = 1232
 	startupWait      = 100 * time.Millisecond
 )
 
@@ -57,6 +58,7 @@ func parse(c *caddy.Controller) (*GSLB, engine.Options, error) {
 	g := &GSLB{
 		timeout:  defaultTimeout,
 		onError:  []string{policyStale, policyServfail},
+		bufsize:  defaultBufsize,
 		staleTTL: uint32(defaultStaleTTL / time.Second),
 		now:      time.Now,
 	}
@@ -122,6 +124,12 @@ func parse(c *caddy.Controller) (*GSLB, engine.Options, error) {
 					return nil, opts, err
 				}
 				staleSize = n
+			case "bufsize":
+				n, err := intArg(c, 512, 4096)
+				if err != nil {
+					return nil, opts, err
+				}
+				g.bufsize = n
 			case "fallthrough":
 				g.Fall.SetZonesFromArgs(c.RemainingArgs())
 			default:

@@ -18,6 +18,7 @@ func TestSetupParsesEveryProperty(t *testing.T) {
 		stale_ttl 20s
 		stale_max 30m
 		stale_size 500
+		bufsize 1400
 		fallthrough example.org
 	}`)
 	g, opts, err := parse(c)
@@ -33,6 +34,9 @@ func TestSetupParsesEveryProperty(t *testing.T) {
 	if !slices.Equal(g.onError, []string{"stale", "fallthrough"}) || !g.Fall.Through("www.example.org.") || g.Fall.Through("www.example.net.") {
 		t.Errorf("on_error %v fall %v", g.onError, g.Fall)
 	}
+	if g.bufsize != 1400 {
+		t.Errorf("bufsize %d", g.bufsize)
+	}
 }
 
 func TestSetupDefaults(t *testing.T) {
@@ -43,7 +47,7 @@ func TestSetupDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(g.Zones, []string{"example.org."}) || g.timeout != defaultTimeout || !slices.Equal(g.onError, []string{"stale", "servfail"}) ||
-		g.staleTTL != 10 || g.stale.maxAge != time.Hour || opts.Connections != 0 || g.Fall.Through("www.example.org.") {
+		g.staleTTL != 10 || g.stale.maxAge != time.Hour || opts.Connections != 0 || g.Fall.Through("www.example.org.") || g.bufsize != 1232 {
 		t.Errorf("defaults: %+v %+v", g, opts)
 	}
 }
@@ -59,6 +63,7 @@ func TestSetupRejectsBadInput(t *testing.T) {
 		{"gslb {\n socket a\n on_error stale stale\n}", "listed twice"},
 		{"gslb {\n socket a\n on_error\n}", "Wrong argument count"},
 		{"gslb {\n socket a\n stale_size -1\n}", "not a number"},
+		{"gslb {\n socket a\n bufsize 511\n}", "not a number between 512 and 4096"},
 		{"gslb {\n socket a\n sokcet b\n}", "unknown property 'sokcet'"},
 		{"gslb {\n socket a\n}\ngslb {\n socket b\n}", "this plugin"},
 	} {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { parse, stringify } from 'yaml';
+import { buildQuery, tcpQuery, udpQuery } from '../support/dnsClient.js';
 import { REPO_ROOT, startEngine, stopAllEngines, type EngineProcess } from '../support/engineProcess.js';
 import { freePort } from '../support/freePort.js';
 import { waitFor } from '../support/waitFor.js';
@@ -125,6 +126,9 @@ test.before(async () => {
   const socket = join(dir, 'engine.sock');
   const config = parse(readFileSync(join(REPO_ROOT, 'examples/quickstart.yaml'), 'utf8')) as Record<string, unknown>;
   config.listeners = { compact: { path: socket } };
+  // An answer larger than a 1232-byte UDP payload, for the size tests.
+  const zone = (config.zones as { records: unknown[] }[])[0]!;
+  zone.records.push(...Array.from({ length: 30 }, (_, i) => ({ name: 'big', type: 'TXT', data: `${String(i).padStart(2, '0')}${'x'.repeat(60)}` })));
   const engineConfig = stringify(config);
   // The operator's static fail-safe zone behind gslb (www differs from every GSLB answer, so the
   // test can tell who answered).
@@ -222,6 +226,50 @@ test.serial('static names, NODATA for a missing family, question case, CNAME, TC
   const nx = await dig(fx.dnsPort, 'nope.example.test', 'A');
   t.is(nx.status, 'NXDOMAIN');
   t.true(nx.flags.includes('aa'));
+});
+
+test.serial('NOTIFY → NOTIMP; AXFR and IXFR REFUSED; MAILB NOTIMP, as on the standalone listener', async (t) => {
+  const notify = await dig(fx.dnsPort, 'example.test', 'SOA', '+opcode=notify');
+  t.is(notify.status, 'NOTIMP');
+  const server = { address: '127.0.0.1', port: fx.dnsPort };
+  for (const [qtype, rcode] of [[252, 5], [251, 5], [253, 4]] as const) {
+    const query = buildQuery({ name: 'example.test', type: 'A' });
+    query.writeUInt16BE(qtype, query.length - 4);
+    for (const reply of [await udpQuery(server, query), await tcpQuery(server, query)]) {
+      t.deepEqual([reply.rcode, reply.answers, reply.authority], [rcode, [], []], `qtype ${qtype}`);
+    }
+  }
+});
+
+test.serial('malformed ECS is FORMERR through CoreDNS as on the standalone listener (RFC 7871 §6)', async (t) => {
+  const server = { address: '127.0.0.1', port: fx.dnsPort };
+  const ecs = (hex: string) => ({ code: 8, data: Buffer.from(hex, 'hex') });
+  const cases: [string, { code: number; data: Buffer }[]][] = [
+    ['two ECS options', [ecs('00011800c10e00'), ecs('00011800080808')]],
+    ['source /0 with an address byte', [ecs('0001000008')]],
+    ['a non-zero address octet beyond the prefix', [ecs('0001180008080805')]],
+    ['bits set beyond the prefix', [ecs('0001140008080f')]],
+    ['scope prefix set in a query', [ecs('00011810080808')]],
+  ];
+  for (const [what, options] of cases) {
+    const reply = await udpQuery(server, { name: 'www.example.test', type: 'A', edns: { options } });
+    t.deepEqual([reply.rcode, reply.answers], [1, []], what);
+  }
+  const good = await udpQuery(server, { name: 'www.example.test', type: 'A', edns: { options: [ecs('00011800c10e00')] } });
+  t.deepEqual([good.rcode, good.answers], [0, ['www.example.test A 198.51.100.10']]);
+});
+
+test.serial('UDP answers fit 1232 bytes and the OPT advertises 1232 whatever the client asks; TCP carries everything', async (t) => {
+  const server = { address: '127.0.0.1', port: fx.dnsPort };
+  const udp = await udpQuery(server, { name: 'big.example.test', type: 'TXT', edns: { udpPayloadSize: 4096 } });
+  t.true(udp.raw.length <= 1232, `${udp.raw.length} bytes over UDP`);
+  t.true(udp.tc);
+  t.is(udp.opt?.udpPayloadSize, 1232);
+  const small = await udpQuery(server, { name: 'ns1.example.test', type: 'A', edns: { udpPayloadSize: 4096 } });
+  t.is(small.opt?.udpPayloadSize, 1232);
+  const tcp = await tcpQuery(server, { name: 'big.example.test', type: 'TXT', edns: { udpPayloadSize: 4096 } });
+  t.false(tcp.tc);
+  t.is(tcp.answers.length, 30);
 });
 
 test.serial('engine killed: stale answers for blocks seen before, the fail-safe zone for others, never NXDOMAIN; restart resumes without restarting CoreDNS', async (t) => {
