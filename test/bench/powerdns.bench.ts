@@ -15,8 +15,8 @@ import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { clientMix, type MixClient } from './harness/clientMix.js';
 import { exchange, lengthPrefixed, queryPacket, type WireAnswer } from './harness/dnsWire.js';
 import { runDnsperf } from './harness/dnsperf.js';
-import { freePort } from '../support/freePort.js';
 import { startGslbd, type GslbdServer } from './harness/gslbdServer.js';
+import { geoipBackend, startPdns } from './harness/pdnsServer.js';
 import { noopReply } from './noopRemoteBackend.js';
 import { pinAllThreads } from './harness/affinity.js';
 import { BENCH_DIST } from './harness/paths.js';
@@ -144,7 +144,7 @@ const group: BenchGroup = {
     writeFileSync(files.static.queryFile, `${STATIC_QUERIES.join('\n')}\n`);
     writeFileSync(files.gslb.queryFile, lengthPrefixed(clients.map((c, i) => queryPacket(i & 0xffff, 'www.example.test', 'A', c))));
     writeBindZone(dir);
-    writeGeoipZones(dir);
+    const geoip = geoipBackend(dir);
 
     await measureHandlers(ctx, clients);
 
@@ -153,7 +153,13 @@ const group: BenchGroup = {
     const pdns = new Map<string, { port: number; proc: BenchProcess }>();
     for (const [k, inst] of instances) {
       const socket = inst.backend === 'gslbd' ? gslbdSocket : noopSocket;
-      pdns.set(k, await startPdns(ctx, inst, socket, ctx.tempDir(`pdns-${k}`), dir));
+      const backend =
+        inst.backend === 'noop' || inst.backend === 'gslbd'
+          ? ['launch=remote', `remote-connection-string=unix:path=${socket},timeout=2000,instance=bench-${k}`]
+          : inst.backend === 'bind'
+            ? ['launch=bind', `bind-config=${join(dir, 'named.conf')}`]
+            : geoip;
+      pdns.set(k, await startPdns(ctx, { name: k, backend, threads: inst.threads, caches: inst.caches }, ctx.tempDir(`pdns-${k}`), SERVER_CPU));
     }
     await checkAnswers(ctx, clients, pdns, instances);
 
@@ -323,50 +329,6 @@ async function startNoop(ctx: BenchContext, socket: string, dir: string): Promis
   return proc;
 }
 
-/** Starts one pdns_server variant on a free port and waits until it answers. */
-async function startPdns(ctx: BenchContext, inst: Instance, socket: string, confDir: string, dataDir: string): Promise<{ port: number; proc: BenchProcess }> {
-  const port = await freePort();
-  const settings: string[] = [
-    inst.backend === 'noop' || inst.backend === 'gslbd'
-      ? `launch=remote\nremote-connection-string=unix:path=${socket},timeout=2000,instance=bench-${key(inst)}`
-      : inst.backend === 'bind'
-        ? `launch=bind\nbind-config=${join(dataDir, 'named.conf')}`
-        : `launch=geoip\ngeoip-database-files=/usr/share/GeoIP/GeoIP.dat /usr/share/GeoIP/GeoIPv6.dat\ngeoip-zones-file=${join(dataDir, 'geoip.yaml')}`,
-    'local-address=127.0.0.1',
-    `local-port=${port}`,
-    `socket-dir=${confDir}`,
-    'daemon=no',
-    'guardian=no',
-    'disable-syslog=yes',
-    'loglevel=4',
-    'log-dns-queries=no',
-    'edns-subnet-processing=yes',
-    'security-poll-suffix=',
-    'webserver=no',
-    'api=no',
-    'receiver-threads=1',
-    `distributor-threads=${inst.threads}`,
-    'consistent-backends=yes',
-    ...(inst.caches === 'off' ? ['cache-ttl=0', 'query-cache-ttl=0'] : []),
-  ];
-  writeFileSync(join(confDir, 'pdns.conf'), `${settings.join('\n')}\n`);
-  const proc = ctx.processes.start(`pdns ${key(inst)}`, '/usr/sbin/pdns_server', [`--config-dir=${confDir}`], { cpu: SERVER_CPU, logFile: join(confDir, 'pdns.log') });
-  let exited = false;
-  void proc.exited.then(() => (exited = true));
-  const probe = queryPacket(1, 'ns1.example.test', 'A');
-  for (let i = 0; ; i++) {
-    if (exited) throw new Error(`pdns_server ${key(inst)} exited:\n${proc.tail()}`);
-    try {
-      const a = await exchange(port, probe, 300);
-      if (a.rcode === 'NOERROR') return { port, proc };
-    } catch {
-      // not up yet
-    }
-    if (i > 60) throw new Error(`pdns_server ${key(inst)} not answering:\n${proc.tail()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /**
  * Before measuring: every variant answers the static names; pdns + gslbd answers the GSLB name
  * exactly as gslbd's resolve() does in-process (data and ECS scope) for a sample of the client
@@ -423,27 +385,4 @@ function writeBindZone(dir: string): void {
       '',
     ].join('\n'),
   );
-}
-
-/** The geoip backend's zone: the same static records, www as a service keyed by the client's continent. */
-function writeGeoipZones(dir: string): void {
-  const dc = { na: '192.0.2.10', sa: '192.0.2.10', eu: '198.51.100.10', af: '198.51.100.10', as: '203.0.113.10', oc: '203.0.113.10', unknown: '192.0.2.10' };
-  const lines = [
-    'domains:',
-    '- domain: example.test',
-    '  ttl: 300',
-    '  records:',
-    '    example.test:',
-    '      - soa: ns1.example.test hostmaster.example.test 2024010101 3600 600 604800 60',
-    '      - ns: ns1.example.test',
-    '    ns1.example.test:',
-    '      - a: 192.0.2.53',
-    '    v6.example.test:',
-    '      - aaaa: 2001:db8::10',
-    ...Object.entries(dc).flatMap(([cn, address]) => [`    ${cn}.www.example.test:`, '      - a:', `          content: ${address}`, '          ttl: 30']),
-    '  services:',
-    "    www.example.test: [ '%cn.www.example.test', 'unknown.www.example.test' ]",
-    '',
-  ];
-  writeFileSync(join(dir, 'geoip.yaml'), lines.join('\n'));
 }
