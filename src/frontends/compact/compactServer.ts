@@ -10,7 +10,6 @@ import {
   PROTOCOL_VERSION,
   decodeHello,
   decodeQuery,
-  encodeAnswer,
   encodeError,
   encodeHelloAck,
   encodePong,
@@ -18,6 +17,7 @@ import {
 } from './frameCodec.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
 import { FrameReader, FramingError } from './frameReader.js';
+import { ReplyBatch } from './replyBatch.js';
 
 /** Queries a shim should keep in flight per connection (advertised in HELLO_ACK). */
 const MAX_INFLIGHT = 1024;
@@ -29,12 +29,12 @@ const MAX_SOCKET_PATH = 107;
 /**
  * The compact-protocol listener (docs/protocol.md) on a Unix socket, for the CoreDNS plugin and
  * other shims. Each connection is read frame by frame and every QUERY answered synchronously
- * from the engine's current snapshot. Replies are corked per received chunk, so a burst of
- * queries costs one write. When the peer does not read its replies (the send buffer is full)
- * reading pauses until they drain. A broken length field, a frame over `maxFrameBytes`, a
- * missing HELLO, a version mismatch or no complete frame for `idleTimeoutMs` (partial bytes do
- * not count) closes that connection only; a malformed body or an
- * unknown kind gets an ERROR frame and the connection stays open.
+ * from the engine's current snapshot. The replies to a received chunk are gathered into one
+ * buffer ({@link ReplyBatch}), so a burst of queries costs one write. When the peer does not
+ * read its replies (the send buffer is full) reading pauses until they drain. A broken length
+ * field, a frame over `maxFrameBytes`, a missing HELLO, a version mismatch or no complete frame
+ * for `idleTimeoutMs` (partial bytes do not count) closes that connection only; a malformed body
+ * or an unknown kind gets an ERROR frame and the connection stays open.
  */
 export class CompactServer {
   private server: Server | undefined;
@@ -136,10 +136,12 @@ export class CompactServer {
     let closing = false;
     let frames = 0;
     stream.arm();
-    const send = (frame: Buffer): void => stream.send(frame);
+    const replies = new ReplyBatch((bytes) => stream.send(bytes));
+    const send = (frame: Buffer): void => replies.frame(frame);
     const refuse = (id: number, code: number, reason: string, message: string): void => {
       this.protocolErrors.inc({ reason });
       closing = true;
+      replies.flush();
       conn.end(encodeError(id, code, message));
       conn.destroySoon();
     };
@@ -168,7 +170,7 @@ export class CompactServer {
             this.protocolErrors.inc({ reason: 'bad-body' });
             return send(encodeError(h.id, ErrorCode.BAD_REQUEST, q));
           }
-          return send(encodeAnswer(h.id, this.answer(q)));
+          return replies.answer(h.id, this.answer(q));
         }
         case FrameKind.PING:
           return send(encodePong(h.id, this.state()));
@@ -181,20 +183,18 @@ export class CompactServer {
       }
     });
     conn.on('data', (chunk: Buffer) => {
-      conn.cork();
       const before = frames;
       try {
         reader.push(chunk);
+        replies.flush();
         // The idle deadline restarts once per chunk that completed a frame, never on partial bytes.
         if (frames !== before) stream.arm();
       } catch (e) {
+        replies.discard();
         if (!(e instanceof FramingError)) this.deps.log.error({ err: e, component: 'compact' }, 'compact frame handling failed');
         this.protocolErrors.inc({ reason: e instanceof FramingError ? 'framing' : 'internal' });
         closing = true;
         conn.destroy();
-        return;
-      } finally {
-        conn.uncork();
       }
     });
   }

@@ -151,46 +151,57 @@ function readName(buf: Buffer, offset: number): string | { error: string } {
   }
 }
 
-/** Scratch space for ANSWER frames: the largest frame plus one record of slack. */
-const SCRATCH = Buffer.allocUnsafe(MAX_FRAME_LENGTH + 4 + 65536);
+/** Bytes {@link writeAnswer} may use past its start: the largest frame plus one record of slack. */
+export const ANSWER_ROOM = MAX_FRAME_LENGTH + 4 + 65536;
+/** Scratch space for {@link encodeAnswer}. */
+const SCRATCH = Buffer.allocUnsafe(ANSWER_ROOM);
 
 /**
- * Encodes an ANSWER frame. Records are written uncompressed (RFC 1035 §4.1.3) by the standalone
- * listener's record writer. An answer whose frame would exceed {@link MAX_FRAME_LENGTH} becomes
- * SERVFAIL with no records (docs/protocol.md, ANSWER).
+ * Encodes an ANSWER frame into a new buffer; see {@link writeAnswer}.
  */
 export function encodeAnswer(id: number, a: AnswerFrame): Buffer {
-  const buf = SCRATCH;
+  return Buffer.from(SCRATCH.subarray(0, writeAnswer(SCRATCH, 0, id, a)));
+}
+
+/**
+ * Writes an ANSWER frame at `start` of `buf` (which must have {@link ANSWER_ROOM} bytes from
+ * there) and returns the offset after it. Records are written uncompressed (RFC 1035 §4.1.3) by
+ * the standalone listener's record writer. An answer whose frame would exceed
+ * {@link MAX_FRAME_LENGTH} becomes SERVFAIL with no records (docs/protocol.md, ANSWER).
+ */
+export function writeAnswer(buf: Buffer, start: number, id: number, a: AnswerFrame): number {
   let flags = 0;
   if (a.authoritative) flags |= ANSWER_FLAG_AA;
   if (a.notOurs) flags |= ANSWER_FLAG_NOT_OURS;
-  let offset = HEADER_BYTES + 10;
+  const limit = start + 4 + MAX_FRAME_LENGTH;
+  let offset = start + HEADER_BYTES + 10;
   try {
-    for (const rr of a.answers) offset = writeRecord(buf, offset, rr, UNCOMPRESSED);
-    for (const rr of a.authority) offset = writeRecord(buf, offset, rr, UNCOMPRESSED);
-    for (const rr of a.additional) offset = writeRecord(buf, offset, rr, UNCOMPRESSED);
+    for (const rr of a.answers) if ((offset = writeRecord(buf, offset, rr, UNCOMPRESSED)) > limit) break;
+    if (offset <= limit) for (const rr of a.authority) if ((offset = writeRecord(buf, offset, rr, UNCOMPRESSED)) > limit) break;
+    if (offset <= limit) for (const rr of a.additional) if ((offset = writeRecord(buf, offset, rr, UNCOMPRESSED)) > limit) break;
   } catch (e) {
     if (!(e instanceof RangeError)) throw e;
-    offset = MAX_FRAME_LENGTH + 5;
+    offset = limit + 1;
   }
-  if (offset - 4 > MAX_FRAME_LENGTH) {
-    return encodeAnswer(id, { ...a, rcode: 2, authoritative: false, answers: [], authority: [], additional: [] });
+  if (offset > limit) {
+    return writeAnswer(buf, start, id, { ...a, rcode: 2, authoritative: false, answers: [], authority: [], additional: [] });
   }
-  writeHeader(buf, offset, FrameKind.ANSWER, flags, id);
-  buf.writeUInt16BE(a.rcode, HEADER_BYTES);
-  buf[HEADER_BYTES + 2] = a.ecsScope;
-  buf[HEADER_BYTES + 3] = a.clientScope;
-  buf.writeUInt16BE(a.answers.length, HEADER_BYTES + 4);
-  buf.writeUInt16BE(a.authority.length, HEADER_BYTES + 6);
-  buf.writeUInt16BE(a.additional.length, HEADER_BYTES + 8);
-  return Buffer.from(buf.subarray(0, offset));
+  writeHeader(buf, start, offset - start, FrameKind.ANSWER, flags, id);
+  const body = start + HEADER_BYTES;
+  buf.writeUInt16BE(a.rcode, body);
+  buf[body + 2] = a.ecsScope;
+  buf[body + 3] = a.clientScope;
+  buf.writeUInt16BE(a.answers.length, body + 4);
+  buf.writeUInt16BE(a.authority.length, body + 6);
+  buf.writeUInt16BE(a.additional.length, body + 8);
+  return offset;
 }
 
 /** Encodes an ERROR frame; the message is cut to 1024 bytes. */
 export function encodeError(id: number, code: number, message: string): Buffer {
   const text = Buffer.from(message, 'utf8').subarray(0, 1024);
   const out = Buffer.allocUnsafe(HEADER_BYTES + 4 + text.length);
-  writeHeader(out, out.length, FrameKind.ERROR, 0, id);
+  writeHeader(out, 0, out.length, FrameKind.ERROR, 0, id);
   out.writeUInt16BE(code, HEADER_BYTES);
   out.writeUInt16BE(text.length, HEADER_BYTES + 2);
   text.copy(out, HEADER_BYTES + 4);
@@ -200,7 +211,7 @@ export function encodeError(id: number, code: number, message: string): Buffer {
 /** Encodes a PONG answering the PING with `id`. */
 export function encodePong(id: number, state: number): Buffer {
   const out = Buffer.allocUnsafe(HEADER_BYTES + 1);
-  writeHeader(out, out.length, FrameKind.PONG, 0, id);
+  writeHeader(out, 0, out.length, FrameKind.PONG, 0, id);
   out[HEADER_BYTES] = state;
   return out;
 }
@@ -209,7 +220,7 @@ export function encodePong(id: number, state: number): Buffer {
 export function encodeHelloAck(version: number, state: number, maxInflight: number, name: string): Buffer {
   const text = Buffer.from(name, 'utf8').subarray(0, 255);
   const out = Buffer.alloc(HEADER_BYTES + 9 + text.length);
-  writeHeader(out, out.length, FrameKind.HELLO_ACK, 0, 0);
+  writeHeader(out, 0, out.length, FrameKind.HELLO_ACK, 0, 0);
   out[HEADER_BYTES] = version;
   out[HEADER_BYTES + 1] = state;
   out.writeUInt32BE(maxInflight, HEADER_BYTES + 4);
@@ -218,11 +229,11 @@ export function encodeHelloAck(version: number, state: number, maxInflight: numb
   return out;
 }
 
-/** Writes a version-1 header for a frame of `total` bytes (header included). */
-function writeHeader(buf: Buffer, total: number, kind: number, flags: number, id: number): void {
-  buf.writeUInt32BE(total - 4, 0);
-  buf[4] = PROTOCOL_VERSION;
-  buf[5] = kind;
-  buf.writeUInt16BE(flags, 6);
-  buf.writeUInt32BE(id >>> 0, 8);
+/** Writes a version-1 header at `start` for a frame of `total` bytes (header included). */
+function writeHeader(buf: Buffer, start: number, total: number, kind: number, flags: number, id: number): void {
+  buf.writeUInt32BE(total - 4, start);
+  buf[start + 4] = PROTOCOL_VERSION;
+  buf[start + 5] = kind;
+  buf.writeUInt16BE(flags, start + 6);
+  buf.writeUInt32BE(id >>> 0, start + 8);
 }

@@ -114,8 +114,52 @@ export function writeRecord(buf: Buffer, offset: number, rr: ResourceRecord, tar
   buf.writeUInt16BE(1, offset + 2);
   buf.writeUInt32BE(rr.ttl, offset + 4);
   offset += 8;
-  codecs.get(rr.type)!.encode(rdataFor(rr.type, rr.data), buf, offset);
-  return offset + 2 + buf.readUInt16BE(offset);
+  const rdata = rdataBytes(rr.type, rr.data);
+  if (offset + rdata.length > buf.length) throw new RangeError(`record ${rr.name} ${rr.type} does not fit`);
+  // Short RDATA (addresses, names) is copied byte by byte: cheaper than Buffer#copy's native call.
+  if (rdata.length <= 64) for (let i = 0; i < rdata.length; i++) buf[offset + i] = rdata[i]!;
+  else rdata.copy(buf, offset);
+  return offset + rdata.length;
+}
+
+/** Entries per type in {@link rdataBytes}' cache of string data before it starts afresh. */
+const MAX_CACHED_STRINGS = 4096;
+const byObject = new WeakMap<object, Buffer>();
+const byString = new Map<RecordType, Map<string, Buffer>>();
+const RDATA_SCRATCH = Buffer.allocUnsafe(65536 + 2);
+
+/**
+ * RDLENGTH and RDATA of a record's data (dns-packet's encoders; names in RDATA are never
+ * compressed), encoded once per data value: record data is immutable (snapshots share it, and a
+ * selection hands out the endpoints' address strings), so the bytes are cached by identity for
+ * structured data and by value, per type, for strings (addresses and target names), bounded.
+ */
+function rdataBytes(type: RecordType, data: RecordData): Buffer {
+  if (typeof data === 'string') {
+    let cache = byString.get(type);
+    if (!cache) {
+      cache = new Map();
+      byString.set(type, cache);
+    }
+    let bytes = cache.get(data);
+    if (!bytes) {
+      if (cache.size >= MAX_CACHED_STRINGS) cache.clear();
+      bytes = encodeRdata(type, data);
+      cache.set(data, bytes);
+    }
+    return bytes;
+  }
+  let bytes = byObject.get(data);
+  if (!bytes) {
+    bytes = encodeRdata(type, data);
+    byObject.set(data, bytes);
+  }
+  return bytes;
+}
+
+function encodeRdata(type: RecordType, data: RecordData): Buffer {
+  codecs.get(type)!.encode(rdataFor(type, data), RDATA_SCRATCH, 0);
+  return Buffer.from(RDATA_SCRATCH.subarray(0, 2 + RDATA_SCRATCH.readUInt16BE(0)));
 }
 
 /** dns-packet's TXT encoder converts its input in place; give it fresh buffers. */
@@ -129,6 +173,7 @@ function writeName(buf: Buffer, offset: number, name: string, targets: Compressi
     buf.writeUInt16BE(0xc000 | targets.question.labelOffsets[0]!, offset);
     return offset + 2;
   }
+  if (!targets.question && !name.includes('\\')) return writePlainName(buf, offset, name);
   const suffixes = suffixesOf(targets);
   const labels = splitLabels(name);
   for (let i = 0; i < labels.length; i++) {
@@ -142,6 +187,34 @@ function writeName(buf: Buffer, offset: number, name: string, targets: Compressi
     bytes.copy(buf, offset);
     offset += bytes.length;
   }
+  buf[offset++] = 0;
+  return offset;
+}
+
+/**
+ * Writes a name without escapes, uncompressed, straight from its characters (latin1, as
+ * {@link labelBytes}): the same bytes as the label-by-label path without splitting or allocating.
+ */
+function writePlainName(buf: Buffer, offset: number, name: string): number {
+  const n = name === '.' ? 0 : name.length;
+  let lengthAt = offset++;
+  let length = 0;
+  for (let i = 0; i < n; i++) {
+    const c = name.charCodeAt(i);
+    if (c === 46) {
+      buf[lengthAt] = length;
+      lengthAt = offset++;
+      length = 0;
+    } else {
+      buf[offset++] = c;
+      length++;
+    }
+  }
+  if (n === 0) {
+    buf[lengthAt] = 0;
+    return offset;
+  }
+  buf[lengthAt] = length;
   buf[offset++] = 0;
   return offset;
 }
