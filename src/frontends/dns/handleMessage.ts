@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { EngineMetrics } from '../../admin/metrics.js';
-import { RCODE_NAMES } from '../../admin/metrics.js';
+import { RCODE_NAMES, type EngineMetrics } from '../../admin/metrics.js';
 import type { DnsBehaviourConfig } from '../../config/listenerSchema.js';
 import type { Engine } from '../../engine/engine.js';
 import { formatIp, maskAddress, type IpAddress } from '../../geo/ipAddress.js';
@@ -40,7 +39,7 @@ export function handleMessage(deps: DnsFrontDoorDeps, msg: Buffer, transport: 'u
   }
   if (decoded.kind === 'error') {
     deps.metrics.malformed.inc({ transport, outcome: RCODE_NAMES[decoded.rcode] ?? String(decoded.rcode) });
-    deps.metrics.queries.inc({ transport, rcode: RCODE_NAMES[decoded.rcode] ?? String(decoded.rcode) });
+    deps.metrics.countQuery(transport, decoded.rcode);
     const header = { id: decoded.id, queryFlags: decoded.flags, question: decoded.question, edns: decoded.edns, udpPayloadSize };
     return encodeReply(header, { rcode: decoded.rcode, authoritative: false }, CLASSIC_UDP_LIMIT);
   }
@@ -59,12 +58,12 @@ export function handleMessage(deps: DnsFrontDoorDeps, msg: Buffer, transport: 'u
     answer = deps.engine.resolve({ name: q.question.name, type: q.question.type, client, transport });
   } catch (e) {
     deps.log.error({ err: e, qname: q.question.name, qtype: q.question.type }, 'resolve failed; answering SERVFAIL');
-    deps.metrics.queries.inc({ transport, rcode: 'SERVFAIL' });
+    deps.metrics.countQuery(transport, RCODE.SERVFAIL);
     return encodeReply(header, { rcode: RCODE.SERVFAIL, authoritative: false }, limit);
   }
   deps.metrics.resolveSeconds.observe((performance.now() - started) / 1000);
-  deps.metrics.queries.inc({ transport, rcode: RCODE_NAMES[answer.rcode] ?? String(answer.rcode) });
-  for (const dc of answer.dcs) deps.metrics.dcAnswers.inc({ dc });
+  deps.metrics.countQuery(transport, answer.rcode);
+  for (const dc of answer.dcs) deps.metrics.countDc(dc);
   const rate = deps.behaviour.queryLogSampleRate;
   if (rate > 0 && deps.engine.ctx.random() < rate) logQuery(deps.log, q, client, peer, answer, transport);
   return encodeReply(header, answer, limit);

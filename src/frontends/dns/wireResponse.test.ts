@@ -3,6 +3,9 @@ import dnsPacket from 'dns-packet';
 import type { ResourceRecord } from '../../dns/records.js';
 import { UNCOMPRESSED, writeRecord } from './wireResponse.js';
 
+/** dns-packet's record and name codecs, which its typings omit. */
+const codec = dnsPacket as unknown as { answer: { encode(a: unknown): Buffer }; name: { encode(n: string): Buffer } };
+
 /**
  * The owner name in wire format, labels written out by hand for the cases dns-packet's name
  * encoder gets wrong (presentation escapes, the root name).
@@ -16,8 +19,8 @@ const OWNERS: Record<string, number[]> = {
 /** The owner name, then dns-packet's encoding of type, class, TTL and RDATA (its encoder never compresses). */
 function reference(rr: ResourceRecord): Buffer {
   const data = rr.type === 'TXT' ? (rr.data as string[]).map((s) => Buffer.from(s)) : rr.data;
-  const rest = dnsPacket.answer.encode({ name: 'x', type: rr.type, ttl: rr.ttl, data } as dnsPacket.Answer).subarray(3);
-  const owner = rr.name in OWNERS ? Buffer.from(OWNERS[rr.name]!) : dnsPacket.name.encode(rr.name);
+  const rest = codec.answer.encode({ name: 'x', type: rr.type, ttl: rr.ttl, data }).subarray(3);
+  const owner = rr.name in OWNERS ? Buffer.from(OWNERS[rr.name]!) : codec.name.encode(rr.name);
   return Buffer.concat([owner, rest]);
 }
 

@@ -237,7 +237,7 @@ export class RemoteBackendSession {
       return reply;
     }
     if (!rc.packetless) {
-      for (const rrset of contents.rrsets) for (const dc of rrset.dcs) this.deps.engineMetrics.dcAnswers.inc({ dc });
+      for (const rrset of contents.rrsets) for (const dc of rrset.dcs) this.deps.engineMetrics.countDc(dc);
     }
     if (pairs && name !== contents.zone.name && !name.startsWith('*.')) this.pairing.put(qname, realRemote, remote, reply, snapshot, now);
     return reply;
