@@ -106,6 +106,22 @@ test('malformed QUERY bodies give a reason, never a throw', (t) => {
   t.is(decodeQuery(frame(1, 0, 1, long), 0), 'question name longer than 255 octets');
 });
 
+test('question names: bytes that need escapes keep the presentation form of wireQuery.ts; the longest legal name decodes', (t) => {
+  const withName = (wire: number[]): Buffer => frame(1, 0, 1, Buffer.concat([Buffer.from('0001000100000000', 'hex'), Buffer.from(wire)]));
+  const name = (wire: number[]): unknown => (decodeQuery(withName(wire), 0) as { qname: string }).qname;
+  t.is(name([3, 0x57, 0x77, 0x57, 4, 0x54, 0x65, 0x73, 0x74, 0]), 'WwW.Test');
+  t.is(name([3, 0x61, 0x2e, 0x62, 4, 0x74, 0x65, 0x73, 0x74, 0]), 'a\\.b.test');
+  t.is(name([4, 0x78, 0x20, 0x5c, 0xff, 1, 0x2d, 0]), 'x\\032\\\\\\255.-');
+  t.is(name([1, 0x61, 1, 0x00, 0]), 'a.\\000');
+  t.is(name([0]), '');
+  const longest = [...Array.from({ length: 3 }, () => [63, ...Buffer.alloc(63, 0x61)]).flat(), 61, ...Buffer.alloc(61, 0x62), 0];
+  t.is(longest.length, 255);
+  t.is(name(longest), `${'a'.repeat(63)}.${'a'.repeat(63)}.${'a'.repeat(63)}.${'b'.repeat(61)}`);
+  longest.splice(-1, 0, 0x62);
+  longest[192] = 62;
+  t.is(decodeQuery(withName(longest), 0), 'question name longer than 255 octets');
+});
+
 test('an answer too large for one frame becomes SERVFAIL with no records', (t) => {
   const txt: ResourceRecord = { name: 'big.example.org', type: 'TXT', ttl: 1, data: [Buffer.alloc(255, 97).toString()] };
   const bytes = encodeAnswer(1, { rcode: 0, authoritative: true, notOurs: false, ecsScope: 0, clientScope: 0, answers: Array(600).fill(txt), authority: [], additional: [] });

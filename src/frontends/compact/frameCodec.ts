@@ -134,21 +134,37 @@ export function decodeQuery(frame: Buffer, flags: number): CompactQuery | string
   };
 }
 
-/** Reads an uncompressed wire-format name into presentation form, or says why it cannot. */
+/** Presentation bytes of a name without escapes (at most 254), for {@link readName}. */
+const NAME_SCRATCH = Buffer.allocUnsafe(256);
+
+/**
+ * Reads an uncompressed wire-format name into presentation form, or says why it cannot. A name
+ * whose bytes need no escapes (nearly all) becomes one string from one scratch copy; others are
+ * built label by label with the escapes of wireQuery.ts.
+ */
 function readName(buf: Buffer, offset: number): string | { error: string } {
-  let name = '';
-  let wire = 0;
+  const start = offset;
+  let plain = true;
+  let out = 0;
   for (;;) {
     if (offset >= buf.length) return { error: 'question name runs past the frame' };
     const len = buf[offset]!;
-    if (len === 0) return name;
+    if (len === 0) break;
     if (len > 63) return { error: 'compressed or extended label in the question name' };
     if (offset + 1 + len > buf.length) return { error: 'question name runs past the frame' };
-    wire += len + 1;
-    if (wire + 1 > 255) return { error: 'question name longer than 255 octets' };
-    name += (name === '' ? '' : '.') + presentLabel(buf, offset + 1, len);
+    if (offset - start + len + 2 > 255) return { error: 'question name longer than 255 octets' };
+    if (out > 0) NAME_SCRATCH[out++] = 0x2e;
+    for (let i = offset + 1; i <= offset + len; i++) {
+      const c = buf[i]!;
+      if (c <= 0x20 || c >= 0x7f || c === 0x2e || c === 0x5c) plain = false;
+      NAME_SCRATCH[out++] = c;
+    }
     offset += 1 + len;
   }
+  if (plain) return NAME_SCRATCH.toString('latin1', 0, out);
+  let name = '';
+  for (let at = start; buf[at]! !== 0; at += 1 + buf[at]!) name += (at === start ? '' : '.') + presentLabel(buf, at + 1, buf[at]!);
+  return name;
 }
 
 /** Bytes {@link writeAnswer} may use past its start: the largest frame plus one record of slack. */
