@@ -7,6 +7,8 @@ export const PAIRING_WINDOW_MS = 1000;
 const SLOTS = 8;
 
 interface Entry {
+  /** The request line as received. */
+  line: string;
   qname: string;
   realRemote: string;
   remote: string;
@@ -45,16 +47,32 @@ export class LookupPairing {
     for (let i = 0; i < SLOTS; i++) {
       const e = this.slots[i];
       if (e === undefined || e.qname !== qname || e.realRemote !== realRemote || e.remote !== remote) continue;
-      this.slots[i] = undefined;
-      if (e.snapshot !== snapshot || nowMs - e.atMs > PAIRING_WINDOW_MS || nowMs < e.atMs) return undefined;
-      return e.reply;
+      return this.consume(i, e, snapshot, nowMs);
     }
     return undefined;
   }
 
-  /** Keeps a fresh selection's reply, made on `snapshot`, for the next identical lookup (the oldest entry makes room). */
-  put(qname: string, realRemote: string, remote: string, reply: string, snapshot: object, nowMs: number): void {
-    this.slots[this.next] = { qname, realRemote, remote, reply, snapshot, atMs: nowMs };
+  /**
+   * {@link take} for a request line equal to the one that made a selection (PowerDNS repeats the
+   * line exactly), checked before the line is parsed; undefined when no entry has this line.
+   */
+  takeLine(line: string, snapshot: object, nowMs: number): string | undefined {
+    for (let i = 0; i < SLOTS; i++) {
+      const e = this.slots[i];
+      if (e !== undefined && e.line === line) return this.consume(i, e, snapshot, nowMs);
+    }
+    return undefined;
+  }
+
+  private consume(i: number, e: Entry, snapshot: object, nowMs: number): string | undefined {
+    this.slots[i] = undefined;
+    if (e.snapshot !== snapshot || nowMs - e.atMs > PAIRING_WINDOW_MS || nowMs < e.atMs) return undefined;
+    return e.reply;
+  }
+
+  /** Keeps a fresh selection's reply, made on `snapshot` for request `line`, for the next identical lookup (the oldest entry makes room). */
+  put(line: string, qname: string, realRemote: string, remote: string, reply: string, snapshot: object, nowMs: number): void {
+    this.slots[this.next] = { line, qname, realRemote, remote, reply, snapshot, atMs: nowMs };
     this.next = (this.next + 1) % SLOTS;
   }
 }

@@ -268,6 +268,31 @@ test('pairing: a different client, an expired window or a new snapshot selects a
   t.is(rr1('8.8.8.0/24'), '192.0.2.2', 'the entry of the old snapshot is not reused');
 });
 
+test('repeated lookup lines are answered from the line: static replies and pairs, counted like any lookup; other spellings pair by parameters', async (t) => {
+  const h = harness();
+  const line = (qname: string, local: string, realRemote = '8.8.8.0/24'): string =>
+    `{"method": "lookup", "parameters": {"local": "${local}", "qname": "${qname}", "qtype": "ANY", "real-remote": "${realRemote}", "remote": "192.0.2.200", "zone-id": ${EXAMPLE_ID}}}`;
+  const content = (text: string): unknown => (JSON.parse(text) as { result: { content: string }[] }).result[0]!.content;
+  const plain = line('static.example.test.', '0.0.0.0');
+  const first = h.session.handle(plain).text;
+  t.is(content(first), '192.0.2.20');
+  t.is(h.session.handle(plain).text, first);
+  t.is(h.session.handle(plain).text, first);
+  const www = line('rr.example.test.', '127.0.0.1');
+  const answers = [0, 1, 2].map(() => [content(h.session.handle(www).text), content(h.session.handle(www).text)]);
+  t.deepEqual(answers, [
+    ['192.0.2.1', '192.0.2.1'],
+    ['192.0.2.2', '192.0.2.2'],
+    ['192.0.2.3', '192.0.2.3'],
+  ]);
+  t.is(content(h.session.handle(www).text), '192.0.2.1');
+  t.is(content(h.session.handle(line('rr.example.test.', '127.0.0.2')).text), '192.0.2.1', 'another local address, same client: paired');
+  t.is(content(h.session.handle(line('rr.example.test.', '127.0.0.1')).text), '192.0.2.2', 'the pair was used once');
+  t.regex(await h.metric('gslbd_powerdns_requests_total'), /method="lookup",outcome="ok"} 12/);
+  t.regex(await h.metric('gslbd_powerdns_selection_reuses_total'), / 4$/);
+  t.is(h.deps.metrics.lookups, 12);
+});
+
 test('the apex is looked up once per query: every apex lookup with a client advances rotation', (t) => {
   const h = harness();
   const a = (): unknown => h.lookup('example.test.', '8.8.8.0/24', { remote: '192.0.2.200', qtype: 'ANY' }).find((r) => r.qtype === 'A')!.content;

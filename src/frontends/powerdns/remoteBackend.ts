@@ -10,7 +10,7 @@ import { LookupPairing } from './lookupPairing.js';
 import { lookupReply, NO_RECORDS } from './lookupReply.js';
 import type { PowerDnsMetrics, ProtocolErrorReason, RequestOutcome } from './metrics.js';
 import { remoteClient, type RemoteClient } from './remoteClient.js';
-import { staticRepliesOf } from './staticReplies.js';
+import { rememberStaticLine, staticLineReply, staticRepliesOf } from './staticReplies.js';
 import { zoneIdsOf } from './zoneIds.js';
 
 /** What the protocol handler needs from the process. */
@@ -113,6 +113,8 @@ export class RemoteBackendSession {
 
   /** Handles one request line (without its newline). */
   handle(line: string): Reply {
+    const repeated = this.repeatedLookup(line);
+    if (repeated !== undefined) return { text: repeated, close: false };
     let request: unknown;
     try {
       request = JSON.parse(line);
@@ -134,7 +136,7 @@ export class RemoteBackendSession {
     }
     const p = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
     try {
-      const text = this.dispatch(method, p);
+      const text = method === 'lookup' ? this.lookup(p, line) : this.dispatch(method, p);
       this.count(method, text === NOT_OFFERED_REPLY ? 'not_offered' : 'ok');
       return { text, close: false };
     } catch (e) {
@@ -149,8 +151,6 @@ export class RemoteBackendSession {
 
   private dispatch(method: string, p: Record<string, unknown>): string {
     switch (method) {
-      case 'lookup':
-        return this.lookup(p);
       case 'initialize':
         return this.initialize(p);
       case 'getAllDomains':
@@ -183,16 +183,37 @@ export class RemoteBackendSession {
     return zone ? JSON.stringify({ result: domainInfo(zone, zoneIdsOf(zones).idOf(zone)) }) : NOT_OFFERED_REPLY;
   }
 
-  private lookup(p: Record<string, unknown>): string {
+  /**
+   * The reply to a lookup line PowerDNS sent before in the same form, without parsing it: a
+   * static reply of this snapshot, or the paired selection of the previous identical lookup
+   * ({@link LookupPairing.takeLine}). PowerDNS repeats such lines around every query (the zone's
+   * SOA, the second lookup of a name), and parsing them was most of their cost. Undefined for
+   * any other line, which then takes the full path.
+   */
+  private repeatedLookup(line: string): string | undefined {
+    const { engine, metrics } = this.deps;
+    const snapshot = engine.snapshot;
+    let reply = staticLineReply(snapshot, line);
+    if (reply === undefined) {
+      reply = this.pairing.takeLine(line, snapshot, engine.ctx.now());
+      if (reply === undefined) return undefined;
+      metrics.reuses++;
+    }
+    metrics.lookups++;
+    this.count('lookup', 'ok');
+    return reply;
+  }
+
+  private lookup(p: Record<string, unknown>, line: string): string {
     const metrics = this.deps.metrics;
     // Timing every lookup would cost as much as a cheap lookup; every 16th is representative.
     const started = (metrics.lookups++ & 15) === 0 ? performance.now() : -1;
-    const reply = this.lookupReply(p);
+    const reply = this.lookupReply(p, line);
     if (started >= 0) metrics.lookupSeconds.observe((performance.now() - started) / 1000);
     return reply;
   }
 
-  private lookupReply(p: Record<string, unknown>): string {
+  private lookupReply(p: Record<string, unknown>, line: string): string {
     const { qname, qtype, remote } = p;
     const realRemote = p['real-remote'];
     const zoneId = typeof p['zone-id'] === 'number' ? p['zone-id'] : -1;
@@ -205,7 +226,10 @@ export class RemoteBackendSession {
     const allTypes = qtype === 'ANY';
     const replies = allTypes ? staticRepliesOf(snapshot, qname) : undefined;
     const known = replies?.get(zoneId);
-    if (known !== undefined) return known;
+    if (known !== undefined) {
+      rememberStaticLine(snapshot, line, known);
+      return known;
+    }
     let type: RecordType | undefined;
     if (!allTypes) {
       const upper = qtype.toUpperCase();
@@ -228,18 +252,24 @@ export class RemoteBackendSession {
     const hinted: ZoneData | undefined = zoneId >= 0 ? ids.zoneOf(zoneId) : undefined;
     const contents = engine.nameRrsets(name, rc.client, rc.packetless ? this.deps.lookOnlyCtx : engine.ctx, type, hinted);
     if (!contents) {
-      replies?.set(zoneId, NO_RECORDS);
+      if (replies) {
+        replies.set(zoneId, NO_RECORDS);
+        rememberStaticLine(snapshot, line, NO_RECORDS);
+      }
       return NO_RECORDS;
     }
     const reply = lookupReply(JSON.stringify(qname), contents, rc, ids.idOf(contents.zone), allTypes);
     if (!contents.dynamic) {
-      replies?.set(zoneId, reply);
+      if (replies) {
+        replies.set(zoneId, reply);
+        rememberStaticLine(snapshot, line, reply);
+      }
       return reply;
     }
     if (!rc.packetless) {
       for (const rrset of contents.rrsets) for (const dc of rrset.dcs) this.deps.engineMetrics.countDc(dc);
     }
-    if (pairs && name !== contents.zone.name && !name.startsWith('*.')) this.pairing.put(qname, realRemote, remote, reply, snapshot, now);
+    if (pairs && name !== contents.zone.name && !name.startsWith('*.')) this.pairing.put(line, qname, realRemote, remote, reply, snapshot, now);
     return reply;
   }
 
