@@ -1,7 +1,14 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RecordType } from 'dns-packet';
+import { EngineMetrics } from '../../src/admin/metrics.js';
 import { TYPE_CODES } from '../../src/dns/records.js';
+import { Engine } from '../../src/engine/engine.js';
+import { compactAnswerer } from '../../src/frontends/compact/compactAnswer.js';
+import { decodeQuery, readHeader, type AnswerFrame, type CompactQuery } from '../../src/frontends/compact/frameCodec.js';
+import { ReplyBatch } from '../../src/frontends/compact/replyBatch.js';
+import { addressToBytes } from '../../src/geo/ipAddress.js';
+import { createLogger } from '../../src/log/logger.js';
 import { systemContext } from '../../src/state/resolveContext.js';
 import { resolve } from '../../src/zones/authoritative.js';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
@@ -10,11 +17,14 @@ import { exchange, lengthPrefixed, queryPacket } from './harness/dnsWire.js';
 import { runDnsperf, type DnsperfResult } from './harness/dnsperf.js';
 import { freePort } from '../support/freePort.js';
 import { startGslbd } from './harness/gslbdServer.js';
+import { measureInProcess } from './harness/inProcessRows.js';
 import { geoipBackend, startPdns, type PdnsServer } from './harness/pdnsServer.js';
 import { BENCH_DIST, REPO_ROOT } from './harness/paths.js';
 import { processCpuSeconds } from './harness/processCpu.js';
 import type { BenchProcess } from './harness/processes.js';
 import { quickstartSnapshot } from './harness/quickstartSnapshot.js';
+import { noopAnswer } from './noopCompactEngine.js';
+import { encodeQuery } from '../support/compactClient.js';
 
 /** CoreDNS and the engines behind it share CPU 0; dnsperf runs on CPU 1. */
 const SERVER_CPU = 0;
@@ -24,6 +34,12 @@ const WARMUP_SECONDS = 2;
 const GSLB_CLIENTS = 10_000;
 const CHECKED_CLIENTS = 200;
 const COREDNS = join(REPO_ROOT, 'coredns-bridge/bin/coredns-gslb');
+const T_HANDLER = 'coredns-engine-handler';
+/** Seconds of timed in-process calls per handler row and run, and the CPU they are pinned to. */
+const HANDLER_SECONDS = 2;
+const HANDLER_CPU = '1';
+/** QUERY frames per received chunk in the in-process rows (the Go client writes what is queued at once). */
+const FRAMES_PER_CHUNK = 4;
 
 const STATIC_NAMES: readonly [string, RecordType][] = [
   ['v6.example.test', 'AAAA'],
@@ -65,6 +81,16 @@ const group: BenchGroup = {
       ],
     },
     {
+      id: T_HANDLER,
+      title: `compact engine in-process: QUERY frame of the GSLB name with the ECS client mix → decode, answer, ANSWER frame into the reply batch (${FRAMES_PER_CHUNK} per flush), 1 core (CPU ${HANDLER_CPU})`,
+      measure: 'queries/s',
+      baseline: 'noop-answer',
+      rows: [
+        { id: 'noop-answer', label: 'do-nothing engine: decode + canned answer (noopCompactEngine.ts)' },
+        { id: 'gslbd-answer', label: 'gslbd compactAnswerer (resolve(), metrics, ECS scope)' },
+      ],
+    },
+    {
       id: TABLE.gslb,
       title: `CoreDNS front, GSLB name www A with ECS client mix (dnsperf -B, ${RUN_SECONDS} s runs)`,
       measure: 'queries/s',
@@ -77,7 +103,7 @@ const group: BenchGroup = {
       ],
     },
   ],
-  estimateSeconds: (runs) => 45 + 7 * (WARMUP_SECONDS + 1) + runs * 7 * (RUN_SECONDS + 1.5),
+  estimateSeconds: (runs) => 45 + 7 * (WARMUP_SECONDS + 1) + runs * 7 * (RUN_SECONDS + 1.5) + runs * 2 * (HANDLER_SECONDS + 0.5),
   async run(ctx) {
     if (!existsSync(COREDNS)) throw new Error(`${COREDNS} is missing: run test/setup.sh (it builds it)`);
     const dir = ctx.tempDir('coredns');
@@ -99,6 +125,7 @@ const group: BenchGroup = {
     const gslbFile = join(dir, 'gslb-ecs.bin');
     writeFileSync(gslbFile, lengthPrefixed(clients.map((c, i) => queryPacket(i & 0xffff, 'www.example.test', 'A', c))));
     writeFileSync(join(dir, 'example.test.zone'), zoneFile());
+    await measureHandlers(ctx, clients);
 
     ctx.log('waiting for gslbd to load its location data');
     const gslbd = await gslbdStarting;
@@ -155,6 +182,44 @@ const group: BenchGroup = {
 };
 
 export default group;
+
+/**
+ * The engine's side of the protocol alone, in this process pinned to one core: QUERY frames of
+ * the GSLB name for the client mix (as the Go plugin encodes them: resolver 127.0.0.1, the ECS
+ * option as sent) decoded, answered by gslbd's `compactAnswerer` on the quickstart snapshot or by
+ * the do-nothing engine's canned answer, and encoded into the reply batch. No sockets and no
+ * CoreDNS: the engine's own cost per query, less disturbed by other work than the dnsperf rows.
+ */
+async function measureHandlers(ctx: BenchContext, clients: readonly MixClient[]): Promise<void> {
+  if (!ctx.wants(T_HANDLER, 'noop-answer') && !ctx.wants(T_HANDLER, 'gslbd-answer')) return;
+  const { snapshot } = quickstartSnapshot();
+  const engine = new Engine(snapshot, systemContext(), createLogger('silent'));
+  const gslbd = compactAnswerer({ engine, metrics: new EngineMetrics(), log: engine.log });
+  const frames = clients.map((c, i) => {
+    const bytes = addressToBytes(c.address).subarray(0, Math.ceil(c.sourcePrefix / 8));
+    const ecs = Buffer.concat([Buffer.from([0, c.address.family === 4 ? 1 : 2, c.sourcePrefix, 0]), Buffer.from(bytes)]);
+    return encodeQuery({ id: i, qtype: 1, qclass: 1, transport: 0, sourceAddress: '127.0.0.1', sourcePort: 5300, ecs: ecs.toString('hex'), qname: 'www.example.test' });
+  });
+  for (const frame of frames.slice(0, CHECKED_CLIENTS)) {
+    const a = gslbd(decodeQuery(frame, readHeader(frame).flags) as CompactQuery);
+    if (a.rcode !== 0 || a.answers.length !== 1 || a.ecsScope === 0) throw new Error(`gslbd's answerer answers ${JSON.stringify(a)} in-process`);
+  }
+  let written = 0;
+  const batch = new ReplyBatch((bytes) => (written += bytes.length));
+  const row =
+    (answer: (q: CompactQuery) => AnswerFrame) =>
+    (i: number): number => {
+      const frame = frames[i % frames.length]!;
+      const h = readHeader(frame);
+      const q = decodeQuery(frame, h.flags);
+      if (typeof q === 'string') throw new Error(q);
+      batch.answer(h.id, answer(q));
+      if (i % FRAMES_PER_CHUNK === FRAMES_PER_CHUNK - 1) batch.flush();
+      return written;
+    };
+  await measureInProcess(ctx, T_HANDLER, { 'noop-answer': row(noopAnswer), 'gslbd-answer': row(gslbd) }, { seconds: HANDLER_SECONDS, cpu: HANDLER_CPU });
+  batch.flush();
+}
 
 /**
  * PowerDNS with its geoip backend on the quickstart zone (the powerdns group's set-up), checked

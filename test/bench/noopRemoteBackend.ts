@@ -82,4 +82,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     process.exit(1);
   }
   serve(path);
+  // An orderly exit on SIGTERM, so `--cpu-prof` writes its profile.
+  process.once('SIGTERM', () => process.exit(0));
 }

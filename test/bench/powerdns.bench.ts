@@ -16,9 +16,9 @@ import { clientMix, type MixClient } from './harness/clientMix.js';
 import { exchange, lengthPrefixed, queryPacket, type WireAnswer } from './harness/dnsWire.js';
 import { runDnsperf } from './harness/dnsperf.js';
 import { startGslbd, type GslbdServer } from './harness/gslbdServer.js';
+import { measureInProcess } from './harness/inProcessRows.js';
 import { geoipBackend, startPdns } from './harness/pdnsServer.js';
 import { noopReply } from './noopRemoteBackend.js';
-import { pinAllThreads } from './harness/affinity.js';
 import { BENCH_DIST } from './harness/paths.js';
 import { processCpuSeconds } from './harness/processCpu.js';
 import type { BenchProcess } from './harness/processes.js';
@@ -129,10 +129,11 @@ const group: BenchGroup = {
     const needs = (b: Backend): boolean => [...instances.values()].some((i) => i.backend === b);
 
     const gslbdSocket = join(dir, 'gslbd.sock');
-    const gslbdStarting = needs('gslbd') ? startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd'), powerdnsSocket: gslbdSocket }, ctx.signal) : undefined;
+    const nodeArgs = ctx.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfileDir}`] : [];
+    const gslbdStarting = needs('gslbd') ? startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd'), powerdnsSocket: gslbdSocket, nodeArgs }, ctx.signal) : undefined;
     gslbdStarting?.catch(() => undefined);
     const noopSocket = join(dir, 'noop.sock');
-    const noop = needs('noop') ? await startNoop(ctx, noopSocket, dir) : undefined;
+    const noop = needs('noop') ? await startNoop(ctx, noopSocket, dir, nodeArgs) : undefined;
 
     ctx.log('loading the quickstart snapshot (client mix, answer checks)');
     const { geo } = quickstartSnapshot();
@@ -223,8 +224,7 @@ export default group;
  * the dnsperf rows. `CPU µs/query` is process CPU time, GC included.
  */
 async function measureHandlers(ctx: BenchContext, clients: readonly MixClient[]): Promise<void> {
-  const rows = ['noop-handler', 'gslbd-handler'].filter((r) => ctx.wants(T_HANDLER, r));
-  if (rows.length === 0) return;
+  if (!ctx.wants(T_HANDLER, 'noop-handler') && !ctx.wants(T_HANDLER, 'gslbd-handler')) return;
   const { snapshot } = quickstartSnapshot();
   const systemCtx = systemContext();
   const engine = new Engine(snapshot, systemCtx, createLogger('silent'));
@@ -241,37 +241,16 @@ async function measureHandlers(ctx: BenchContext, clients: readonly MixClient[])
     JSON.stringify({ method: 'lookup', parameters: { local: '127.0.0.1', qname: 'www.example.test.', qtype: 'ANY', 'real-remote': `${formatIp(c.address)}/${c.sourcePrefix}`, remote: '127.0.0.1', 'zone-id': 1 } }),
   );
   const handlers: Record<string, (line: string) => string> = { 'noop-handler': noopReply, 'gslbd-handler': (line) => session.handle(line).text };
-  const restore = pinAllThreads(process.pid, HANDLER_CPU);
-  try {
-    for (let run = 1; run <= ctx.runs; run++) {
-      for (const row of rows) {
-        if (ctx.signal.aborted) throw ctx.signal.reason;
-        const handle = handlers[row]!;
-        let sink = 0;
-        const query = (i: number): void => {
-          const line = www[i % www.length]!;
-          sink += handle(soa).length + handle(line).length + handle(line).length;
-        };
-        for (let i = 0; i < 50_000; i++) query(i);
-        const cpuBefore = process.cpuUsage();
-        const started = process.hrtime.bigint();
-        const deadline = started + BigInt(HANDLER_SECONDS * 1e9);
-        let queries = 0;
-        while (process.hrtime.bigint() < deadline) {
-          for (let k = 0; k < 256; k++) query(queries++);
-        }
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        const cpu = process.cpuUsage(cpuBefore);
-        if (sink === 0) throw new Error('the handler answered nothing');
-        const cpuUsPerQuery = (cpu.user + cpu.system) / queries;
-        ctx.record(T_HANDLER, row, queries / seconds, { 'CPU µs/query': cpuUsPerQuery, 'CPU µs/lookup': cpuUsPerQuery / 3 });
-        ctx.log(`run ${run} ${T_HANDLER}/${row}: ${Math.round(queries / seconds)} queries/s, ${cpuUsPerQuery.toFixed(2)} µs CPU/query`);
-      }
-      await new Promise((r) => setImmediate(r));
-    }
-  } finally {
-    restore();
-  }
+  const rows = Object.fromEntries(
+    Object.entries(handlers).map(([row, handle]) => [
+      row,
+      (i: number): number => {
+        const line = www[i % www.length]!;
+        return handle(soa).length + handle(line).length + handle(line).length;
+      },
+    ]),
+  );
+  await measureInProcess(ctx, T_HANDLER, rows, { seconds: HANDLER_SECONDS, cpu: HANDLER_CPU, lookupsPerQuery: 3 });
 }
 
 /**
@@ -317,8 +296,8 @@ function noopProbe(proc: BenchProcess, socket: string): BackendProbe {
   };
 }
 
-async function startNoop(ctx: BenchContext, socket: string, dir: string): Promise<BenchProcess> {
-  const proc = ctx.processes.start('noop backend', process.execPath, [join(BENCH_DIST, 'noopRemoteBackend.js'), socket], {
+async function startNoop(ctx: BenchContext, socket: string, dir: string, nodeArgs: readonly string[]): Promise<BenchProcess> {
+  const proc = ctx.processes.start('noop backend', process.execPath, [...nodeArgs, join(BENCH_DIST, 'noopRemoteBackend.js'), socket], {
     cpu: SERVER_CPU,
     logFile: join(dir, 'noop.log'),
   });
