@@ -48,7 +48,7 @@ export function handleMessage(deps: DnsFrontDoorDeps, msg: Buffer, transport: 'u
   const header = { id: q.id, queryFlags: q.flags, question: q.question, edns: q.edns, udpPayloadSize };
   const metaRcode = metaQtypeRcode(q.question.type);
   if (metaRcode !== undefined) {
-    deps.metrics.queries.inc({ transport, rcode: RCODE_NAMES[metaRcode] ?? String(metaRcode) });
+    deps.metrics.countQuery(transport, metaRcode);
     return encodeReply(header, { rcode: metaRcode, authoritative: false }, limit);
   }
   let answer: Answer;
