@@ -214,6 +214,31 @@ test('at maxConnections a new connection replaces one stuck before a complete re
   fresh.close();
 });
 
+test('back-pressure: a peer that does not read its replies gets them all later, with one drain listener (no MaxListenersExceededWarning)', async (t) => {
+  const { server } = await start(t);
+  const warnings: string[] = [];
+  const onWarning = (w: Error): void => void warnings.push(w.name);
+  process.on('warning', onWarning);
+  t.teardown(() => process.off('warning', onWarning));
+  const count = 20000;
+  const socket = connect(server.path);
+  t.teardown(() => socket.destroy());
+  socket.pause();
+  // Not awaited: the server stops reading while its replies wait, so the write completes only later.
+  socket.write(`${LOOKUP_STATIC}\n`.repeat(count));
+  await new Promise((r) => setTimeout(r, 1000));
+  let replies = 0;
+  const all = new Promise<void>((resolve) => {
+    socket.on('data', (chunk: Buffer) => {
+      for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) if (++replies === count) resolve();
+    });
+  });
+  socket.resume();
+  await Promise.race([all, new Promise((r) => setTimeout(r, 30000))]);
+  t.is(replies, count);
+  t.deepEqual(warnings.filter((w) => w === 'MaxListenersExceededWarning'), []);
+});
+
 test('a client that disconnects mid-line leaves the others serving', async (t) => {
   const { server, metrics } = await start(t);
   const gone = new Client(server.path);
