@@ -1,5 +1,4 @@
-import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { Server, Socket } from 'node:net';
 import { Counter, Gauge } from 'prom-client';
 import type { CompactListenerConfig } from '../../config/listenerSchema.js';
 import { compactAnswerer, type CompactAnswerDeps, type CompactAnswerer } from './compactAnswer.js';
@@ -16,6 +15,7 @@ import {
   readHeader,
 } from './frameCodec.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
+import { listenUnixSocket } from '../unixSocket.js';
 import { FrameReader, FramingError } from './frameReader.js';
 import { ReplyBatch } from './replyBatch.js';
 
@@ -23,8 +23,6 @@ import { ReplyBatch } from './replyBatch.js';
 const MAX_INFLIGHT = 1024;
 /** Our name in HELLO_ACK. */
 const ENGINE_NAME = 'gslbd';
-/** Longest Unix socket path Linux accepts (sockaddr_un.sun_path without the NUL, bytes). */
-const MAX_SOCKET_PATH = 107;
 
 /**
  * The compact-protocol listener (docs/protocol.md) on a Unix socket, for the CoreDNS plugin and
@@ -73,20 +71,8 @@ export class CompactServer {
    * @throws Error when the path is too long, exists and is not a socket, is in use, or cannot be bound.
    */
   async start(): Promise<void> {
-    if (Buffer.byteLength(this.path) > MAX_SOCKET_PATH) {
-      throw new Error(`compact socket path "${this.path}" is longer than ${MAX_SOCKET_PATH} bytes`);
-    }
-    await removeStaleSocket(this.path);
-    const server = createServer((conn) => this.accept(conn));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.path, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    const server = await listenUnixSocket('compact', this.path, this.config.mode, (conn) => this.accept(conn));
     server.on('error', (e) => this.deps.log.error({ err: e, component: 'compact' }, 'compact listener error'));
-    chmodSync(this.path, parseInt(this.config.mode, 8));
     this.server = server;
   }
 
@@ -202,25 +188,4 @@ export class CompactServer {
   private state(): number {
     return this.stopping ? EngineState.STOPPING : EngineState.SERVING;
   }
-}
-
-/** Removes a socket file nobody listens on; leaves a live one (and anything not a socket) alone. */
-async function removeStaleSocket(path: string): Promise<void> {
-  let isSocket: boolean;
-  try {
-    isSocket = lstatSync(path).isSocket();
-  } catch {
-    return;
-  }
-  if (!isSocket) throw new Error(`compact socket path "${path}" exists and is not a socket`);
-  const live = await new Promise<boolean>((resolve) => {
-    const probe = connect(path);
-    probe.once('connect', () => {
-      probe.destroy();
-      resolve(true);
-    });
-    probe.once('error', () => resolve(false));
-  });
-  if (live) throw new Error(`compact socket "${path}" is in use by another process`);
-  unlinkSync(path);
 }

@@ -1,5 +1,5 @@
-import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { unlinkSync } from 'node:fs';
+import type { Server, Socket } from 'node:net';
 import type { EngineMetrics } from '../../admin/metrics.js';
 import type { PowerdnsListenerConfig } from '../../config/listenerSchema.js';
 import type { Engine } from '../../engine/engine.js';
@@ -7,6 +7,7 @@ import type { Logger } from '../../log/logger.js';
 import { PowerDnsMetrics } from './metrics.js';
 import { RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
+import { listenUnixSocket } from '../unixSocket.js';
 import { RequestLines } from './requestLines.js';
 
 /**
@@ -20,8 +21,6 @@ export function powerDnsFrontDoor(engine: Engine, metrics: EngineMetrics, log: L
   return new RemoteBackendServer(deps, config, path);
 }
 
-/** Longest Unix socket path Linux accepts (`sun_path` is 108 bytes with the terminating NUL). */
-const MAX_SOCKET_PATH_BYTES = 107;
 /** Warnings about rejected connections are logged at most this often (ms). */
 const REJECT_WARNING_INTERVAL_MS = 60000;
 
@@ -61,20 +60,8 @@ export class RemoteBackendServer {
    * @throws Error when the path is too long, in use, not a socket, or cannot be bound.
    */
   async start(): Promise<void> {
-    if (Buffer.byteLength(this.path) > MAX_SOCKET_PATH_BYTES) {
-      throw new Error(`PowerDNS socket path is longer than ${MAX_SOCKET_PATH_BYTES} bytes: ${this.path}`);
-    }
-    await removeStaleSocket(this.path);
-    const server = createServer((conn) => this.accept(conn));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.path, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    const server = await listenUnixSocket('PowerDNS', this.path, this.config.mode, (conn) => this.accept(conn));
     server.on('error', (e) => this.deps.log.error({ err: e }, 'PowerDNS socket error'));
-    chmodSync(this.path, Number.parseInt(this.config.mode, 8));
     this.server = server;
   }
 
@@ -197,29 +184,4 @@ export class RemoteBackendServer {
       this.deps.metrics.connections.remove({ instance });
     }
   }
-}
-
-/**
- * Removes a socket file left behind by a process that is gone (SIGKILL, crash): a connection
- * attempt is refused. A live listener or a non-socket file is left alone.
- * @throws Error when the path is in use by a live process or is not a socket.
- */
-async function removeStaleSocket(path: string): Promise<void> {
-  let isSocket: boolean;
-  try {
-    isSocket = lstatSync(path).isSocket();
-  } catch {
-    return;
-  }
-  if (!isSocket) throw new Error(`${path} exists and is not a socket; refusing to replace it`);
-  const live = await new Promise<boolean>((resolve) => {
-    const probe = connect(path);
-    probe.once('connect', () => {
-      probe.destroy();
-      resolve(true);
-    });
-    probe.once('error', () => resolve(false));
-  });
-  if (live) throw new Error(`${path} is in use by another process (is another gslbd running?)`);
-  unlinkSync(path);
 }
