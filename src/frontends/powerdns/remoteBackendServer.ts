@@ -21,7 +21,7 @@ export function powerDnsFrontDoor(engine: Engine, metrics: EngineMetrics, log: L
   return new RemoteBackendServer(deps, config, path);
 }
 
-/** Warnings about rejected connections are logged at most this often (ms). */
+/** Warnings about rejected or timed-out connections are logged at most this often (ms), each kind. */
 const REJECT_WARNING_INTERVAL_MS = 60000;
 
 /**
@@ -46,6 +46,7 @@ export class RemoteBackendServer {
   /** Open connections per `instance` name, behind the connections gauge. */
   private readonly perInstance = new Map<string, number>();
   private lastRejectWarningMs = -Infinity;
+  private lastTimeoutWarningMs = -Infinity;
 
   constructor(
     private readonly deps: RemoteBackendDeps,
@@ -109,8 +110,13 @@ export class RemoteBackendServer {
     // at once) and while a request line is incomplete; an idle connection between requests is
     // normal for pdns (it keeps its connections for its lifetime) and has none.
     const stream = new StreamConnection(conn, this.config.requestTimeoutMs, undefined, () => {
+      closing = true;
       metrics.protocolErrors.inc({ reason: 'request_timeout' });
-      log.warn({ instance: session.instance, requestTimeoutMs: this.config.requestTimeoutMs }, 'PowerDNS connection sent no complete request in time; closed');
+      const now = Date.now();
+      if (now - this.lastTimeoutWarningMs >= REJECT_WARNING_INTERVAL_MS) {
+        this.lastTimeoutWarningMs = now;
+        log.warn({ instance: session.instance, requestTimeoutMs: this.config.requestTimeoutMs }, 'PowerDNS connection sent no complete request in time; closed');
+      }
     });
     stream.arm();
     this.connections.set(conn, stream);
