@@ -230,11 +230,11 @@ test('a connection with no complete frame for idleTimeoutMs is closed, trickled 
 });
 
 test('at maxConnections a new connection replaces one with no complete frame for half idleTimeoutMs', async (t) => {
-  const f = await start(', maxConnections: 2, idleTimeoutMs: 2000');
+  const f = await start(', maxConnections: 2, idleTimeoutMs: 6000');
   t.teardown(() => stop(f));
   const a = await CompactTestClient.open(f.socket, false);
   const b = await CompactTestClient.open(f.socket, false);
-  await new Promise((r) => setTimeout(r, 1200));
+  await new Promise((r) => setTimeout(r, 3100));
   const c = await CompactTestClient.open(f.socket);
   c.send(query(1, 'ns1.example.test'));
   t.like(await c.next(), { kind: 'ANSWER', id: 1, rcode: 0 });
