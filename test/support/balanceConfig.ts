@@ -1,3 +1,5 @@
+import { EXAMPLE_ZONE } from './exampleZone.js';
+
 /**
  * Configuration text for balance-algorithm tests: one data center `a` (lat 50, lon 8) whose
  * service `web` has the given endpoints, and `www.example.test` A (and AAAA) selecting by host
@@ -7,10 +9,7 @@
 export function balanceConfig(algorithm: string, endpoints: string, o: { datacenters?: string; pickDcCount?: number } = {}): string {
   const policy = `{ type: multi-source, source: host, metric: cpu, criterion: lowest, pickDcCount: ${o.pickDcCount ?? 1}, balanceAlgorithm: ${algorithm} }`;
   return `
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 datacenters: ${o.datacenters ?? '[{ name: a, lat: 50, lon: 8 }]'}
 services:
   - name: web

@@ -1,3 +1,5 @@
+import { EXAMPLE_ZONE } from './exampleZone.js';
+
 /**
  * Configuration text for multi-source tests: zone `example.test`, data centers `a`, `b`, `c`
  * (plus any in `extraDcs`), service `web` with one A endpoint per data center (192.0.2.1, .2,
@@ -5,10 +7,7 @@
  */
 export function multiSourceConfig(policy: string, o: { failsafe?: string[]; metrics?: string; endpoints?: string; datacenters?: string; extraRecords?: string } = {}): string {
   return `
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 datacenters: ${o.datacenters ?? '[{ name: a, lat: 50, lon: 8 }, { name: b, lat: 40, lon: -74 }, { name: c, lat: 35, lon: 139 }]'}
 services:
   - name: web
