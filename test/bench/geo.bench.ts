@@ -44,8 +44,11 @@ const ROWS = [
 /** Addresses per set; every row goes over the same ones. */
 const ADDRESSES = 1 << 18;
 /** Seconds of timed lookups per row, set and run. */
-const SECONDS = 0.5;
+const SECONDS = 0.4;
 const BATCH = 4096;
+/** Lookups between clock reads, and lookups of the warm-up (JIT, caches) before a row is timed. */
+const CHUNK = 4096;
+const WARM_UP = 65_536;
 const CPU = 1;
 
 const tableId = (set: SetId): string => `geo-${set}`;
@@ -60,7 +63,10 @@ const group: BenchGroup = {
     baseline: 'maxmind',
     rows: ROWS.map((r) => ({ ...r })),
   })),
-  estimateSeconds: (runs) => 120 + runs * SETS.length * ROWS.length * (SECONDS + 0.7),
+  // Set-up (address sets, agreement checks, load times in fresh processes) ~20 s of CPU; a row is
+  // SECONDS of timing plus its warm-up (up to 0.45 s for `maxmind`) or the C harness's start.
+  // At load 12 the set-up took 40 s and a run of the 30 rows 59 s of wall time.
+  estimateSeconds: (runs) => 20 + runs * SETS.length * ROWS.length * (SECONDS + 0.25),
   async run(ctx) {
     const image = readImage(readFileSync(CITY_IMAGE));
     const native = openLocationDb(image, 'native').db;
@@ -85,7 +91,7 @@ const group: BenchGroup = {
       return { ...s, words, objects, text, bin };
     });
     ctx.note(
-      `each table: the same ${ADDRESSES} addresses for every row, seeded; every row runs ≥ ${SECONDS} s per run and is reported per CPU-second of the measuring process (not wall time: other work on the shared cores does not count against a row); in-process rows pinned to CPU ${CPU} (all threads), libmaxminddb's harness on CPU ${CPU} too; addon, TypeScript and maxmind answers were checked to agree before timing`,
+      `each table: the same ${ADDRESSES} addresses for every row, seeded; every row runs ≥ ${SECONDS} s per run (after ${WARM_UP} warm-up lookups, from the set's start in chunks of ${CHUNK}, wrapping around) and is reported per CPU-second of the measuring process (not wall time: other work on the shared cores does not count against a row); in-process rows pinned to CPU ${CPU} (all threads), libmaxminddb's harness on CPU ${CPU} too; addon, TypeScript and maxmind answers were checked to agree before timing`,
     );
 
     const restore = pinAllThreads(process.pid, String(CPU));
@@ -134,41 +140,48 @@ function addressSet(image: LocationImage, id: SetId, rand: () => number): Uint32
 }
 
 /**
- * Lookups per CPU-second of `f` over indexes 0..n-1, repeated for at least SECONDS of wall time
- * after a warm-up pass. CPU time (user + system, all threads of this process) rather than wall
- * time, so time spent descheduled by other work on the shared cores does not count.
+ * Lookups per CPU-second of `f` over the set's indexes, in chunks of {@link CHUNK} from index 0 on
+ * (wrapping around), for at least SECONDS of wall time after a warm-up over the first WARM_UP
+ * indexes. Chunks rather than whole passes: a pass over the set costs the slowest row (`maxmind`)
+ * about 2 s of CPU, which would set every row's length. CPU time (user + system, all threads of
+ * this process) rather than wall time, so time spent descheduled by other work on the shared cores
+ * does not count.
  */
 function timeLoop(n: number, f: (i: number) => number): number {
   let sink = 0;
-  for (let i = 0; i < n; i++) sink += f(i);
+  for (let i = 0; i < Math.min(n, WARM_UP); i++) sink += f(i);
   let lookups = 0;
+  let next = 0;
   const start = performance.now();
   const cpu = process.cpuUsage();
   do {
-    for (let i = 0; i < n; i++) sink += f(i);
-    lookups += n;
+    const end = Math.min(n, next + CHUNK);
+    for (let i = next; i < end; i++) sink += f(i);
+    lookups += end - next;
+    next = end === n ? 0 : end;
   } while (performance.now() - start < SECONDS * 1000);
   const used = process.cpuUsage(cpu);
   if (sink === 0) throw new Error('every lookup answered nothing');
   return lookups / ((used.user + used.system) / 1e6);
 }
 
+/** Like {@link timeLoop} with `lookupBatch` of BATCH addresses per call. */
 function timeBatch(db: LocationDb, family: 4 | 6, words: Uint32Array): number {
   const stride = family === 4 ? 1 : 4;
   const ids = new Uint32Array(BATCH);
   const prefixes = new Uint8Array(BATCH);
   const chunks: Uint32Array[] = [];
   for (let i = 0; i < words.length; i += BATCH * stride) chunks.push(words.subarray(i, i + BATCH * stride));
-  const pass = (): void => {
-    for (const c of chunks) db.lookupBatch!(family, c, ids, prefixes);
-  };
-  pass();
+  for (let c = 0; c < Math.min(chunks.length, WARM_UP / BATCH); c++) db.lookupBatch!(family, chunks[c]!, ids, prefixes);
   let lookups = 0;
+  let next = 0;
   const start = performance.now();
   const cpu = process.cpuUsage();
   do {
-    pass();
-    lookups += words.length / stride;
+    const c = chunks[next]!;
+    db.lookupBatch!(family, c, ids, prefixes);
+    lookups += c.length / stride;
+    next = next + 1 === chunks.length ? 0 : next + 1;
   } while (performance.now() - start < SECONDS * 1000);
   const used = process.cpuUsage(cpu);
   return lookups / ((used.user + used.system) / 1e6);

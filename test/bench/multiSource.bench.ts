@@ -11,7 +11,6 @@ import { allUpHealthView } from '../../src/state/healthView.js';
 import type { MetricSource } from '../../src/state/metricView.js';
 import { systemContext } from '../../src/state/resolveContext.js';
 import { resolve, type Query } from '../../src/zones/authoritative.js';
-import { pinAllThreads } from './harness/affinity.js';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { seededRandom } from '../support/seededRandom.js';
 import { clientMix, type MixClient } from './harness/clientMix.js';
@@ -21,7 +20,8 @@ import { startGslbd, type GslbdServer } from './harness/gslbdServer.js';
 import { processCpuSeconds } from './harness/processCpu.js';
 import { quickstartSnapshot } from './harness/quickstartSnapshot.js';
 import { LISTENER_GSLB_TABLE, resolveCpuPerCall, resolveShare } from './listener.bench.js';
-import { measureResolve, RESOLVE_TABLE } from './resolve.bench.js';
+import { RESOLVE_TABLE, recordResolveRows } from './resolve.bench.js';
+import { EXAMPLE_ZONE } from '../support/exampleZone.js';
 
 /** The three multi-source records: one per signal source (SPEC §3), same topology and balance. */
 const SOURCES: readonly { source: MetricSource; name: string; policy: string; label: string }[] = [
@@ -39,8 +39,8 @@ const LISTENER_ROW = 'gslbd-multi-source-client';
 const DCS = ['us-east', 'eu-west', 'ap-northeast'] as const;
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
-const RUN_SECONDS = 4;
-const WARMUP_SECONDS = 2;
+const RUN_SECONDS = 3;
+const WARMUP_SECONDS = 1;
 const CHECKED_CLIENTS = 300;
 const TOKEN = 'bench-admin-token-0123456789';
 
@@ -68,8 +68,9 @@ const group: BenchGroup = {
       rows: [{ id: LISTENER_ROW, label: 'gslbd standalone listener, multi-source client.packetLoss record, ECS client mix' }],
     },
   ],
-  // Measured 62 s for 3 runs at load ~10: set-up and the engine's start ~25 s, 3.5 s per in-process row, a listener run plus its scrape.
-  estimateSeconds: (runs) => 25 + WARMUP_SECONDS + runs * (SOURCES.length * 3.5 + RUN_SECONDS + 1.5),
+  // Measured 56 s for 3 runs at load 12: set-up and the engine's start (compiled location data)
+  // ~10 s, an in-process row 2 s plus its warm-up, a listener run plus its scrape.
+  estimateSeconds: (runs) => 10 + WARMUP_SECONDS + runs * (SOURCES.length * 3 + RUN_SECONDS + 0.5),
   async run(ctx) {
     const { geo } = quickstartSnapshot();
     const clients = clientMix(geo, 10_000, 2);
@@ -85,24 +86,15 @@ const group: BenchGroup = {
     const snapshot = buildSnapshot('multi-source bench', config, { geo, health: allUpHealthView, metrics: store }, now);
     ctx.note(`multi-source: ${store.stats().clientNetworks} client networks with packetLoss for each of ${DCS.length} data centers; staleness set to 1 h so no sample ages out during the run`);
 
-    const rows = SOURCES.filter((s) => ctx.wants(RESOLVE_TABLE, rowId(s.source))).map((s) => ({
-      id: rowId(s.source),
-      queries: clients.map((client): Query => ({ name: s.name, type: TYPE_CODES.A, client, transport: 'udp' })),
-    }));
-    const restore = pinAllThreads(process.pid, String(LOAD_CPU));
-    try {
-      for (let run = 1; run <= ctx.runs; run++) {
-        for (const row of rows) {
-          if (ctx.signal.aborted) throw ctx.signal.reason;
-          const m = measureResolve(snapshot, row.queries);
-          ctx.record(RESOLVE_TABLE, row.id, m.perSecond, { 'p50 µs': m.p50Us, 'p99 µs': m.p99Us, 'CPU µs/call': m.cpuUs });
-          ctx.log(`run ${run} ${row.id}: ${Math.round(m.perSecond)} decisions/s, p50 ${m.p50Us.toFixed(2)} µs, p99 ${m.p99Us.toFixed(2)} µs`);
-        }
-        await new Promise((r) => setImmediate(r));
-      }
-    } finally {
-      restore();
-    }
+    await recordResolveRows(
+      ctx,
+      String(LOAD_CPU),
+      SOURCES.map((s) => ({
+        id: rowId(s.source),
+        snapshot,
+        queries: clients.map((client): Query => ({ name: s.name, type: TYPE_CODES.A, client, transport: 'udp' })),
+      })),
+    );
 
     if (ctx.wants(LISTENER_GSLB_TABLE, LISTENER_ROW)) await listenerRow(ctx, yaml, batches, clients, snapshot);
   },
@@ -175,10 +167,7 @@ metrics:
   host: { staleAfterSeconds: 3600 }
   service: { staleAfterSeconds: 3600 }
   client: { staleAfterSeconds: 3600 }
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 datacenters:
   - { name: us-east, location: NA.US, lat: 39.0, lon: -77.5 }
   - { name: eu-west, location: EU.NL, lat: 52.4, lon: 4.9 }

