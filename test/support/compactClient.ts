@@ -169,8 +169,11 @@ export class CompactTestClient {
     this.socket.write(bytes);
   }
 
-  /** The next frame from the engine; rejects when the connection closes first or after `ms`. */
-  async next(ms = 5000): Promise<EngineFrame> {
+  /**
+   * The next frame from the engine; rejects when the connection closes first or after `ms` (a
+   * guard against hanging, not a speed check: the default leaves room for a busy shared machine).
+   */
+  async next(ms = 15_000): Promise<EngineFrame> {
     const deadline = Date.now() + ms;
     while (this.frames.length === 0) {
       if (this.closed) throw new Error('connection closed');
@@ -187,7 +190,7 @@ export class CompactTestClient {
   }
 
   /** Resolves when the engine closes the connection (rejects after `ms`). */
-  async waitClosed(ms = 5000): Promise<void> {
+  async waitClosed(ms = 15_000): Promise<void> {
     const deadline = Date.now() + ms;
     while (!this.closed) {
       if (Date.now() > deadline) throw new Error('connection still open');
