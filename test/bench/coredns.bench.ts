@@ -29,7 +29,7 @@ import { encodeQuery } from '../support/compactClient.js';
 /** CoreDNS and the engines behind it share CPU 0; dnsperf runs on CPU 1. */
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
-const RUN_SECONDS = 3;
+const RUN_SECONDS = 2;
 const WARMUP_SECONDS = 1;
 const GSLB_CLIENTS = 10_000;
 const CHECKED_CLIENTS = 200;

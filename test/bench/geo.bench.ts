@@ -44,7 +44,7 @@ const ROWS = [
 /** Addresses per set; every row goes over the same ones. */
 const ADDRESSES = 1 << 18;
 /** Seconds of timed lookups per row, set and run. */
-const SECONDS = 0.4;
+const SECONDS = 0.3;
 const BATCH = 4096;
 /** Lookups between clock reads, and lookups of the warm-up (JIT, caches) before a row is timed. */
 const CHUNK = 4096;
