@@ -36,23 +36,28 @@ const memo = new WeakMap<DcRanking, { live: readonly LiveDc[]; demoted: readonly
 /**
  * Rank groups of the live data centers under a ranking, best first, without empty groups; then
  * those of `demoted` (gated in with an unknown metric, SPEC §3), ranked the same way after them.
- * When both inputs are frozen (the health gate's shared live list), the result is frozen and
- * shared by every query with the same inputs: a frozen array cannot change, so the same arrays
- * give the same groups.
  */
 export function applyRanking(live: readonly LiveDc[], r: DcRanking, demoted: readonly LiveDc[] = NONE): LiveDc[][] {
-  const shareable = Object.isFrozen(live) && Object.isFrozen(demoted);
-  if (shareable) {
-    const m = memo.get(r);
-    if (m !== undefined && m.live === live && m.demoted === demoted) return m.ranked;
-  }
   const ranked: LiveDc[][] = [];
   bucket(live, r, ranked);
   if (demoted.length > 0) bucket(demoted, r, ranked);
-  if (shareable) {
-    for (const g of ranked) Object.freeze(g);
-    memo.set(r, { live, demoted, ranked: Object.freeze(ranked) as LiveDc[][] });
-  }
+  return ranked;
+}
+
+/**
+ * {@link applyRanking} for a ranking fixed at load (an action's, a static rule's, an answer
+ * class's): when both inputs are frozen (the health gate's shared live list), the result is
+ * frozen and shared by every query with the same inputs — a frozen list cannot change, so the
+ * same lists give the same groups. One entry per ranking, replaced on a miss; a ranking built
+ * per query must use {@link applyRanking} (it would only fill the cache).
+ */
+export function applySharedRanking(live: readonly LiveDc[], r: DcRanking, demoted: readonly LiveDc[] = NONE): LiveDc[][] {
+  if (!Object.isFrozen(live) || !Object.isFrozen(demoted)) return applyRanking(live, r, demoted);
+  const m = memo.get(r);
+  if (m !== undefined && m.live === live && m.demoted === demoted) return m.ranked;
+  const ranked = applyRanking(live, r, demoted);
+  for (const g of ranked) Object.freeze(g);
+  memo.set(r, { live, demoted, ranked: Object.freeze(ranked) as LiveDc[][] });
   return ranked;
 }
 

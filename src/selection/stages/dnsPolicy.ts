@@ -1,6 +1,6 @@
 import { formatQualifiers } from '../../geo/location.js';
 import { ConditionEvaluator } from '../../policies/condition.js';
-import { applyRanking } from '../../policies/dcRanking.js';
+import { applySharedRanking } from '../../policies/dcRanking.js';
 import { matchPreferred } from '../../policies/preferredLocations.js';
 import { decidingRule, type PolicyRule, type RuleList, type RuleVerdict } from '../../policies/ruleList.js';
 import type { LiveDc, SelectionState, Stage } from '../types.js';
@@ -27,7 +27,7 @@ export function dnsPolicyStage(lists: readonly RuleList[]): Stage {
         const i = decidingRule(list, s, ev, verdicts);
         if (i < 0) continue;
         const rule = list.rules[i]!;
-        s.ranked = applyRanking(s.live, rule.ranking, s.demoted);
+        s.ranked = applySharedRanking(s.live, rule.ranking, s.demoted);
         s.rankedByPolicy = true;
         if (s.trace) s.trace.step('dns-policy', { evaluated, matched: rule.name, action: rule.action, ...actionDetail(rule, s) });
         return;

@@ -1,6 +1,6 @@
 import { formatQualifiers } from '../../geo/location.js';
 import { unpackId } from '../../geo/rangeTable.js';
-import { applyRanking } from '../../policies/dcRanking.js';
+import { applyRanking, applySharedRanking } from '../../policies/dcRanking.js';
 import { clientLocation } from '../clientLocation.js';
 import { isUnknownLocation, recordClass } from '../locationClasses.js';
 import { proximity, proximityRanking } from '../proximityRanking.js';
@@ -33,8 +33,10 @@ export function staticProximityStage(defaultDcs: ReadonlySet<string>): Stage {
       if (s.live.length === 0) return;
       const cls = recordClass(s);
       let ranking;
+      let shared = false;
       if (cls) {
         ranking = cls.ranking;
+        shared = true;
       } else {
         const { id, location } = clientLocation(s);
         ranking = isUnknownLocation(id, location) ? null : proximityRanking(location, s.live.map((l) => l.candidate.dc));
@@ -54,7 +56,7 @@ export function staticProximityStage(defaultDcs: ReadonlySet<string>): Stage {
         s.ranked = unknownRanked;
         return;
       }
-      s.ranked = applyRanking(s.live, ranking);
+      s.ranked = shared ? applySharedRanking(s.live, ranking) : applyRanking(s.live, ranking);
       if (s.trace) trace(s, details(s));
     },
   };

@@ -1,5 +1,5 @@
 import { ConditionEvaluator } from '../../policies/condition.js';
-import { applyRanking } from '../../policies/dcRanking.js';
+import { applySharedRanking } from '../../policies/dcRanking.js';
 import { decidingRule, type RuleList, type RuleVerdict } from '../../policies/ruleList.js';
 import type { LiveDc, SelectionState, Stage } from '../types.js';
 
@@ -19,7 +19,7 @@ export function staticRulesStage(list: RuleList): Stage {
       ev.reset();
       const verdicts: RuleVerdict[] | undefined = s.trace ? [] : undefined;
       const i = decidingRule(list, s, ev, verdicts);
-      s.ranked = i >= 0 ? applyRanking(s.live, list.rules[i]!.ranking, s.demoted) : everyAvailable(s);
+      s.ranked = i >= 0 ? applySharedRanking(s.live, list.rules[i]!.ranking, s.demoted) : everyAvailable(s);
       if (s.trace) {
         s.trace.step('static-rules', {
           subnetOverlap: list.overlap,
