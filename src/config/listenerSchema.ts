@@ -74,7 +74,7 @@ export const dnsBehaviourSchema = z.strictObject({
   /** A TCP connection with no complete query for this long is closed (RFC 7766 §6.2.3). */
   tcpIdleTimeoutMs: z.number().int().min(100).max(600000).default(10000),
   /**
-   * Concurrent TCP connections; at the cap a new connection replaces the one idle longest if that
+   * Concurrent TCP connections, counted over all DNS listener addresses together; at the cap a new connection replaces the one idle longest if that
    * has had no complete query for half `tcpIdleTimeoutMs` (RFC 7766 §6.2.3), else it is closed at once.
    */
   tcpMaxConnections: z.number().int().min(1).max(100000).default(256),
