@@ -45,65 +45,101 @@ export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRu
     return p;
   };
 
+  const verdict: ResponseVerdict = { statusOk, needBody, bodyContains: m.bodyContains, pattern, head: m.method === 'HEAD' };
   return (target: CheckTarget) => {
     const started = process.hrtime.bigint();
     const { request, servername } = prepared.get(target) ?? prepare(target);
     return new Promise<CheckOutcome>((resolve) => {
-      const reader = new HttpResponseReader(MAX_BODY_BYTES, m.method === 'HEAD');
-      let settled = false;
-      let socket: Socket;
-      const finish = (ok: boolean, error: string): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        socket.destroy();
-        resolve({ ok, latencyMs: elapsedMs(started), error });
-      };
-      const judge = (): void => {
-        if (reader.error) return finish(false, reader.error);
-        if (!reader.headComplete) return;
-        if (!statusOk(reader.status)) return finish(false, `status ${reader.status}`);
-        if (!needBody) return finish(true, '');
-        if (!reader.bodyComplete) return;
-        const body = reader.bodyText();
-        if (m.bodyContains !== undefined && !body.includes(m.bodyContains)) finish(false, 'body does not contain the expected text');
-        else if (pattern && !pattern.test(body)) finish(false, 'body does not match the expected pattern');
-        else finish(true, '');
-      };
-      const events: ConnectionEvents = {
-        connected: () => socket.write(request),
-        data: (chunk) => {
-          if (settled) return;
-          reader.push(chunk);
-          judge();
-        },
-        ended: () => {
-          if (settled) return;
-          reader.end();
-          judge();
-          finish(false, 'connection closed before a complete response');
-        },
-        failed: (code) => finish(false, code),
-      };
-      const timer = armTimeout(m.timeoutMs, () => finish(false, 'timeout'));
+      const probe = new HttpProbe(verdict, request, started, resolve);
+      probe.timer = armTimeout(m.timeoutMs, () => probe.finish(false, 'timeout'));
       if (https) {
-        socket = tlsConnect({
+        const socket = tlsConnect({
           host: target.address,
           port: target.port,
           servername,
           rejectUnauthorized: m.tlsVerify,
           ...(ca ? { ca } : {}),
         });
-        socket.once('secureConnect', events.connected);
-        socket.on('data', events.data);
-        socket.once('end', events.ended);
+        probe.socket = socket;
+        socket.once('secureConnect', () => probe.connected());
+        socket.on('data', (chunk: Buffer) => probe.data(chunk));
+        socket.once('end', () => probe.ended());
         // `on`, not `once`: a socket may report a second error while being torn down.
-        socket.on('error', (e: NodeJS.ErrnoException) => events.failed(e.code ?? e.message));
+        socket.on('error', (e: NodeJS.ErrnoException) => probe.failed(e.code ?? e.message));
       } else {
-        socket = checkSockets.connect(target.address, target.port, events).socket;
+        probe.socket = checkSockets.connect(target.address, target.port, probe).socket;
       }
     });
   };
+}
+
+/** What decides an HTTP check's response, from the monitor. */
+interface ResponseVerdict {
+  readonly statusOk: (status: number) => boolean;
+  readonly needBody: boolean;
+  readonly bodyContains: string | undefined;
+  readonly pattern: RegExp | undefined;
+  /** The request is HEAD: the response has no body. */
+  readonly head: boolean;
+}
+
+/** One HTTP check in flight: one object per check rather than a closure per event. */
+class HttpProbe implements ConnectionEvents {
+  socket: Socket | undefined;
+  timer: NodeJS.Timeout | undefined;
+  private settled = false;
+  private readonly reader: HttpResponseReader;
+
+  constructor(
+    private readonly verdict: ResponseVerdict,
+    private readonly request: Buffer,
+    private readonly started: bigint,
+    private readonly resolve: (outcome: CheckOutcome) => void,
+  ) {
+    this.reader = new HttpResponseReader(MAX_BODY_BYTES, verdict.head);
+  }
+
+  connected(): void {
+    this.socket!.write(this.request);
+  }
+
+  data(chunk: Buffer): void {
+    if (this.settled) return;
+    this.reader.push(chunk);
+    this.judge();
+  }
+
+  ended(): void {
+    if (this.settled) return;
+    this.reader.end();
+    this.judge();
+    this.finish(false, 'connection closed before a complete response');
+  }
+
+  failed(code: string): void {
+    this.finish(false, code);
+  }
+
+  finish(ok: boolean, error: string): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.socket!.destroy();
+    this.resolve({ ok, latencyMs: elapsedMs(this.started), error });
+  }
+
+  private judge(): void {
+    const { reader, verdict } = this;
+    if (reader.error) return this.finish(false, reader.error);
+    if (!reader.headComplete) return;
+    if (!verdict.statusOk(reader.status)) return this.finish(false, `status ${reader.status}`);
+    if (!verdict.needBody) return this.finish(true, '');
+    if (!reader.bodyComplete) return;
+    const body = reader.bodyText();
+    if (verdict.bodyContains !== undefined && !body.includes(verdict.bodyContains)) this.finish(false, 'body does not contain the expected text');
+    else if (verdict.pattern && !verdict.pattern.test(body)) this.finish(false, 'body does not match the expected pattern');
+    else this.finish(true, '');
+  }
 }
 
 /** A predicate over status codes from numbers and classes (`2xx`). */
