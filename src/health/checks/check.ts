@@ -64,6 +64,21 @@ export function elapsedMs(startNs: bigint): number {
 }
 
 /**
+ * A check's one outcome: the first call releases the check's resources (`release`: its timer and
+ * socket), then resolves with the latency since `startNs`; later calls (a late timeout, an error
+ * after the answer) do nothing.
+ */
+export function outcomeOnce(startNs: bigint, resolve: (outcome: CheckOutcome) => void, release: () => void): (ok: boolean, error: string) => void {
+  let settled = false;
+  return (ok, error) => {
+    if (settled) return;
+    settled = true;
+    release();
+    resolve({ ok, latencyMs: elapsedMs(startNs), error });
+  };
+}
+
+/**
  * Arms a check's timeout. The failure is decided one event-loop turn after the timer fires
  * (`setImmediate` runs after the poll phase), so when a busy process fires the timer late, an
  * answer that had already arrived still counts: a stalled engine must not mark healthy targets

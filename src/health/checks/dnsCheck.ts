@@ -5,7 +5,7 @@ import dnsPacket from 'dns-packet';
 import type { DnsMonitorConfig } from '../../config/healthSchema.js';
 import { parseRecordData, presentData } from '../../dns/presentation.js';
 import type { RecordData, RecordType } from '../../dns/records.js';
-import { armTimeout, elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
+import { armTimeout, outcomeOnce, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
 import { checkSockets, type ConnectionEvents } from './checkSockets.js';
 
 /** The result of judging one DNS message, or `undefined` when it is no answer to the query. */
@@ -49,14 +49,10 @@ function queryUdp(target: CheckTarget, timeoutMs: number, encodeQuery: (id: numb
   const query = encodeQuery(id);
   return new Promise<CheckOutcome>((resolve) => {
     const socket = createSocket(isIPv6(target.address) ? 'udp6' : 'udp4');
-    let settled = false;
-    const finish = (ok: boolean, error: string): void => {
-      if (settled) return;
-      settled = true;
+    const finish = outcomeOnce(started, resolve, () => {
       clearTimeout(timer);
       socket.close();
-      resolve({ ok, latencyMs: elapsedMs(started), error });
-    };
+    });
     const timer = armTimeout(timeoutMs, () => finish(false, 'timeout'));
     socket.on('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
     socket.on('message', (msg, rinfo) => {
@@ -78,21 +74,18 @@ function queryTcp(target: CheckTarget, timeoutMs: number, encodeQuery: (id: numb
   frame.writeUInt16BE(query.length, 0);
   query.copy(frame, 2);
   return new Promise<CheckOutcome>((resolve) => {
-    let settled = false;
     let socket: Socket;
     // Received bytes (copied: chunks are borrowed) until the length prefix and message are complete.
-    let received = Buffer.alloc(0);
-    const finish = (ok: boolean, error: string): void => {
-      if (settled) return;
-      settled = true;
+    let received: Buffer | undefined = Buffer.alloc(0);
+    const finish = outcomeOnce(started, resolve, () => {
+      received = undefined;
       clearTimeout(timer);
       socket.destroy();
-      resolve({ ok, latencyMs: elapsedMs(started), error });
-    };
+    });
     const events: ConnectionEvents = {
       connected: () => socket.write(frame),
       data: (chunk) => {
-        if (settled) return;
+        if (received === undefined) return;
         received = Buffer.concat([received, chunk]);
         if (received.length < 2) return;
         const length = received.readUInt16BE(0);

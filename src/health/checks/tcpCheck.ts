@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { armTimeout, elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
+import { armTimeout, outcomeOnce, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
 import { checkSockets, type ConnectionEvents } from './checkSockets.js';
 
 /**
@@ -11,14 +11,10 @@ export function tcpCheck(timeoutMs: number): CheckRun {
   return (target: CheckTarget) => {
     const started = process.hrtime.bigint();
     return new Promise<CheckOutcome>((resolve) => {
-      let settled = false;
-      const finish = (ok: boolean, error: string): void => {
-        if (settled) return;
-        settled = true;
+      const finish = outcomeOnce(started, resolve, () => {
         clearTimeout(timer);
         socket.destroy();
-        resolve({ ok, latencyMs: elapsedMs(started), error });
-      };
+      });
       const events: ConnectionEvents = {
         connected: () => finish(true, ''),
         data: () => {},
