@@ -257,6 +257,45 @@ export async function resolveShare(
   };
 }
 
+/**
+ * Another record's row in the GSLB listener table, for groups that start gslbd on their own
+ * configuration: dnsperf (UDP, `-B`) with A queries for `name` carrying ECS from `clients`, one
+ * warm-up run, then `ctx.runs` timed runs of {@link RUN_SECONDS} s on CPU {@link LOAD_CPU}, each
+ * recorded with the server CPU per query, lost queries and resolve()'s share of the process CPU
+ * ({@link resolveShare}; the in-process cost from `snapshot`, built from the same configuration).
+ */
+export async function recordListenerRecordRuns(
+  ctx: BenchContext,
+  gslbd: GslbdServer,
+  rowId: string,
+  name: string,
+  clients: readonly MixClient[],
+  snapshot: Snapshot,
+): Promise<void> {
+  const dir = ctx.tempDir(`listener-${rowId}`);
+  const queryFile = join(dir, 'ecs.bin');
+  writeFileSync(queryFile, lengthPrefixed(clients.map((c, i) => queryPacket(i & 0xffff, name, 'A', c))));
+  const inProcessUs = resolveCpuPerCall(
+    clients.map((client): Query => ({ name, type: TYPE_CODES.A, client, transport: 'udp' })),
+    snapshot,
+  );
+  const dnsperf = (seconds: number): Promise<DnsperfResult> =>
+    runDnsperf(ctx.processes, { server: '127.0.0.1', port: gslbd.dnsPort, queryFile, binary: true, edns: false, seconds, cpu: LOAD_CPU }, dir, ctx.signal);
+  await dnsperf(WARMUP_SECONDS);
+  for (let run = 1; run <= ctx.runs; run++) {
+    const before = { cpu: processCpuSeconds(gslbd.process.pid), metrics: await gslbd.scrape() };
+    const r = await dnsperf(RUN_SECONDS);
+    const cpu = processCpuSeconds(gslbd.process.pid) - before.cpu;
+    const details: Record<string, number> = {
+      'server CPU µs/query': (cpu / r.completed) * 1e6,
+      'lost %': (100 * r.lost) / (r.completed + r.lost),
+      ...(await resolveShare(gslbd, before.metrics, cpu, r, inProcessUs)),
+    };
+    ctx.record(LISTENER_GSLB_TABLE, rowId, r.queriesPerSecond, details);
+    ctx.log(`run ${run} ${name} through the listener: ${Math.round(r.queriesPerSecond)} q/s, resolve ${details['resolve % of CPU (in-process cost)']!.toFixed(1)} % of CPU`);
+  }
+}
+
 /** CPU µs per resolve() call in this process on the given questions and snapshot (0.5 s after a warm-up). */
 export function resolveCpuPerCall(queries: readonly Query[], snapshot: Snapshot = quickstartSnapshot().snapshot): number {
   const resolveCtx = systemContext();

