@@ -10,6 +10,7 @@ import { startHttpPeer, startTcpPeer, type Peer } from '../../test/health/loopba
 import { sleep, waitFor } from '../../test/support/waitFor.js';
 import { applyResult, unknownCheckState } from './checkState.js';
 import { HealthMonitor } from './healthMonitor.js';
+import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
 
 const log = createLogger('silent');
 const INTERVAL = 100;
@@ -18,10 +19,7 @@ const INTERVAL = 100;
 function config(ports: number[], opts: { rise?: number; fall?: number; stateFile?: string; maxAgeMs?: number; dcPoints?: string } = {}) {
   const endpoints = ports.map((p, i) => `      - { dc: dc1, address: 192.0.2.${i + 1}, monitors: [tcp], check: { address: 127.0.0.1, port: ${p} } }`).join('\n');
   return parseConfigText(`
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 datacenters:
   - { name: dc1${opts.dcPoints ?? ''} }
 services:

@@ -3,6 +3,7 @@ import { parseDottedLocation, qualifiersFromData } from '../geo/location.js';
 import { ask, dcsDown, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
 import { prefixLocationDb } from '../../test/support/prefixLocationDb.js';
 import { locationMatches, qnameMatches } from './condition.js';
+import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
 
 test('location patterns: non-wildcard qualifiers must equal; an unknown data field matches only *', (t) => {
   const client = qualifiersFromData(['Africa', 'ZMB', '', 'Lusaka']);
@@ -27,10 +28,7 @@ test('qname: exact names, and *.x for names strictly below x', (t) => {
 });
 
 const WILDCARD_RECORD = `
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 datacenters: [{ name: a, location: Asia.IN }, { name: b, location: Europe.UK }]
 services: [{ name: web, endpoints: [{ dc: a, address: 192.0.2.1 }, { dc: b, address: 192.0.2.2 }] }]
 records:

@@ -2,6 +2,7 @@ import test from 'ava';
 import { ConfigError, parseConfigText } from '../config/load.js';
 import { prefixLocationDb, type PrefixEntry } from '../../test/support/prefixLocationDb.js';
 import { ask, dcsDown, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
+import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
 
 /**
  * ECS scope tables in the style of gdnsd's t/013clientsub: exact answer and exact scope for each
@@ -22,10 +23,7 @@ const TABLE: [client: string, answer: string, scope: number][] = [
 ];
 
 const ZONE = `
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 services:
   - name: web
     endpoints:

@@ -3,6 +3,8 @@ import { parseDottedLocation } from '../geo/location.js';
 import { prefixLocationDb } from '../../test/support/prefixLocationDb.js';
 import { ask, dcsDown, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
 import { matchPreferred, type PreferredMatch } from './preferredLocations.js';
+import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
+import { SEED002_APP_SERVICE } from '../../test/support/seed002Service.js';
 
 const loc = parseDottedLocation;
 
@@ -29,10 +31,7 @@ test('perfect, partial and no match as seed 002 defines them', (t) => {
 });
 
 const SEED_CONFIG = `
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 datacenters:
   - { name: in, location: Asia.IN }
   - { name: jpn, location: Asia.jpn }
@@ -42,17 +41,7 @@ datacenters:
   - { name: eg, location: Europe.EG }
   - { name: sd, location: Africa.SD }
   - { name: zmb, location: Africa.zmb }
-services:
-  - name: app
-    endpoints:
-      - { dc: in, address: 192.0.2.1 }
-      - { dc: jpn, address: 192.0.2.2 }
-      - { dc: hk, address: 192.0.2.3 }
-      - { dc: uk, address: 192.0.2.4 }
-      - { dc: ru, address: 192.0.2.5 }
-      - { dc: eg, address: 192.0.2.6 }
-      - { dc: sd, address: 192.0.2.7 }
-      - { dc: zmb, address: 192.0.2.8 }
+${SEED002_APP_SERVICE}
 records:
   - { name: app.example.test, type: A, service: app }
 actions:

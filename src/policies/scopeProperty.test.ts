@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { formatIp, ipv4, maskWord } from '../geo/ipAddress.js';
 import { opaque, prefixLocationDb } from '../../test/support/prefixLocationDb.js';
 import { ask, dcsDown, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
+import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
 
 /**
  * The ECS scope is never wrong (SPEC §8): for random location maps, random DNS policies (subnet
@@ -40,10 +41,7 @@ const scenario = fc.record({
 
 function config(rules: { when: string; action: string }[], overlap: string): string {
   return `
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 datacenters:
   - { name: a, location: Asia.IN, lat: 28.6, lon: 77.2 }
   - { name: b, location: Europe.UK, lat: 51.5, lon: -0.1 }

@@ -2,12 +2,10 @@ import test from 'ava';
 import { opaque, prefixLocationDb } from '../../test/support/prefixLocationDb.js';
 import { smallDbs } from '../../test/geo/smallDb.js';
 import { ask, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
+import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
 
 const CONFIG = `
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 datacenters:
   - { name: paris-dc, location: Europe.FR, lat: 48.9, lon: 2.4 }
   - { name: ny-dc, location: NorthAmerica.US, lat: 40.7, lon: -74.0 }

@@ -6,6 +6,7 @@ import type { ResolveContext } from '../state/resolveContext.js';
 import { buildPipeline, runSelection } from './pipeline.js';
 import { TraceSink } from './trace.js';
 import type { SelectionResult } from './types.js';
+import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
 
 /**
  * The selection pipeline on a fixture built in code: five data centers, a location map of a few
@@ -14,10 +15,7 @@ import type { SelectionResult } from './types.js';
  */
 
 const CONFIG = `
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 datacenters:
   - { name: us-east, location: North America.US, lat: 39.0, lon: -77.5 }
   - { name: us-west, location: NA.USA, lat: 37.4, lon: -122.1 }

@@ -16,6 +16,7 @@ import { LISTENER_GSLB_TABLE, recordListenerRecordRuns } from './listener.bench.
 import { exchange, queryPacket } from './harness/dnsWire.js';
 import { startGslbd } from './harness/gslbdServer.js';
 import { EXAMPLE_ZONE } from '../support/exampleZone.js';
+import { SEED002_APP_SERVICE } from '../support/seed002Service.js';
 
 /**
  * resolve() decisions/s for the records of issue 6 (seed 002) over the real GeoLite2 data, in the
@@ -43,17 +44,7 @@ datacenters:
   - { name: eg, location: Europe.EG, lat: 30.0, lon: 31.2 }
   - { name: sd, location: Africa.SD, lat: 15.6, lon: 32.5 }
   - { name: zmb, location: Africa.zmb, lat: -15.4, lon: 28.3 }
-services:
-  - name: app
-    endpoints:
-      - { dc: in, address: 192.0.2.1 }
-      - { dc: jpn, address: 192.0.2.2 }
-      - { dc: hk, address: 192.0.2.3 }
-      - { dc: uk, address: 192.0.2.4 }
-      - { dc: ru, address: 192.0.2.5 }
-      - { dc: eg, address: 192.0.2.6 }
-      - { dc: sd, address: 192.0.2.7 }
-      - { dc: zmb, address: 192.0.2.8 }
+${SEED002_APP_SERVICE}
 records:
   - name: pref.example.test
     type: A

@@ -3,6 +3,7 @@ import { parseDottedLocation, qualifiersFromData } from '../../geo/location.js';
 import { prefixLocationDb } from '../../../test/support/prefixLocationDb.js';
 import { ask, dcsDown, fixedContext, snapshotOf } from '../../../test/support/selectionFixture.js';
 import { sharedLeading } from '../proximityRanking.js';
+import { EXAMPLE_ZONE } from '../../../test/support/exampleZone.js';
 
 test('shared leading qualifiers: wildcards agree without counting, the first difference ends the walk', (t) => {
   const client = qualifiersFromData('Europe.UK.London.ISP1'.split('.'));
@@ -20,10 +21,7 @@ test('shared leading qualifiers: wildcards agree without counting, the first dif
 });
 
 const SITES = `
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 datacenters:
   - { name: s-eu, location: "Europe.*.*.*" }
   - { name: s-us, location: NorthAmerica.US.CA.*, lat: 37.4, lon: -122.1 }
@@ -96,10 +94,7 @@ test('unknown client location never picks a site because it is first in the conf
 
 test('ties on qualifiers go to the nearest data center by coordinates', (t) => {
   const cfg = `
-zones:
-  - name: example.test
-    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
-    ns: [ns1.example.test]
+${EXAMPLE_ZONE}
 datacenters:
   - { name: frankfurt, location: Europe.DE, lat: 50.1, lon: 8.7 }
   - { name: london, location: Europe.UK, lat: 51.5, lon: -0.1 }
