@@ -1,10 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { createRequire } from 'node:module';
+import { compiledPath, sourcePath } from '../geo/loadSources.js';
 import { ConfigError, type ConfigProblem } from './load.js';
 import type { Config } from './schema.js';
-
-const require = createRequire(import.meta.url);
 
 /** Shortest admin token a `tokenFile` may hold: an empty token would let any request through. */
 export const MIN_ADMIN_TOKEN_CHARS = 16;
@@ -22,8 +20,8 @@ export const MIN_ADMIN_TOKEN_CHARS = 16;
 export function fileReferenceProblems(config: Config, configFile: string): ConfigProblem[] {
   const base = dirname(configFile);
   const problems: ConfigProblem[] = [];
-  const regularFile = (path: string, key: string): string | undefined => {
-    const full = resolve(base, path);
+  // `full` is where the engine reads the file (resolved as the loaders resolve it); `path` as configured.
+  const regularFile = (path: string, key: string, full = resolve(base, path)): string | undefined => {
     try {
       if (!statSync(full).isFile()) problems.push({ path: key, message: `"${path}" is not a regular file` });
       else return full;
@@ -32,11 +30,15 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
     }
     return undefined;
   };
-  if (config.geo.compiled !== undefined) regularFile(config.geo.compiled, 'geo.compiled');
+  if (config.geo.compiled !== undefined) regularFile(config.geo.compiled, 'geo.compiled', compiledPath(config.geo.compiled, configFile));
   config.geo.sources.forEach((s, i) => {
-    if (s.path !== undefined) regularFile(s.path, `geo.sources[${i}].path`);
-    else if (!installed(s.package!)) {
-      problems.push({ path: `geo.sources[${i}].package`, message: `"${s.package}" is not an installed package file (npm install)` });
+    if (s.path !== undefined) regularFile(s.path, `geo.sources[${i}].path`, sourcePath(s, configFile));
+    else {
+      try {
+        sourcePath(s, configFile);
+      } catch {
+        problems.push({ path: `geo.sources[${i}].package`, message: `"${s.package}" is not an installed package file (npm install)` });
+      }
     }
   });
   const tokenFile = config.listeners.admin?.tokenFile;
@@ -59,13 +61,4 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
 export function checkFileReferences(config: Config, configFile: string): void {
   const problems = fileReferenceProblems(config, configFile);
   if (problems.length > 0) throw new ConfigError(configFile, problems);
-}
-
-function installed(packageFile: string): boolean {
-  try {
-    require.resolve(packageFile);
-    return true;
-  } catch {
-    return false;
-  }
 }

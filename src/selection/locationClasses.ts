@@ -137,7 +137,9 @@ function build(geo: LocationDb, tilings: LocationTilings, reads: LocationReads):
     }
     classOfLocation[id] = c;
   }
-  return new LocationClasses(geo, remap4(tilings.v4, classOfLocation), remap6(tilings.v6, classOfLocation), classes);
+  const v4 = remap(tilings.v4, classOfLocation, 1);
+  const v6 = remap(tilings.v6, classOfLocation, 4);
+  return new LocationClasses(geo, new RangeTable4(v4.starts, v4.ids), new RangeTable6(v6.starts, v6.ids), classes);
 }
 
 /**
@@ -198,33 +200,19 @@ export function isUnknownLocation(id: number, l: Location): boolean {
   return id === 0 || (l.lat === undefined && l.qualifiers.every((q) => q === ''));
 }
 
-function remap4(t: Tiling, classOf: Uint32Array): RangeTable4 {
+/**
+ * A tiling with each location id replaced by its class, adjacent ranges of the same class merged.
+ * `stride` is the words per range start (1 for IPv4, 4 for IPv6).
+ */
+function remap(t: Tiling, classOf: Uint32Array, stride: 1 | 4): { starts: Uint32Array; ids: Uint32Array } {
   const starts = new Uint32Array(t.starts.length);
   const ids = new Uint32Array(t.ids.length);
   let m = 0;
   for (let i = 0; i < t.ids.length; i++) {
     const c = classOf[t.ids[i]!]!;
     if (m > 0 && ids[m - 1] === c) continue;
-    starts[m] = t.starts[i]!;
+    for (let w = 0; w < stride; w++) starts[m * stride + w] = t.starts[i * stride + w]!;
     ids[m++] = c;
   }
-  return new RangeTable4(starts.slice(0, m), ids.slice(0, m));
-}
-
-function remap6(t: Tiling, classOf: Uint32Array): RangeTable6 {
-  const starts = new Uint32Array(t.starts.length);
-  const ids = new Uint32Array(t.ids.length);
-  let m = 0;
-  for (let i = 0; i < t.ids.length; i++) {
-    const c = classOf[t.ids[i]!]!;
-    if (m > 0 && ids[m - 1] === c) continue;
-    const from = i * 4;
-    const to = m * 4;
-    starts[to] = t.starts[from]!;
-    starts[to + 1] = t.starts[from + 1]!;
-    starts[to + 2] = t.starts[from + 2]!;
-    starts[to + 3] = t.starts[from + 3]!;
-    ids[m++] = c;
-  }
-  return new RangeTable6(starts.slice(0, m * 4), ids.slice(0, m));
+  return { starts: starts.slice(0, m * stride), ids: ids.slice(0, m) };
 }

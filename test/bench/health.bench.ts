@@ -4,6 +4,7 @@ import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { freePort } from '../support/freePort.js';
 import { BENCH_DIST } from './harness/paths.js';
 import { targetAddress } from './healthTargets.js';
+import type { HealthEngineResult } from './healthEngine.js';
 
 /** GSLB records; each has 4 endpoints, so 4 × RECORDS HTTP endpoints are checked. */
 const RECORDS = 2_500;
@@ -15,26 +16,6 @@ const WARMUP_MS = { checks: INTERVAL_MS + 1_500, idle: 2_000 };
 const MEASURE_MS = { checks: INTERVAL_MS, idle: 5_000 };
 const TARGET_CPU = 0;
 const ENGINE_CPU = 1;
-
-/** What `healthEngine.js` prints. */
-interface EngineResult {
-  mode: string;
-  endpoints: number;
-  upAtStart: number;
-  checks: number;
-  failedChecks: number;
-  failureReasons: Record<string, number>;
-  cpuPercent: number;
-  sysCpuPercent: number;
-  rssMiBPeak: number;
-  liveHeapMiB: number;
-  lagP99Ms: number;
-  loopDelayP99Ms: number;
-  resolveCalls: number;
-  resolveP50Us: number;
-  resolveP99Us: number;
-  resolveMeanUs: number;
-}
 
 /**
  * Health monitoring at scale (issue: health monitors): 10,000 HTTP endpoints checked every 5 s
@@ -121,11 +102,11 @@ const group: BenchGroup = {
 
 export default group;
 
-async function runEngine(ctx: BenchContext, dir: string, mode: 'idle' | 'checks', port: number, run: number): Promise<EngineResult> {
+async function runEngine(ctx: BenchContext, dir: string, mode: 'idle' | 'checks', port: number, run: number): Promise<HealthEngineResult> {
   // --expose-gc: after measuring, the engine collects once and reports the live heap beside the RSS.
   const args = ['--expose-gc', join(BENCH_DIST, 'healthEngine.js'), mode, String(port), String(RECORDS), String(INTERVAL_MS), String(WARMUP_MS[mode]), String(MEASURE_MS[mode])];
   const { code, output } = await ctx.processes.runToEnd('health engine', process.execPath, args, { cpu: ENGINE_CPU, logFile: join(dir, `engine-${mode}-${run}.log`) }, ctx.signal);
   const line = output.split('\n').find((l) => l.startsWith('{'));
   if (code !== 0 || !line) throw new Error(`health engine (${mode}) exited with ${code}:\n${output.slice(-2000)}`);
-  return JSON.parse(line) as EngineResult;
+  return JSON.parse(line) as HealthEngineResult;
 }

@@ -28,7 +28,8 @@ import { targetAddress } from './healthTargets.js';
  *   node healthEngine.js <checks|idle> <targetPort> <records> <intervalMs> <warmupMs> <measureMs>
  */
 
-interface Result {
+/** The JSON line this script prints (read by health.bench.ts). */
+export interface HealthEngineResult {
   mode: string;
   endpoints: number;
   upAtStart: number;
@@ -189,7 +190,7 @@ async function main(): Promise<void> {
   callNs.sort((a, b) => a - b);
   lags.sort((a, b) => a - b);
   const cpuNs = (cpu.user + cpu.system) * 1000;
-  const result: Result = {
+  const result: HealthEngineResult = {
     mode,
     endpoints,
     upAtStart,
