@@ -8,7 +8,9 @@ import { generate } from 'selfsigned';
 
 /**
  * Real servers on loopback for health-check tests: TCP, HTTP, HTTPS (certificate generated here)
- * and a UDP DNS responder. Each can be stopped and restarted on the same port.
+ * and a UDP DNS responder. Each can be stopped and restarted on the same port. Peers never keep
+ * a test process alive (their sockets are unref'd): a test that fails before stopping its peers
+ * must not leave its ava worker running after the last test (it hung CI once).
  */
 
 /** A peer that can be stopped and started again on the port it first got. */
@@ -53,10 +55,12 @@ export interface DnsPeer extends Peer {
 }
 
 function listen(server: TcpServer | HttpServer, port: number, address: string): Promise<number> {
+  server.on('connection', (c: Socket) => c.unref());
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port, host: address }, () => {
       server.off('error', reject);
+      server.unref();
       const a = server.address();
       resolve(typeof a === 'object' && a ? a.port : port);
     });
@@ -172,6 +176,7 @@ export async function startDnsPeer(address = '127.0.0.1'): Promise<DnsPeer> {
       s.once('error', reject);
       s.bind(port, address, () => {
         s.off('error', reject);
+        s.unref();
         resolve(s.address().port);
       });
     });
