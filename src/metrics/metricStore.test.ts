@@ -131,3 +131,25 @@ test('reconfiguring drops removed data centers and services, and client rows whe
   t.is(s.stats().clientNetworks, 0);
   t.false(s.hasDataCenter('b'));
 });
+
+test('client samples follow their data center by name when the data center list changes', (t) => {
+  const s = store({}, ['a', 'b']);
+  const PACKET_LOSS = metricId('client', 'packetLoss');
+  push(s, 'client', [{ network: '10.0.0.0/24', dc: 'a', hops: 3 }, { network: '10.0.0.0/24', dc: 'b', packetLoss: 0.5 }, { network: '2001:db8::/48', dc: 'a', hops: 9 }]);
+  s.configure(metricsSchema.parse({}), ['c', 'b'], ['web']);
+  t.is(s.read('client', key(s, '10.0.0.1'), 'b', PACKET_LOSS, T0), 0.5);
+  t.true(Number.isNaN(s.read('client', key(s, '10.0.0.1'), 'c', PACKET_LOSS, T0)));
+  t.true(Number.isNaN(s.read('client', key(s, '10.0.0.1'), 'a', HOPS, T0)), 'a is gone');
+  t.is(s.stats().clientNetworks, 1, '2001:db8::/48 only had samples of a');
+});
+
+test('client readings for /explain: fresh, stale at one ms past the limit, missing', (t) => {
+  const s = store({ client: { staleAfterSeconds: 60 } });
+  push(s, 'client', [{ network: '2001:db8:1::/48', dc: 'a', hops: 4 }]);
+  const k = key(s, '2001:db8:1:ffff::1');
+  t.deepEqual(s.describe('client', k, 'a', HOPS, T0 + 60_000), { value: 4, ageMs: 60_000, state: 'fresh' });
+  t.deepEqual(s.describe('client', k, 'a', HOPS, T0 + 60_001), { ageMs: 60_001, state: 'stale' });
+  t.true(Number.isNaN(s.read('client', k, 'a', HOPS, T0 + 60_001)));
+  t.deepEqual(s.describe('client', k, 'b', HOPS, T0), { state: 'missing' });
+  t.deepEqual(s.describe('client', key(s, '2001:db8:2::'), 'a', HOPS, T0), { state: 'missing' });
+});

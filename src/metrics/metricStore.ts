@@ -1,11 +1,12 @@
 import type { MetricsConfig } from '../config/metricsSchema.js';
 import type { ClientNetworkPrefix, MetricReading, MetricSample, MetricSource, MetricView } from '../state/metricView.js';
 import { METRIC_CATALOG, metricId, statusId } from './catalog.js';
+import { ClientNetworkRows } from './clientNetworkRows.js';
 import { smoothMos } from './mos.js';
 
-/** Samples of one data center, by metric id; host and service rows have one more slot for the monitor's status. */
+/** Samples of one host or service data center, by metric id, and one more slot for the monitor's status. */
 type Row = (MetricSample | undefined)[];
-/** subject → data center → row. */
+/** subject → data center → row (host and service sources). */
 type Table = Map<string | number, Map<string, Row>>;
 
 /** One write: a subject's data center and the new values by metric id (undefined = not in this sample). */
@@ -33,17 +34,20 @@ const MOS_ID = metricId('client', 'mos');
  * Consistency without copying: a batch is validated first and then applied in one synchronous
  * call, and `resolve()` is synchronous too, so on Node's single thread a query sees a batch
  * entirely or not at all — the same guarantee as publishing a new immutable view, without
- * copying up to `maxNetworks` client rows per push. Samples themselves are immutable: a write
- * replaces the sample object in its slot. Reads never write (no LRU touch on the query path), so
- * client networks are evicted least-recently-*updated* first.
+ * copying up to `maxNetworks` client rows per push. Host and service samples are immutable: a
+ * write replaces the sample object in its slot; client samples live in flat arrays
+ * ({@link ClientNetworkRows}). Reads never write (no LRU touch on the query path), so client
+ * networks are evicted least-recently-*updated* first.
  */
 export class MetricStore implements MetricView {
   private readonly host = new SourceTable(statusId('host'));
   private readonly service = new SourceTable(statusId('service'));
-  private readonly client = new SourceTable(-1);
+  private readonly client = new ClientNetworkRows(METRIC_CATALOG.client.length, 0);
+  private clientStaleMs = 0;
   private maxNetworks = 0;
   private mosWeight = 1;
-  private dcs: ReadonlySet<string> = new Set();
+  /** Known data centers by name → position in the configuration (the client rows' columns). */
+  private dcs: ReadonlyMap<string, number> = new Map();
   private services: ReadonlySet<string> = new Set();
   private evictions = 0;
   clientNetworkPrefix: ClientNetworkPrefix = { ipv4: 24, ipv6: 48 };
@@ -56,6 +60,9 @@ export class MetricStore implements MetricView {
   private cachedRows: Map<string, Row> | undefined;
   private cachedDc = '';
   private cachedRow: Row | undefined;
+  /** The last client network read and its slot (−1: none held). */
+  private cachedClientKey: string | number | undefined;
+  private cachedClientSlot = -1;
 
   constructor(config: MetricsConfig, dataCenters: Iterable<string>, services: Iterable<string>) {
     this.configure(config, dataCenters, services);
@@ -68,18 +75,21 @@ export class MetricStore implements MetricView {
    * longer mean the same networks).
    */
   configure(config: MetricsConfig, dataCenters: Iterable<string>, services: Iterable<string>): void {
-    this.cachedTable = undefined;
+    this.forgetCached();
     this.host.staleMs = config.host.staleAfterSeconds * 1000;
     this.service.staleMs = config.service.staleAfterSeconds * 1000;
-    this.client.staleMs = config.client.staleAfterSeconds * 1000;
+    this.clientStaleMs = config.client.staleAfterSeconds * 1000;
     this.maxNetworks = config.client.maxNetworks;
     this.mosWeight = config.client.mosSmoothing;
     const prefix = { ipv4: config.client.ipv4Prefix, ipv6: config.client.ipv6Prefix };
-    if (prefix.ipv4 !== this.clientNetworkPrefix.ipv4 || prefix.ipv6 !== this.clientNetworkPrefix.ipv6) this.client.rows.clear();
+    if (prefix.ipv4 !== this.clientNetworkPrefix.ipv4 || prefix.ipv6 !== this.clientNetworkPrefix.ipv6) this.client.clear();
     this.clientNetworkPrefix = prefix;
-    this.dcs = new Set(dataCenters);
+    const names = [...new Set(dataCenters)];
+    const old = this.dcs;
+    this.dcs = new Map(names.map((name, i) => [name, i]));
+    if (names.length !== old.size || names.some((name, i) => old.get(name) !== i)) this.client.reshape(names.map((name) => old.get(name) ?? -1));
     this.services = new Set(services);
-    for (const source of ['host', 'service', 'client'] as const) {
+    for (const source of ['host', 'service'] as const) {
       const table = this.table(source).rows;
       for (const [subject, rows] of table) {
         if (source === 'service' && !this.services.has(subject as string)) {
@@ -103,10 +113,18 @@ export class MetricStore implements MetricView {
 
   /** Staleness limit of a source in ms. */
   staleAfterMs(source: MetricSource): number {
-    return this.table(source).staleMs;
+    return source === 'client' ? this.clientStaleMs : this.table(source).staleMs;
   }
 
   read(source: MetricSource, subject: string | number, dc: string, metric: number, nowMs: number): number {
+    if (source === 'client') {
+      const i = this.clientOffset(subject, dc, metric);
+      if (i < 0) return NaN;
+      const values = this.client.values;
+      // `!(age <= limit)` is also true for a missing sample (atMs NaN).
+      if (!(nowMs - values[i + 1]! <= this.clientStaleMs)) return NaN;
+      return values[i]!;
+    }
     const table = this.table(source);
     const row = this.rowOf(table, subject, dc);
     if (row === undefined) return NaN;
@@ -117,6 +135,13 @@ export class MetricStore implements MetricView {
   }
 
   describe(source: MetricSource, subject: string | number, dc: string, metric: number, nowMs: number): MetricReading {
+    if (source === 'client') {
+      const i = this.clientOffset(subject, dc, metric);
+      const atMs = i < 0 ? NaN : this.client.values[i + 1]!;
+      const value = this.read(source, subject, dc, metric, nowMs);
+      if (Number.isNaN(atMs)) return { state: 'missing' };
+      return { ...(Number.isNaN(value) ? {} : { value }), ageMs: nowMs - atMs, state: nowMs - atMs > this.clientStaleMs ? 'stale' : 'fresh' };
+    }
     const table = this.table(source);
     const row = table.rows.get(subject)?.get(dc);
     const pushed = row?.[metric];
@@ -137,30 +162,23 @@ export class MetricStore implements MetricView {
    * MOS is smoothed with the previous fresh score of the same network and data center.
    */
   apply(source: MetricSource, writes: readonly MetricWrite[], nowMs: number): void {
-    this.cachedTable = undefined;
+    this.forgetCached();
+    if (source === 'client') {
+      this.applyClient(writes, nowMs);
+      return;
+    }
     const table = this.table(source).rows;
-    const width = METRIC_CATALOG[source].length + (source === 'client' ? 0 : 1);
+    const width = METRIC_CATALOG[source].length + 1;
     for (const w of writes) {
       let rows = table.get(w.subject);
       if (rows === undefined) table.set(w.subject, (rows = new Map()));
-      else if (source === 'client') {
-        table.delete(w.subject);
-        table.set(w.subject, rows);
-      }
       let row = rows.get(w.dc);
       if (row === undefined) rows.set(w.dc, (row = new Array<MetricSample | undefined>(width).fill(undefined)));
       for (let id = 0; id < w.values.length; id++) {
-        let value = w.values[id];
-        if (value === undefined) continue;
-        if (source === 'client' && id === MOS_ID) {
-          const prev = row[id];
-          const fresh = prev !== undefined && nowMs - prev.atMs <= this.client.staleMs ? prev.value : undefined;
-          value = smoothMos(fresh, value, this.mosWeight);
-        }
-        row[id] = { value, atMs: nowMs };
+        const value = w.values[id];
+        if (value !== undefined) row[id] = { value, atMs: nowMs };
       }
     }
-    if (source === 'client') this.evictClients();
   }
 
   /**
@@ -171,7 +189,7 @@ export class MetricStore implements MetricView {
    * own their own timing (rise/fall counts).
    */
   setMonitorStatus(source: 'host' | 'service', subject: string, dc: string, up: boolean | undefined, nowMs: number): void {
-    this.cachedTable = undefined;
+    this.forgetCached();
     const slot = METRIC_CATALOG[source].length;
     const table = this.table(source).rows;
     let rows = table.get(subject);
@@ -193,13 +211,54 @@ export class MetricStore implements MetricView {
     return {
       hostDcs: this.host.rows.get('')?.size ?? 0,
       serviceRows,
-      clientNetworks: this.client.rows.size,
+      clientNetworks: this.client.size,
       clientEvictions: this.evictions,
     };
   }
 
-  private table(source: MetricSource): SourceTable {
-    return source === 'host' ? this.host : source === 'service' ? this.service : this.client;
+  private table(source: 'host' | 'service'): SourceTable {
+    return source === 'host' ? this.host : this.service;
+  }
+
+  /** Client writes: each network becomes the most recently updated; a MOS is smoothed with the previous fresh score. */
+  private applyClient(writes: readonly MetricWrite[], nowMs: number): void {
+    for (const w of writes) {
+      const slot = this.client.touch(w.subject);
+      const dc = this.dcs.get(w.dc)!;
+      for (let id = 0; id < w.values.length; id++) {
+        let value = w.values[id];
+        if (value === undefined) continue;
+        if (id === MOS_ID) {
+          const i = this.client.offset(slot, id, dc);
+          const values = this.client.values;
+          const fresh = nowMs - values[i + 1]! <= this.clientStaleMs ? values[i]! : undefined;
+          value = smoothMos(fresh, value, this.mosWeight);
+        }
+        this.client.write(slot, id, dc, value, nowMs);
+      }
+    }
+    this.evictClients();
+  }
+
+  /**
+   * Where the client sample of (network, dc, metric) sits in the client rows' values, or −1 when
+   * the network or the data center is unknown. A query reads one network for every data center,
+   * so the network's slot is looked up once.
+   */
+  private clientOffset(subject: string | number, dc: string, metric: number): number {
+    if (subject !== this.cachedClientKey) {
+      this.cachedClientKey = subject;
+      this.cachedClientSlot = this.client.slotOf(subject);
+    }
+    const slot = this.cachedClientSlot;
+    const d = this.dcs.get(dc);
+    if (slot < 0 || d === undefined) return -1;
+    return this.client.offset(slot, metric, d);
+  }
+
+  private forgetCached(): void {
+    this.cachedTable = undefined;
+    this.cachedClientKey = undefined;
   }
 
   private rowOf(table: SourceTable, subject: string | number, dc: string): Row | undefined {
@@ -216,11 +275,7 @@ export class MetricStore implements MetricView {
   }
 
   private evictClients(): void {
-    const table = this.client.rows;
-    while (table.size > this.maxNetworks) {
-      table.delete(table.keys().next().value!);
-      this.evictions++;
-    }
+    this.evictions += this.client.evictTo(this.maxNetworks);
   }
 }
 

@@ -8,7 +8,7 @@ import { maskWord, type IpAddress } from '../geo/ipAddress.js';
  * Subjects: host metrics are kept per data center under the subject `''`, service metrics per
  * (service name, data center) under the subject = service name, client metrics per (client
  * network, data center) under the subject = the network's key ({@link clientNetworkKey}, a
- * number for IPv4). Metric ids are positions in `src/metrics/catalog.ts`.
+ * number for IPv4 and for IPv6 networks of at most 52 bits). Metric ids are positions in `src/metrics/catalog.ts`.
  */
 
 /** Where a metric comes from: the DC platform, a service in a DC, or the path to a client network. */
@@ -55,14 +55,23 @@ export interface MetricView {
 /** The default client network lengths: /24 for IPv4, /48 for IPv6 (SPEC §3). */
 export const DEFAULT_CLIENT_NETWORK_PREFIX: ClientNetworkPrefix = { ipv4: 24, ipv6: 48 };
 
+/** Longest IPv6 client network whose number is an exact double: 52 bits, so `-1 - n` stays exact. */
+const NUMERIC_IPV6_BITS = 52;
+
 /**
- * The subject under which client metrics are kept for the client network of `address`: for
- * IPv4 the network number (the address shifted right by 32 − length bits: a small integer), for
- * IPv6 a string of the masked words.
+ * The subject under which client metrics are kept for the client network of `address` (IPv4-mapped
+ * IPv6 addresses are IPv4: `IpAddress` folds them). Built on every client-metric query, so numbers
+ * wherever they are exact, no string:
+ * - IPv4: the network number, `w0 >>> (32 − length)` (0 … 2³² − 1);
+ * - IPv6 networks of at most 52 bits (the default /48): `−1 − n`, `n` the network number (the top
+ *   `length` bits), so IPv6 keys are negative and never meet IPv4 ones;
+ * - longer IPv6 networks (/53 … /128): the string `6/w0/w1/w2/w3` of the masked words.
  */
 export function clientNetworkKey(address: IpAddress, prefix: ClientNetworkPrefix): number | string {
   if (address.family === 4) return prefix.ipv4 === 0 ? 0 : address.w0 >>> (32 - prefix.ipv4);
   const bits = prefix.ipv6;
+  if (bits <= 32) return -1 - (address.w0 >>> (32 - bits));
+  if (bits <= NUMERIC_IPV6_BITS) return -1 - (address.w0 * 2 ** (bits - 32) + (address.w1 >>> (64 - bits)));
   const w = (word: number, offset: number): number => (word & maskWord(bits - offset)) >>> 0;
   return `6/${w(address.w0, 0)}/${w(address.w1, 32)}/${w(address.w2, 64)}/${w(address.w3, 96)}`;
 }
