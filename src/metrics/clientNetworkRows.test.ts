@@ -1,4 +1,5 @@
 import test from 'ava';
+import { seededRandom } from '../../test/support/seededRandom.js';
 import { ClientNetworkRows } from './clientNetworkRows.js';
 
 /** [value, atMs] of (key, metric, dc), or undefined when the network is not held. */
@@ -57,4 +58,42 @@ test('reshape keeps the columns of remaining data centers, in the new order, and
   rows.touch(1);
   t.is(rows.evictTo(1), 1);
   t.is(rows.slotOf(3), -1, 'update order survives the reshape');
+});
+
+test('under random writes and evictions it holds exactly what a Map-ordered LRU holds, in the same order', (t) => {
+  const random = seededRandom(11);
+  const rows = new ClientNetworkRows(1, 1);
+  // The reference: a Map whose insertion order is the update order, evicted from its first key.
+  const model = new Map<string | number, number>();
+  const keyOf = (): string | number => {
+    const r = Math.floor(random() * 600);
+    if (r < 300) return r * 4099;
+    if (r < 590) return -1 - r * 2 ** 40;
+    return `6/${r}/0/0/0`;
+  };
+  for (let step = 0; step < 20_000; step++) {
+    const key = keyOf();
+    rows.write(rows.touch(key), 0, 0, step, step);
+    model.delete(key);
+    model.set(key, step);
+    if (step % 7 === 0) {
+      const max = Math.floor(random() * 250);
+      let expected = 0;
+      for (const k of model.keys()) {
+        if (model.size <= max) break;
+        model.delete(k);
+        expected++;
+      }
+      t.is(rows.evictTo(max), expected);
+    }
+  }
+  t.is(rows.size, model.size);
+  for (let r = 0; r < 600; r++) {
+    for (const key of [r * 4099, -1 - r * 2 ** 40, `6/${r}/0/0/0`]) {
+      const slot = rows.slotOf(key);
+      const want = model.get(key);
+      if (want === undefined) t.is(slot, -1, String(key));
+      else t.is(rows.values[rows.offset(slot, 0, 0)], want, String(key));
+    }
+  }
 });
