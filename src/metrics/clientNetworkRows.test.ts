@@ -6,8 +6,8 @@ import { ClientNetworkRows } from './clientNetworkRows.js';
 function sample(rows: ClientNetworkRows, key: string | number, metric: number, dc: number): [number, number] | undefined {
   const slot = rows.slotOf(key);
   if (slot < 0) return undefined;
-  const i = rows.offset(slot, metric, dc);
-  return [rows.values[i]!, rows.values[i + 1]!];
+  const i = rows.offset(slot, dc);
+  return [rows.column(metric)[i]!, rows.column(metric)[i + 1]!];
 }
 
 test('a written sample reads back; unwritten ones are NaN; a network is one slot whatever its key type', (t) => {
@@ -93,7 +93,7 @@ test('under random writes and evictions it holds exactly what a Map-ordered LRU 
       const slot = rows.slotOf(key);
       const want = model.get(key);
       if (want === undefined) t.is(slot, -1, String(key));
-      else t.is(rows.values[rows.offset(slot, 0, 0)], want, String(key));
+      else t.is(rows.column(0)[rows.offset(slot, 0)], want, String(key));
     }
   }
 });

@@ -118,9 +118,9 @@ export class MetricStore implements MetricView {
 
   read(source: MetricSource, subject: string | number, dc: string, metric: number, nowMs: number): number {
     if (source === 'client') {
-      const i = this.clientOffset(subject, dc, metric);
+      const i = this.clientOffset(subject, dc);
       if (i < 0) return NaN;
-      const values = this.client.values;
+      const values = this.client.column(metric);
       // `!(age <= limit)` is also true for a missing sample (atMs NaN).
       if (!(nowMs - values[i + 1]! <= this.clientStaleMs)) return NaN;
       return values[i]!;
@@ -136,8 +136,8 @@ export class MetricStore implements MetricView {
 
   describe(source: MetricSource, subject: string | number, dc: string, metric: number, nowMs: number): MetricReading {
     if (source === 'client') {
-      const i = this.clientOffset(subject, dc, metric);
-      const atMs = i < 0 ? NaN : this.client.values[i + 1]!;
+      const i = this.clientOffset(subject, dc);
+      const atMs = i < 0 ? NaN : this.client.column(metric)[i + 1]!;
       const value = this.read(source, subject, dc, metric, nowMs);
       if (Number.isNaN(atMs)) return { state: 'missing' };
       return { ...(Number.isNaN(value) ? {} : { value }), ageMs: nowMs - atMs, state: nowMs - atMs > this.clientStaleMs ? 'stale' : 'fresh' };
@@ -229,8 +229,8 @@ export class MetricStore implements MetricView {
         let value = w.values[id];
         if (value === undefined) continue;
         if (id === MOS_ID) {
-          const i = this.client.offset(slot, id, dc);
-          const values = this.client.values;
+          const i = this.client.offset(slot, dc);
+          const values = this.client.column(id);
           const fresh = nowMs - values[i + 1]! <= this.clientStaleMs ? values[i]! : undefined;
           value = smoothMos(fresh, value, this.mosWeight);
         }
@@ -241,11 +241,11 @@ export class MetricStore implements MetricView {
   }
 
   /**
-   * Where the client sample of (network, dc, metric) sits in the client rows' values, or −1 when
+   * Where the client samples of (network, dc) sit in the client rows' metric columns, or −1 when
    * the network or the data center is unknown. A query reads one network for every data center,
    * so the network's slot is looked up once.
    */
-  private clientOffset(subject: string | number, dc: string, metric: number): number {
+  private clientOffset(subject: string | number, dc: string): number {
     if (subject !== this.cachedClientKey) {
       this.cachedClientKey = subject;
       this.cachedClientSlot = this.client.slotOf(subject);
@@ -253,7 +253,7 @@ export class MetricStore implements MetricView {
     const slot = this.cachedClientSlot;
     const d = this.dcs.get(dc);
     if (slot < 0 || d === undefined) return -1;
-    return this.client.offset(slot, metric, d);
+    return this.client.offset(slot, d);
   }
 
   private forgetCached(): void {
