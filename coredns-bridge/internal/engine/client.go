@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -429,6 +430,11 @@ func (cn *conn) writeLoop() {
 				cn.close()
 				return
 			}
+			// The handler that queued b made this goroutine the next to run: with one P (GOMAXPROCS 1,
+			// CoreDNS pinned to one core) it would write each query alone, one syscall per query and
+			// one wake-up of the engine per query. Yielding once lets the other runnable handlers
+			// queue their queries first; then a burst of queries leaves in one write.
+			runtime.Gosched()
 			// Drain what else is queued so a burst of queries leaves in one write.
 		drain:
 			for {
