@@ -253,12 +253,15 @@ func (c *Client) dial() (*conn, error) {
 	return cn, nil
 }
 
+// writeBatchBytes bounds the queries gathered into one write.
+const writeBatchBytes = 64 << 10
+
 type result struct {
 	a   *frame.Answer
 	err error
 }
 
-// conn is one engine connection: a writer goroutine batching frames into few syscalls, a reader
+// conn is one engine connection: a writer goroutine batching frames into few writes, a reader
 // goroutine dispatching answers by id, and a pinger.
 type conn struct {
 	nc     net.Conn
@@ -420,35 +423,28 @@ func (cn *conn) readLoop(r *bufio.Reader) {
 }
 
 func (cn *conn) writeLoop() {
-	w := bufio.NewWriterSize(cn.nc, 64<<10)
+	buf := make([]byte, 0, writeBatchBytes)
 	for {
 		select {
 		case <-cn.done:
 			return
 		case b := <-cn.out:
-			if _, err := w.Write(b); err != nil {
-				cn.close()
-				return
-			}
+			buf = append(buf[:0], b...)
 			// The handler that queued b made this goroutine the next to run: with one P (GOMAXPROCS 1,
 			// CoreDNS pinned to one core) it would write each query alone, one syscall per query and
 			// one wake-up of the engine per query. Yielding once lets the other runnable handlers
 			// queue their queries first; then a burst of queries leaves in one write.
 			runtime.Gosched()
-			// Drain what else is queued so a burst of queries leaves in one write.
 		drain:
-			for {
+			for len(buf) < writeBatchBytes {
 				select {
 				case b := <-cn.out:
-					if _, err := w.Write(b); err != nil {
-						cn.close()
-						return
-					}
+					buf = append(buf, b...)
 				default:
 					break drain
 				}
 			}
-			if err := w.Flush(); err != nil {
+			if err := cn.writeAll(buf); err != nil {
 				cn.close()
 				return
 			}
