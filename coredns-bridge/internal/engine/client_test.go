@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"net"
 	"os"
 	"sync"
 	"testing"
@@ -223,12 +222,7 @@ func TestOverloadFailsFastWhenTheWindowIsFull(t *testing.T) {
 }
 
 func TestEngineErrorFramesReachTheCaller(t *testing.T) {
-	path := enginetest.ShortSocket(t)
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln, path := listenUnix(t)
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
@@ -251,7 +245,7 @@ func TestEngineErrorFramesReachTheCaller(t *testing.T) {
 	c := newClient(t, path, Options{Connections: 1})
 	ctx, cancel := within(time.Second)
 	defer cancel()
-	_, err = c.Query(ctx, query("a.example.org."))
+	_, err := c.Query(ctx, query("a.example.org."))
 	var ee *EngineError
 	if !errors.As(err, &ee) || ee.Code != frame.ErrCodeOverloaded || ee.Message != "busy" {
 		t.Fatalf("got %v", err)
@@ -259,12 +253,7 @@ func TestEngineErrorFramesReachTheCaller(t *testing.T) {
 }
 
 func TestAnEngineWithoutACommonVersionIsNotUp(t *testing.T) {
-	path := enginetest.ShortSocket(t)
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln, path := listenUnix(t)
 	go func() {
 		for {
 			c, err := ln.Accept()

@@ -13,12 +13,7 @@ import (
 // A batch larger than the socket buffers arrives whole and in order: writeAll waits for the
 // peer to read (EAGAIN on the non-blocking socket) and goes on where it stopped.
 func TestWriteAllWaitsForASlowReader(t *testing.T) {
-	path := enginetest.ShortSocket(t)
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln, path := listenUnix(t)
 	got := make(chan []byte, 1)
 	go func() {
 		c, err := ln.Accept()
@@ -51,12 +46,7 @@ func TestWriteAllWaitsForASlowReader(t *testing.T) {
 
 // Writing to a connection the peer has closed is an error, never a hang.
 func TestWriteAllFailsOnAClosedPeer(t *testing.T) {
-	path := enginetest.ShortSocket(t)
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln, path := listenUnix(t)
 	go func() {
 		if c, err := ln.Accept(); err == nil {
 			c.Close()
@@ -78,4 +68,16 @@ func TestWriteAllFailsOnAClosedPeer(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("writeAll hangs on a closed peer")
 	}
+}
+
+// listenUnix listens on a fresh Unix socket, closed when the test ends.
+func listenUnix(t *testing.T) (net.Listener, string) {
+	t.Helper()
+	path := enginetest.ShortSocket(t)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln, path
 }
