@@ -1,9 +1,10 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { monitorSchema } from '../../config/healthSchema.js';
 import { selfSignedCertificate, startDnsPeer, startHttpPeer, startTcpPeer } from '../../../test/health/loopbackPeers.js';
-import { sleep } from '../../../test/support/waitFor.js';
+import { sleep, waitFor } from '../../../test/support/waitFor.js';
 import { checkFor } from './check.js';
 
 const monitor = (m: Record<string, unknown>) => monitorSchema.parse({ name: 'm', intervalMs: 5000, timeoutMs: 3000, ...m });
@@ -149,4 +150,70 @@ test('dns: expected rcode and answer; wrong answer, wrong rcode and silence fail
   const r = await silent(target(peer.port));
   t.false(r.ok);
   t.true(r.error === 'timeout' || r.error === 'ECONNREFUSED', r.error);
+});
+
+/** Sockets in TIME_WAIT with `port` on either end, from the kernel's table (/proc/net/tcp, state 06). */
+function timeWaitSockets(port: number): number {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  return readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .filter((line) => {
+      const f = line.trim().split(/\s+/);
+      return f[3] === '06' && (f[1]?.endsWith(`:${hex}`) || f[2]?.endsWith(`:${hex}`));
+    }).length;
+}
+
+/**
+ * A keep-alive HTTP server that never closes first, so a FIN close by the check would leave the
+ * check's side in TIME_WAIT; it records how each connection ended ('end' for a FIN, the error
+ * code for an RST). `trickle`: send the head, then the body slowly, never finishing.
+ */
+async function keepAliveServer(trickle = false): Promise<{ port: number; endings: string[]; close(): Promise<void> }> {
+  const endings: string[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((c) => {
+    sockets.add(c);
+    c.on('end', () => endings.push('end'));
+    c.on('error', (e: NodeJS.ErrnoException) => endings.push(e.code ?? e.message));
+    c.once('data', () => {
+      if (!trickle) return void c.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nOK');
+      c.write('HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\npart');
+      const more = setInterval(() => (c.destroyed ? clearInterval(more) : c.write('x'.repeat(1000))), 10);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    port: (server.address() as { port: number }).port,
+    endings,
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+test('http and tcp: a decided check ends its connection with an RST, leaving no TIME_WAIT socket', async (t) => {
+  const server = await keepAliveServer();
+  t.teardown(() => server.close());
+  const http = checkFor(monitor({ type: 'http' }));
+  const tcp = checkFor(monitor({ type: 'tcp' }));
+  for (let i = 0; i < 3; i++) t.like(await http(target(server.port)), { ok: true });
+  t.like(await tcp(target(server.port)), { ok: true });
+  await waitFor('the server to see four connections end', () => server.endings.length === 4, 5000, { detail: () => server.endings.join(' ') });
+  t.deepEqual(server.endings, ['ECONNRESET', 'ECONNRESET', 'ECONNRESET', 'ECONNRESET'], 'the server saw resets, not FINs');
+  t.is(timeWaitSockets(server.port), 0);
+});
+
+test('http: a server still sending its body when the verdict is known is reset without a false failure', async (t) => {
+  const server = await keepAliveServer(true);
+  t.teardown(() => server.close());
+  const head = checkFor(monitor({ type: 'http' }));
+  const body = checkFor(monitor({ type: 'http', bodyContains: 'part' }));
+  t.like(await head(target(server.port)), { ok: true, error: '' });
+  t.like(await body(target(server.port)), { ok: true, error: '' });
+  t.like(await head(target(server.port)), { ok: true, error: '' }, 'the reused socket connects again after a reset');
+  await waitFor('the server to see three connections end', () => server.endings.length === 3, 5000, { detail: () => server.endings.join(' ') });
+  t.deepEqual(server.endings, ['ECONNRESET', 'ECONNRESET', 'ECONNRESET']);
+  t.is(timeWaitSockets(server.port), 0);
 });

@@ -1,12 +1,12 @@
 import { createSocket } from 'node:dgram';
 import { randomInt } from 'node:crypto';
-import { isIPv6, type Socket } from 'node:net';
+import { isIPv6 } from 'node:net';
 import dnsPacket from 'dns-packet';
 import type { DnsMonitorConfig } from '../../config/healthSchema.js';
 import { parseRecordData, presentData } from '../../dns/presentation.js';
 import type { RecordData, RecordType } from '../../dns/records.js';
 import { armTimeout, outcomeOnce, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
-import { checkSockets, type ConnectionEvents } from './checkSockets.js';
+import { checkSockets, type CheckConnection, type ConnectionEvents } from './checkSockets.js';
 
 /** The result of judging one DNS message, or `undefined` when it is no answer to the query. */
 type Verdict = { ok: boolean; error: string } | undefined;
@@ -74,16 +74,16 @@ function queryTcp(target: CheckTarget, timeoutMs: number, encodeQuery: (id: numb
   frame.writeUInt16BE(query.length, 0);
   query.copy(frame, 2);
   return new Promise<CheckOutcome>((resolve) => {
-    let socket: Socket;
+    let connection: CheckConnection;
     // Received bytes (copied: chunks are borrowed) until the length prefix and message are complete.
     let received: Buffer | undefined = Buffer.alloc(0);
     const finish = outcomeOnce(started, resolve, () => {
       received = undefined;
       clearTimeout(timer);
-      socket.destroy();
+      connection.close();
     });
     const events: ConnectionEvents = {
-      connected: () => socket.write(frame),
+      connected: () => connection.socket.write(frame),
       data: (chunk) => {
         if (received === undefined) return;
         received = Buffer.concat([received, chunk]);
@@ -97,7 +97,7 @@ function queryTcp(target: CheckTarget, timeoutMs: number, encodeQuery: (id: numb
       failed: (code) => finish(false, code),
     };
     const timer = armTimeout(timeoutMs, () => finish(false, 'timeout'));
-    socket = checkSockets.connect(target.address, target.port, events).socket;
+    connection = checkSockets.connect(target.address, target.port, events);
   });
 }
 

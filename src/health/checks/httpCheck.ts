@@ -1,8 +1,8 @@
 import { isIPv6, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as tlsConnect, TLSSocket } from 'node:tls';
 import { isSniName, type HttpMonitorConfig } from '../../config/healthSchema.js';
 import { armTimeout, elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
-import { checkSockets, type ConnectionEvents } from './checkSockets.js';
+import { checkSockets, resetCheckConnection, type ConnectionEvents } from './checkSockets.js';
 import { HttpResponseReader } from './httpResponse.js';
 
 /** How much of a body is read for `bodyContains` / `bodyMatches` (bytes). */
@@ -23,7 +23,9 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * endpoints at 2,000 checks/s: docs/BENCHMARKS.md). A check without body expectations closes the
  * connection as soon as the response head is read. Plain HTTP connects through
  * {@link checkSockets} (a new TCP connection on a reused JavaScript socket, read into a shared
- * buffer); HTTPS opens a new `TLSSocket` per check.
+ * buffer) and ends it with an RST once the verdict is known ({@link resetCheckConnection}: no
+ * TIME_WAIT, as HAProxy ends its checks); HTTPS opens a new `TLSSocket` per check and closes it
+ * normally (Node resets only plain TCP handles).
  */
 export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRun {
   const https = m.type === 'https';
@@ -124,7 +126,8 @@ class HttpProbe implements ConnectionEvents {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
-    this.socket!.destroy();
+    if (this.socket instanceof TLSSocket) this.socket.destroy();
+    else resetCheckConnection(this.socket!);
     this.resolve({ ok, latencyMs: elapsedMs(this.started), error });
   }
 
