@@ -49,6 +49,10 @@ interface RunningCheck extends ScheduledJob {
   readonly createdMs: number;
   inFlight: boolean;
   active: boolean;
+  /** How late the run in flight started (ms). */
+  lagMs: number;
+  /** Receives the outcome of each run (one function per check, not one per run). */
+  readonly done: (outcome: CheckOutcome) => void;
 }
 
 /** An administrative override request. `none` clears it. */
@@ -276,6 +280,7 @@ export class HealthMonitor {
       active: true,
       intervalMs: planned.monitor.intervalMs,
       jitter: planned.monitor.jitter,
+      lagMs: 0,
       run(lagMs) {
         if (!c.active) return;
         if (c.inFlight) {
@@ -283,12 +288,14 @@ export class HealthMonitor {
           return;
         }
         c.inFlight = true;
+        c.lagMs = lagMs;
         self.metrics?.scheduleLagSeconds.observe(lagMs / 1000);
-        void c.fn(c.planned.target).then((outcome) => {
-          c.inFlight = false;
-          monitor?.(c.planned.id, outcome, lagMs);
-          if (c.active) self.result(c, outcome);
-        });
+        c.fn(c.planned.target, c.done);
+      },
+      done(outcome) {
+        c.inFlight = false;
+        monitor?.(c.planned.id, outcome, c.lagMs);
+        if (c.active) self.result(c, outcome);
       },
     };
     this.checks.set(planned.id, c);

@@ -104,7 +104,9 @@ export default group;
 
 async function runEngine(ctx: BenchContext, dir: string, mode: 'idle' | 'checks', port: number, run: number): Promise<HealthEngineResult> {
   // --expose-gc: after measuring, the engine collects once and reports the live heap beside the RSS.
-  const args = ['--expose-gc', join(BENCH_DIST, 'healthEngine.js'), mode, String(port), String(RECORDS), String(INTERVAL_MS), String(WARMUP_MS[mode]), String(MEASURE_MS[mode])];
+  // --cpu-prof: the engine writes its profile when it exits (summarise with cpuProfileTop.js --from fire).
+  const profile = ctx.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfileDir}`] : [];
+  const args = ['--expose-gc', ...profile, join(BENCH_DIST, 'healthEngine.js'), mode, String(port), String(RECORDS), String(INTERVAL_MS), String(WARMUP_MS[mode]), String(MEASURE_MS[mode])];
   const { code, output } = await ctx.processes.runToEnd('health engine', process.execPath, args, { cpu: ENGINE_CPU, logFile: join(dir, `engine-${mode}-${run}.log`) }, ctx.signal);
   const line = output.split('\n').find((l) => l.startsWith('{'));
   if (code !== 0 || !line) throw new Error(`health engine (${mode}) exited with ${code}:\n${output.slice(-2000)}`);

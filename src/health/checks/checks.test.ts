@@ -5,7 +5,13 @@ import { connect, createServer, type Socket } from 'node:net';
 import { monitorSchema } from '../../config/healthSchema.js';
 import { selfSignedCertificate, startDnsPeer, startHttpPeer, startTcpPeer } from '../../../test/health/loopbackPeers.js';
 import { sleep, waitFor } from '../../../test/support/waitFor.js';
-import { checkFor } from './check.js';
+import { checkFor as checkRunFor, type CheckOutcome, type CheckTarget } from './check.js';
+
+/** The monitor's check as a function returning a promise of its outcome. */
+const checkFor = (...args: Parameters<typeof checkRunFor>): ((target: CheckTarget) => Promise<CheckOutcome>) => {
+  const run = checkRunFor(...args);
+  return (target) => new Promise((resolve) => run(target, resolve));
+};
 
 const monitor = (m: Record<string, unknown>) => monitorSchema.parse({ name: 'm', intervalMs: 5000, timeoutMs: 3000, ...m });
 const target = (port: number, host?: string) => ({ address: '127.0.0.1', port, host });

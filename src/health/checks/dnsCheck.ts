@@ -5,7 +5,8 @@ import dnsPacket from 'dns-packet';
 import type { DnsMonitorConfig } from '../../config/healthSchema.js';
 import { parseRecordData, presentData } from '../../dns/presentation.js';
 import type { RecordData, RecordType } from '../../dns/records.js';
-import { armTimeout, outcomeOnce, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
+import { outcomeOnce, type CheckDone, type CheckRun, type CheckTarget } from './check.js';
+import { checkDeadlines } from './checkDeadlines.js';
 import { checkSockets, type CheckConnection, type ConnectionEvents } from './checkSockets.js';
 
 /** The result of judging one DNS message, or `undefined` when it is no answer to the query. */
@@ -40,65 +41,61 @@ export function dnsCheck(m: DnsMonitorConfig): CheckRun {
     return { ok: found, error: found ? '' : 'expected answer missing' };
   };
   const encodeQuery = (id: number): Buffer => dnsPacket.encode({ type: 'query', id, flags: 0, questions: [{ name: m.queryName || '.', type: m.queryType, class: 'IN' }] });
-  return m.transport === 'tcp' ? (target) => queryTcp(target, m.timeoutMs, encodeQuery, verdict) : (target) => queryUdp(target, m.timeoutMs, encodeQuery, verdict);
+  return m.transport === 'tcp' ? (target, done) => queryTcp(target, done, m.timeoutMs, encodeQuery, verdict) : (target, done) => queryUdp(target, done, m.timeoutMs, encodeQuery, verdict);
 }
 
-function queryUdp(target: CheckTarget, timeoutMs: number, encodeQuery: (id: number) => Buffer, verdict: (msg: Buffer, id: number) => Verdict): Promise<CheckOutcome> {
-  const started = process.hrtime.bigint();
+function queryUdp(target: CheckTarget, done: CheckDone, timeoutMs: number, encodeQuery: (id: number) => Buffer, verdict: (msg: Buffer, id: number) => Verdict): void {
+  const started = performance.now();
   const id = randomInt(0, 65536);
   const query = encodeQuery(id);
-  return new Promise<CheckOutcome>((resolve) => {
-    const socket = createSocket(isIPv6(target.address) ? 'udp6' : 'udp4');
-    const finish = outcomeOnce(started, resolve, () => {
-      clearTimeout(timer);
-      socket.close();
-    });
-    const timer = armTimeout(timeoutMs, () => finish(false, 'timeout'));
-    socket.on('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
-    socket.on('message', (msg, rinfo) => {
-      if (rinfo.address !== target.address || rinfo.port !== target.port) return;
-      const v = verdict(msg, id);
-      if (v) finish(v.ok, v.error);
-    });
-    socket.send(query, target.port, target.address, (e) => {
-      if (e) finish(false, (e as NodeJS.ErrnoException).code ?? e.message);
-    });
+  const socket = createSocket(isIPv6(target.address) ? 'udp6' : 'udp4');
+  const finish = outcomeOnce(started, done, () => {
+    checkDeadlines.disarm(timeoutMs, deadline);
+    socket.close();
+  });
+  const deadline = checkDeadlines.arm(timeoutMs, started, { timedOut: () => finish(false, 'timeout') });
+  socket.on('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
+  socket.on('message', (msg, rinfo) => {
+    if (rinfo.address !== target.address || rinfo.port !== target.port) return;
+    const v = verdict(msg, id);
+    if (v) finish(v.ok, v.error);
+  });
+  socket.send(query, target.port, target.address, (e) => {
+    if (e) finish(false, (e as NodeJS.ErrnoException).code ?? e.message);
   });
 }
 
-function queryTcp(target: CheckTarget, timeoutMs: number, encodeQuery: (id: number) => Buffer, verdict: (msg: Buffer, id: number) => Verdict): Promise<CheckOutcome> {
-  const started = process.hrtime.bigint();
+function queryTcp(target: CheckTarget, done: CheckDone, timeoutMs: number, encodeQuery: (id: number) => Buffer, verdict: (msg: Buffer, id: number) => Verdict): void {
+  const started = performance.now();
   const id = randomInt(0, 65536);
   const query = encodeQuery(id);
   const frame = Buffer.allocUnsafe(2 + query.length);
   frame.writeUInt16BE(query.length, 0);
   query.copy(frame, 2);
-  return new Promise<CheckOutcome>((resolve) => {
-    let connection: CheckConnection;
-    // Received bytes (copied: chunks are borrowed) until the length prefix and message are complete.
-    let received: Buffer | undefined = Buffer.alloc(0);
-    const finish = outcomeOnce(started, resolve, () => {
-      received = undefined;
-      clearTimeout(timer);
-      connection.close();
-    });
-    const events: ConnectionEvents = {
-      connected: () => connection.socket.write(frame),
-      data: (chunk) => {
-        if (received === undefined) return;
-        received = Buffer.concat([received, chunk]);
-        if (received.length < 2) return;
-        const length = received.readUInt16BE(0);
-        if (received.length < 2 + length) return;
-        const v = verdict(received.subarray(2, 2 + length), id);
-        finish(v?.ok ?? false, v?.error ?? 'response to another query id');
-      },
-      ended: () => finish(false, 'connection closed before a complete response'),
-      failed: (code) => finish(false, code),
-    };
-    const timer = armTimeout(timeoutMs, () => finish(false, 'timeout'));
-    connection = checkSockets.connect(target.address, target.port, events);
+  let connection: CheckConnection;
+  // Received bytes (copied: chunks are borrowed) until the length prefix and message are complete.
+  let received: Buffer | undefined = Buffer.alloc(0);
+  const finish = outcomeOnce(started, done, () => {
+    received = undefined;
+    checkDeadlines.disarm(timeoutMs, deadline);
+    connection.close();
   });
+  const events: ConnectionEvents = {
+    connected: () => connection.socket.write(frame),
+    data: (chunk) => {
+      if (received === undefined) return;
+      received = Buffer.concat([received, chunk]);
+      if (received.length < 2) return;
+      const length = received.readUInt16BE(0);
+      if (received.length < 2 + length) return;
+      const v = verdict(received.subarray(2, 2 + length), id);
+      finish(v?.ok ?? false, v?.error ?? 'response to another query id');
+    },
+    ended: () => finish(false, 'connection closed before a complete response'),
+    failed: (code) => finish(false, code),
+  };
+  const deadline = checkDeadlines.arm(timeoutMs, started, { timedOut: () => finish(false, 'timeout') });
+  connection = checkSockets.connect(target.address, target.port, events);
 }
 
 /** Presentation form, lower-cased, for comparing record data. */

@@ -13,7 +13,13 @@ import { allUpHealthView } from '../../state/healthView.js';
 import { emptyMetricView } from '../../state/metricView.js';
 import { systemContext } from '../../state/resolveContext.js';
 import { startDnsPeer } from '../../../test/health/loopbackPeers.js';
-import { checkFor } from './check.js';
+import { checkFor as checkRunFor, type CheckOutcome, type CheckTarget } from './check.js';
+
+/** The monitor's check as a function returning a promise of its outcome. */
+const checkFor = (...args: Parameters<typeof checkRunFor>): ((target: CheckTarget) => Promise<CheckOutcome>) => {
+  const run = checkRunFor(...args);
+  return (target) => new Promise((resolve) => run(target, resolve));
+};
 
 /**
  * The DNS monitor over UDP and over TCP against a real DNS server on loopback: gslbd's own

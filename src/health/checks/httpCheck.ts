@@ -1,7 +1,8 @@
 import { isIPv6, type Socket } from 'node:net';
 import { connect as tlsConnect, TLSSocket } from 'node:tls';
 import { isSniName, type HttpMonitorConfig } from '../../config/healthSchema.js';
-import { armTimeout, elapsedMs, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
+import { elapsedMs, type CheckDone, type CheckRun, type CheckTarget } from './check.js';
+import { checkDeadlines, type TimedCheck } from './checkDeadlines.js';
 import { checkSockets, resetCheckConnection, type ConnectionEvents } from './checkSockets.js';
 import { HttpResponseReader } from './httpResponse.js';
 
@@ -48,30 +49,28 @@ export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRu
   };
 
   const verdict: ResponseVerdict = { statusOk, needBody, bodyContains: m.bodyContains, pattern, head: m.method === 'HEAD' };
-  return (target: CheckTarget) => {
-    const started = process.hrtime.bigint();
+  return (target, done) => {
+    const started = performance.now();
     const { request, servername } = prepared.get(target) ?? prepare(target);
-    return new Promise<CheckOutcome>((resolve) => {
-      const probe = new HttpProbe(verdict, request, started, resolve);
-      probe.timer = armTimeout(m.timeoutMs, () => probe.finish(false, 'timeout'));
-      if (https) {
-        const socket = tlsConnect({
-          host: target.address,
-          port: target.port,
-          servername,
-          rejectUnauthorized: m.tlsVerify,
-          ...(ca ? { ca } : {}),
-        });
-        probe.socket = socket;
-        socket.once('secureConnect', () => probe.connected());
-        socket.on('data', (chunk: Buffer) => probe.data(chunk));
-        socket.once('end', () => probe.ended());
-        // `on`, not `once`: a socket may report a second error while being torn down.
-        socket.on('error', (e: NodeJS.ErrnoException) => probe.failed(e.code ?? e.message));
-      } else {
-        probe.socket = checkSockets.connect(target.address, target.port, probe).socket;
-      }
-    });
+    const probe = new HttpProbe(verdict, request, started, m.timeoutMs, done);
+    probe.deadline = checkDeadlines.arm(m.timeoutMs, started, probe);
+    if (https) {
+      const socket = tlsConnect({
+        host: target.address,
+        port: target.port,
+        servername,
+        rejectUnauthorized: m.tlsVerify,
+        ...(ca ? { ca } : {}),
+      });
+      probe.socket = socket;
+      socket.once('secureConnect', () => probe.connected());
+      socket.on('data', (chunk: Buffer) => probe.data(chunk));
+      socket.once('end', () => probe.ended());
+      // `on`, not `once`: a socket may report a second error while being torn down.
+      socket.on('error', (e: NodeJS.ErrnoException) => probe.failed(e.code ?? e.message));
+    } else {
+      probe.socket = checkSockets.connect(target.address, target.port, probe).socket;
+    }
   };
 }
 
@@ -85,18 +84,20 @@ interface ResponseVerdict {
   readonly head: boolean;
 }
 
-/** One HTTP check in flight: one object per check rather than a closure per event. */
-class HttpProbe implements ConnectionEvents {
+/** One HTTP check in flight: one object per check rather than a closure per event or timer. */
+class HttpProbe implements ConnectionEvents, TimedCheck {
   socket: Socket | undefined;
-  timer: NodeJS.Timeout | undefined;
+  /** Its token in {@link checkDeadlines}. */
+  deadline = 0;
   private settled = false;
   private readonly reader: HttpResponseReader;
 
   constructor(
     private readonly verdict: ResponseVerdict,
     private readonly request: Buffer,
-    private readonly started: bigint,
-    private readonly resolve: (outcome: CheckOutcome) => void,
+    private readonly started: number,
+    private readonly timeoutMs: number,
+    private readonly done: CheckDone,
   ) {
     this.reader = new HttpResponseReader(MAX_BODY_BYTES, verdict.head);
   }
@@ -122,13 +123,17 @@ class HttpProbe implements ConnectionEvents {
     this.finish(false, code);
   }
 
+  timedOut(): void {
+    this.finish(false, 'timeout');
+  }
+
   finish(ok: boolean, error: string): void {
     if (this.settled) return;
     this.settled = true;
-    clearTimeout(this.timer);
+    checkDeadlines.disarm(this.timeoutMs, this.deadline);
     if (this.socket instanceof TLSSocket) this.socket.destroy();
     else resetCheckConnection(this.socket!);
-    this.resolve({ ok, latencyMs: elapsedMs(this.started), error });
+    this.done({ ok, latencyMs: elapsedMs(this.started), error });
   }
 
   private judge(): void {

@@ -1,4 +1,5 @@
-import { armTimeout, outcomeOnce, type CheckOutcome, type CheckRun, type CheckTarget } from './check.js';
+import { outcomeOnce, type CheckRun } from './check.js';
+import { checkDeadlines } from './checkDeadlines.js';
 import { checkSockets, type CheckConnection, type ConnectionEvents } from './checkSockets.js';
 
 /**
@@ -8,21 +9,19 @@ import { checkSockets, type CheckConnection, type ConnectionEvents } from './che
  * Connects through {@link checkSockets} (a new TCP connection per check on a reused socket object).
  */
 export function tcpCheck(timeoutMs: number): CheckRun {
-  return (target: CheckTarget) => {
-    const started = process.hrtime.bigint();
-    return new Promise<CheckOutcome>((resolve) => {
-      const finish = outcomeOnce(started, resolve, () => {
-        clearTimeout(timer);
-        connection.close();
-      });
-      const events: ConnectionEvents = {
-        connected: () => finish(true, ''),
-        data: () => {},
-        ended: () => {},
-        failed: (code) => finish(false, code),
-      };
-      const timer = armTimeout(timeoutMs, () => finish(false, 'timeout'));
-      const connection: CheckConnection = checkSockets.connect(target.address, target.port, events);
+  return (target, done) => {
+    const started = performance.now();
+    const finish = outcomeOnce(started, done, () => {
+      checkDeadlines.disarm(timeoutMs, deadline);
+      connection.close();
     });
+    const events: ConnectionEvents = {
+      connected: () => finish(true, ''),
+      data: () => {},
+      ended: () => {},
+      failed: (code) => finish(false, code),
+    };
+    const deadline = checkDeadlines.arm(timeoutMs, started, { timedOut: () => finish(false, 'timeout') });
+    const connection: CheckConnection = checkSockets.connect(target.address, target.port, events);
   };
 }
