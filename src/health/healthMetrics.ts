@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { BucketHistogram, type BucketCell } from './bucketHistogram.js';
 import type { EndpointHealth, HealthStatus } from '../state/healthView.js';
 
 /** What the metrics read at scrape time. */
@@ -21,31 +22,31 @@ export function statusValue(s: HealthStatus): number {
  */
 export class HealthMetrics {
   /** Check duration by monitor and result (seconds). */
-  readonly checkSeconds: Histogram<'monitor' | 'result'>;
-  /** How late checks start against their schedule (seconds). */
-  readonly scheduleLagSeconds: Histogram;
+  readonly checkSeconds: BucketHistogram<'monitor' | 'result'>;
+  /** How late checks start against their schedule (seconds): observe on it per check. */
+  readonly scheduleLagSeconds: BucketCell;
   /** Checks skipped because the previous run of the same check had not finished. */
   readonly skipped: Counter<'monitor'>;
   /** Endpoint status changes (after combining monitors), by the status entered. */
   readonly transitions: Counter<'endpoint' | 'to'>;
-  /** `checkSeconds` children by monitor and result, so a check does not hash labels. */
-  private readonly checkChildren = { ok: new Map<string, { observe(v: number): void }>(), fail: new Map<string, { observe(v: number): void }>() };
+  /** `checkSeconds` cells by monitor and result, so a check does not hash labels. */
+  private readonly checkCells = { ok: new Map<string, BucketCell>(), fail: new Map<string, BucketCell>() };
 
   constructor(registry: Registry, source: HealthMetricsSource) {
     const registers = [registry];
-    this.checkSeconds = new Histogram({
+    this.checkSeconds = new BucketHistogram({
       name: 'gslbd_health_check_duration_seconds',
       help: 'Health check duration, by monitor and result (ok, fail)',
       labelNames: ['monitor', 'result'] as const,
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers,
+      registry,
     });
-    this.scheduleLagSeconds = new Histogram({
+    this.scheduleLagSeconds = new BucketHistogram({
       name: 'gslbd_health_schedule_lag_seconds',
       help: 'How late health checks start against their jittered schedule',
       buckets: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1],
-      registers,
-    });
+      registry,
+    }).cell();
     this.skipped = new Counter({
       name: 'gslbd_health_checks_skipped_total',
       help: 'Checks not started because the previous run of the same check was still running',
@@ -104,9 +105,9 @@ export class HealthMetrics {
   /** Records one check's duration (seconds) and result. */
   observeCheck(monitor: string, ok: boolean, seconds: number): void {
     const result = ok ? 'ok' : 'fail';
-    const children = this.checkChildren[result];
-    let child = children.get(monitor);
-    if (!child) children.set(monitor, (child = this.checkSeconds.labels({ monitor, result })));
-    child.observe(seconds);
+    const cells = this.checkCells[result];
+    let cell = cells.get(monitor);
+    if (!cell) cells.set(monitor, (cell = this.checkSeconds.cell({ monitor, result })));
+    cell.observe(seconds);
   }
 }
