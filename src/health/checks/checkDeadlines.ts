@@ -107,7 +107,10 @@ export class CheckDeadlines {
 
   private fire(): void {
     this.timer = undefined;
-    const now = Math.max(performance.now(), this.timerAt);
+    // Node's timers run on the loop's millisecond clock and may fire a fraction of a millisecond
+    // before `timerAt` by performance.now(): only what is due by the precise clock expires, the
+    // rest waits for the next tick, so no check ever times out before its timeout.
+    const now = performance.now();
     this.timerAt = Infinity;
     const expired: TimedCheck[] = [];
     let next = Infinity;
