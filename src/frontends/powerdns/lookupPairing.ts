@@ -55,11 +55,12 @@ export class LookupPairing {
   /**
    * {@link take} for a request line equal to the one that made a selection (PowerDNS repeats the
    * line exactly), checked before the line is parsed; undefined when no entry has this line.
+   * `clock.now()` (ms) is read only when one has (most lines have none).
    */
-  takeLine(line: string, snapshot: object, nowMs: number): string | undefined {
+  takeLine(line: string, snapshot: object, clock: { now(): number }): string | undefined {
     for (let i = 0; i < SLOTS; i++) {
       const e = this.slots[i];
-      if (e !== undefined && e.line === line) return this.consume(i, e, snapshot, nowMs);
+      if (e !== undefined && e.line === line) return this.consume(i, e, snapshot, clock.now());
     }
     return undefined;
   }

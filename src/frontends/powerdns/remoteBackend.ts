@@ -10,7 +10,7 @@ import { LookupPairing } from './lookupPairing.js';
 import { lookupReply, NO_RECORDS } from './lookupReply.js';
 import type { PowerDnsMetrics, ProtocolErrorReason, RequestOutcome } from './metrics.js';
 import { remoteClient, type RemoteClient } from './remoteClient.js';
-import { rememberStaticLine, staticLineReply, staticRepliesOf } from './staticReplies.js';
+import { StaticLines, staticRepliesOf } from './staticReplies.js';
 import { zoneIdsOf } from './zoneIds.js';
 
 /** What the protocol handler needs from the process. */
@@ -105,6 +105,7 @@ export class RemoteBackendSession {
   /** The `instance` option of the connection string, once initialized. */
   instance: string | undefined;
   private readonly pairing = new LookupPairing();
+  private readonly staticLines = new StaticLines();
   private lastRealRemote = '';
   private lastRemote = '';
   private lastClient: RemoteClient | undefined;
@@ -193,9 +194,9 @@ export class RemoteBackendSession {
   private repeatedLookup(line: string): string | undefined {
     const { engine, metrics } = this.deps;
     const snapshot = engine.snapshot;
-    let reply = staticLineReply(snapshot, line);
+    let reply = this.staticLines.reply(snapshot, line);
     if (reply === undefined) {
-      reply = this.pairing.takeLine(line, snapshot, engine.ctx.now());
+      reply = this.pairing.takeLine(line, snapshot, engine.ctx);
       if (reply === undefined) return undefined;
       metrics.reuses++;
     }
@@ -227,7 +228,7 @@ export class RemoteBackendSession {
     const replies = allTypes ? staticRepliesOf(snapshot, qname) : undefined;
     const known = replies?.get(zoneId);
     if (known !== undefined) {
-      rememberStaticLine(snapshot, line, known);
+      this.staticLines.remember(snapshot, line, known);
       return known;
     }
     let type: RecordType | undefined;
@@ -254,7 +255,7 @@ export class RemoteBackendSession {
     if (!contents) {
       if (replies) {
         replies.set(zoneId, NO_RECORDS);
-        rememberStaticLine(snapshot, line, NO_RECORDS);
+        this.staticLines.remember(snapshot, line, NO_RECORDS);
       }
       return NO_RECORDS;
     }
@@ -262,7 +263,7 @@ export class RemoteBackendSession {
     if (!contents.dynamic) {
       if (replies) {
         replies.set(zoneId, reply);
-        rememberStaticLine(snapshot, line, reply);
+        this.staticLines.remember(snapshot, line, reply);
       }
       return reply;
     }
