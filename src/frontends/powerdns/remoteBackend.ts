@@ -210,7 +210,7 @@ export class RemoteBackendSession {
     // Timing every lookup would cost as much as a cheap lookup; every 16th is representative.
     const started = (metrics.lookups++ & 15) === 0 ? performance.now() : -1;
     const reply = this.lookupReply(p, line);
-    if (started >= 0) metrics.lookupSeconds.observe((performance.now() - started) / 1000);
+    if (started >= 0) metrics.observeLookup((performance.now() - started) / 1000);
     return reply;
   }
 
