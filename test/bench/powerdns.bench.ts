@@ -30,6 +30,12 @@ const LOAD_CPU = 1;
 const RUN_SECONDS = 2;
 const WARMUP_SECONDS = 1;
 const GSLB_CLIENTS = 10_000;
+/**
+ * Node flags of both Node backends: a young generation fixed at 16 MiB per semi-space, as
+ * examples/powerdns/gslbd.service runs gslbd (why: src/frontends/powerdns/README.md,
+ * "Performance"). The do-nothing backend gets the same flags, so both run with equal settings.
+ */
+const BACKEND_NODE_FLAGS = ['--min-semi-space-size=16'];
 const CHECKED_CLIENTS = 50;
 
 type Backend = 'noop' | 'gslbd' | 'bind' | 'geoip';
@@ -129,7 +135,7 @@ const group: BenchGroup = {
     const needs = (b: Backend): boolean => [...instances.values()].some((i) => i.backend === b);
 
     const gslbdSocket = join(dir, 'gslbd.sock');
-    const nodeArgs = ctx.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfileDir}`] : [];
+    const nodeArgs = [...BACKEND_NODE_FLAGS, ...(ctx.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfileDir}`] : [])];
     const gslbdStarting = needs('gslbd') ? startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd'), powerdnsSocket: gslbdSocket, nodeArgs }, ctx.signal) : undefined;
     gslbdStarting?.catch(() => undefined);
     const noopSocket = join(dir, 'noop.sock');
