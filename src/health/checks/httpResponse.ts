@@ -86,8 +86,8 @@ export class HttpResponseReader {
   }
 
   private parseHead(text: string): void {
-    const lines = text.split('\r\n');
-    const m = /^HTTP\/1\.[01] (\d{3})(?: .*)?$/.exec(lines[0] ?? '');
+    const firstEnd = text.indexOf('\r\n');
+    const m = /^HTTP\/1\.[01] (\d{3})(?: .*)?$/.exec(firstEnd < 0 ? text : text.slice(0, firstEnd));
     if (!m) {
       this.error = 'not an HTTP/1.x response';
       return;
@@ -95,13 +95,19 @@ export class HttpResponseReader {
     this.status = Number(m[1]);
     this.headDone = true;
     let length = -1;
-    for (let i = 1; i < lines.length; i++) {
-      const l = lines[i]!;
+    // Header lines one by one, without an array of them; only the two names that matter are
+    // lower-cased (a check reads thousands of heads a second).
+    for (let start = firstEnd + 2; firstEnd >= 0 && start <= text.length; ) {
+      const lineEnd = text.indexOf('\r\n', start);
+      const l = text.slice(start, lineEnd < 0 ? text.length : lineEnd);
+      start = lineEnd < 0 ? text.length + 1 : lineEnd + 2;
       const colon = l.indexOf(':');
       if (colon <= 0) {
         this.error = 'malformed header line';
         return;
       }
+      // Shorter than "content-length": neither header (trimming only shortens a name).
+      if (colon < 14) continue;
       const name = l.slice(0, colon).trim().toLowerCase();
       const value = l.slice(colon + 1).trim();
       if (name === 'transfer-encoding' && value.toLowerCase().split(',').pop()!.trim() === 'chunked') this.chunked = true;
