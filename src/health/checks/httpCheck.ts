@@ -99,7 +99,8 @@ class HttpProbe implements ConnectionEvents, TimedCheck {
     private readonly timeoutMs: number,
     private readonly done: CheckDone,
   ) {
-    this.reader = new HttpResponseReader(MAX_BODY_BYTES, verdict.head);
+    // Without body expectations no body byte is kept (the verdict is taken at the end of the head).
+    this.reader = new HttpResponseReader(verdict.needBody ? MAX_BODY_BYTES : 0, verdict.head);
   }
 
   connected(): void {

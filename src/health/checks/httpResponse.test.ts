@@ -69,3 +69,10 @@ test('chunks are only borrowed: one read buffer reused (and overwritten) for eve
     t.deepEqual({ status: r.status, error: r.error, done: r.bodyComplete, body: r.bodyText() }, { status: 200, error: '', done: true, body: 'hello world' }, `pieces of ${size}`);
   }
 });
+
+test('a limit of 0 (no body expectations) keeps no body byte and is complete at the end of the head', (t) => {
+  t.deepEqual(read(['HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial'], { limit: 0 }), { status: 200, error: '', head: true, done: true, body: '' });
+  t.deepEqual(read(['HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n'], { limit: 0 }), { status: 200, error: '', head: true, done: true, body: '' });
+  t.deepEqual(read(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n'], { limit: 0 }), { status: 200, error: '', head: true, done: true, body: '' });
+  t.like(read(['HTTP/1.1 200 OK\r\nbroken header\r\n\r\n'], { limit: 0 }), { error: 'malformed header line' }, 'the head is still checked');
+});

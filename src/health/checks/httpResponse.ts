@@ -121,6 +121,8 @@ export class HttpResponseReader {
     }
     // RFC 9112 §6.3: no body for HEAD, 1xx, 204 and 304; chunked wins over Content-Length.
     if (this.noBody || this.status < 200 || this.status === 204 || this.status === 304) this.bodyDone = true;
+    // A limit of 0: no body byte is wanted, so the response is read once its head is.
+    else if (this.bodyLimit === 0) this.bodyDone = true;
     else if (!this.chunked && length >= 0) {
       this.remaining = length;
       if (length === 0) this.bodyDone = true;
