@@ -1,6 +1,6 @@
 import test from 'ava';
-import { createServer, type Socket } from 'node:net';
-import { CheckSockets, type ConnectionEvents } from './checkSockets.js';
+import { connect, createServer, type Socket } from 'node:net';
+import { CheckSockets, resetCheckConnection, type ConnectionEvents } from './checkSockets.js';
 
 const closed = (s: Socket): Promise<void> => new Promise((r) => s.once('close', () => r()));
 const ended = (s: Socket): Promise<void> => new Promise((r) => s.once('end', () => r()));
@@ -65,5 +65,31 @@ test('at most maxIdle closed sockets are kept', async (t) => {
   const open = Array.from({ length: 5 }, () => pool.connect('127.0.0.1', port, recorder().events));
   await Promise.all(open.map((c) => closed(c.socket)));
   t.is(pool.idleCount, 2);
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+test('a connection still connecting is destroyed at once (not reset after its handshake); an established one is reset', async (t) => {
+  const endings: string[] = [];
+  const server = createServer((c) => {
+    c.on('end', () => endings.push('end'));
+    c.on('error', (e: NodeJS.ErrnoException) => endings.push(e.code ?? e.message));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  const connecting = connect({ host: '127.0.0.1', port });
+  t.true(connecting.connecting);
+  resetCheckConnection(connecting);
+  t.true(connecting.destroyed, 'destroyed without waiting for the handshake');
+  await closed(connecting);
+  await new Promise((r) => setTimeout(r, 100));
+  endings.length = 0;
+
+  const established = connect({ host: '127.0.0.1', port });
+  await new Promise((r) => established.once('connect', r));
+  resetCheckConnection(established);
+  resetCheckConnection(established);
+  await closed(established);
+  await new Promise((r) => setTimeout(r, 100));
+  t.deepEqual(endings, ['ECONNRESET'], 'the server saw a reset, not a FIN');
   await new Promise<void>((r) => server.close(() => r()));
 });
