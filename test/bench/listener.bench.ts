@@ -13,7 +13,7 @@ import { startGdnsd } from './harness/gdnsdServer.js';
 import { startGslbd, type GslbdServer } from './harness/gslbdServer.js';
 import { freePort } from '../support/freePort.js';
 import { BENCH_DIST } from './harness/paths.js';
-import { processCpuSeconds } from './harness/processCpu.js';
+import { processCpuSeconds, threadCpuSeconds } from './harness/processCpu.js';
 import type { BenchProcess } from './harness/processes.js';
 import { quickstartSnapshot } from './harness/quickstartSnapshot.js';
 
@@ -262,7 +262,9 @@ export async function resolveShare(
  * configuration: dnsperf (UDP, `-B`) with A queries for `name` carrying ECS from `clients`, one
  * warm-up run, then `ctx.runs` timed runs of {@link RUN_SECONDS} s on CPU {@link LOAD_CPU}, each
  * recorded with the server CPU per query, lost queries and resolve()'s share of the process CPU
- * ({@link resolveShare}; the in-process cost from `snapshot`, built from the same configuration).
+ * ({@link resolveShare}; the in-process cost from `snapshot`, built from the same configuration,
+ * measured right after each run as the listener group's own row does, so both factors of the
+ * share come from the same minute of a machine whose load drifts).
  */
 export async function recordListenerRecordRuns(
   ctx: BenchContext,
@@ -275,10 +277,7 @@ export async function recordListenerRecordRuns(
   const dir = ctx.tempDir(`listener-${rowId}`);
   const queryFile = join(dir, 'ecs.bin');
   writeFileSync(queryFile, lengthPrefixed(clients.map((c, i) => queryPacket(i & 0xffff, name, 'A', c))));
-  const inProcessUs = resolveCpuPerCall(
-    clients.map((client): Query => ({ name, type: TYPE_CODES.A, client, transport: 'udp' })),
-    snapshot,
-  );
+  const queries = clients.map((client): Query => ({ name, type: TYPE_CODES.A, client, transport: 'udp' }));
   const dnsperf = (seconds: number): Promise<DnsperfResult> =>
     runDnsperf(ctx.processes, { server: '127.0.0.1', port: gslbd.dnsPort, queryFile, binary: true, edns: false, seconds, cpu: LOAD_CPU }, dir, ctx.signal);
   await dnsperf(WARMUP_SECONDS);
@@ -289,26 +288,30 @@ export async function recordListenerRecordRuns(
     const details: Record<string, number> = {
       'server CPU µs/query': (cpu / r.completed) * 1e6,
       'lost %': (100 * r.lost) / (r.completed + r.lost),
-      ...(await resolveShare(gslbd, before.metrics, cpu, r, inProcessUs)),
+      ...(await resolveShare(gslbd, before.metrics, cpu, r, resolveCpuPerCall(queries, snapshot))),
     };
     ctx.record(LISTENER_GSLB_TABLE, rowId, r.queriesPerSecond, details);
     ctx.log(`run ${run} ${name} through the listener: ${Math.round(r.queriesPerSecond)} q/s, resolve ${details['resolve % of CPU (in-process cost)']!.toFixed(1)} % of CPU`);
   }
 }
 
-/** CPU µs per resolve() call in this process on the given questions and snapshot (0.5 s after a warm-up). */
+/**
+ * CPU µs per resolve() call on the given questions and snapshot (0.5 s after a warm-up), as this
+ * thread's CPU time ({@link threadCpuSeconds}): the benchmark process holds several large
+ * snapshots, and its GC helper threads marking them must not be billed to resolve().
+ */
 export function resolveCpuPerCall(queries: readonly Query[], snapshot: Snapshot = quickstartSnapshot().snapshot): number {
   const resolveCtx = systemContext();
   let sink = 0;
   for (let i = 0; i < 50_000; i++) sink += resolve(queries[i % queries.length]!, snapshot, resolveCtx).answers.length;
-  const cpu0 = process.cpuUsage();
+  const cpu0 = threadCpuSeconds();
   const t0 = performance.now();
   let calls = 0;
   while (performance.now() - t0 < 500) {
     for (let i = 0; i < 1000; i++) sink += resolve(queries[(calls + i) % queries.length]!, snapshot, resolveCtx).answers.length;
     calls += 1000;
   }
-  const cpu = process.cpuUsage(cpu0);
+  const cpu = threadCpuSeconds() - cpu0;
   if (sink === 0) throw new Error('resolve() answered nothing');
-  return (cpu.user + cpu.system) / calls;
+  return (cpu * 1e6) / calls;
 }

@@ -84,8 +84,9 @@ const group: BenchGroup = {
   ],
   // Measured 49 s for 3 runs at load 12: ~8 s to build the two snapshots and check their answers,
   // a row 2 s plus its warm-up (200,000 calls); the listener row ~6 s to start and check gslbd,
-  // then a 1 s warm-up and 3 s a run (dnsperf), as the multi-source group's.
-  estimateSeconds: (runs) => 10 + runs * ROWS.length * (TIMED_SECONDS + 1) + 8 + runs * 3.7,
+  // then a 1 s warm-up and 3 s a run (dnsperf), as the multi-source group's, and after each run
+  // ~0.6 s of resolve() in-process for the share.
+  estimateSeconds: (runs) => 10 + runs * ROWS.length * (TIMED_SECONDS + 1) + 8 + runs * 4.3,
   async run(ctx) {
     ctx.log('loading the quickstart location data (shared with the resolve group)');
     const { geo, engineGeo } = quickstartSnapshot();
