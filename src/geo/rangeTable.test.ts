@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { parseIp } from './ipAddress.js';
-import { RangeBuilder4, RangeBuilder6, RangeTable4, unpackId, unpackPrefix } from './rangeTable.js';
+import { narrowIds, RangeBuilder4, RangeBuilder6, RangeTable4, RangeTable6, unpackId, unpackPrefix } from './rangeTable.js';
 
 /**
  * Longest-prefix tables: exact id + prefix for hand-made tilings (issue 6's scope cases), and a
@@ -131,6 +131,13 @@ test('builders reject overlapping or out-of-order ranges', (t) => {
   t.throws(() => b6.add(v6('ffff::'), v6('ffff::1'), A), { message: 'IPv6 range overlaps or is out of order' });
 });
 
+test('narrowIds keeps ids in the narrowest array that holds them: 1 byte up to 256 values, 2 up to 65,536, else 4', (t) => {
+  const ids = Uint32Array.of(0, 255, 7);
+  t.deepEqual(narrowIds(ids, 256), Uint8Array.of(0, 255, 7));
+  t.deepEqual(narrowIds(Uint32Array.of(0, 65535), 65536), Uint16Array.of(0, 65535));
+  t.is(narrowIds(ids, 65537), ids);
+});
+
 test('unpackId and unpackPrefix split id * 256 + prefix', (t) => {
   t.deepEqual([unpackId(123456 * 256 + 17), unpackPrefix(123456 * 256 + 17)], [123456, 17]);
   t.deepEqual([unpackId(0xffffff * 256 + 128), unpackPrefix(0xffffff * 256 + 128)], [0xffffff, 128]);
@@ -215,6 +222,8 @@ test('RangeTable4.lookup matches the brute-force oracle on random tilings', (t) 
     fc.property(fc.array(word32, { maxLength: 40 }), ids, fc.array(word32, { minLength: 1, maxLength: 20 }), (bounds, idList, probes) => {
       const tiling = tilingFrom(bounds.map(BigInt), idList, 32);
       const table = build4(tiling);
+      // The same table with one byte per id (as answer classes keep them) must look up alike.
+      const narrow = new RangeTable4(table.starts, narrowIds(table.ids, 4));
       // Probe the boundaries and their neighbours too: that is where off-by-one errors live.
       const edges = tiling.starts.flatMap((s) => [s, s - 1n, s + 1n]).filter((x) => x >= 0n && x <= 0xffffffffn);
       for (const addr of [...probes.map(BigInt), ...edges]) {
@@ -222,6 +231,7 @@ test('RangeTable4.lookup matches the brute-force oracle on random tilings', (t) 
         const got: [number, number] = [unpackId(p), unpackPrefix(p)];
         const want = oracle(tiling, addr);
         if (got[0] !== want[0] || got[1] !== want[1]) throw new Error(`${addr}: got ${got}, want ${want}`);
+        if (narrow.lookup(Number(addr)) !== p) throw new Error(`${addr}: one-byte ids give ${narrow.lookup(Number(addr))}, four-byte ${p}`);
       }
     }),
     { seed: 20261130, numRuns: 300 },
@@ -242,12 +252,14 @@ test('RangeTable6.lookup matches the brute-force oracle on random tilings', (t) 
     fc.property(fc.array(word128, { maxLength: 40 }), ids, fc.array(word128, { minLength: 1, maxLength: 20 }), (bounds, idList, probes) => {
       const tiling = tilingFrom(bounds, idList, 128);
       const table = build6(tiling);
+      const narrow = new RangeTable6(table.starts, narrowIds(table.ids, 4));
       const edges = tiling.starts.flatMap((s) => [s, s - 1n, s + 1n]).filter((x) => x >= 0n && x < 1n << 128n);
       for (const addr of [...probes, ...edges]) {
         const p = table.lookup(...toWords(addr));
         const got: [number, number] = [unpackId(p), unpackPrefix(p)];
         const want = oracle(tiling, addr);
         if (got[0] !== want[0] || got[1] !== want[1]) throw new Error(`${addr.toString(16)}: got ${got}, want ${want}`);
+        if (narrow.lookup(...toWords(addr)) !== p) throw new Error(`${addr.toString(16)}: one-byte ids differ from four-byte ones`);
       }
     }),
     { seed: 20261130, numRuns: 300 },

@@ -129,6 +129,8 @@ export class ConditionEvaluator {
     const client = s.client.address;
     let member = false;
     for (const sn of subnets) {
+      // A subnet of the other family never holds the client and narrows nothing (scope 0).
+      if (sn.address.family !== client.family && !s.trace) continue;
       const m = subnetMembership(client, sn.address, sn.prefix);
       const scope = membershipScope(m);
       narrowScope(s, scope);

@@ -56,6 +56,8 @@ test('answer classes are shared by records that read the location alike, and ign
   const snap = snapshotOf(CONFIG, geo);
   const [www, www2, city] = snap.records;
   t.truthy(www!.locationClasses);
+  // A handful of classes: one byte per range in both families.
+  t.true(www!.locationClasses!.v4.ids instanceof Uint8Array && www!.locationClasses!.v6.ids instanceof Uint8Array);
   t.is(www!.locationClasses, www2!.locationClasses);
   t.not(www!.locationClasses, city!.locationClasses);
   // A snapshot whose location data was swapped without recompiling its records must not answer

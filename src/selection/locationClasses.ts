@@ -1,7 +1,7 @@
 import type { IpAddress } from '../geo/ipAddress.js';
 import type { Location, Qualifiers } from '../geo/location.js';
 import type { LocationDb, LocationTilings } from '../geo/locationDb.js';
-import { RangeTable4, RangeTable6, unpackPrefix } from '../geo/rangeTable.js';
+import { narrowIds, RangeTable4, RangeTable6, unpackPrefix, type RangeIds } from '../geo/rangeTable.js';
 import type { Tiling } from '../geo/tiling.js';
 import type { DcRanking } from '../policies/dcRanking.js';
 import { locationMatches } from '../policies/locationPattern.js';
@@ -33,8 +33,8 @@ export class LocationClasses {
   constructor(
     /** The database the classes were derived from; any other database makes them unusable. */
     readonly geo: LocationDb,
-    readonly v4: RangeTable4,
-    readonly v6: RangeTable6,
+    readonly v4: RangeTable4<RangeIds>,
+    readonly v6: RangeTable6<RangeIds>,
     readonly classes: readonly LocationClass[],
   ) {}
 
@@ -139,7 +139,13 @@ function build(geo: LocationDb, tilings: LocationTilings, reads: LocationReads):
   }
   const v4 = remap(tilings.v4, classOfLocation, 1);
   const v6 = remap(tilings.v6, classOfLocation, 4);
-  return new LocationClasses(geo, new RangeTable4(v4.starts, v4.ids), new RangeTable6(v6.starts, v6.ids), classes);
+  // Class ids are few (hundreds): one byte per range keeps the tables small in the caches.
+  return new LocationClasses(
+    geo,
+    new RangeTable4(v4.starts, narrowIds(v4.ids, classes.length)),
+    new RangeTable6(v6.starts, narrowIds(v6.ids, classes.length)),
+    classes,
+  );
 }
 
 /**
