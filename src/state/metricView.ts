@@ -8,7 +8,8 @@ import { maskWord, type IpAddress } from '../geo/ipAddress.js';
  * Subjects: host metrics are kept per data center under the subject `''`, service metrics per
  * (service name, data center) under the subject = service name, client metrics per (client
  * network, data center) under the subject = the network's key ({@link clientNetworkKey}, a
- * number for IPv4 and for IPv6 networks of at most 52 bits). Metric ids are positions in `src/metrics/catalog.ts`.
+ * number for IPv4 and for IPv6 networks of at most 52 bits). Metric ids are positions in
+ * `src/metrics/catalog.ts`.
  */
 
 /** Where a metric comes from: the DC platform, a service in a DC, or the path to a client network. */
