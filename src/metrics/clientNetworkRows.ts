@@ -10,9 +10,9 @@
  * index of `[key, slot]` pairs, and the slot's values of one metric sit side by side in that
  * metric's column (`[slot][dc][value, atMs]`), so the data centers a query reads share a cache
  * line, and the lines a record's metric touches over all networks are that column only: about two
- * cache misses per query instead of a dozen, over a quarter of the memory. The garbage collector
- * sees a few arrays instead of ~10 objects per network.
- * String keys (IPv6 networks longer than /52, rare) go through a Map.
+ * cache misses per query instead of a dozen, over a quarter of the memory. String keys (IPv6
+ * networks longer than /52, rare) go through a Map. The garbage collector sees a few arrays
+ * instead of ~10 objects per network.
  *
  * A missing sample has `atMs` NaN. Recency: a doubly linked list over slots in update order (a
  * write moves its network to the end), so the head is the least recently *updated* network; reads
@@ -172,7 +172,6 @@ export class ClientNetworkRows {
       }
     }
   }
-
 
   /** Index position where a numeric key's probe starts. */
   private home(key: number): number {
