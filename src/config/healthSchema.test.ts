@@ -55,6 +55,17 @@ test('monitor fields are checked by type: https-only keys, regexes, status patte
   t.deepEqual(problems('health: { monitors: [{ name: h, type: http, path: health }] }'), ['health.monitors[0].path: a path starts with "/"']);
 });
 
+test('a HEAD monitor cannot expect a body: refused with the key that asks for one', (t) => {
+  t.deepEqual(problems('health: { monitors: [{ name: h, type: http, method: HEAD, bodyContains: ok }] }'), [
+    'health.monitors[0].bodyContains: a HEAD response has no body to check: use method GET, or drop bodyContains',
+  ]);
+  t.deepEqual(problems('health: { monitors: [{ name: h, type: https, method: HEAD, bodyContains: ok, bodyMatches: "^ok$" }] }'), [
+    'health.monitors[0].bodyContains: a HEAD response has no body to check: use method GET, or drop bodyContains',
+    'health.monitors[0].bodyMatches: a HEAD response has no body to check: use method GET, or drop bodyMatches',
+  ]);
+  t.deepEqual(problems('health: { monitors: [{ name: h, type: http, method: HEAD }, { name: g, type: http, bodyContains: ok }] }'), []);
+});
+
 test('check points and the engine site', (t) => {
   t.deepEqual(problems('datacenters: [{ name: a, checkPoints: { rule: most, wan: [{ monitor: x, address: 192.0.2.1 }] } }]', ZONES).length >= 1, true);
   t.deepEqual(problems('datacenters: [{ name: a, checkPoints: { wan: [], lan: [] } }]', ZONES), ['datacenters[0].checkPoints: list at least one check point in "wan" or "lan"']);

@@ -62,8 +62,19 @@ const httpFields = {
 /** TCP connect: up when the three-way handshake completes within the timeout. */
 export const tcpMonitorSchema = z.strictObject({ type: z.literal('tcp'), ...monitorCommon });
 
+/**
+ * A HEAD response has no body (RFC 9110 §9.3.2), so `bodyContains` or `bodyMatches` with HEAD
+ * would fail every check: the monitor would hold its targets down for ever. Refused at load.
+ */
+function headHasNoBody(m: { method: string; bodyContains?: string; bodyMatches?: string }, ctx: z.RefinementCtx): void {
+  if (m.method !== 'HEAD') return;
+  for (const key of ['bodyContains', 'bodyMatches'] as const) {
+    if (m[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `a HEAD response has no body to check: use method GET, or drop ${key}` });
+  }
+}
+
 /** HTTP over a new connection per check. */
-export const httpMonitorSchema = z.strictObject({ type: z.literal('http'), ...monitorCommon, ...httpFields });
+export const httpMonitorSchema = z.strictObject({ type: z.literal('http'), ...monitorCommon, ...httpFields }).superRefine(headHasNoBody);
 
 /** HTTPS over a new connection per check: SNI and certificate verification as configured. */
 export const httpsMonitorSchema = z.strictObject({
@@ -76,7 +87,7 @@ export const httpsMonitorSchema = z.strictObject({
   tlsVerify: z.boolean().default(true),
   /** PEM file of trusted CAs instead of Node's bundled roots (relative to the configuration file). */
   caFile: z.string().min(1).optional(),
-});
+}).superRefine(headHasNoBody);
 
 /** One DNS query over UDP or TCP: up when the rcode (and, if set, an answer) is as expected. */
 export const dnsMonitorSchema = z.strictObject({
