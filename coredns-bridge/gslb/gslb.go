@@ -155,8 +155,9 @@ func reasonOf(err error) string {
 
 // reply builds the response: the question as asked (case preserved), AA and rcode from the
 // engine, its records, and — when the query had EDNS — an OPT with the ECS option echoed
-// (family, source prefix, address as sent) with scope. A non-zero ttl overrides every record's
-// TTL (stale answers).
+// (family, source prefix, address as sent) with scope. A non-zero ttl marks a stale answer:
+// it overrides every record's TTL, and owners spelled as the question get this question's case
+// (see staleCopy).
 func reply(r *dns.Msg, ecs *dns.EDNS0_SUBNET, a *frame.Answer, scope uint8, ttl uint32) *dns.Msg {
 	m := new(dns.Msg)
 	m.SetReply(r)
@@ -164,7 +165,8 @@ func reply(r *dns.Msg, ecs *dns.EDNS0_SUBNET, a *frame.Answer, scope uint8, ttl 
 	m.Rcode = int(a.Rcode)
 	m.Answer, m.Ns, m.Extra = a.Answer, a.Ns, a.Extra
 	if ttl > 0 {
-		m.Answer, m.Ns, m.Extra = withTTL(a.Answer, ttl), withTTL(a.Ns, ttl), withTTL(a.Extra, ttl)
+		qname := r.Question[0].Name
+		m.Answer, m.Ns, m.Extra = staleCopy(a.Answer, ttl, qname), staleCopy(a.Ns, ttl, qname), staleCopy(a.Extra, ttl, qname)
 	}
 	if o := r.IsEdns0(); o != nil {
 		// Our own OPT: SizeAndDo keeps a reply's OPT options, but drops ECS from a copied one.
@@ -183,14 +185,24 @@ func reply(r *dns.Msg, ecs *dns.EDNS0_SUBNET, a *frame.Answer, scope uint8, ttl 
 	return m
 }
 
-func withTTL(rrs []dns.RR, ttl uint32) []dns.RR {
+// staleCopy copies a stale answer's records with every TTL set to ttl. The answer was stored from
+// an earlier query, whose spelling of the name its owners kept (the engine writes the question's
+// name as asked, other owners as configured), and names compare case-insensitively in ASCII
+// (RFC 4343): owners equal to qname but for case are written as this question spells it, as the
+// engine would answer it.
+func staleCopy(rrs []dns.RR, ttl uint32, qname string) []dns.RR {
 	if len(rrs) == 0 {
 		return nil
 	}
+	canonical := dns.CanonicalName(qname)
 	out := make([]dns.RR, len(rrs))
 	for i, rr := range rrs {
 		out[i] = dns.Copy(rr)
-		out[i].Header().Ttl = ttl
+		h := out[i].Header()
+		h.Ttl = ttl
+		if h.Name != qname && dns.CanonicalName(h.Name) == canonical {
+			h.Name = qname
+		}
 	}
 	return out
 }

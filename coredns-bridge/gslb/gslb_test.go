@@ -466,3 +466,39 @@ func TestUDPPayloadSizeIsCappedAtBufsize(t *testing.T) {
 		}
 	}
 }
+
+// A stale answer was stored from another query, in that query's case: served to a query that
+// spells the name differently, its owners carry the new question's case, as the engine's own
+// answer would (the engine writes the question's name as asked; other owners as configured).
+func TestStaleAnswerKeepsTheQuestionCase(t *testing.T) {
+	sock := enginetest.ShortSocket(t)
+	fake := enginetest.Start(t, sock, func(q *frame.Query, reply func(*frame.Answer)) {
+		reply(&frame.Answer{Flags: frame.AnswerAA, ClientScope: 24, ECSScope: 24, Answer: []dns.RR{
+			test.CNAME(q.Qname + " 300 IN CNAME edge.example.org."),
+			test.A("edge.example.org. 30 IN A 198.51.100.10"),
+		}})
+	})
+	g := newTestGSLB(t, sock, "on_error stale\nstale_ttl 7s")
+	if _, rcode, err := serve(t, g, ecsQuery("WwW.Example.ORG.", dns.TypeA, "198.51.100.0/24"), "192.0.2.53"); rcode != 0 || err != nil {
+		t.Fatal(rcode, err)
+	}
+	fake.Stop()
+	deadline := time.Now().Add(2 * time.Second)
+	for g.Ready() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, name := range []string{"www.EXAMPLE.org.", "www.example.org.", "WwW.Example.ORG."} {
+		rec, rcode, err := serve(t, g, ecsQuery(name, dns.TypeA, "198.51.100.9/32"), "192.0.2.53")
+		if rcode != dns.RcodeSuccess || err != nil || rec.Msg == nil || len(rec.Msg.Answer) != 2 {
+			t.Fatalf("%s: rcode %d err %v reply %v", name, rcode, err, rec.Msg)
+		}
+		var got []string
+		for _, rr := range rec.Msg.Answer {
+			got = append(got, rr.String())
+		}
+		want := []string{name + "\t7\tIN\tCNAME\tedge.example.org.", "edge.example.org.\t7\tIN\tA\t198.51.100.10"}
+		if got[0] != want[0] || got[1] != want[1] || rec.Msg.Question[0].Name != name {
+			t.Errorf("%s: answer %q, want %q", name, got, want)
+		}
+	}
+}
