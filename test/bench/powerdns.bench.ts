@@ -200,6 +200,7 @@ const group: BenchGroup = {
           details['backend CPU µs/query'] = (cpu / r.completed) * 1e6;
           details['pdns + backend CPU µs/query'] = ((cpu + pdnsCpu) / r.completed) * 1e6;
           details['lookups/query'] = lookups / r.completed;
+          if (after.gcSeconds !== undefined && before.backend.gcSeconds !== undefined) details['gslbd GC pause µs/query'] = ((after.gcSeconds - before.backend.gcSeconds) / r.completed) * 1e6;
           // Answered from PowerDNS's caches: the few lookups left would give a meaningless ratio.
           if (lookups >= 0.1 * r.completed) details['backend CPU µs/lookup'] = (cpu / lookups) * 1e6;
         }
@@ -265,7 +266,7 @@ async function measureHandlers(ctx: BenchContext, clients: readonly MixClient[])
  * `cpuFirst` is false before a run and true after it.
  */
 interface BackendProbe {
-  sample(cpuFirst: boolean): Promise<{ lookups: number; cpuSeconds: number }>;
+  sample(cpuFirst: boolean): Promise<{ lookups: number; cpuSeconds: number; gcSeconds?: number }>;
 }
 
 function gslbdProbe(gslbd: GslbdServer): BackendProbe {
@@ -274,7 +275,9 @@ function gslbdProbe(gslbd: GslbdServer): BackendProbe {
       const early = cpuFirst ? processCpuSeconds(gslbd.process.pid) : 0;
       const text = await (await fetch(`http://127.0.0.1:${gslbd.adminPort}/metrics`)).text();
       const m = /^gslbd_powerdns_requests_total\{method="lookup",outcome="ok"\} (\d+)$/m.exec(text);
-      return { lookups: m ? Number(m[1]) : 0, cpuSeconds: cpuFirst ? early : processCpuSeconds(gslbd.process.pid) };
+      // GC pauses of every kind (prom-client's default nodejs_gc_duration_seconds).
+      const gcSeconds = [...text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} ([0-9.e+-]+)$/gm)].reduce((sum, g) => sum + Number(g[1]), 0);
+      return { lookups: m ? Number(m[1]) : 0, cpuSeconds: cpuFirst ? early : processCpuSeconds(gslbd.process.pid), gcSeconds };
     },
   };
 }
