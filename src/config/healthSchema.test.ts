@@ -50,6 +50,8 @@ test('monitor fields are checked by type: https-only keys, regexes, status patte
   t.deepEqual(problems('health: { monitors: [{ name: h, type: http, sni: x.test }] }'), ['health.monitors[0].sni: unknown key (not part of the configuration schema; check the spelling)']);
   t.deepEqual(problems('health: { monitors: [{ name: h, type: https, bodyMatches: "(" }] }'), ['health.monitors[0].bodyMatches: not a valid regular expression']);
   t.deepEqual(problems('health: { monitors: [{ name: h, type: http, expectStatus: [2xx, "20x"] }] }').length, 1);
+  t.deepEqual(problems('health: { monitors: [{ name: h, type: http, expectStatus: [103] }] }').length, 1, 'a 1xx is never final');
+  t.deepEqual(problems('health: { monitors: [{ name: h, type: http, expectStatus: [1xx] }] }').length, 1, 'a 1xx class is never final');
   t.deepEqual(problems('health: { monitors: [{ name: h, type: dns, queryName: x.test, queryType: ANY }] }').length, 1);
   t.deepEqual(problems('health: { monitors: [{ name: h, type: icmp }] }').length, 1);
   t.deepEqual(problems('health: { monitors: [{ name: h, type: http, path: health }] }'), ['health.monitors[0].path: a path starts with "/"']);

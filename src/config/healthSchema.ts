@@ -29,9 +29,13 @@ const monitorCommon = {
 };
 
 /** HTTP status codes a check accepts: numbers, or classes written `2xx`. */
+/**
+ * An expected final status: 200–599 or a class `2xx`…`5xx`. 1xx responses are interim (RFC 9110
+ * §15.2): the reader skips them and judges the final response, so a 1xx could never match.
+ */
 const statusPatternSchema = z.union([
-  z.number().int().min(100).max(599),
-  z.string().regex(/^[1-5]xx$/, 'a status class is written like "2xx"'),
+  z.number().int().min(200, 'a 1xx response is interim (RFC 9110 §15.2), never the final status').max(599),
+  z.string().regex(/^[2-5]xx$/, 'a status class is written like "2xx" (1xx responses are interim, never final)'),
 ]);
 
 const regexSchema = z.string().min(1).refine(

@@ -76,3 +76,17 @@ test('a limit of 0 (no body expectations) keeps no body byte and is complete at 
   t.deepEqual(read(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n'], { limit: 0 }), { status: 200, error: '', head: true, done: true, body: '' });
   t.like(read(['HTTP/1.1 200 OK\r\nbroken header\r\n\r\n'], { limit: 0 }), { error: 'malformed header line' }, 'the head is still checked');
 });
+
+test('interim 1xx responses are skipped: the final response after them decides (RFC 9110 §15.2)', (t) => {
+  const hints = 'HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n';
+  const ok = 'HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nhealthy';
+  t.deepEqual(read([hints + ok]), { status: 200, error: '', head: true, done: true, body: 'healthy' });
+  const both = hints + ok;
+  for (let cut = 1; cut < both.length; cut++) {
+    t.deepEqual(read([both.slice(0, cut), both.slice(cut)]), { status: 200, error: '', head: true, done: true, body: 'healthy' }, `cut at ${cut}`);
+  }
+  t.deepEqual(read(['HTTP/1.1 100 Continue\r\n\r\n', 'HTTP/1.1 103 Early Hints\r\nLink: </b>\r\n\r\n', 'HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n']), { status: 503, error: '', head: true, done: true, body: '' });
+  t.like(read([hints], { end: true }), { status: 0, head: false, error: 'connection closed before a complete response head' }, 'only interim heads: no response');
+  t.like(read(['HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n']), { status: 101, head: true }, '101 is final (the reader never asks for an upgrade)');
+  t.like(read([hints], { head: true, limit: 0 }), { status: 0, head: false }, 'a HEAD request waits for the final head too');
+});

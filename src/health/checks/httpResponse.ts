@@ -65,6 +65,12 @@ export class HttpResponseReader {
       }
       this.head = EMPTY;
       this.parseHead(head.toString('latin1', 0, end));
+      if (this.interim()) {
+        // RFC 9110 §15.2: a client parses interim 1xx responses (100 Continue, 103 Early Hints)
+        // and waits for the final one, which follows on the same connection.
+        if (end + 4 < head.length) this.push(head.subarray(end + 4));
+        return;
+      }
       if (this.error || this.bodyDone) return;
       if (end + 4 === head.length) return;
       chunk = head.subarray(end + 4);
@@ -75,6 +81,20 @@ export class HttpResponseReader {
       this.remaining -= Math.min(this.remaining, chunk.length);
       if (this.remaining === 0) this.bodyDone = true;
     }
+  }
+
+  /**
+   * After a head: when it was an interim 1xx response (except 101, which answers an Upgrade this
+   * reader never asks for), forgets it and returns true, so the next head is read as the response.
+   */
+  private interim(): boolean {
+    if (this.error || this.status < 100 || this.status > 199 || this.status === 101) return false;
+    this.status = 0;
+    this.headDone = false;
+    this.bodyDone = false;
+    this.chunked = false;
+    this.remaining = -1;
+    return true;
   }
 
   /** The connection ended: a body delimited by the end is complete; anything else is cut short. */
