@@ -44,8 +44,7 @@ const NO_GROUPS: readonly LiveDc[][] = Object.freeze([]);
 /**
  * Selects the answer of one GSLB record for one client: runs the record's pipeline over a fresh
  * working state. Pure apart from the context's random source and rotation store. `qname` is the
- * name being answered (differs from the record's name under a wildcard record). Rank-slot stages
- * are skipped when a DNS policy already fixed the ranking.
+ * name being answered (differs from the record's name under a wildcard record).
  */
 export function runSelection(
   record: CompiledGslbRecord,
@@ -54,6 +53,16 @@ export function runSelection(
   trace?: TraceSink,
   qname: string = record.name,
 ): SelectionResult {
+  const s = runStages(record, client, env, trace, qname);
+  return { data: s.data, ttl: s.ttl, scope: s.scope, dcs: s.picked.map((l) => l.candidate.dc.name) };
+}
+
+/**
+ * {@link runSelection} without building its result: the working state after the last stage, for
+ * the query path, which copies `data`, `ttl`, `scope` and the names of `picked` straight into
+ * the answer. Rank-slot stages are skipped when a DNS policy already fixed the ranking.
+ */
+export function runStages(record: CompiledGslbRecord, client: Client, env: SelectionEnv, trace: TraceSink | undefined, qname: string): SelectionState {
   const s: SelectionState = {
     record,
     client,
@@ -78,5 +87,5 @@ export function runSelection(
     if (s.rankedByPolicy && stage.slot === 'rank') continue;
     stage.run(s);
   }
-  return { data: s.data, ttl: s.ttl, scope: s.scope, dcs: s.picked.map((l) => l.candidate.dc.name) };
+  return s;
 }

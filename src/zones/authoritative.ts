@@ -1,6 +1,6 @@
 import { canonicalName, parentName } from '../dns/name.js';
 import { RECORD_TYPES, TYPE_CODES, type RecordType, type ResourceRecord } from '../dns/records.js';
-import { runSelection } from '../selection/pipeline.js';
+import { runStages } from '../selection/pipeline.js';
 import { TraceSink } from '../selection/trace.js';
 import type { Client, CompiledGslbRecord, SelectionEnv } from '../selection/types.js';
 import { selectionEnv } from './selectionEnv.js';
@@ -246,17 +246,21 @@ function select(record: CompiledGslbRecord, owner: string, client: Client, out: 
   const explain = sel.explain;
   const trace = explain ? new TraceSink() : undefined;
   const env = (sel.env ??= selectionEnv(sel.src.env, sel.ctx));
-  const result = runSelection(record, client, env, trace, owner);
-  if (result.data.length === 0) {
-    if (zone) negative(out, zone, result.ttl);
-    if (explain && trace) explain.push({ record: record.name, type: record.type, steps: trace.steps, scope: 0 });
+  const s = runStages(record, client, env, trace, owner);
+  const data = s.data;
+  if (data.length === 0) {
+    if (zone) negative(out, zone, s.ttl);
+    if (trace) explain!.push({ record: record.name, type: record.type, steps: trace.steps, scope: 0 });
     return 0;
   }
-  if (result.scope > out.scope) out.scope = result.scope;
-  for (const dc of result.dcs) out.dcs.push(dc);
-  if (explain && trace) explain.push({ record: record.name, type: record.type, steps: trace.steps, scope: result.scope });
-  for (const data of result.data) out.answers.push({ name: owner, type: record.type, ttl: result.ttl, data });
-  return result.data.length;
+  if (s.scope > out.scope) out.scope = s.scope;
+  const picked = s.picked;
+  for (let i = 0; i < picked.length; i++) out.dcs.push(picked[i]!.candidate.dc.name);
+  if (trace) explain!.push({ record: record.name, type: record.type, steps: trace.steps, scope: s.scope });
+  const type = record.type;
+  const ttl = s.ttl;
+  for (let i = 0; i < data.length; i++) out.answers.push({ name: owner, type, ttl, data: data[i]! });
+  return data.length;
 }
 
 function withOwner(r: ResourceRecord, owner: string): ResourceRecord {
