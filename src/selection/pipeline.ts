@@ -80,6 +80,8 @@ export function runStages(record: CompiledGslbRecord, client: Client, env: Selec
     locationPacked: -1,
     nowMs: -1,
     trace,
+    // Set by the health gate; present from the start so every state has the same shape.
+    availability: undefined,
   };
   const pipeline = record.pipeline;
   for (let i = 0; i < pipeline.length; i++) {

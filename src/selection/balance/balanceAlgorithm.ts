@@ -11,4 +11,14 @@ export interface BalanceAlgorithm {
    * context's random source and rotation store; must not keep state of its own.
    */
   pick(dc: LiveDc, s: SelectionState): readonly GslbEndpoint[];
+  /**
+   * Present on algorithms that always choose exactly one endpoint: that endpoint, with the same
+   * draws from the context as `pick` (the balance stage calls it so no per-DC array is built).
+   */
+  readonly pickOne?: (dc: LiveDc, s: SelectionState) => GslbEndpoint;
+}
+
+/** An algorithm that answers one endpoint per data center, from its `pickOne`. */
+export function oneEndpointAlgorithm(name: string, pickOne: (dc: LiveDc, s: SelectionState) => GslbEndpoint): BalanceAlgorithm {
+  return { name, pick: (dc, s) => [pickOne(dc, s)], pickOne };
 }

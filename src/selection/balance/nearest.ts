@@ -1,7 +1,7 @@
+import { oneEndpointAlgorithm, type BalanceAlgorithm } from './balanceAlgorithm.js';
 import { distanceKm } from '../../geo/location.js';
 import { clientLocation } from '../clientLocation.js';
 import type { GslbEndpoint, LiveDc, SelectionState } from '../types.js';
-import type { BalanceAlgorithm } from './balanceAlgorithm.js';
 
 /**
  * `nearest` (seed 004 "proximity to the requester"): the live endpoint nearest to the client's
@@ -14,27 +14,24 @@ import type { BalanceAlgorithm } from './balanceAlgorithm.js';
  * client, so the location is not consulted and the ECS scope stays untouched; otherwise it
  * narrows to the client's location block.
  */
-export const nearestAlgorithm: BalanceAlgorithm = {
-  name: 'nearest',
-  pick(dc, s) {
-    const eps = dc.endpoints;
-    if (eps.length === 1 || sameCoordinates(eps)) return [roundRobin(eps, dc, s)];
-    const { location } = clientLocation(s);
-    if (location.lat === undefined || location.lon === undefined) return [roundRobin(eps, dc, s)];
-    let best = Infinity;
-    let nearest: GslbEndpoint[] = [];
-    for (const e of eps) {
-      const km = e.lat === undefined || e.lon === undefined ? Infinity : Math.round(distanceKm(location.lat, location.lon, e.lat, e.lon));
-      if (km < best) {
-        best = km;
-        nearest = [e];
-      } else if (km === best) {
-        nearest.push(e);
-      }
+export const nearestAlgorithm: BalanceAlgorithm = oneEndpointAlgorithm('nearest', (dc, s) => {
+  const eps = dc.endpoints;
+  if (eps.length === 1 || sameCoordinates(eps)) return roundRobin(eps, dc, s);
+  const { location } = clientLocation(s);
+  if (location.lat === undefined || location.lon === undefined) return roundRobin(eps, dc, s);
+  let best = Infinity;
+  let nearest: GslbEndpoint[] = [];
+  for (const e of eps) {
+    const km = e.lat === undefined || e.lon === undefined ? Infinity : Math.round(distanceKm(location.lat, location.lon, e.lat, e.lon));
+    if (km < best) {
+      best = km;
+      nearest = [e];
+    } else if (km === best) {
+      nearest.push(e);
     }
-    return [nearest.length === 1 ? nearest[0]! : roundRobin(nearest, dc, s)];
-  },
-};
+  }
+  return nearest.length === 1 ? nearest[0]! : roundRobin(nearest, dc, s);
+});
 
 function roundRobin(eps: readonly GslbEndpoint[], dc: LiveDc, s: SelectionState): GslbEndpoint {
   return eps[s.env.ctx.rotation.next(dc.candidate.rotationKey) % eps.length]!;

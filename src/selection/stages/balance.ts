@@ -11,8 +11,15 @@ export function balanceStage(algorithm: BalanceAlgorithm): Stage {
     slot: 'balance',
     name: `balance:${algorithm.name}`,
     run(s) {
+      const picked = s.picked;
+      const pickOne = algorithm.pickOne;
+      if (pickOne && !s.trace) {
+        for (let i = 0; i < picked.length; i++) s.data.push(pickOne(weightPool(picked[i]!), s).data);
+        s.ttl = s.record.ttl;
+        return;
+      }
       const perDc: { dc: string; endpoints: string[] }[] | undefined = s.trace ? [] : undefined;
-      for (const dc of s.picked) {
+      for (const dc of picked) {
         const chosen = algorithm.pick(weightPool(dc), s);
         for (const e of chosen) s.data.push(e.data);
         perDc?.push({ dc: dc.candidate.dc.name, endpoints: chosen.map((e) => e.key) });
