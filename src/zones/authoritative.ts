@@ -51,7 +51,9 @@ export interface AnswerSource {
   readonly env: Omit<SelectionEnv, 'ctx'>;
 }
 
-const TYPE_BY_CODE = new Map<number, RecordType>(RECORD_TYPES.map((t) => [TYPE_CODES[t], t]));
+/** Record types by numeric code: an array, as the query path reads it once per query. */
+const TYPE_BY_CODE: (RecordType | undefined)[] = [];
+for (const t of RECORD_TYPES) TYPE_BY_CODE[TYPE_CODES[t]] = t;
 const CNAME_CODE = TYPE_CODES.CNAME;
 const ANY_CODE = TYPE_CODES.ANY;
 const DS_CODE = 43;
@@ -68,17 +70,22 @@ const MAX_CHAIN = 8;
 export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], explain?: ExplainedSelection[]): Answer {
   const out: Answer = { rcode: RCODE.NOERROR, authoritative: true, answers: [], authority: [], additional: [], scope: 0, dcs: [] };
   let owner = q.name.endsWith('.') ? q.name.slice(0, -1) : q.name;
-  // Most queries name a node of a zone in canonical form: one lookup finds both.
+  // Most queries name a node of a zone in canonical form: one lookup finds the zone and the node.
   let name = owner;
-  let zone = src.zones.zoneOfNode(name);
-  if (!zone) {
+  let zone: ZoneData;
+  const owned = src.zones.nodeOf(name);
+  let known = owned?.node;
+  if (owned) {
+    zone = owned.zone;
+  } else {
     name = canonicalName(q.name);
-    zone = src.zones.findZone(name);
-    if (!zone) {
+    const z = src.zones.findZone(name);
+    if (!z) {
       out.rcode = RCODE.REFUSED;
       out.authoritative = false;
       return out;
     }
+    zone = z;
   }
   // Built on the first GSLB selection only: static answers never need it.
   const sel: Selection = { src, ctx, env: undefined, explain };
@@ -90,7 +97,8 @@ export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], e
       referral(out, zone, cut, hop === 0);
       return out;
     }
-    let node = zone.nodes.get(name);
+    let node = known ?? zone.nodes.get(name);
+    known = undefined;
     if (!node) {
       node = wildcardFor(zone, name);
       if (!node) {
@@ -115,7 +123,7 @@ export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], e
       anyAnswer(node, owner, zone, q, out, sel);
       return out;
     }
-    const type = TYPE_BY_CODE.get(q.type);
+    const type = TYPE_BY_CODE[q.type];
     const found = type ? answerType(node, type, owner, zone, q, out, sel) : false;
     if (!found) negative(out, zone);
     else if (type === 'NS' && node.name === zone.name) addGlue(out, zone, node.rrsets.get('NS') ?? []);

@@ -23,16 +23,22 @@ export interface ZoneData {
   readonly hasDelegations: boolean;
 }
 
+/** A node together with the zone it answers from. */
+export interface OwnedNode {
+  readonly zone: ZoneData;
+  readonly node: ZoneNode;
+}
+
 /** All zones, found by longest suffix match of a query name. */
 export class ZoneIndex {
   private readonly byName: ReadonlyMap<string, ZoneData>;
-  /** Every owner name (and empty non-terminal) → the zone {@link findZone} gives for it. */
-  private readonly byOwner: ReadonlyMap<string, ZoneData>;
+  /** Every owner name (and empty non-terminal) → its node in the zone {@link findZone} gives for it. */
+  private readonly byOwner: ReadonlyMap<string, OwnedNode>;
 
   constructor(zones: readonly ZoneData[]) {
     this.byName = new Map(zones.map((z) => [z.name, z]));
-    const byOwner = new Map<string, ZoneData>();
-    for (const z of zones) for (const name of z.nodes.keys()) if (this.findZone(name) === z) byOwner.set(name, z);
+    const byOwner = new Map<string, OwnedNode>();
+    for (const z of zones) for (const [name, node] of z.nodes) if (this.findZone(name) === z) byOwner.set(name, Object.freeze({ zone: z, node }));
     this.byOwner = byOwner;
   }
 
@@ -42,6 +48,11 @@ export class ZoneIndex {
    * name is canonical, so a query name found here needs no canonicalisation.
    */
   zoneOfNode(name: string): ZoneData | undefined {
+    return this.byOwner.get(name)?.zone;
+  }
+
+  /** {@link zoneOfNode} with the node itself: the query path finds both in one map lookup. */
+  nodeOf(name: string): OwnedNode | undefined {
     return this.byOwner.get(name);
   }
 
