@@ -57,6 +57,7 @@ for (const t of RECORD_TYPES) TYPE_BY_CODE[TYPE_CODES[t]] = t;
 const CNAME_CODE = TYPE_CODES.CNAME;
 const ANY_CODE = TYPE_CODES.ANY;
 const DS_CODE = 43;
+const DOT = 0x2e;
 /** Longest CNAME chain followed inside our zones before the answer is returned as it stands. */
 const MAX_CHAIN = 8;
 
@@ -69,7 +70,7 @@ const MAX_CHAIN = 8;
  */
 export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], explain?: ExplainedSelection[]): Answer {
   const out: Answer = { rcode: RCODE.NOERROR, authoritative: true, answers: [], authority: [], additional: [], scope: 0, dcs: [] };
-  let owner = q.name.endsWith('.') ? q.name.slice(0, -1) : q.name;
+  let owner = q.name.charCodeAt(q.name.length - 1) === DOT ? q.name.slice(0, -1) : q.name;
   // Most queries name a node of a zone in canonical form: one lookup finds the zone and the node.
   let name = owner;
   let zone: ZoneData;
