@@ -18,6 +18,12 @@ export type Criterion =
 
 const NONE: readonly never[] = Object.freeze([]);
 
+/**
+ * Positions in value order for {@link rankByCriterion}, reused by every call: it is filled and read
+ * within one call, and the query path runs each call to completion synchronously.
+ */
+let orderScratch = new Int32Array(16);
+
 /** Relative slack for comparisons against a margin, so `10%` of 0.3 still includes 0.33. */
 const MARGIN_EPSILON = 1e-9;
 
@@ -30,7 +36,7 @@ export interface RankOutcome<T> {
 /**
  * Ranks `items` by their known (non-NaN) `values` (same positions) under a criterion. Tied items
  * share a group in input order, for the pick stage's tie-break. Query path: an insertion sort
- * over a handful of data centers, no per-item objects.
+ * over a handful of data centers into a reused position buffer, no per-item objects.
  */
 export function rankByCriterion<T>(items: readonly T[], values: readonly number[], c: Criterion): RankOutcome<T> {
   const n = items.length;
@@ -42,10 +48,10 @@ export function rankByCriterion<T>(items: readonly T[], values: readonly number[
   }
   const sign = c.kind === 'lowest' || (c.kind === 'within' && c.prefer === 'lowest') ? 1 : -1;
   // Stable insertion sort of positions: an item goes after every item it does not beat.
-  const order: number[] = [];
+  if (orderScratch.length < n) orderScratch = new Int32Array(2 * n);
+  const order = orderScratch;
   for (let i = 0; i < n; i++) {
-    let j = order.length;
-    order.push(i);
+    let j = i;
     while (j > 0 && sign * (values[order[j - 1]!]! - values[i]!) > 0) {
       order[j] = order[j - 1]!;
       j--;
