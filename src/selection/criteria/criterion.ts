@@ -34,12 +34,13 @@ export interface RankOutcome<T> {
 }
 
 /**
- * Ranks `items` by their known (non-NaN) `values` (same positions) under a criterion. Tied items
- * share a group in input order, for the pick stage's tie-break. Query path: an insertion sort
- * over a handful of data centers into a reused position buffer, no per-item objects.
+ * Ranks the first `n` of `items` (all by default) by their known (non-NaN) `values` (same
+ * positions) under a criterion. Tied items share a group in input order, for the pick stage's
+ * tie-break. The outcome holds new arrays, never `items` itself, so callers may reuse their
+ * buffers. Query path: an insertion sort over a handful of data centers into a reused position
+ * buffer, no per-item objects.
  */
-export function rankByCriterion<T>(items: readonly T[], values: readonly number[], c: Criterion): RankOutcome<T> {
-  const n = items.length;
+export function rankByCriterion<T>(items: readonly T[], values: ArrayLike<number>, c: Criterion, n: number = items.length): RankOutcome<T> {
   if (c.kind === 'equals') {
     const hit: T[] = [];
     const out: T[] = [];

@@ -69,22 +69,35 @@ function subjectOf(o: CriterionRankOptions, s: SelectionState): string | number 
   return clientNetworkKey(s.client.address, s.env.metrics.clientNetworkPrefix);
 }
 
+/**
+ * The data centers with a known value and their values, for {@link tier}: reused by every call
+ * (each fills and ranks them within the call, and rankByCriterion copies what it keeps), so a
+ * query allocates no lists for them.
+ */
+let knownScratch: LiveDc[] = new Array<LiveDc>(16);
+let valueScratch = new Float64Array(16);
+
 /** Rank groups of one tier: known values by the criterion, then unknown ones (rank-last). */
 function tier(dcs: readonly LiveDc[], o: CriterionRankOptions, s: SelectionState, subject: string | number, now: number): LiveDc[][] {
-  const known: LiveDc[] = [];
-  const values: number[] = [];
+  if (knownScratch.length < dcs.length) {
+    knownScratch = new Array<LiveDc>(2 * dcs.length);
+    valueScratch = new Float64Array(2 * dcs.length);
+  }
+  const known = knownScratch;
+  const values = valueScratch;
+  let n = 0;
   let unknown: LiveDc[] | undefined;
   for (let i = 0; i < dcs.length; i++) {
     const l = dcs[i]!;
     const value = s.env.metrics.read(o.source, subject, l.candidate.dc.name, o.metric, now);
     if (!Number.isNaN(value)) {
-      known.push(l);
-      values.push(value);
+      known[n] = l;
+      values[n++] = value;
     } else if (o.unknown === 'rank-last') {
       (unknown ??= []).push(l);
     }
   }
-  const groups = rankByCriterion(known, values, o.criterion).groups;
+  const groups = rankByCriterion(known, values, o.criterion, n).groups;
   if (unknown) groups.push(unknown);
   return groups;
 }
