@@ -98,6 +98,8 @@ function tier(dcs: readonly LiveDc[], o: CriterionRankOptions, s: SelectionState
     }
   }
   const groups = rankByCriterion(known, values, o.criterion, n).groups;
+  // Dropped at once, so the scratch never keeps a replaced snapshot's data centers alive.
+  known.fill(undefined as unknown as LiveDc, 0, n);
   if (unknown) groups.push(unknown);
   return groups;
 }
