@@ -92,6 +92,16 @@ func ecsQuery(name string, qtype uint16, subnet string) *dns.Msg {
 	return m
 }
 
+// newGeoGSLB starts a geoEngine on a fresh socket and a plugin with the default options in front
+// of it; the returned seen lists the queries that reached the engine.
+func newGeoGSLB(t *testing.T) (*GSLB, *seen) {
+	t.Helper()
+	sock := enginetest.ShortSocket(t)
+	s := &seen{}
+	enginetest.Start(t, sock, geoEngine(s))
+	return newTestGSLB(t, sock, ""), s
+}
+
 func serve(t *testing.T, g *GSLB, r *dns.Msg, remote string) (*dnstest.Recorder, int, error) {
 	t.Helper()
 	rec := dnstest.NewRecorder(&test.ResponseWriter{RemoteIP: remote})
@@ -112,10 +122,7 @@ func ecsOfReply(t *testing.T, m *dns.Msg) *dns.EDNS0_SUBNET {
 }
 
 func TestAnswerCarriesAAAndTheEnginesECSScopeAndKeepsTheQuestionCase(t *testing.T) {
-	sock := enginetest.ShortSocket(t)
-	s := &seen{}
-	enginetest.Start(t, sock, geoEngine(s))
-	g := newTestGSLB(t, sock, "")
+	g, s := newGeoGSLB(t)
 	g.Next = test.NextHandler(dns.RcodeRefused, nil)
 
 	rec, rcode, err := serve(t, g, ecsQuery("WwW.Example.ORG.", dns.TypeA, "198.51.100.0/24"), "192.0.2.53")
@@ -143,10 +150,7 @@ func TestAnswerCarriesAAAndTheEnginesECSScopeAndKeepsTheQuestionCase(t *testing.
 }
 
 func TestNoOPTWithoutEDNSAndTCPIsReported(t *testing.T) {
-	sock := enginetest.ShortSocket(t)
-	s := &seen{}
-	enginetest.Start(t, sock, geoEngine(s))
-	g := newTestGSLB(t, sock, "")
+	g, s := newGeoGSLB(t)
 	r := new(dns.Msg)
 	r.SetQuestion("www.example.org.", dns.TypeA)
 	rec := dnstest.NewRecorder(&test.ResponseWriter{RemoteIP: "2001:db8::53", TCP: true})
@@ -198,10 +202,7 @@ func TestNotOursGoesToTheNextPluginOnlyWithFallthrough(t *testing.T) {
 }
 
 func TestNamesOutsideTheZonesNeverReachTheEngine(t *testing.T) {
-	sock := enginetest.ShortSocket(t)
-	s := &seen{}
-	enginetest.Start(t, sock, geoEngine(s))
-	g := newTestGSLB(t, sock, "")
+	g, s := newGeoGSLB(t)
 	g.Next = test.NextHandler(dns.RcodeNotImplemented, nil)
 	if _, rcode, _ := serve(t, g, ecsQuery("www.example.com.", dns.TypeA, ""), "192.0.2.53"); rcode != dns.RcodeNotImplemented {
 		t.Errorf("rcode %d", rcode)
@@ -413,10 +414,7 @@ func (h *countingHandler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r 
 func (h *countingHandler) Name() string { return "counting" }
 
 func TestNotifyAndTwoECSOptionsAreAnsweredWithoutTheEngine(t *testing.T) {
-	sock := enginetest.ShortSocket(t)
-	s := &seen{}
-	enginetest.Start(t, sock, geoEngine(s))
-	g := newTestGSLB(t, sock, "")
+	g, s := newGeoGSLB(t)
 
 	notify := new(dns.Msg)
 	notify.SetNotify("example.org.")
