@@ -37,6 +37,15 @@ export interface SnapshotState {
   readonly metrics: MetricView;
 }
 
+/** How a snapshot is compiled, for tests and benchmarks that compare with the engine's default. */
+export interface SnapshotOptions {
+  /**
+   * False compiles every record without a decision cache (`selection/decisionCache.ts`): each
+   * query runs the whole pipeline, the reference a cached decision must equal. Default true.
+   */
+  readonly reuseDecisions?: boolean;
+}
+
 /**
  * Compiles a validated configuration into a snapshot. `previous` (the running snapshot on a
  * reload) carries SOA serials forward.
@@ -47,6 +56,7 @@ export function buildSnapshot(
   state: SnapshotState,
   nowMs: number,
   previous?: Snapshot,
+  options: SnapshotOptions = {},
 ): Snapshot {
   const dataCenters: CompiledDataCenter[] = config.datacenters.map((dc, index) => ({
     index,
@@ -59,7 +69,7 @@ export function buildSnapshot(
   const dcByName = new Map(dataCenters.map((d) => [d.name, d]));
   const services = new Map(config.services.map((s) => [s.name, s]));
   const policies = { global: config.policies, actions: new Map(config.actions.map((a) => [a.name, a])), dataCenters, dcByName, geo: state.geo };
-  const records = config.records.map((r) => compileRecord(r, services.get(r.service)!, dcByName, policies, config.site));
+  const records = config.records.map((r) => compileRecord(r, services.get(r.service)!, dcByName, policies, config.site, options.reuseDecisions ?? true));
 
   const zoneNames = config.zones.map((z) => z.name);
   const mostSpecificZone = (name: string): string | undefined =>

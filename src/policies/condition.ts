@@ -3,7 +3,7 @@ import { asciiLower } from '../dns/name.js';
 import { formatQualifiers, type Qualifiers } from '../geo/location.js';
 import { clientLocation } from '../selection/clientLocation.js';
 import { recordClass } from '../selection/locationClasses.js';
-import { narrowScope, type SelectionState } from '../selection/types.js';
+import { narrowScope, subnetReadBit, type SelectionState } from '../selection/types.js';
 import { locationMatches } from './locationPattern.js';
 import { membershipScope, subnetMembership } from './subnet.js';
 
@@ -18,7 +18,12 @@ export type Condition =
       /** Index of these patterns in the record's answer classes; −1: match the location itself. */
       readonly slot: number;
     }
-  | { readonly kind: 'subnet'; readonly subnets: readonly SubnetConfig[] }
+  | {
+      readonly kind: 'subnet';
+      readonly subnets: readonly SubnetConfig[];
+      /** Position of the first of these subnets in the record's {@link ConditionInputs.subnets}; −1: not collected. */
+      readonly firstSlot: number;
+    }
   | { readonly kind: 'qname'; readonly names: readonly string[] }
   | { readonly kind: 'all'; readonly items: readonly Condition[] }
   | { readonly kind: 'any'; readonly items: readonly Condition[] }
@@ -26,21 +31,43 @@ export type Condition =
 
 export const ALWAYS: Condition = { kind: 'always' };
 
+/** The client and query inputs a record's conditions read, collected while they are compiled. */
+export interface ConditionInputs {
+  /** `clientLocation` pattern lists, one per slot of the record's answer classes. */
+  readonly locations: Qualifiers[][];
+  /** Every client subnet tested, in compilation order (the decision cache keys on their memberships). */
+  readonly subnets: SubnetConfig[];
+  /** True when some condition reads the query name. */
+  readsQname: boolean;
+}
+
+/** Empty {@link ConditionInputs}, to collect a record's into. */
+export function conditionInputs(): ConditionInputs {
+  return { locations: [], subnets: [], readsQname: false };
+}
+
 /**
- * Compiles a configured condition; every key of one object must hold (a conjunction). Each
- * `clientLocation` list is appended to `locationSlots` (when given) and reads its slot of the
- * record's answer classes at query time.
+ * Compiles a configured condition; every key of one object must hold (a conjunction). With
+ * `inputs`, each `clientLocation` list takes the next slot of the record's answer classes (read
+ * at query time), each `clientSubnet` list the next positions of its subnets (reported to the
+ * decision cache when tested), and a `qname` test is noted.
  */
-export function compileCondition(c: ConditionConfig | undefined, locationSlots?: Qualifiers[][]): Condition {
+export function compileCondition(c: ConditionConfig | undefined, inputs?: ConditionInputs): Condition {
   if (!c) return ALWAYS;
-  const sub = (x: ConditionConfig): Condition => compileCondition(x, locationSlots);
+  const sub = (x: ConditionConfig): Condition => compileCondition(x, inputs);
   const items: Condition[] = [];
   if (c.clientLocation) {
-    const slot = locationSlots ? locationSlots.push(c.clientLocation) - 1 : -1;
+    const slot = inputs ? inputs.locations.push(c.clientLocation) - 1 : -1;
     items.push({ kind: 'location', patterns: c.clientLocation, slot });
   }
-  if (c.clientSubnet) items.push({ kind: 'subnet', subnets: c.clientSubnet });
-  if (c.qname) items.push({ kind: 'qname', names: c.qname });
+  if (c.clientSubnet) {
+    const firstSlot = inputs ? inputs.subnets.push(...c.clientSubnet) - c.clientSubnet.length : -1;
+    items.push({ kind: 'subnet', subnets: c.clientSubnet, firstSlot });
+  }
+  if (c.qname) {
+    if (inputs) inputs.readsQname = true;
+    items.push({ kind: 'qname', names: c.qname });
+  }
   if (c.all) items.push({ kind: 'all', items: c.all.map(sub) });
   if (c.any) items.push({ kind: 'any', items: c.any.map(sub) });
   if (c.not) items.push({ kind: 'not', item: sub(c.not) });
@@ -94,7 +121,7 @@ export class ConditionEvaluator {
         return false;
       }
       case 'subnet':
-        return this.subnet(c.subnets, s, positive);
+        return this.subnet(c.subnets, c.firstSlot, s, positive);
       case 'qname': {
         this.lowerQname ??= canonicalQname(s.qname);
         for (const n of c.names) if (qnameMatches(n, this.lowerQname)) return true;
@@ -125,15 +152,17 @@ export class ConditionEvaluator {
     }
   }
 
-  private subnet(subnets: readonly SubnetConfig[], s: SelectionState, positive: boolean): boolean {
+  private subnet(subnets: readonly SubnetConfig[], firstSlot: number, s: SelectionState, positive: boolean): boolean {
     const client = s.client.address;
     let member = false;
-    for (const sn of subnets) {
+    for (let i = 0; i < subnets.length; i++) {
+      const sn = subnets[i]!;
       // A subnet of the other family never holds the client and narrows nothing (scope 0).
       if (sn.address.family !== client.family && !s.trace) continue;
       const m = subnetMembership(client, sn.address, sn.prefix);
       const scope = membershipScope(m);
       narrowScope(s, scope);
+      if (firstSlot >= 0) s.clientReads |= subnetReadBit(firstSlot + i);
       if (s.trace) {
         s.trace.step('scope', { input: `client subnet ${sn.text}`, clientInside: m >= 0, prefix: scope, scopeSoFar: s.scope });
       }

@@ -1,11 +1,10 @@
 import type { ActionConfig, PolicyBindingConfig } from '../config/policySchema.js';
 import type { GslbRecordConfig } from '../config/recordSchema.js';
-import type { Qualifiers } from '../geo/location.js';
 import type { LocationDb } from '../geo/locationDb.js';
 import { dnsPolicyStage } from '../selection/stages/dnsPolicy.js';
 import { staticRulesStage } from '../selection/stages/staticRules.js';
 import type { CompiledDataCenter, Stage } from '../selection/types.js';
-import { compileCondition } from './condition.js';
+import { compileCondition, conditionInputs, type ConditionInputs } from './condition.js';
 import { rankingFromDcList } from './dcRanking.js';
 import { preferredLocationsRanking } from './preferredLocations.js';
 import type { PolicyRule, RuleList } from './ruleList.js';
@@ -22,10 +21,10 @@ export interface PolicyContext {
   readonly geo?: LocationDb;
 }
 
-/** A record's policy stages and the `clientLocation` pattern lists they read, by slot. */
+/** A record's policy stages and the inputs their conditions read (`clientLocation` pattern lists by slot, client subnets, the query name). */
 export interface RecordPolicyStages {
   readonly stages: Stage[];
-  readonly locationSlots: Qualifiers[][];
+  readonly inputs: ConditionInputs;
 }
 
 /**
@@ -37,29 +36,29 @@ export interface RecordPolicyStages {
  */
 export function policyStagesFor(rec: GslbRecordConfig, ctx: PolicyContext): RecordPolicyStages {
   const p = rec.policy;
-  const locationSlots: Qualifiers[][] = [];
+  const inputs = conditionInputs();
   if (p.type === 'static') {
     const rules = p.rules.map((r, i) => ({
       name: `rules[${i}]`,
-      condition: compileCondition(r.when, locationSlots),
+      condition: compileCondition(r.when, inputs),
       ranking: rankingFromDcList(r.dcs, ctx.dcByName),
     }));
-    return { stages: [staticRulesStage({ bindPoint: 'static', overlap: p.subnetOverlap ?? 'first', rules })], locationSlots };
+    return { stages: [staticRulesStage({ bindPoint: 'static', overlap: p.subnetOverlap ?? 'first', rules })], inputs };
   }
   const lists: RuleList[] = [];
-  if (rec.policies) lists.push(compileBinding('record', rec.policies, ctx, locationSlots));
-  if (ctx.global) lists.push(compileBinding('global', ctx.global, ctx, locationSlots));
-  return { stages: lists.length > 0 ? [dnsPolicyStage(lists)] : [], locationSlots };
+  if (rec.policies) lists.push(compileBinding('record', rec.policies, ctx, inputs));
+  if (ctx.global) lists.push(compileBinding('global', ctx.global, ctx, inputs));
+  return { stages: lists.length > 0 ? [dnsPolicyStage(lists)] : [], inputs };
 }
 
-function compileBinding(bindPoint: 'record' | 'global', b: PolicyBindingConfig, ctx: PolicyContext, locationSlots: Qualifiers[][]): RuleList {
+function compileBinding(bindPoint: 'record' | 'global', b: PolicyBindingConfig, ctx: PolicyContext, inputs: ConditionInputs): RuleList {
   return {
     bindPoint,
     overlap: b.subnetOverlap ?? 'first',
     rules: b.rules.map((r): PolicyRule => {
       const action = ctx.actions.get(r.action);
       if (!action) throw new Error(`unknown action "${r.action}"`);
-      const base = { name: r.name, condition: compileCondition(r.when, locationSlots), action: { name: action.name, type: action.type } };
+      const base = { name: r.name, condition: compileCondition(r.when, inputs), action: { name: action.name, type: action.type } };
       return action.type === 'preferred-locations'
         ? { ...base, preferred: action.locations, ranking: preferredLocationsRanking(action.locations, ctx.dataCenters) }
         : { ...base, ranking: rankingFromDcList(action.dcs, ctx.dcByName) };

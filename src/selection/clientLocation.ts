@@ -4,10 +4,12 @@ import { narrowScope, type SelectionState } from './types.js';
 
 /**
  * The client's location, looked up once per selection. Using it makes the decision depend on the
- * client over the location's block, so the ECS scope narrows to that block's prefix length.
+ * client over the location's block, so the ECS scope narrows to that block's prefix length, and
+ * on more than the client's answer class, so the outcome is never reused (`decisionCache.ts`).
  * Returns the location id (0 = unknown) and the location.
  */
 export function clientLocation(s: SelectionState): { id: number; location: Location } {
+  s.varies = "the decision reads the client's location itself (not an answer class)";
   const first = s.locationPacked < 0;
   if (first) s.locationPacked = s.env.geo.lookup(s.client.address);
   const prefix = unpackPrefix(s.locationPacked);

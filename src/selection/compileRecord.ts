@@ -3,7 +3,9 @@ import type { ServiceConfig } from '../config/topologySchema.js';
 import { endpointAnswers } from '../config/crossReferences.js';
 import { parseRecordData } from '../dns/presentation.js';
 import type { GslbRecordType, RecordData } from '../dns/records.js';
+import { conditionInputs } from '../policies/condition.js';
 import { policyStagesFor, type PolicyContext } from '../policies/recordPolicies.js';
+import { DecisionCache } from './decisionCache.js';
 import { locationClassesFor } from './locationClasses.js';
 import { buildPipeline } from './pipeline.js';
 import { compileRecordHealth } from './recordHealth.js';
@@ -13,8 +15,10 @@ import type { EndpointConfig } from '../config/topologySchema.js';
 /**
  * Compiles a validated GSLB record: its candidates (data centers in configuration order with the
  * enabled endpoints that can answer its type), the record data each endpoint contributes, the
- * pipeline its policy needs (with its DNS policies or static rules when `policies` is given), and
- * its health behaviour (tiers; `site` is the engine's own site for local-first records).
+ * pipeline its policy needs (with its DNS policies or static rules when `policies` is given), its
+ * health behaviour (tiers; `site` is the engine's own site for local-first records), and its
+ * decision cache (`decisionCache.ts`: whether its decisions may be reused is decided here;
+ * `reuseDecisions` false turns it off, for a reference that always runs the pipeline).
  */
 export function compileRecord(
   rec: GslbRecordConfig,
@@ -22,6 +26,7 @@ export function compileRecord(
   dcs: ReadonlyMap<string, CompiledDataCenter>,
   policies?: PolicyContext,
   site?: string,
+  reuseDecisions = true,
 ): CompiledGslbRecord {
   const byDc = new Map<string, GslbEndpoint[]>();
   for (const ep of service.endpoints) {
@@ -43,16 +48,28 @@ export function compileRecord(
   const candidates: DcCandidate[] = [...dcs.values()]
     .filter((dc) => byDc.has(dc.name))
     .map((dc) => ({ dc, endpoints: byDc.get(dc.name)!, rotationKey: `${rotationPrefix}/${dc.name}` }));
-  const own = policies ? policyStagesFor(rec, policies) : { stages: [], locationSlots: [] };
-  const reads = { patterns: own.locationSlots, proximityDcs: rec.policy.type === 'static-proximity' ? candidates.map((c) => c.dc) : undefined };
+  const own = policies ? policyStagesFor(rec, policies) : { stages: [], inputs: conditionInputs() };
+  const reads = { patterns: own.inputs.locations, proximityDcs: rec.policy.type === 'static-proximity' ? candidates.map((c) => c.dc) : undefined };
+  const pipeline = buildPipeline(rec.policy, rotationPrefix, own.stages, service.name);
+  const locationClasses = policies?.geo ? locationClassesFor(policies.geo, reads) : undefined;
+  const decisions = DecisionCache.forRecord({
+    name: rec.name,
+    pipeline,
+    readsLocation: reads.patterns.length > 0 || reads.proximityDcs !== undefined,
+    locationClasses,
+    subnets: own.inputs.subnets,
+    readsQname: own.inputs.readsQname,
+    turnedOff: !reuseDecisions,
+  });
   return {
     name: rec.name,
     type: rec.type,
     ttl: rec.ttl,
     service: service.name,
     candidates,
-    pipeline: buildPipeline(rec.policy, rotationPrefix, own.stages, service.name),
-    locationClasses: policies?.geo ? locationClassesFor(policies.geo, reads) : undefined,
+    pipeline,
+    locationClasses,
+    decisions,
     failsafe: rec.failsafe.map((t) => parseRecordData(rec.type, t)),
     failsafeTtl: rec.failsafeTtl ?? rec.ttl,
     health: compileRecordHealth(rec.health, rec.failsafe.length > 0, candidates, service.name, site),

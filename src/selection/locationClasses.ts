@@ -6,7 +6,7 @@ import type { Tiling } from '../geo/tiling.js';
 import type { DcRanking } from '../policies/dcRanking.js';
 import { locationMatches } from '../policies/locationPattern.js';
 import { distanceTo, proximityRanking, sharedScore } from './proximityRanking.js';
-import { narrowScope, type CompiledDataCenter, type SelectionState } from './types.js';
+import { LOCATION_READ, narrowScope, type CompiledDataCenter, type SelectionState } from './types.js';
 
 /**
  * Answer classes of one record, precomputed at load (as gdnsd merges its maps per resource): every
@@ -50,6 +50,7 @@ export class LocationClasses {
       this.lastPacked = this.lookup(s.client.address);
       const prefix = unpackPrefix(this.lastPacked);
       narrowScope(s, prefix);
+      s.clientReads |= LOCATION_READ;
       if (s.trace) {
         s.trace.step('scope', {
           input: `answer class of the client's location (locations merged by identical answer for this record: ${this.classes.length} classes, ${this.v4.size + this.v6.size} ranges)`,

@@ -330,8 +330,9 @@ test('/explain shows per DC the metric value, age, gate result, rank group and w
   const steps = h.trace(WWW, 'A', CLIENT);
   t.deepEqual(
     steps.map((s) => s.stage),
-    ['candidates', 'health', 'metric-gate', 'multi-source', 'pick-dcs', 'balance'],
+    ['candidates', 'health', 'metric-gate', 'multi-source', 'pick-dcs', 'balance', 'decision-cache'],
   );
+  t.deepEqual(steps[6], { stage: 'decision-cache', cacheable: false, reason: 'stage metric-gate: it reads live host and service metrics' });
   const gate = steps[2] as unknown as { dcs: unknown[] };
   t.deepEqual(gate.dcs[1], { dc: 'b', gate: 'fail', outcome: 'gated out', metrics: { 'host.cpu': { value: 95, ageMs: 5000, state: 'fresh' } } });
   const rank = steps[3] as unknown as { dcs: unknown[]; groups: string[][] };

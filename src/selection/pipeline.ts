@@ -80,6 +80,8 @@ export function runStages(record: CompiledGslbRecord, client: Client, env: Selec
     locationPacked: -1,
     nowMs: -1,
     trace,
+    clientReads: 0,
+    varies: undefined,
     // Set by the health gate; present from the start so every state has the same shape.
     availability: undefined,
   };

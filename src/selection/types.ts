@@ -5,6 +5,7 @@ import type { LocationDb } from '../geo/locationDb.js';
 import type { HealthView } from '../state/healthView.js';
 import type { MetricView } from '../state/metricView.js';
 import type { ResolveContext } from '../state/resolveContext.js';
+import type { DecisionCache } from './decisionCache.js';
 import type { CompiledRecordHealth } from './recordHealth.js';
 import type { LocationClasses } from './locationClasses.js';
 import type { TraceSink } from './trace.js';
@@ -57,6 +58,15 @@ export interface Stage {
   readonly slot: StageSlot;
   /** Name shown in the /explain trace. */
   readonly name: string;
+  /**
+   * Whether a record running this stage may reuse its decisions (`decisionCache.ts`): `true` when
+   * the stage's effect is a function of the working state so far, the record, the health view,
+   * and client inputs it reports in {@link SelectionState.clientReads} (the answer class, client
+   * subnets) — anything else it consults (rotation, random, the clock, a client hash, the
+   * location itself) it reports by setting {@link SelectionState.varies}. A string says why the
+   * stage can never be reused (shown by /explain); absent counts as not reusable.
+   */
+  readonly cacheable?: true | string;
   run(s: SelectionState): void;
 }
 
@@ -82,6 +92,8 @@ export interface CompiledGslbRecord {
   readonly health: CompiledRecordHealth;
   /** The record's answer classes over the snapshot's location data (`locationClasses.ts`), when it reads the location. */
   readonly locationClasses?: LocationClasses | undefined;
+  /** Its reusable decisions, or why it has none (`decisionCache.ts`); one per compiled record, so a reload starts afresh. */
+  readonly decisions: DecisionCache;
 }
 
 /** The client a decision is made for (SPEC §2). */
@@ -143,6 +155,20 @@ export interface SelectionState {
   nowMs: number;
   /** Present only for /explain; stages add steps only when it is set. */
   readonly trace: TraceSink | undefined;
+  /**
+   * Client inputs the decision read, as bits: {@link LOCATION_READ} for the client's answer
+   * class, {@link subnetReadBit}(i) for the record's client subnet i (in the order its
+   * conditions were compiled). The decision cache recomputes the ECS scope of a reused decision
+   * from exactly these inputs.
+   */
+  clientReads: number;
+  /**
+   * Why this outcome may differ for another query with the same record, answer class, subnet
+   * memberships and health view (a tie split by rotation, a rotating or random choice among
+   * several endpoints, a client-network hash, the client's location itself, a cold-start wait
+   * running); undefined while it is a function of those alone. A varying outcome is never reused.
+   */
+  varies: string | undefined;
   /** Set by the health gate: whether any endpoint of the record is down, and whether all are. */
   availability?: RecordAvailability;
 }
@@ -174,6 +200,17 @@ export interface SelectionResult {
 export function selectionNow(s: SelectionState): number {
   if (s.nowMs < 0) s.nowMs = s.env.ctx.now();
   return s.nowMs;
+}
+
+/** {@link SelectionState.clientReads} bit: the decision read the client's answer class. */
+export const LOCATION_READ = 1;
+
+/** Client subnets a record's conditions may test for its decisions to be reusable (bits of {@link SelectionState.clientReads}). */
+export const MAX_READ_SUBNETS = 16;
+
+/** {@link SelectionState.clientReads} bit of the record's client subnet `i`; 0 beyond {@link MAX_READ_SUBNETS}. */
+export function subnetReadBit(i: number): number {
+  return i < MAX_READ_SUBNETS ? 2 << i : 0;
 }
 
 /** Records that the decision used a client-derived input constant over a /`prefix` block around the client. */

@@ -281,7 +281,7 @@ test('explain collects one trace per GSLB selection on the way', (t) => {
   t.like(explain[0], { record: 'www.example.test', type: 'A', scope: 16 });
   t.deepEqual(
     explain[0]!.steps.map((s) => s.stage),
-    ['candidates', 'health', 'scope', 'static-proximity', 'pick-dcs', 'balance'],
+    ['candidates', 'health', 'scope', 'static-proximity', 'pick-dcs', 'balance', 'decision-cache'],
   );
   const none: ExplainedSelection[] = [];
   ask('mail.example.test', 'A', { explain: none });

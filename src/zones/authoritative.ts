@@ -1,6 +1,6 @@
 import { canonicalName, parentName } from '../dns/name.js';
 import { RECORD_TYPES, TYPE_CODES, type RecordType, type ResourceRecord } from '../dns/records.js';
-import { runStages } from '../selection/pipeline.js';
+import { decide } from '../selection/decisionCache.js';
 import { TraceSink } from '../selection/trace.js';
 import type { Client, CompiledGslbRecord, SelectionEnv } from '../selection/types.js';
 import { selectionEnv } from './selectionEnv.js';
@@ -25,6 +25,11 @@ export interface Answer {
   rcode: number;
   /** AA bit: set on answers from our zones, clear on referrals and refusals. */
   authoritative: boolean;
+  /**
+   * Answer section. The records of a GSLB decision reused from the record's decision cache
+   * (`selection/decisionCache.ts`) are its frozen objects, the same for every query the decision
+   * serves while it stays valid: a front door may key a WeakMap on them to reuse their encoding.
+   */
   answers: ResourceRecord[];
   authority: ResourceRecord[];
   additional: ResourceRecord[];
@@ -255,19 +260,25 @@ function select(record: CompiledGslbRecord, owner: string, client: Client, out: 
   const explain = sel.explain;
   const trace = explain ? new TraceSink() : undefined;
   const env = (sel.env ??= selectionEnv(sel.src.env, sel.ctx));
-  const s = runStages(record, client, env, trace, owner);
-  const data = s.data;
+  const d = decide(record, client, env, owner, trace);
+  const data = d.data;
   if (data.length === 0) {
-    if (zone) negative(out, zone, s.ttl);
+    if (zone) negative(out, zone, d.ttl);
     if (trace) explain!.push({ record: record.name, type: record.type, steps: trace.steps, scope: 0 });
     return 0;
   }
-  if (s.scope > out.scope) out.scope = s.scope;
-  const picked = s.picked;
-  for (let i = 0; i < picked.length; i++) out.dcs.push(picked[i]!.candidate.dc.name);
-  if (trace) explain!.push({ record: record.name, type: record.type, steps: trace.steps, scope: s.scope });
+  if (d.scope > out.scope) out.scope = d.scope;
+  const dcs = d.dcs;
+  for (let i = 0; i < dcs.length; i++) out.dcs.push(dcs[i]!);
+  if (trace) explain!.push({ record: record.name, type: record.type, steps: trace.steps, scope: d.scope });
+  const records = d.records;
+  if (records !== undefined && owner === record.name) {
+    // A reused decision's records: the same objects for every query it serves.
+    for (let i = 0; i < records.length; i++) out.answers.push(records[i]!);
+    return records.length;
+  }
   const type = record.type;
-  const ttl = s.ttl;
+  const ttl = d.ttl;
   for (let i = 0; i < data.length; i++) out.answers.push({ name: owner, type, ttl, data: data[i]! });
   return data.length;
 }

@@ -1,6 +1,6 @@
 import { isInZone } from '../dns/name.js';
 import type { RecordType, ResourceRecord } from '../dns/records.js';
-import { runSelection } from '../selection/pipeline.js';
+import { decide } from '../selection/decisionCache.js';
 import type { Client, SelectionEnv } from '../selection/types.js';
 import type { AnswerSource } from './authoritative.js';
 import { selectionEnv } from './selectionEnv.js';
@@ -9,7 +9,12 @@ import type { ZoneData, ZoneNode } from './zoneIndex.js';
 /** One RRset of an owner name as the engine serves it: static, or selected for one client. */
 export interface NameRrset {
   readonly type: RecordType;
-  /** Owner names are the canonical owner (a front door echoes the spelling it received). */
+  /**
+   * Owner names are the canonical owner (a front door echoes the spelling it received). For a
+   * GSLB record whose decision was reused (`selection/decisionCache.ts`), the same frozen array of
+   * the same frozen records on every call while the decision stays valid: a front door may key a
+   * WeakMap on it to reuse its encoding.
+   */
   readonly records: readonly ResourceRecord[];
   /**
    * ECS scope prefix length of this RRset in bits of the client's family (RFC 7871 §7.2.1): the
@@ -44,8 +49,8 @@ export interface NameContents {
 
 /**
  * The RRsets at exactly one owner name: every static RRset and every GSLB record of the name,
- * each GSLB record selected for `client` with {@link runSelection} (so rotation advances as for
- * any answer), with its own ECS scope; `name` is the qname the selection sees (a `*` owner when
+ * each GSLB record decided for `client` as `resolve()` does (its decision cache, else the
+ * pipeline, so rotation advances as for any answer), with its own ECS scope; `name` is the qname the selection sees (a `*` owner when
  * the server looks up a wildcard: it never says which name it synthesises). No wildcard synthesis, CNAME chasing, referral or
  * negative-answer logic: this serves DNS servers that do that themselves from per-name lookups
  * (PowerDNS's remote backend: `lookup` of a name and of `*.<encloser>` owners, RFC 4592).
@@ -80,10 +85,14 @@ export function nameRrsets(
   for (const [t, record] of node.gslb) {
     if ((type !== undefined && t !== type) || node.rrsets.has(t)) continue;
     dynamic = true;
-    const result = runSelection(record, client, env!, undefined, name);
+    const result = decide(record, client, env!, name);
     if (result.data.length === 0) continue;
-    const records: ResourceRecord[] = [];
-    for (const data of result.data) records.push({ name, type: t, ttl: result.ttl, data });
+    let records = result.records;
+    if (records === undefined || name !== record.name) {
+      const built: ResourceRecord[] = [];
+      for (const data of result.data) built.push({ name, type: t, ttl: result.ttl, data });
+      records = built;
+    }
     rrsets.push({ type: t, records, scope: result.scope, selected: true, dcs: result.dcs });
   }
   return { zone: z, exists: true, dynamic, rrsets };

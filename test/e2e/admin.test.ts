@@ -100,8 +100,9 @@ test('GET /explain: the query, the located client, the answer and the trace', as
   t.like(e.selections[0], { record: 'www.example.test', type: 'A', scope: 24 });
   t.deepEqual(
     e.selections[0]!.steps.map((s) => s.stage),
-    ['candidates', 'health', 'scope', 'static-proximity', 'pick-dcs', 'balance'],
+    ['candidates', 'health', 'scope', 'static-proximity', 'pick-dcs', 'balance', 'decision-cache'],
   );
+  t.like(e.selections[0]!.steps[6], { stage: 'decision-cache', cacheable: true });
   t.like(e.selections[0]!.steps[3], {
     clientLocation: 'AS.JP.TOKYO.TOKYO',
     groups: [['ap'], ['eu'], ['us']], // Tokyo: Amsterdam (9285 km) is nearer than Ashburn

@@ -7,6 +7,12 @@ import type { GslbEndpoint, LiveDc, SelectionState } from '../types.js';
 export interface BalanceAlgorithm {
   readonly name: string;
   /**
+   * True when the choice is a function of the data center's live endpoints alone (no rotation,
+   * random draw or client input), so a decision that used it may be reused (`../decisionCache.ts`).
+   * Every algorithm is that when the data center has one endpoint to choose from.
+   */
+  readonly deterministic?: boolean;
+  /**
    * Chooses endpoints among the DC's live endpoints (never empty). May read the client, the
    * context's random source and rotation store; must not keep state of its own.
    */

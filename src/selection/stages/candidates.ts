@@ -7,6 +7,7 @@ const liveByRecord = new WeakMap<CompiledGslbRecord, LiveDc[]>();
 export const candidatesStage: Stage = {
   slot: 'candidates',
   name: 'candidates',
+  cacheable: true,
   run(s) {
     let live = liveByRecord.get(s.record);
     if (!live) {

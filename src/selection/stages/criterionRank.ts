@@ -31,6 +31,7 @@ export function criterionRankStage(o: CriterionRankOptions): Stage {
   return {
     slot: 'rank',
     name: 'multi-source',
+    cacheable: 'it ranks by live metrics',
     run(s) {
       if (s.live.length === 0 && s.demoted.length === 0) return;
       const now = selectionNow(s);

@@ -18,6 +18,7 @@ export function dnsPolicyStage(lists: readonly RuleList[]): Stage {
   return {
     slot: 'policy',
     name: 'dns-policy',
+    cacheable: true,
     run(s) {
       ev.reset();
       const evaluated: { bindPoint: string; subnetOverlap: string; policies: RuleVerdict[] }[] | undefined = s.trace ? [] : undefined;

@@ -14,6 +14,7 @@ import type { Stage } from '../types.js';
 export const failsafeStage: Stage = {
   slot: 'fallback',
   name: 'failsafe',
+  cacheable: true,
   run(s) {
     const r = s.record;
     const h = r.health;

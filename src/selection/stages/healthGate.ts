@@ -47,6 +47,7 @@ const memo = new WeakMap<CompiledRecordHealth, { view: HealthView; outcome: Gate
 export const healthGateStage: Stage = {
   slot: 'gate',
   name: 'health',
+  cacheable: true,
   run(s) {
     const health = s.record.health;
     const view = s.env.health;
@@ -68,6 +69,7 @@ export const healthGateStage: Stage = {
     }
     s.live = outcome.live;
     s.availability = outcome;
+    if (outcome.validUntilMs !== Infinity) s.varies = 'a cold-start wait is running (the outcome changes with time)';
   },
 };
 

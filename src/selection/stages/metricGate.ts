@@ -13,6 +13,7 @@ export function metricGateStage(gate: Gate, service: string, unknown: 'rank-last
   return {
     slot: 'gate',
     name: 'metric-gate',
+    cacheable: 'it reads live host and service metrics',
     run(s) {
       if (s.live.length === 0) return;
       const now = selectionNow(s);

@@ -18,6 +18,7 @@ export function rotationTieBreak(rotationKey: string): TieBreak {
   return {
     name: 'rotation',
     choose(group, room, s) {
+      s.varies = 'a tie at the pickDcCount cut split by rotation';
       const start = s.env.ctx.rotation.next(rotationKey) % group.length;
       const out: LiveDc[] = [];
       for (let i = 0; i < room; i++) out.push(group[(start + i) % group.length]!);
@@ -34,6 +35,7 @@ export function rotationTieBreak(rotationKey: string): TieBreak {
 export const clientHashTieBreak: TieBreak = {
   name: 'client-network hash',
   choose(group, room, s) {
+    s.varies = 'a tie at the pickDcCount cut split by the client-network hash';
     narrowScope(s, clientNetworkPrefix(s));
     return rendezvousChoose(group, room, clientTieBreakHash(s), (l) => l.candidate.dc.name);
   },
@@ -49,6 +51,7 @@ export function pickDcsStage(count: number, tieBreak: TieBreak): Stage {
   return {
     slot: 'pick',
     name: 'pick-dcs',
+    cacheable: true,
     run(s) {
       const ranked = s.ranked;
       // The best group alone fills the answer (or is all there is): it is the pick, shared as it is.

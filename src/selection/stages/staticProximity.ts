@@ -29,6 +29,7 @@ export function staticProximityStage(defaultDcs: ReadonlySet<string>): Stage {
   return {
     slot: 'rank',
     name: 'static-proximity',
+    cacheable: true,
     run(s) {
       if (s.live.length === 0) return;
       const cls = recordClass(s);

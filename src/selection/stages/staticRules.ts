@@ -15,6 +15,7 @@ export function staticRulesStage(list: RuleList): Stage {
   return {
     slot: 'rank',
     name: 'static-rules',
+    cacheable: true,
     run(s) {
       ev.reset();
       const verdicts: RuleVerdict[] | undefined = s.trace ? [] : undefined;

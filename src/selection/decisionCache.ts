@@ -1,0 +1,257 @@
+import type { SubnetConfig } from '../config/policySchema.js';
+import type { RecordData, ResourceRecord } from '../dns/records.js';
+import type { IpAddress } from '../geo/ipAddress.js';
+import { unpackPrefix } from '../geo/rangeTable.js';
+import { membershipScope, subnetMembership } from '../policies/subnet.js';
+import type { HealthView } from '../state/healthView.js';
+import type { LocationClasses } from './locationClasses.js';
+import { runStages } from './pipeline.js';
+import type { TraceSink } from './trace.js';
+import {
+  LOCATION_READ,
+  MAX_READ_SUBNETS,
+  subnetReadBit,
+  type Client,
+  type CompiledGslbRecord,
+  type SelectionEnv,
+  type SelectionState,
+  type Stage,
+} from './types.js';
+
+/** A record's answer for one client, as the zones' query path and `nameRrsets` copy it into theirs. */
+export interface Decision {
+  readonly data: readonly RecordData[];
+  /** Seconds. */
+  readonly ttl: number;
+  /** ECS scope prefix length for this client (0: the answer does not depend on the client). */
+  readonly scope: number;
+  /** Names of the data centers picked (empty when a fallback answered). */
+  readonly dcs: readonly string[];
+  /**
+   * For a reused decision: `data` as records owned by the record's name with `ttl`, in answer
+   * order. The same frozen array of the same frozen records for every query the decision serves,
+   * while it stays valid (same compiled record, same health view): a front door may key a
+   * WeakMap on the array, or on each record, to reuse its encoding. Undefined when the decision
+   * is not reused (the record or this outcome is not cacheable, or a trace was asked for).
+   */
+  readonly records: readonly ResourceRecord[] | undefined;
+}
+
+/** A reused decision: everything but the ECS scope, which is per client. */
+interface Entry {
+  readonly data: readonly RecordData[];
+  readonly ttl: number;
+  readonly dcs: readonly string[];
+  readonly records: readonly ResourceRecord[];
+  /** The client inputs the decision read ({@link SelectionState.clientReads}): they give each client's scope. */
+  readonly reads: number;
+}
+
+/** Entries kept per record: beyond it the cache starts afresh (a miss costs one pipeline run). */
+export const MAX_DECISIONS = 4096;
+
+/** What a record's cacheability is decided from at load. */
+export interface DecisionInputs {
+  /** Canonical owner name (a `*` first label makes the query name vary). */
+  readonly name: string;
+  readonly pipeline: readonly Stage[];
+  /** True when the decision reads the client's location (static proximity, `clientLocation` conditions). */
+  readonly readsLocation: boolean;
+  readonly locationClasses: LocationClasses | undefined;
+  /** Every client subnet its conditions test, in compilation order. */
+  readonly subnets: readonly SubnetConfig[];
+  readonly readsQname: boolean;
+  /** True when the snapshot is compiled without decision caches (a reference for tests and benchmarks). */
+  readonly turnedOff?: boolean;
+}
+
+/**
+ * The decision cache of one compiled record (gdnsd precomputes results per map and data-center
+ * set in the same spirit): a decision whose every input is the record, the client's answer class
+ * (`locationClasses.ts`), the client's membership in each client subnet of the record's
+ * conditions, and the health view is computed once per such key and reused.
+ *
+ * Cacheability is decided at load ({@link reason}): every stage must report what it reads
+ * (`Stage.cacheable`; metric stages never can), the query name must not vary (a `qname`
+ * condition under a wildcard record), a decision that reads the location must have answer
+ * classes, and the conditions test at most {@link MAX_READ_SUBNETS} subnets. Then each outcome
+ * is checked when computed: one that drew on rotation or randomness among several choices, a
+ * client hash, the location itself or a running cold-start wait (`SelectionState.varies`) is
+ * answered but never stored, so rotation still rotates and time still counts.
+ *
+ * Validity: the health view is immutable and every change of what the decision reads from it
+ * (health transitions, overrides, drain, state-file load, data-center status, hence TTL while
+ * down) publishes a new view, so the view's identity is its version: any other view drops every
+ * entry. A reload compiles new records, hence new caches. Nothing depends on timing.
+ *
+ * The ECS scope is computed per client from the reads the entry recorded: the answer-class block
+ * of the client's address and the membership scope of each subnet the decision tested — the
+ * same inputs, so the same scope as the pipeline's. Answers, TTL, scope and data centers equal
+ * the pipeline's for every client (`decisionCache.test.ts` checks it differentially).
+ *
+ * Memory: at most {@link MAX_DECISIONS} entries per record (keys are hundreds of classes × the
+ * few subnet combinations clients actually fall in).
+ */
+export class DecisionCache {
+  private view: HealthView | undefined;
+  private readonly entries = new Map<number, Entry>();
+  /** {@link subnetMembership} of the last client keyed, per subnet. */
+  private readonly members: Int32Array;
+  /** Answer-class block prefix of the last client keyed. */
+  private blockPrefix = 0;
+  /** Filled for each decision served from an entry; valid until this record's next decision. */
+  private readonly served: { -readonly [K in keyof Decision]: Decision[K] } = { data: [], ttl: 0, scope: 0, dcs: [], records: undefined };
+
+  private constructor(
+    /** Why the record's decisions are never reused (shown by /explain); undefined when they are. */
+    readonly reason: string | undefined,
+    private readonly classes: LocationClasses | undefined,
+    private readonly subnets: readonly SubnetConfig[],
+  ) {
+    this.members = new Int32Array(subnets.length);
+  }
+
+  /** The cache of a record being compiled, or an empty one saying why its decisions cannot be reused. */
+  static forRecord(r: DecisionInputs): DecisionCache {
+    return new DecisionCache(uncacheableReason(r), r.locationClasses, r.subnets);
+  }
+
+  /** Number of entries held now. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * The decision of `record` (whose cache this is) for `client`: an entry's when one holds for
+   * the client's key on `env`'s health view, else the pipeline's (stored when cacheable). The
+   * object returned for an entry is reused by the next decision of this record: copy what you
+   * keep. `qname` as for `runStages`.
+   */
+  decide(record: CompiledGslbRecord, client: Client, env: SelectionEnv, qname: string): Decision {
+    const lc = this.classes;
+    if (this.reason !== undefined || (lc !== undefined && lc.geo !== env.geo)) return stateDecision(runStages(record, client, env, undefined, qname));
+    if (env.health !== this.view) {
+      this.entries.clear();
+      this.view = env.health;
+    }
+    const key = this.keyOf(client.address);
+    let e = this.entries.get(key);
+    if (e === undefined) {
+      const s = runStages(record, client, env, undefined, qname);
+      // A stage that narrowed the scope without reporting the input would make the scope wrong for other clients: not stored.
+      if (s.varies !== undefined || this.scopeOf(s.clientReads) !== s.scope) return stateDecision(s);
+      e = entryOf(record, s);
+      if (this.entries.size >= MAX_DECISIONS) this.entries.clear();
+      this.entries.set(key, e);
+    }
+    const out = this.served;
+    out.data = e.data;
+    out.ttl = e.ttl;
+    out.scope = this.scopeOf(e.reads);
+    out.dcs = e.dcs;
+    out.records = e.records;
+    return out;
+  }
+
+  /**
+   * For /explain, after the full pipeline ran in `s` (traced): whether the record is cacheable,
+   * the client's key, and whether an entry for it serves queries now (checked equal to `s`).
+   */
+  describe(s: SelectionState): Record<string, unknown> {
+    if (this.reason !== undefined) return { cacheable: false, reason: this.reason };
+    const lc = this.classes;
+    if (lc !== undefined && lc.geo !== s.env.geo) return { cacheable: false, reason: 'the answer classes belong to another location database' };
+    const key = this.keyOf(s.client.address);
+    const entry = s.env.health === this.view ? this.entries.get(key) : undefined;
+    const subnetsInside = this.subnets.filter((_, i) => this.members[i]! >= 0).map((sn) => sn.text);
+    return {
+      cacheable: true,
+      key: { answerClass: lc ? Math.floor(lc.lookup(s.client.address) / 256) : null, subnetsInside },
+      outcome: s.varies !== undefined ? `not reused: ${s.varies}` : 'reused for this key until the health view changes',
+      served:
+        entry === undefined
+          ? 'no entry for this key on the current health view: the next query computes and stores it'
+          : sameAnswer(entry, s) && this.scopeOf(entry.reads) === s.scope
+            ? 'queries with this key are answered from the cache (its entry equals this trace)'
+            : 'ENTRY DIFFERS FROM THIS TRACE',
+    };
+  }
+
+  /** The client's key: its answer class, then one bit per subnet (inside or not); sets the scratch fields {@link scopeOf} reads. */
+  private keyOf(a: IpAddress): number {
+    let key = 0;
+    const lc = this.classes;
+    if (lc !== undefined) {
+      const packed = lc.lookup(a);
+      this.blockPrefix = unpackPrefix(packed);
+      key = (packed - this.blockPrefix) / 256;
+    }
+    const subnets = this.subnets;
+    for (let i = 0; i < subnets.length; i++) {
+      const sn = subnets[i]!;
+      const m = subnetMembership(a, sn.address, sn.prefix);
+      this.members[i] = m;
+      key = key * 2 + (m >= 0 ? 1 : 0);
+    }
+    return key;
+  }
+
+  /** The ECS scope of the last client keyed for a decision that read `reads`. */
+  private scopeOf(reads: number): number {
+    let scope = (reads & LOCATION_READ) !== 0 ? this.blockPrefix : 0;
+    for (let i = 0; i < this.members.length; i++) {
+      if ((reads & subnetReadBit(i)) === 0) continue;
+      const p = membershipScope(this.members[i]!);
+      if (p > scope) scope = p;
+    }
+    return scope;
+  }
+}
+
+/**
+ * The decision of a record for a client: reused from its cache when it may be, else the
+ * pipeline's. With `trace` (/explain) the full pipeline always runs and a `decision-cache` step
+ * says whether the cache serves this key or why the record is not cacheable.
+ */
+export function decide(record: CompiledGslbRecord, client: Client, env: SelectionEnv, qname: string, trace?: TraceSink): Decision {
+  if (trace === undefined) return record.decisions.decide(record, client, env, qname);
+  const s = runStages(record, client, env, trace, qname);
+  trace.step('decision-cache', record.decisions.describe(s));
+  return stateDecision(s);
+}
+
+const NO_RECORDS: readonly ResourceRecord[] = Object.freeze([]);
+
+function stateDecision(s: SelectionState): Decision {
+  const picked = s.picked;
+  const dcs: string[] = [];
+  for (let i = 0; i < picked.length; i++) dcs.push(picked[i]!.candidate.dc.name);
+  return { data: s.data, ttl: s.ttl, scope: s.scope, dcs, records: undefined };
+}
+
+function entryOf(record: CompiledGslbRecord, s: SelectionState): Entry {
+  const data = Object.freeze(s.data.slice());
+  const records = data.length === 0 ? NO_RECORDS : Object.freeze(data.map((d) => Object.freeze({ name: record.name, type: record.type, ttl: s.ttl, data: d })));
+  return { data, ttl: s.ttl, dcs: Object.freeze(s.picked.map((l) => l.candidate.dc.name)), records, reads: s.clientReads };
+}
+
+function sameAnswer(e: Entry, s: SelectionState): boolean {
+  return (
+    e.ttl === s.ttl &&
+    e.data.length === s.data.length &&
+    e.data.every((d, i) => d === s.data[i]) &&
+    e.dcs.join() === s.picked.map((l) => l.candidate.dc.name).join()
+  );
+}
+
+function uncacheableReason(r: DecisionInputs): string | undefined {
+  if (r.turnedOff) return 'the decision cache is turned off for this snapshot';
+  for (const stage of r.pipeline) {
+    if (stage.cacheable === true) continue;
+    return `stage ${stage.name}: ${stage.cacheable ?? 'does not report what it reads'}`;
+  }
+  if (r.readsQname && (r.name === '*' || r.name.startsWith('*.'))) return 'a condition reads the query name, which varies under a wildcard record';
+  if (r.readsLocation && r.locationClasses === undefined) return 'it reads the location and the location database cannot be enumerated (no answer classes)';
+  if (r.subnets.length > MAX_READ_SUBNETS) return `its conditions test ${r.subnets.length} client subnets (at most ${MAX_READ_SUBNETS} for the cache key)`;
+  return undefined;
+}
