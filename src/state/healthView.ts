@@ -21,7 +21,9 @@ export interface EndpointHealth {
 /**
  * Read-only view of health state that the gate stage consults on every query. Implementations
  * are immutable snapshots: a health change publishes a new view (and a new engine snapshot), so a
- * query never sees half an update.
+ * query never sees half an update. A view's identity is its version: the health gate's memo and
+ * the decision cache (`selection/decisionCache.ts`) reuse results for as long as they see the
+ * same view object, so an implementation must never change what a view it handed out says.
  *
  * `hostStatus` and `serviceStatus` are the `host.status` and `service.status` signals of SPEC §3
  * that multi-source ranking and gating read (key: a data center name; a service name and a data
