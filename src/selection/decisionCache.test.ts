@@ -14,7 +14,7 @@ import { nameRrsets } from '../zones/nameRrsets.js';
 import { viewOf } from '../../test/health/gslbFixture.js';
 import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
 import { prefixLocationDb } from '../../test/support/prefixLocationDb.js';
-import { SEED002_APP_SERVICE } from '../../test/support/seed002Service.js';
+import { PREF_ACTIONS, PREF_RECORD, SEED002_APP_SERVICE, SEED002_DATACENTERS_WITH_COORDINATES } from '../../test/support/seed002Service.js';
 import { seededUint32 } from '../../test/support/seededRandom.js';
 import { MAX_DECISIONS } from './decisionCache.js';
 import type { Client } from './types.js';
@@ -28,15 +28,7 @@ import type { Client } from './types.js';
 
 const CONFIG = `
 ${EXAMPLE_ZONE}
-datacenters:
-  - { name: in, location: Asia.IN, lat: 19.1, lon: 72.9 }
-  - { name: jpn, location: Asia.jpn, lat: 35.7, lon: 139.7 }
-  - { name: hk, location: Asia.HK, lat: 22.3, lon: 114.2 }
-  - { name: uk, location: Europe.UK, lat: 51.5, lon: -0.1 }
-  - { name: ru, location: Europe.RU, lat: 55.8, lon: 37.6 }
-  - { name: eg, location: Europe.EG, lat: 30.0, lon: 31.2 }
-  - { name: sd, location: Africa.SD, lat: 15.6, lon: 32.5 }
-  - { name: zmb, location: Africa.zmb, lat: -15.4, lon: 28.3 }
+${SEED002_DATACENTERS_WITH_COORDINATES}
 ${SEED002_APP_SERVICE}
   - name: web
     endpoints:
@@ -52,13 +44,7 @@ ${SEED002_APP_SERVICE}
       - { dc: hk, address: 203.0.113.5, weight: 3 }
       - { dc: zmb, address: 203.0.113.6 }
 records:
-  - name: pref.example.test
-    type: A
-    service: app
-    policies:
-      rules:
-        - { name: internal, when: { clientSubnet: [10.0.0.0/8, 172.16.0.0/12, "fc00::/7"] }, action: internal-view }
-        - { name: africa, when: { clientLocation: Africa }, action: prefLoc11 }
+${PREF_RECORD}
   - { name: prox.example.test, type: A, service: app, health: { downTtl: 7 } }
   - { name: www.example.test, type: A, service: web }
   - { name: rr.example.test, type: A, service: pool, policy: { type: static-proximity, pickDcCount: 2 } }
@@ -83,8 +69,7 @@ records:
       rules:
         - { name: by-name, when: { qname: [a.w.example.test] }, action: internal-view }
 actions:
-  - { name: prefLoc11, type: preferred-locations, locations: ["Asia.HK", "Europe.UK"] }
-  - { name: internal-view, type: view, dcs: [uk] }
+${PREF_ACTIONS}
 `;
 
 const GEO_ENTRIES = [

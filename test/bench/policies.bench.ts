@@ -16,7 +16,7 @@ import { LISTENER_GSLB_TABLE, recordListenerRecordRuns } from './listener.bench.
 import { exchange, queryPacket } from './harness/dnsWire.js';
 import { startGslbd } from './harness/gslbdServer.js';
 import { EXAMPLE_ZONE } from '../support/exampleZone.js';
-import { SEED002_APP_SERVICE } from '../support/seed002Service.js';
+import { PREF_ACTIONS, PREF_RECORD, SEED002_APP_SERVICE, SEED002_DATACENTERS_WITH_COORDINATES } from '../support/seed002Service.js';
 
 /**
  * resolve() decisions/s for the records of issue 6 (seed 002) over the real GeoLite2 data, in the
@@ -35,28 +35,13 @@ const CPU = '1';
 
 const CONFIG = `
 ${EXAMPLE_ZONE}
-datacenters:
-  - { name: in, location: Asia.IN, lat: 19.1, lon: 72.9 }
-  - { name: jpn, location: Asia.jpn, lat: 35.7, lon: 139.7 }
-  - { name: hk, location: Asia.HK, lat: 22.3, lon: 114.2 }
-  - { name: uk, location: Europe.UK, lat: 51.5, lon: -0.1 }
-  - { name: ru, location: Europe.RU, lat: 55.8, lon: 37.6 }
-  - { name: eg, location: Europe.EG, lat: 30.0, lon: 31.2 }
-  - { name: sd, location: Africa.SD, lat: 15.6, lon: 32.5 }
-  - { name: zmb, location: Africa.zmb, lat: -15.4, lon: 28.3 }
+${SEED002_DATACENTERS_WITH_COORDINATES}
 ${SEED002_APP_SERVICE}
 records:
-  - name: pref.example.test
-    type: A
-    service: app
-    policies:
-      rules:
-        - { name: internal, when: { clientSubnet: [10.0.0.0/8, 172.16.0.0/12, "fc00::/7"] }, action: internal-view }
-        - { name: africa, when: { clientLocation: Africa }, action: prefLoc11 }
+${PREF_RECORD}
   - { name: prox.example.test, type: A, service: app }
 actions:
-  - { name: prefLoc11, type: preferred-locations, locations: ["Asia.HK", "Europe.UK"] }
-  - { name: internal-view, type: view, dcs: [uk] }
+${PREF_ACTIONS}
 `;
 
 const ROWS = [
