@@ -20,7 +20,7 @@ import { measureInProcess } from './harness/inProcessRows.js';
 import { geoipBackend, startPdns } from './harness/pdnsServer.js';
 import { noopReply } from './noopRemoteBackend.js';
 import { BENCH_DIST } from './harness/paths.js';
-import { processCpuSeconds } from './harness/processCpu.js';
+import { processContextSwitches, processCpuSeconds } from './harness/processCpu.js';
 import type { BenchProcess } from './harness/processes.js';
 import { quickstartSnapshot } from './harness/quickstartSnapshot.js';
 
@@ -186,13 +186,19 @@ const group: BenchGroup = {
       for (const row of rows) {
         const server = pdns.get(key(row.instance))!;
         const backend = backendOf(row.instance);
+        const backendPid = row.instance.backend === 'gslbd' ? gslbd!.process.pid : row.instance.backend === 'noop' ? noop!.pid : undefined;
         const before = { pdns: processCpuSeconds(server.proc.pid), backend: backend ? await backend.sample(false) : undefined };
+        const switchesBefore = { pdns: processContextSwitches(server.proc.pid), backend: backendPid ? processContextSwitches(backendPid) : 0 };
         const r = await dnsperf(row, RUN_SECONDS);
+        const pdnsSwitches = processContextSwitches(server.proc.pid) - switchesBefore.pdns;
+        const backendSwitches = backendPid ? processContextSwitches(backendPid) - switchesBefore.backend : 0;
         const pdnsCpu = processCpuSeconds(server.proc.pid) - before.pdns;
         const details: Record<string, number> = {
           'pdns CPU µs/query': (pdnsCpu / r.completed) * 1e6,
           'lost %': (100 * r.lost) / (r.completed + r.lost),
+          'pdns context switches/query': pdnsSwitches / r.completed,
         };
+        if (backendPid) details['backend context switches/query'] = backendSwitches / r.completed;
         if (backend && before.backend) {
           const after = await backend.sample(true);
           const lookups = after.lookups - before.backend.lookups;

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 let ticksPerSecond: number | undefined;
 
@@ -25,4 +25,24 @@ export function processCpuSeconds(pid: number): number {
  */
 export function threadCpuSeconds(): number {
   return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e9;
+}
+
+/**
+ * Context switches of every thread of a process so far (voluntary + involuntary, from
+ * `/proc/<pid>/task/<tid>/status`; proc(5)): how often it slept and woke (or was preempted), a
+ * cost CPU time shows only in part. Threads that ended are not counted.
+ * @throws Error when the process does not exist.
+ */
+export function processContextSwitches(pid: number): number {
+  let switches = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let status: string;
+    try {
+      status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+    } catch {
+      continue; // the thread ended while we read
+    }
+    for (const m of status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)) switches += Number(m[1]);
+  }
+  return switches;
 }
