@@ -1,10 +1,10 @@
 import { presentData } from '../../dns/presentation.js';
 import type { ResourceRecord } from '../../dns/records.js';
-import type { NameContents } from '../../zones/nameRrsets.js';
+import type { NameContents, NameRrset } from '../../zones/nameRrsets.js';
 import { scopeMask, type RemoteClient } from './remoteClient.js';
 
-/** The reply to a lookup of a name that holds nothing (or lies outside our zones). */
-export const NO_RECORDS = '{"result":[]}';
+/** The reply line to a lookup of a name that holds nothing (or lies outside our zones). */
+export const NO_RECORDS = '{"result":[]}\n';
 
 /**
  * PowerDNS's marker of an empty non-terminal: a record of type 0 (`QType::ENT`; its type name
@@ -18,32 +18,79 @@ const ENT_CONTENT = '""';
 
 const staticContent = new WeakMap<ResourceRecord, string>();
 
+/** The JSON of one RRset's records for one spelling of the owner, scopeMask and zone id. */
+interface RrsetText {
+  readonly qnameJson: string;
+  readonly mask: number;
+  readonly domainId: number;
+  /** The RRset's record objects, comma-separated. */
+  readonly records: string;
+  /** The whole reply line when the name holds only this RRset. */
+  readonly reply: string;
+}
+
 /**
- * The JSON reply to a `lookup` (notes §3.2): every record of every RRset, owner written as
+ * Texts of shared RRsets, by their record array: the last spelling, mask and zone id each was
+ * written with (PowerDNS asks for a name in one spelling, and one decision serves many clients
+ * with one scope). Only frozen arrays are kept: the engine hands the same frozen array for every
+ * query a reused selection decision answers (zones/nameRrsets.ts), so the JSON is written once
+ * per decision instead of once per lookup; a fresh array of each lookup would only fill the map.
+ */
+const sharedTexts = new WeakMap<readonly ResourceRecord[], RrsetText>();
+
+/**
+ * The JSON reply to a `lookup` (notes §3.2), with its newline: every record of every RRset, owner written as
  * `qnameJson` (the qname exactly as PowerDNS sent it, JSON-encoded, so its case and presentation
  * escapes round-trip), `qtype` as a type name, `content` in presentation form with MX/SRV
  * priorities inside, `ttl` as a JSON number (a string would become 0), `domain_id` on the SOA
  * so later lookups carry the zone id, and `scopeMask` on each record of a client-dependent RRset
  * ({@link scopeMask}). An existing name without RRsets gets the empty non-terminal marker when
- * all types were asked for.
+ * all types were asked for. The newline is part of the text, so a remembered reply is written
+ * as it is, without a new string per write. The text of an RRset whose record array is frozen (a reused
+ * selection decision) is remembered with it and reused while the spelling, mask and zone id
+ * stay the same.
  */
 export function lookupReply(qnameJson: string, contents: NameContents, rc: RemoteClient, domainId: number, allTypes: boolean): string {
-  let out = '{"result":[';
-  let first = true;
-  for (const rrset of contents.rrsets) {
-    const mask = scopeMask(rc, rrset.scope);
-    const typeJson = `"${rrset.type}"`;
-    for (const r of rrset.records) {
-      out += first ? '{"qname":' : ',{"qname":';
-      first = false;
-      out += `${qnameJson},"qtype":${typeJson},"content":${contentJson(r, rrset.selected)},"ttl":${r.ttl}`;
-      if (mask > 0) out += `,"scopeMask":${mask}`;
-      if (r.type === 'SOA') out += `,"domain_id":${domainId}`;
-      out += '}';
-    }
+  const rrsets = contents.rrsets;
+  if (rrsets.length === 0) {
+    return contents.exists && allTypes ? `{"result":[{"qname":${qnameJson},"qtype":${ENT_TYPE},"content":${ENT_CONTENT},"ttl":0}]}\n` : NO_RECORDS;
   }
-  if (first && contents.exists && allTypes) out += `{"qname":${qnameJson},"qtype":${ENT_TYPE},"content":${ENT_CONTENT},"ttl":0}`;
-  return `${out}]}`;
+  if (rrsets.length === 1) {
+    const only = rrsets[0]!;
+    const mask = scopeMask(rc, only.scope);
+    return Object.isFrozen(only.records) ? sharedText(qnameJson, only, mask, domainId).reply : `{"result":[${recordsJson(qnameJson, only, mask, domainId)}]}\n`;
+  }
+  let out = '{"result":[';
+  for (let i = 0; i < rrsets.length; i++) {
+    const rrset = rrsets[i]!;
+    const mask = scopeMask(rc, rrset.scope);
+    if (i > 0) out += ',';
+    out += Object.isFrozen(rrset.records) ? sharedText(qnameJson, rrset, mask, domainId).records : recordsJson(qnameJson, rrset, mask, domainId);
+  }
+  return `${out}]}\n`;
+}
+
+function sharedText(qnameJson: string, rrset: NameRrset, mask: number, domainId: number): RrsetText {
+  const known = sharedTexts.get(rrset.records);
+  if (known !== undefined && known.qnameJson === qnameJson && known.mask === mask && known.domainId === domainId) return known;
+  const records = recordsJson(qnameJson, rrset, mask, domainId);
+  const text: RrsetText = { qnameJson, mask, domainId, records, reply: `{"result":[${records}]}\n` };
+  sharedTexts.set(rrset.records, text);
+  return text;
+}
+
+/** One RRset's record objects, comma-separated (RRsets are never empty). */
+function recordsJson(qnameJson: string, rrset: NameRrset, mask: number, domainId: number): string {
+  const typeJson = `"${rrset.type}"`;
+  let out = '';
+  for (const r of rrset.records) {
+    out += out === '' ? '{"qname":' : ',{"qname":';
+    out += `${qnameJson},"qtype":${typeJson},"content":${contentJson(r, rrset.selected)},"ttl":${r.ttl}`;
+    if (mask > 0) out += `,"scopeMask":${mask}`;
+    if (r.type === 'SOA') out += `,"domain_id":${domainId}`;
+    out += '}';
+  }
+  return out;
 }
 
 /** JSON string of a record's presentation-form data; static records' texts are computed once. */

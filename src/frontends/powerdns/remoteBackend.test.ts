@@ -396,3 +396,45 @@ test('the fixture snapshot is what the tests above assume', (t) => {
   );
   t.is(snap.records.length, 5);
 });
+
+test("lookups read from PowerDNS's line format without JSON.parse answer byte for byte what the JSON.parse path answers, and count alike", async (t) => {
+  const viaParse = harness();
+  const direct = harness();
+  const names = ['example.test.', 'WWW.example.test.', 'www.example.test.', 'rr.example.test.', 'static.example.test.', 'mail.example.test.', 'gmx.example.test.'];
+  const more = ['ent.example.test.', 'nowhere.example.test.', '*.wild.example.test.', 'www.other.test.', 'outside.test.', 'txt.example.test.', '_sip._udp.example.test.'];
+  const clients: [string, string][] = [
+    ['0.0.0.0/0', '0.0.0.0'],
+    ['8.8.8.0/24', '192.0.2.200'],
+    ['193.0.0.0/20', '192.0.2.200'],
+    ['202.12.26.0/23', '127.0.0.1'],
+    ['2001:67c:2e8::/48', '::1'],
+    ['127.0.0.1/32', '127.0.0.1'],
+    ['::ffff:8.8.8.0/120', '127.0.0.1'],
+    ['9.9.9.0/0', '127.0.0.1'],
+  ];
+  let compared = 0;
+  for (const qname of [...names, ...more]) {
+    for (const [realRemote, remote] of clients) {
+      for (const qtype of ['ANY', 'A', 'MX', 'SOA']) {
+        for (const zoneId of [-1, EXAMPLE_ID, OTHER_ID]) {
+          const parameters = { local: '127.0.0.1', qname, qtype, 'real-remote': realRemote, remote, 'zone-id': zoneId };
+          const compact = JSON.stringify({ method: 'lookup', parameters });
+          const json11 = `{"method": "lookup", "parameters": {${Object.entries(parameters)
+            .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+            .join(', ')}}}`;
+          // Twice, as PowerDNS does for a name below the apex (the second is paired).
+          for (let i = 0; i < 2; i++) {
+            const expected = viaParse.session.handle(compact);
+            t.deepEqual(direct.session.handle(json11), expected, json11);
+            compared++;
+          }
+        }
+      }
+    }
+  }
+  t.is(compared, 14 * 8 * 4 * 3 * 2);
+  for (const name of ['gslbd_powerdns_requests_total', 'gslbd_powerdns_selection_reuses_total', 'gslbd_dc_answers_total']) {
+    t.is(await direct.metric(name), await viaParse.metric(name), name);
+  }
+  t.regex(await direct.metric('gslbd_powerdns_requests_total'), /method="lookup",outcome="ok"} 2688/);
+});

@@ -7,6 +7,7 @@ import type { Logger } from '../../log/logger.js';
 import type { ResolveContext } from '../../state/resolveContext.js';
 import type { ZoneData } from '../../zones/zoneIndex.js';
 import { LookupPairing } from './lookupPairing.js';
+import { parseLookupLine, type LookupLine } from './lookupLine.js';
 import { lookupReply, NO_RECORDS } from './lookupReply.js';
 import type { PowerDnsMetrics, ProtocolErrorReason, RequestOutcome } from './metrics.js';
 import { remoteClient, type RemoteClient } from './remoteClient.js';
@@ -25,6 +26,7 @@ export interface RemoteBackendDeps {
 
 /** The reply to one request line, and whether the connection closes after it. */
 export interface Reply {
+  /** The reply document followed by its newline, ready to write. */
   readonly text: string;
   readonly close: boolean;
   /** Set when the connection closes because of bad input. */
@@ -77,6 +79,7 @@ const NOT_OFFERED = new Set([
 const OFFERED = new Set(['initialize', 'lookup', 'getAllDomains', 'getAllDomainMetadata', 'getDomainMetadata', 'getDomainInfo']);
 const RECORD_TYPE_NAMES: ReadonlySet<string> = new Set(RECORD_TYPES);
 const NOT_OFFERED_REPLY = '{"result":false}';
+const NOT_OFFERED_LINE = `${NOT_OFFERED_REPLY}\n`;
 
 /** An invalid request: answered without a `result` key (PowerDNS: SERVFAIL), connection kept. */
 class InvalidRequest extends Error {}
@@ -116,6 +119,8 @@ export class RemoteBackendSession {
   handle(line: string): Reply {
     const repeated = this.repeatedLookup(line);
     if (repeated !== undefined) return { text: repeated, close: false };
+    const lookup = parseLookupLine(line);
+    if (lookup !== undefined) return this.answer('lookup', lookup, lookup, line);
     let request: unknown;
     try {
       request = JSON.parse(line);
@@ -131,15 +136,29 @@ export class RemoteBackendSession {
       if (NOT_OFFERED.has(method)) {
         this.count(method, 'not_offered');
         if (method === 'list') this.deps.log.info({ instance: this.instance, params }, 'AXFR refused: GSLB answers depend on the client');
-        return { text: NOT_OFFERED_REPLY, close: false };
+        return { text: NOT_OFFERED_LINE, close: false };
       }
       return this.reject('unknown_method', `unknown method ${JSON.stringify(method.slice(0, 64))}`);
     }
     const p = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+    return this.answer(method, p, undefined, line);
+  }
+
+  /**
+   * The reply to an offered method with parameters `p`; `lookup` holds a lookup's parameters when
+   * {@link parseLookupLine} read them from the line (else they are read from `p`).
+   */
+  private answer(method: string, p: object, lookup: LookupLine | undefined, line: string): Reply {
     try {
-      const text = method === 'lookup' ? this.lookup(p, line) : this.dispatch(method, p);
+      const params = p as Record<string, unknown>;
+      if (method === 'lookup') {
+        const text = this.lookup(lookup ?? lookupParams(params), line);
+        this.count(method, 'ok');
+        return { text, close: false };
+      }
+      const text = this.dispatch(method, params);
       this.count(method, text === NOT_OFFERED_REPLY ? 'not_offered' : 'ok');
-      return { text, close: false };
+      return { text: `${text}\n`, close: false };
     } catch (e) {
       const invalid = e instanceof InvalidRequest;
       this.count(method, invalid ? 'invalid' : 'error');
@@ -205,7 +224,7 @@ export class RemoteBackendSession {
     return reply;
   }
 
-  private lookup(p: Record<string, unknown>, line: string): string {
+  private lookup(p: LookupLine, line: string): string {
     const metrics = this.deps.metrics;
     // Timing every lookup would cost as much as a cheap lookup; every 16th is representative.
     const started = (metrics.lookups++ & 15) === 0 ? performance.now() : -1;
@@ -214,13 +233,8 @@ export class RemoteBackendSession {
     return reply;
   }
 
-  private lookupReply(p: Record<string, unknown>, line: string): string {
-    const { qname, qtype, remote } = p;
-    const realRemote = p['real-remote'];
-    const zoneId = typeof p['zone-id'] === 'number' ? p['zone-id'] : -1;
-    if (typeof qname !== 'string' || typeof qtype !== 'string' || typeof remote !== 'string' || typeof realRemote !== 'string') {
-      throw new InvalidRequest('lookup needs string "qname", "qtype", "remote" and "real-remote"');
-    }
+  private lookupReply(p: LookupLine, line: string): string {
+    const { qname, qtype, remote, realRemote, zoneId } = p;
     const rc = this.clientOf(realRemote, remote);
     const { engine } = this.deps;
     const snapshot = engine.snapshot;
@@ -259,7 +273,7 @@ export class RemoteBackendSession {
       }
       return NO_RECORDS;
     }
-    const reply = lookupReply(JSON.stringify(qname), contents, rc, ids.idOf(contents.zone), allTypes);
+    const reply = lookupReply(p.qnameJson, contents, rc, ids.idOf(contents.zone), allTypes);
     if (!contents.dynamic) {
       if (replies) {
         replies.set(zoneId, reply);
@@ -299,9 +313,24 @@ export class RemoteBackendSession {
   }
 }
 
-/** A reply without `result`: PowerDNS raises "No 'result' field", answers SERVFAIL and reconnects (notes §6). */
+/**
+ * A lookup's parameters from its parsed `parameters` object (any key order, escapes; what
+ * {@link parseLookupLine} does not read). `zone-id` is −1 when absent or not a number.
+ * @throws InvalidRequest when `qname`, `qtype`, `remote` or `real-remote` is not a string.
+ */
+function lookupParams(p: Record<string, unknown>): LookupLine {
+  const { qname, qtype, remote } = p;
+  const realRemote = p['real-remote'];
+  if (typeof qname !== 'string' || typeof qtype !== 'string' || typeof remote !== 'string' || typeof realRemote !== 'string') {
+    throw new InvalidRequest('lookup needs string "qname", "qtype", "remote" and "real-remote"');
+  }
+  const zoneId = typeof p['zone-id'] === 'number' ? p['zone-id'] : -1;
+  return { qname, qnameJson: JSON.stringify(qname), qtype, remote, realRemote, zoneId };
+}
+
+/** A reply line without `result`: PowerDNS raises "No 'result' field", answers SERVFAIL and reconnects (notes §6). */
 export function errorReply(message: string): string {
-  return JSON.stringify({ error: message });
+  return `${JSON.stringify({ error: message })}\n`;
 }
 
 /** The domain-info object PowerDNS reads (`parseDomainInfo`, notes §3.1): a native zone with its serial. */

@@ -5,7 +5,7 @@ import type { PowerdnsListenerConfig } from '../../config/listenerSchema.js';
 import type { Engine } from '../../engine/engine.js';
 import type { Logger } from '../../log/logger.js';
 import { PowerDnsMetrics } from './metrics.js';
-import { RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
+import { errorReply, RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
 import { listenUnixSocket } from '../unixSocket.js';
 import { RequestLines } from './requestLines.js';
@@ -129,7 +129,7 @@ export class RemoteBackendServer {
         metrics.protocolErrors.inc({ reason: 'oversized' });
         log.warn({ instance: session.instance, maxRequestBytes: this.config.maxRequestBytes }, 'PowerDNS request line too long; closing the connection');
         // Closed once the error reply is out, whatever the peer keeps sending.
-        conn.end(`${JSON.stringify({ error: `request longer than ${this.config.maxRequestBytes} bytes` })}\n`, () => conn.destroy());
+        conn.end(errorReply(`request longer than ${this.config.maxRequestBytes} bytes`), () => conn.destroy());
         return;
       }
       if (complete.length === 0) {
@@ -141,11 +141,11 @@ export class RemoteBackendServer {
         const reply = session.handle(line);
         if (reply.close) {
           closing = true;
-          conn.end(`${reply.text}\n`);
+          conn.end(reply.text);
           return;
         }
         setInstance();
-        stream.send(`${reply.text}\n`);
+        stream.send(reply.text);
       }
     });
     conn.on('error', () => conn.destroy());
