@@ -78,3 +78,14 @@ test('the fast address parser agrees with parseIp on every IPv4 and IPv6 form (p
     { numRuns: 3000 },
   );
 });
+
+test('the resolver address is read from each lookup: the last one is reused only for the same text', (t) => {
+  const remotes = ['192.0.2.53', '192.0.2.54', '2001:db8::53', '192.0.2.54', '::ffff:192.0.2.55', '192.0.2.53'];
+  for (const remote of [...remotes, ...remotes]) {
+    const expected = formatIp(parseIp(remote));
+    t.is(formatIp(remoteClient('0.0.0.0/0', remote).client.address), expected, `ECS /0 from ${remote}`);
+    t.is(formatIp(remoteClient(`${remote}/${remote.includes(':') ? 128 : 32}`, remote).client.address), expected, `no ECS from ${remote}`);
+  }
+  t.throws(() => remoteClient('8.8.8.0/24', '192.0.2.53x'), { message: /"remote" is not an address/ });
+  t.is(formatIp(remoteClient('0.0.0.0/0', '192.0.2.53').client.address), '192.0.2.53');
+});

@@ -33,16 +33,12 @@ export interface RemoteClient {
  */
 export function remoteClient(realRemote: string, remote: string): RemoteClient {
   if (realRemote === '0.0.0.0/0' && remote === '0.0.0.0') return PACKETLESS;
-  let peer: IpAddress;
-  try {
-    peer = parseAddress(remote);
-  } catch {
-    throw new Error(`lookup parameter "remote" is not an address: ${JSON.stringify(remote)}`);
-  }
+  const peer = peerAddress(remote);
   const slash = realRemote.lastIndexOf('/');
+  const addressEnd = slash < 0 ? realRemote.length : slash;
   let address: IpAddress;
   try {
-    address = parseAddress(slash < 0 ? realRemote : realRemote.slice(0, slash));
+    address = parseAddress(realRemote, addressEnd);
   } catch {
     throw new Error(`lookup parameter "real-remote" is not addr/len: ${JSON.stringify(realRemote)}`);
   }
@@ -64,18 +60,39 @@ export function remoteClient(realRemote: string, remote: string): RemoteClient {
   return { client, ecs, packetless: false };
 }
 
+/**
+ * The resolver's address (`remote`): the same few resolvers send almost every query, so the last
+ * one parsed is kept (addresses are immutable) and a lookup from it parses nothing.
+ */
+let lastRemote = '';
+let lastPeer: IpAddress | undefined;
+
+function peerAddress(remote: string): IpAddress {
+  if (remote === lastRemote && lastPeer !== undefined) return lastPeer;
+  let peer: IpAddress;
+  try {
+    peer = parseAddress(remote, remote.length);
+  } catch {
+    throw new Error(`lookup parameter "remote" is not an address: ${JSON.stringify(remote)}`);
+  }
+  lastRemote = remote;
+  lastPeer = peer;
+  return peer;
+}
+
 const NO_BYTES = Buffer.alloc(0);
 const PACKETLESS: RemoteClient = { client: { address: ipv4(0), sourcePrefix: 32, fromEcs: false }, ecs: undefined, packetless: true };
 
 /**
- * Parses an address as PowerDNS prints it (`ComboAddress::toString`: dotted-quad IPv4, RFC 5952
+ * Parses the address in `text[0, end)` as PowerDNS prints it (`ComboAddress::toString`: dotted-quad IPv4, RFC 5952
  * IPv6) on a fast path without regular expressions or exceptions (this runs for every lookup);
  * anything the fast path does not take (zone ids, leading zeros, odd forms) goes to
  * {@link parseIp}, which accepts or rejects it.
  * @throws Error when the text is not an address.
  */
-function parseAddress(text: string): IpAddress {
-  return (text.includes(':') ? fastIpv6(text) : fastIpv4(text, 0, text.length)) ?? parseIp(text);
+function parseAddress(text: string, end: number): IpAddress {
+  const colon = text.indexOf(':');
+  return (colon >= 0 && colon < end ? fastIpv6(text, end) : fastIpv4(text, 0, end)) ?? parseIp(text.slice(0, end));
 }
 
 /** Dotted-quad IPv4 in `text[start, end)` as a 32-bit value, or undefined. */
@@ -108,52 +125,60 @@ function fastIpv4(text: string, start: number, end: number): IpAddress | undefin
   return v === undefined ? undefined : ipv4(v);
 }
 
-/** IPv6 with at most one `::` and an optional dotted-quad tail, or undefined. */
-function fastIpv6(text: string): IpAddress | undefined {
-  const groups: number[] = [];
+/** The groups of the IPv6 address being parsed (one parse at a time: no array per address). */
+const groups = new Int32Array(8);
+
+/** IPv6 with at most one `::` and an optional dotted-quad tail in `text[0, end)`, or undefined. */
+function fastIpv6(text: string, end: number): IpAddress | undefined {
+  let n = 0;
   let gap = -1;
   let i = 0;
-  const n = text.length;
-  if (n >= 2 && text.charCodeAt(0) === 58 && text.charCodeAt(1) === 58) {
+  if (end >= 2 && text.charCodeAt(0) === 58 && text.charCodeAt(1) === 58) {
     gap = 0;
     i = 2;
   }
-  while (i < n) {
+  while (i < end) {
     let j = i;
     let v = 0;
-    while (j < n && j - i < 5) {
+    while (j < end && j - i < 5) {
       const c = text.charCodeAt(j);
       const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1;
       if (d < 0) break;
       v = v * 16 + d;
       j++;
     }
-    if (j < n && text.charCodeAt(j) === 46) {
-      const tail = ipv4Value(text, i, n);
-      if (tail === undefined || groups.length > 6) return undefined;
-      groups.push(tail >>> 16, tail & 0xffff);
-      i = n;
+    if (j < end && text.charCodeAt(j) === 46) {
+      const tail = ipv4Value(text, i, end);
+      if (tail === undefined || n > 6) return undefined;
+      groups[n++] = tail >>> 16;
+      groups[n++] = tail & 0xffff;
+      i = end;
       break;
     }
-    if (j === i || j - i > 4) return undefined;
-    groups.push(v);
-    if (j === n) {
-      i = n;
+    if (j === i || j - i > 4 || n === 8) return undefined;
+    groups[n++] = v;
+    if (j === end) {
+      i = end;
       break;
     }
     if (text.charCodeAt(j) !== 58) return undefined;
-    if (j + 1 < n && text.charCodeAt(j + 1) === 58) {
+    if (j + 1 < end && text.charCodeAt(j + 1) === 58) {
       if (gap >= 0) return undefined;
-      gap = groups.length;
+      gap = n;
       i = j + 2;
     } else {
       i = j + 1;
-      if (i === n) return undefined;
+      if (i === end) return undefined;
     }
   }
-  if (groups.length > 8 || (gap < 0 && groups.length !== 8) || (gap >= 0 && groups.length === 8)) return undefined;
-  const full = gap < 0 ? groups : [...groups.slice(0, gap), ...new Array<number>(8 - groups.length).fill(0), ...groups.slice(gap)];
-  return ipv6((full[0]! << 16) | full[1]!, (full[2]! << 16) | full[3]!, (full[4]! << 16) | full[5]!, (full[6]! << 16) | full[7]!);
+  if ((gap < 0 && n !== 8) || (gap >= 0 && n === 8)) return undefined;
+  if (gap >= 0) {
+    // Groups after the gap move to the end; the gap's groups are zero.
+    const shift = 8 - n;
+    for (let k = n - 1; k >= gap; k--) groups[k + shift] = groups[k]!;
+    for (let k = gap; k < gap + shift; k++) groups[k] = 0;
+  }
+  return ipv6((groups[0]! << 16) | groups[1]!, (groups[2]! << 16) | groups[3]!, (groups[4]! << 16) | groups[5]!, (groups[6]! << 16) | groups[7]!);
 }
 
 /** The decimal prefix length after the slash (1–3 digits), or −1. */
