@@ -18,25 +18,25 @@ const ENT_CONTENT = '""';
 
 const staticContent = new WeakMap<ResourceRecord, string>();
 
-/** The JSON of one RRset's records for one spelling of the owner, scopeMask and zone id. */
-interface RrsetText {
+/** The JSON of one RRset's records for one spelling of the owner and zone id, by scopeMask. */
+interface RrsetTexts {
   readonly qnameJson: string;
-  readonly mask: number;
   readonly domainId: number;
-  /** The RRset's record objects, comma-separated. */
-  readonly records: string;
-  /** The whole reply line when the name holds only this RRset. */
-  readonly reply: string;
+  /** The RRset's record objects, comma-separated, by scopeMask (0–128). */
+  readonly records: string[];
+  /** The whole reply line when the name holds only this RRset, by scopeMask. */
+  readonly replies: string[];
 }
 
 /**
- * Texts of shared RRsets, by their record array: the last spelling, mask and zone id each was
- * written with (PowerDNS asks for a name in one spelling, and one decision serves many clients
- * with one scope). Only frozen arrays are kept: the engine hands the same frozen array for every
- * query a reused selection decision answers (zones/nameRrsets.ts), so the JSON is written once
- * per decision instead of once per lookup; a fresh array of each lookup would only fill the map.
+ * Texts of shared RRsets, by their record array: for the last spelling and zone id each was
+ * written with (PowerDNS asks for a name in one spelling), one text per scopeMask (one decision
+ * serves clients of several scopes). Only frozen arrays are kept: the engine hands the same frozen
+ * array for every query a reused selection decision answers (zones/nameRrsets.ts), so the JSON is
+ * written once per decision and scope instead of once per lookup; a fresh array of each lookup
+ * would only fill the map.
  */
-const sharedTexts = new WeakMap<readonly ResourceRecord[], RrsetText>();
+const sharedTexts = new WeakMap<readonly ResourceRecord[], RrsetTexts>();
 
 /**
  * The JSON reply to a `lookup` (notes §3.2), with its newline: every record of every RRset, owner written as
@@ -46,9 +46,9 @@ const sharedTexts = new WeakMap<readonly ResourceRecord[], RrsetText>();
  * so later lookups carry the zone id, and `scopeMask` on each record of a client-dependent RRset
  * ({@link scopeMask}). An existing name without RRsets gets the empty non-terminal marker when
  * all types were asked for. The newline is part of the text, so a remembered reply is written
- * as it is, without a new string per write. The text of an RRset whose record array is frozen (a reused
- * selection decision) is remembered with it and reused while the spelling, mask and zone id
- * stay the same.
+ * as it is, without a new string per write. The text of an RRset whose record array is frozen (a
+ * reused selection decision) is remembered with it, per scopeMask, and reused while the spelling
+ * and zone id stay the same.
  */
 export function lookupReply(qnameJson: string, contents: NameContents, rc: RemoteClient, domainId: number, allTypes: boolean): string {
   const rrsets = contents.rrsets;
@@ -58,25 +58,34 @@ export function lookupReply(qnameJson: string, contents: NameContents, rc: Remot
   if (rrsets.length === 1) {
     const only = rrsets[0]!;
     const mask = scopeMask(rc, only.scope);
-    return Object.isFrozen(only.records) ? sharedText(qnameJson, only, mask, domainId).reply : `{"result":[${recordsJson(qnameJson, only, mask, domainId)}]}\n`;
+    return Object.isFrozen(only.records) ? sharedReply(qnameJson, only, mask, domainId) : `{"result":[${recordsJson(qnameJson, only, mask, domainId)}]}\n`;
   }
   let out = '{"result":[';
   for (let i = 0; i < rrsets.length; i++) {
     const rrset = rrsets[i]!;
     const mask = scopeMask(rc, rrset.scope);
     if (i > 0) out += ',';
-    out += Object.isFrozen(rrset.records) ? sharedText(qnameJson, rrset, mask, domainId).records : recordsJson(qnameJson, rrset, mask, domainId);
+    out += Object.isFrozen(rrset.records) ? sharedRecords(textsOf(qnameJson, rrset, domainId), rrset, mask) : recordsJson(qnameJson, rrset, mask, domainId);
   }
   return `${out}]}\n`;
 }
 
-function sharedText(qnameJson: string, rrset: NameRrset, mask: number, domainId: number): RrsetText {
+function textsOf(qnameJson: string, rrset: NameRrset, domainId: number): RrsetTexts {
   const known = sharedTexts.get(rrset.records);
-  if (known !== undefined && known.qnameJson === qnameJson && known.mask === mask && known.domainId === domainId) return known;
-  const records = recordsJson(qnameJson, rrset, mask, domainId);
-  const text: RrsetText = { qnameJson, mask, domainId, records, reply: `{"result":[${records}]}\n` };
-  sharedTexts.set(rrset.records, text);
-  return text;
+  if (known !== undefined && known.qnameJson === qnameJson && known.domainId === domainId) return known;
+  const texts: RrsetTexts = { qnameJson, domainId, records: [], replies: [] };
+  sharedTexts.set(rrset.records, texts);
+  return texts;
+}
+
+/** The reply line of a name whose only RRset is the shared `rrset`. */
+function sharedReply(qnameJson: string, rrset: NameRrset, mask: number, domainId: number): string {
+  const texts = textsOf(qnameJson, rrset, domainId);
+  return (texts.replies[mask] ??= `{"result":[${sharedRecords(texts, rrset, mask)}]}\n`);
+}
+
+function sharedRecords(texts: RrsetTexts, rrset: NameRrset, mask: number): string {
+  return (texts.records[mask] ??= recordsJson(texts.qnameJson, rrset, mask, texts.domainId));
 }
 
 /** One RRset's record objects, comma-separated (RRsets are never empty). */
