@@ -280,7 +280,7 @@ test('a running cold-start wait is never cached: the answer changes when the wai
   nowMs = NOW + 500;
   t.is(ask(), '192.0.2.1', 'the wait is over: in answers at once');
   t.is(ask(), '192.0.2.1');
-  t.is(cached.records.find((r) => r.name === 'st.example.test')!.decisions.size, 1, 'stored only once the outcome no longer depends on time');
+  t.deepEqual(cached.records.find((r) => r.name === 'st.example.test')!.decisions.size, { keys: 1, answers: 1 }, 'stored only once the outcome no longer depends on time');
 });
 
 test('rotating and random records are never cached: round-robin still rotates, weighted-random still draws', (t) => {
@@ -309,8 +309,9 @@ test('rotating and random records are never cached: round-robin still rotates, w
   const heavy = drawn.filter((d) => d === '203.0.113.5').length;
   // Weights 1:3 over 80 draws: 60 expected; binomial sd 3.9, so 45–75 is beyond 3.8 sd.
   t.true(heavy >= 45 && heavy <= 75 && drawn.every((d) => d === '203.0.113.4' || d === '203.0.113.5'), `${heavy} of 80 heavy`);
-  t.is(cached.records.find((r) => r.name === 'rr.example.test')!.decisions.size, 0);
-  t.is(cached.records.find((r) => r.name === 'wr.example.test')!.decisions.size, 0);
+  // Their ranking is reused (one key each), never an answer.
+  t.deepEqual(cached.records.find((r) => r.name === 'rr.example.test')!.decisions.size, { keys: 1, answers: 0 });
+  t.deepEqual(cached.records.find((r) => r.name === 'wr.example.test')!.decisions.size, { keys: 1, answers: 0 });
 });
 
 test('/explain always runs the pipeline and says whether the cache serves the key, or why the record is not cacheable', (t) => {
@@ -324,8 +325,10 @@ test('/explain always runs the pipeline and says whether the cache serves the ke
   };
   t.like(explain('pref.example.test'), { cacheable: true, key: { subnetsInside: [] }, served: 'no entry for this key on the current health view: the next query computes and stores it' });
   resolve({ name: 'pref.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, cached, ctx);
-  t.like(explain('pref.example.test'), { cacheable: true, served: 'queries with this key are answered from the cache (its entry equals this trace)' });
-  t.like(explain('rr.example.test'), { cacheable: true, outcome: 'not reused: the balance algorithm chooses among several endpoints (rotation, random draw or client input)' });
+  t.like(explain('pref.example.test'), { cacheable: true, served: 'queries with this key are answered from the cache (its answer equals this trace)' });
+  t.like(explain('rr.example.test'), { cacheable: true, outcome: 'answer not reused: the balance algorithm chooses among several endpoints (rotation, random draw or client input)' });
+  resolve({ name: 'rr.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, cached, ctx);
+  t.like(explain('rr.example.test'), { served: 'queries with this key reuse the stored ranking and run pick, balance and fallback' });
   t.like(explain('ms.example.test'), { cacheable: false, reason: 'stage multi-source: it ranks by live metrics' });
   t.like(explain('x.w.example.test'), { cacheable: false, reason: 'a condition reads the query name, which varies under a wildcard record' });
 });
@@ -335,6 +338,6 @@ test('memory stays bounded: at most MAX_DECISIONS entries per record', (t) => {
   const ctx: ResolveContext = { random: () => 0.5, now: () => NOW, rotation: new RotationStore() };
   const u32 = seededUint32(9);
   for (let i = 0; i < 3000; i++) resolve({ name: 'st.example.test', type: TYPE_CODES.A, client: randomClient(u32), transport: 'udp' }, cached, ctx);
-  const size = cached.records.find((r) => r.name === 'st.example.test')!.decisions.size;
-  t.true(size > 0 && size <= MAX_DECISIONS, `${size} entries`);
+  const { keys } = cached.records.find((r) => r.name === 'st.example.test')!.decisions.size;
+  t.true(keys > 0 && keys <= MAX_DECISIONS, `${keys} keys`);
 });

@@ -5,7 +5,7 @@ import { unpackPrefix } from '../geo/rangeTable.js';
 import { membershipScope, subnetMembership } from '../policies/subnet.js';
 import type { HealthView } from '../state/healthView.js';
 import type { LocationClasses } from './locationClasses.js';
-import { runStages } from './pipeline.js';
+import { afterRankIndex, runPipeline, runStages, selectionState } from './pipeline.js';
 import type { TraceSink } from './trace.js';
 import {
   LOCATION_READ,
@@ -13,6 +13,8 @@ import {
   subnetReadBit,
   type Client,
   type CompiledGslbRecord,
+  type LiveDc,
+  type RecordAvailability,
   type SelectionEnv,
   type SelectionState,
   type Stage,
@@ -37,14 +39,29 @@ export interface Decision {
   readonly records: readonly ResourceRecord[] | undefined;
 }
 
-/** A reused decision: everything but the ECS scope, which is per client. */
-interface Entry {
+/** A reused answer: everything but the ECS scope, which is per client. */
+interface ReusedAnswer {
   readonly data: readonly RecordData[];
   readonly ttl: number;
   readonly dcs: readonly string[];
   readonly records: readonly ResourceRecord[];
+}
+
+/**
+ * What one key's queries reuse: always the decision up to the ranking (the working state after the
+ * rank slot, its lists frozen), and the whole answer when the stages after it (pick, balance,
+ * fallback) did not vary either.
+ */
+interface Entry {
   /** The client inputs the decision read ({@link SelectionState.clientReads}): they give each client's scope. */
   readonly reads: number;
+  readonly live: LiveDc[];
+  readonly demoted: readonly LiveDc[];
+  readonly ranked: LiveDc[][];
+  readonly rankedByPolicy: boolean;
+  readonly availability: RecordAvailability | undefined;
+  /** Undefined when pick or balance draw (rotation, random, a client hash): they run per query from the ranking. */
+  readonly answer: ReusedAnswer | undefined;
 }
 
 /** Entries kept per record: beyond it the cache starts afresh (a miss costs one pipeline run). */
@@ -107,25 +124,30 @@ export class DecisionCache {
     readonly reason: string | undefined,
     private readonly classes: LocationClasses | undefined,
     private readonly subnets: readonly SubnetConfig[],
+    /** Index of the record's first stage after the rank slot. */
+    private readonly afterRank: number,
   ) {
     this.members = new Int32Array(subnets.length);
   }
 
   /** The cache of a record being compiled, or an empty one saying why its decisions cannot be reused. */
   static forRecord(r: DecisionInputs): DecisionCache {
-    return new DecisionCache(uncacheableReason(r), r.locationClasses, r.subnets);
+    return new DecisionCache(uncacheableReason(r), r.locationClasses, r.subnets, afterRankIndex(r.pipeline));
   }
 
-  /** Number of entries held now. */
-  get size(): number {
-    return this.entries.size;
+  /** Keys held now, and how many of them hold a whole answer (the others a ranking). */
+  get size(): { readonly keys: number; readonly answers: number } {
+    let answers = 0;
+    for (const e of this.entries.values()) if (e.answer !== undefined) answers++;
+    return { keys: this.entries.size, answers };
   }
 
   /**
    * The decision of `record` (whose cache this is) for `client`: an entry's when one holds for
-   * the client's key on `env`'s health view, else the pipeline's (stored when cacheable). The
-   * object returned for an entry is reused by the next decision of this record: copy what you
-   * keep. `qname` as for `runStages`.
+   * the client's key on `env`'s health view (its answer, or its ranking with the stages after it
+   * run for this query), else the pipeline's (stored when reusable). The object returned for a
+   * reused answer is reused by the next decision of this record: copy what you keep. `qname` as
+   * for `runStages`.
    */
   decide(record: CompiledGslbRecord, client: Client, env: SelectionEnv, qname: string): Decision {
     const lc = this.classes;
@@ -135,21 +157,43 @@ export class DecisionCache {
       this.view = env.health;
     }
     const key = this.keyOf(client.address);
-    let e = this.entries.get(key);
-    if (e === undefined) {
-      const s = runStages(record, client, env, undefined, qname);
-      // A stage that narrowed the scope without reporting the input would make the scope wrong for other clients: not stored.
-      if (s.varies !== undefined || this.scopeOf(s.clientReads) !== s.scope) return stateDecision(s);
-      e = entryOf(record, s);
-      if (this.entries.size >= MAX_DECISIONS) this.entries.clear();
-      this.entries.set(key, e);
-    }
+    const e = this.entries.get(key);
+    if (e === undefined) return this.miss(key, record, client, env, qname);
+    if (e.answer !== undefined) return this.serve(e.answer, e.reads);
+    // The ranking is reused; pick, balance and fallback draw for this query (rotation still rotates).
+    const s = selectionState(record, client, env, undefined, qname);
+    s.live = e.live;
+    s.demoted = e.demoted;
+    s.ranked = e.ranked;
+    s.rankedByPolicy = e.rankedByPolicy;
+    s.availability = e.availability;
+    s.clientReads = e.reads;
+    s.scope = this.scopeOf(e.reads);
+    runPipeline(s, this.afterRank, record.pipeline.length);
+    return stateDecision(s);
+  }
+
+  /** Runs the pipeline for a key seen first on this view and stores what of it may be reused. */
+  private miss(key: number, record: CompiledGslbRecord, client: Client, env: SelectionEnv, qname: string): Decision {
+    const s = selectionState(record, client, env, undefined, qname);
+    runPipeline(s, 0, this.afterRank);
+    // A stage that narrowed the scope without reporting the input would make the scope wrong for other clients: not stored.
+    const ranking = s.varies === undefined && this.scopeOf(s.clientReads) === s.scope ? rankingOf(s) : undefined;
+    runPipeline(s, this.afterRank, record.pipeline.length);
+    if (ranking === undefined) return stateDecision(s);
+    const answer = s.varies === undefined && this.scopeOf(s.clientReads) === s.scope ? answerOf(record, s) : undefined;
+    if (this.entries.size >= MAX_DECISIONS) this.entries.clear();
+    this.entries.set(key, { ...ranking, answer });
+    return answer !== undefined ? this.serve(answer, s.clientReads) : stateDecision(s);
+  }
+
+  private serve(a: ReusedAnswer, reads: number): Decision {
     const out = this.served;
-    out.data = e.data;
-    out.ttl = e.ttl;
-    out.scope = this.scopeOf(e.reads);
-    out.dcs = e.dcs;
-    out.records = e.records;
+    out.data = a.data;
+    out.ttl = a.ttl;
+    out.scope = this.scopeOf(reads);
+    out.dcs = a.dcs;
+    out.records = a.records;
     return out;
   }
 
@@ -164,16 +208,16 @@ export class DecisionCache {
     const key = this.keyOf(s.client.address);
     const entry = s.env.health === this.view ? this.entries.get(key) : undefined;
     const subnetsInside = this.subnets.filter((_, i) => this.members[i]! >= 0).map((sn) => sn.text);
+    let served: string;
+    if (entry === undefined) served = 'no entry for this key on the current health view: the next query computes and stores it';
+    else if (this.scopeOf(entry.reads) !== s.scope) served = 'ENTRY DIFFERS FROM THIS TRACE (scope)';
+    else if (entry.answer === undefined) served = 'queries with this key reuse the stored ranking and run pick, balance and fallback';
+    else served = sameAnswer(entry.answer, s) ? 'queries with this key are answered from the cache (its answer equals this trace)' : 'ENTRY DIFFERS FROM THIS TRACE';
     return {
       cacheable: true,
       key: { answerClass: lc ? Math.floor(lc.lookup(s.client.address) / 256) : null, subnetsInside },
-      outcome: s.varies !== undefined ? `not reused: ${s.varies}` : 'reused for this key until the health view changes',
-      served:
-        entry === undefined
-          ? 'no entry for this key on the current health view: the next query computes and stores it'
-          : sameAnswer(entry, s) && this.scopeOf(entry.reads) === s.scope
-            ? 'queries with this key are answered from the cache (its entry equals this trace)'
-            : 'ENTRY DIFFERS FROM THIS TRACE',
+      outcome: s.varies !== undefined ? `answer not reused: ${s.varies}` : 'answer reused for this key until the health view changes',
+      served,
     };
   }
 
@@ -229,13 +273,26 @@ function stateDecision(s: SelectionState): Decision {
   return { data: s.data, ttl: s.ttl, scope: s.scope, dcs, records: undefined };
 }
 
-function entryOf(record: CompiledGslbRecord, s: SelectionState): Entry {
-  const data = Object.freeze(s.data.slice());
-  const records = data.length === 0 ? NO_RECORDS : Object.freeze(data.map((d) => Object.freeze({ name: record.name, type: record.type, ttl: s.ttl, data: d })));
-  return { data, ttl: s.ttl, dcs: Object.freeze(s.picked.map((l) => l.candidate.dc.name)), records, reads: s.clientReads };
+/** The working state after the rank slot, its lists frozen: the stages after it only read them. */
+function rankingOf(s: SelectionState): Omit<Entry, 'answer'> {
+  for (const group of s.ranked) Object.freeze(group);
+  return {
+    reads: s.clientReads,
+    live: Object.freeze(s.live) as LiveDc[],
+    demoted: Object.freeze(s.demoted),
+    ranked: Object.freeze(s.ranked) as LiveDc[][],
+    rankedByPolicy: s.rankedByPolicy,
+    availability: s.availability,
+  };
 }
 
-function sameAnswer(e: Entry, s: SelectionState): boolean {
+function answerOf(record: CompiledGslbRecord, s: SelectionState): ReusedAnswer {
+  const data = Object.freeze(s.data.slice());
+  const records = data.length === 0 ? NO_RECORDS : Object.freeze(data.map((d) => Object.freeze({ name: record.name, type: record.type, ttl: s.ttl, data: d })));
+  return { data, ttl: s.ttl, dcs: Object.freeze(s.picked.map((l) => l.candidate.dc.name)), records };
+}
+
+function sameAnswer(e: ReusedAnswer, s: SelectionState): boolean {
   return (
     e.ttl === s.ttl &&
     e.data.length === s.data.length &&

@@ -63,7 +63,14 @@ export function runSelection(
  * the answer. Rank-slot stages are skipped when a DNS policy already fixed the ranking.
  */
 export function runStages(record: CompiledGslbRecord, client: Client, env: SelectionEnv, trace: TraceSink | undefined, qname: string): SelectionState {
-  const s: SelectionState = {
+  const s = selectionState(record, client, env, trace, qname);
+  runPipeline(s, 0, record.pipeline.length);
+  return s;
+}
+
+/** A fresh working state for one selection, before any stage ran. */
+export function selectionState(record: CompiledGslbRecord, client: Client, env: SelectionEnv, trace: TraceSink | undefined, qname: string): SelectionState {
+  return {
     record,
     client,
     env,
@@ -85,11 +92,25 @@ export function runStages(record: CompiledGslbRecord, client: Client, env: Selec
     // Set by the health gate; present from the start so every state has the same shape.
     availability: undefined,
   };
-  const pipeline = record.pipeline;
-  for (let i = 0; i < pipeline.length; i++) {
+}
+
+/**
+ * Runs the record's stages `from` (inclusive) to `to` (exclusive) over `s`; rank-slot stages are
+ * skipped when a DNS policy already fixed the ranking. The decision cache resumes a stored
+ * ranking this way (`decisionCache.ts`).
+ */
+export function runPipeline(s: SelectionState, from: number, to: number): void {
+  const pipeline = s.record.pipeline;
+  for (let i = from; i < to; i++) {
     const stage = pipeline[i]!;
     if (s.rankedByPolicy && stage.slot === 'rank') continue;
     stage.run(s);
   }
-  return s;
+}
+
+/** Index of the first stage after the rank slot (pick, balance, fallback): where a stored ranking resumes. */
+export function afterRankIndex(pipeline: readonly Stage[]): number {
+  const rank = STAGE_SLOTS.indexOf('rank');
+  const i = pipeline.findIndex((stage) => STAGE_SLOTS.indexOf(stage.slot) > rank);
+  return i < 0 ? pipeline.length : i;
 }
