@@ -283,7 +283,7 @@ test('a running cold-start wait is never cached: the answer changes when the wai
   t.deepEqual(cached.records.find((r) => r.name === 'st.example.test')!.decisions.size, { keys: 1, answers: 1 }, 'stored only once the outcome no longer depends on time');
 });
 
-test('rotating and random records are never cached: round-robin still rotates, weighted-random still draws', (t) => {
+test('rotating and random answers are never reused (only their ranking): round-robin still rotates, weighted-random still draws', (t) => {
   const { cached } = snapshots();
   const ctx: ResolveContext = { random: new CopyableRandom(3).next, now: () => NOW, rotation: new RotationStore() };
   const tokyo = { address: parseIp('1.2.3.4'), sourcePrefix: 24, fromEcs: true };

@@ -64,7 +64,7 @@ interface Entry {
   readonly answer: ReusedAnswer | undefined;
 }
 
-/** Entries kept per record: beyond it the cache starts afresh (a miss costs one pipeline run). */
+/** Keys kept per record: beyond it the cache starts afresh (a miss costs one pipeline run). */
 export const MAX_DECISIONS = 4096;
 
 /** What a record's cacheability is decided from at load. */
@@ -92,9 +92,11 @@ export interface DecisionInputs {
  * (`Stage.cacheable`; metric stages never can), the query name must not vary (a `qname`
  * condition under a wildcard record), a decision that reads the location must have answer
  * classes, and the conditions test at most {@link MAX_READ_SUBNETS} subnets. Then each outcome
- * is checked when computed: one that drew on rotation or randomness among several choices, a
- * client hash, the location itself or a running cold-start wait (`SelectionState.varies`) is
- * answered but never stored, so rotation still rotates and time still counts.
+ * is checked when computed (`SelectionState.varies`): the working state after the rank slot is
+ * stored when nothing up to it varied (the location itself, a running cold-start wait), and the
+ * whole answer when pick, balance and fallback did not vary either (no tie split by rotation or a
+ * client hash, no rotating or random choice among several endpoints). A key with only its ranking
+ * stored runs those three stages per query, so rotation still rotates and time still counts.
  *
  * Validity: the health view is immutable and every change of what the decision reads from it
  * (health transitions, overrides, drain, state-file load, data-center status, hence TTL while
@@ -106,7 +108,7 @@ export interface DecisionInputs {
  * same inputs, so the same scope as the pipeline's. Answers, TTL, scope and data centers equal
  * the pipeline's for every client (`decisionCache.test.ts` checks it differentially).
  *
- * Memory: at most {@link MAX_DECISIONS} entries per record (keys are hundreds of classes × the
+ * Memory: at most {@link MAX_DECISIONS} keys per record (keys are hundreds of classes × the
  * few subnet combinations clients actually fall in).
  */
 export class DecisionCache {
