@@ -11,15 +11,23 @@ import type { IpAddress } from '../geo/ipAddress.js';
  * families differ.
  */
 export function commonPrefixLength(a: IpAddress, b: IpAddress): number {
-  if (a.family !== b.family) return -1;
-  let x = (a.w0 ^ b.w0) >>> 0;
+  return commonPrefixWords(a, b.family, b.w0, b.w1, b.w2, b.w3);
+}
+
+/**
+ * {@link commonPrefixLength} against an address given as its family and words (the decision
+ * cache keeps a record's subnets in typed arrays, read on every query).
+ */
+export function commonPrefixWords(a: IpAddress, family: number, w0: number, w1: number, w2: number, w3: number): number {
+  if (a.family !== family) return -1;
+  let x = (a.w0 ^ w0) >>> 0;
   if (x !== 0) return Math.clz32(x);
-  if (a.family === 4) return 32;
-  x = (a.w1 ^ b.w1) >>> 0;
+  if (family === 4) return 32;
+  x = (a.w1 ^ w1) >>> 0;
   if (x !== 0) return 32 + Math.clz32(x);
-  x = (a.w2 ^ b.w2) >>> 0;
+  x = (a.w2 ^ w2) >>> 0;
   if (x !== 0) return 64 + Math.clz32(x);
-  x = (a.w3 ^ b.w3) >>> 0;
+  x = (a.w3 ^ w3) >>> 0;
   return x !== 0 ? 96 + Math.clz32(x) : 128;
 }
 
@@ -35,7 +43,11 @@ export function commonPrefixLength(a: IpAddress, b: IpAddress): number {
  * as −1.
  */
 export function subnetMembership(client: IpAddress, network: IpAddress, prefix: number): number {
-  const k = commonPrefixLength(client, network);
+  return membershipOf(commonPrefixLength(client, network), prefix);
+}
+
+/** {@link subnetMembership} from the bits `k` the client shares with the network (−1: other family). */
+export function membershipOf(k: number, prefix: number): number {
   if (k < 0) return -1;
   if (k >= prefix) return prefix;
   return -(k + 1) - 1;

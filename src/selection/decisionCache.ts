@@ -2,7 +2,7 @@ import type { SubnetConfig } from '../config/policySchema.js';
 import type { RecordData, ResourceRecord } from '../dns/records.js';
 import type { IpAddress } from '../geo/ipAddress.js';
 import { unpackPrefix } from '../geo/rangeTable.js';
-import { membershipScope, subnetMembership } from '../policies/subnet.js';
+import { commonPrefixWords, membershipOf, membershipScope } from '../policies/subnet.js';
 import type { HealthView } from '../state/healthView.js';
 import type { LocationClasses } from './locationClasses.js';
 import { afterRankIndex, runPipeline, runStages, selectionState } from './pipeline.js';
@@ -39,18 +39,11 @@ export interface Decision {
   readonly records: readonly ResourceRecord[] | undefined;
 }
 
-/** A reused answer: everything but the ECS scope, which is per client. */
-interface ReusedAnswer {
-  readonly data: readonly RecordData[];
-  readonly ttl: number;
-  readonly dcs: readonly string[];
-  readonly records: readonly ResourceRecord[];
-}
-
 /**
  * What one key's queries reuse: always the decision up to the ranking (the working state after the
- * rank slot, its lists frozen), and the whole answer when the stages after it (pick, balance,
- * fallback) did not vary either.
+ * rank slot, its lists frozen), and the whole answer (all but the ECS scope, which is per client)
+ * when the stages after it (pick, balance, fallback) did not vary either. One flat object, so a
+ * hit reads one object besides the answer's arrays.
  */
 interface Entry {
   /** The client inputs the decision read ({@link SelectionState.clientReads}): they give each client's scope. */
@@ -60,8 +53,12 @@ interface Entry {
   readonly ranked: LiveDc[][];
   readonly rankedByPolicy: boolean;
   readonly availability: RecordAvailability | undefined;
-  /** Undefined when pick or balance draw (rotation, random, a client hash): they run per query from the ranking. */
-  readonly answer: ReusedAnswer | undefined;
+  /** False when pick or balance draw (rotation, random, a client hash): they run per query from the ranking, and the fields below are empty. */
+  readonly answered: boolean;
+  readonly data: readonly RecordData[];
+  readonly ttl: number;
+  readonly dcs: readonly string[];
+  readonly records: readonly ResourceRecord[];
 }
 
 /** Keys kept per record: beyond it the cache starts afresh (a miss costs one pipeline run). */
@@ -114,8 +111,12 @@ export interface DecisionInputs {
 export class DecisionCache {
   private view: HealthView | undefined;
   private readonly entries = new Map<number, Entry>();
-  /** {@link subnetMembership} of the last client keyed, per subnet. */
+  /** Membership (`subnetMembership`, policies/subnet.ts) of the last client keyed, per subnet. */
   private readonly members: Int32Array;
+  /** The record's subnets as the query path reads them: family, four network words, prefix length. */
+  private readonly subnetFamily: Uint8Array;
+  private readonly subnetWords: Uint32Array;
+  private readonly subnetPrefix: Uint8Array;
   /** Answer-class block prefix of the last client keyed. */
   private blockPrefix = 0;
   /** Filled for each decision served from an entry; valid until this record's next decision. */
@@ -130,6 +131,9 @@ export class DecisionCache {
     private readonly afterRank: number,
   ) {
     this.members = new Int32Array(subnets.length);
+    this.subnetFamily = Uint8Array.from(subnets, (sn) => sn.address.family);
+    this.subnetPrefix = Uint8Array.from(subnets, (sn) => sn.prefix);
+    this.subnetWords = Uint32Array.from(subnets.flatMap((sn) => [sn.address.w0, sn.address.w1, sn.address.w2, sn.address.w3]));
   }
 
   /** The cache of a record being compiled, or an empty one saying why its decisions cannot be reused. */
@@ -140,7 +144,7 @@ export class DecisionCache {
   /** Keys held now, and how many of them hold a whole answer (the others a ranking). */
   get size(): { readonly keys: number; readonly answers: number } {
     let answers = 0;
-    for (const e of this.entries.values()) if (e.answer !== undefined) answers++;
+    for (const e of this.entries.values()) if (e.answered) answers++;
     return { keys: this.entries.size, answers };
   }
 
@@ -161,7 +165,7 @@ export class DecisionCache {
     const key = this.keyOf(client.address);
     const e = this.entries.get(key);
     if (e === undefined) return this.miss(key, record, client, env, qname);
-    if (e.answer !== undefined) return this.serve(e.answer, e.reads);
+    if (e.answered) return this.serve(e);
     // The ranking is reused; pick, balance and fallback draw for this query (rotation still rotates).
     const s = selectionState(record, client, env, undefined, qname);
     s.live = e.live;
@@ -180,22 +184,23 @@ export class DecisionCache {
     const s = selectionState(record, client, env, undefined, qname);
     runPipeline(s, 0, this.afterRank);
     // A stage that narrowed the scope without reporting the input would make the scope wrong for other clients: not stored.
-    const ranking = s.varies === undefined && this.scopeOf(s.clientReads) === s.scope ? rankingOf(s) : undefined;
+    const ranked = s.varies === undefined && this.scopeOf(s.clientReads) === s.scope ? freezeRanking(s) : undefined;
     runPipeline(s, this.afterRank, record.pipeline.length);
-    if (ranking === undefined) return stateDecision(s);
-    const answer = s.varies === undefined && this.scopeOf(s.clientReads) === s.scope ? answerOf(record, s) : undefined;
+    if (ranked === undefined) return stateDecision(s);
+    const answered = s.varies === undefined && this.scopeOf(s.clientReads) === s.scope;
+    const e = entryOf(record, ranked, answered ? s : undefined);
     if (this.entries.size >= MAX_DECISIONS) this.entries.clear();
-    this.entries.set(key, { ...ranking, answer });
-    return answer !== undefined ? this.serve(answer, s.clientReads) : stateDecision(s);
+    this.entries.set(key, e);
+    return answered ? this.serve(e) : stateDecision(s);
   }
 
-  private serve(a: ReusedAnswer, reads: number): Decision {
+  private serve(e: Entry): Decision {
     const out = this.served;
-    out.data = a.data;
-    out.ttl = a.ttl;
-    out.scope = this.scopeOf(reads);
-    out.dcs = a.dcs;
-    out.records = a.records;
+    out.data = e.data;
+    out.ttl = e.ttl;
+    out.scope = this.scopeOf(e.reads);
+    out.dcs = e.dcs;
+    out.records = e.records;
     return out;
   }
 
@@ -213,8 +218,8 @@ export class DecisionCache {
     let served: string;
     if (entry === undefined) served = 'no entry for this key on the current health view: the next query computes and stores it';
     else if (this.scopeOf(entry.reads) !== s.scope) served = 'ENTRY DIFFERS FROM THIS TRACE (scope)';
-    else if (entry.answer === undefined) served = 'queries with this key reuse the stored ranking and run pick, balance and fallback';
-    else served = sameAnswer(entry.answer, s) ? 'queries with this key are answered from the cache (its answer equals this trace)' : 'ENTRY DIFFERS FROM THIS TRACE';
+    else if (!entry.answered) served = 'queries with this key reuse the stored ranking and run pick, balance and fallback';
+    else served = sameAnswer(entry, s) ? 'queries with this key are answered from the cache (its answer equals this trace)' : 'ENTRY DIFFERS FROM THIS TRACE';
     return {
       cacheable: true,
       key: { answerClass: lc ? Math.floor(lc.lookup(s.client.address) / 256) : null, subnetsInside },
@@ -232,10 +237,10 @@ export class DecisionCache {
       this.blockPrefix = unpackPrefix(packed);
       key = (packed - this.blockPrefix) / 256;
     }
-    const subnets = this.subnets;
-    for (let i = 0; i < subnets.length; i++) {
-      const sn = subnets[i]!;
-      const m = subnetMembership(a, sn.address, sn.prefix);
+    const words = this.subnetWords;
+    for (let i = 0; i < this.subnetPrefix.length; i++) {
+      const w = i * 4;
+      const m = membershipOf(commonPrefixWords(a, this.subnetFamily[i]!, words[w]!, words[w + 1]!, words[w + 2]!, words[w + 3]!), this.subnetPrefix[i]!);
       this.members[i] = m;
       key = key * 2 + (m >= 0 ? 1 : 0);
     }
@@ -267,6 +272,8 @@ export function decide(record: CompiledGslbRecord, client: Client, env: Selectio
 }
 
 const NO_RECORDS: readonly ResourceRecord[] = Object.freeze([]);
+const NO_DATA: readonly RecordData[] = Object.freeze([]);
+const NO_DCS: readonly string[] = Object.freeze([]);
 
 function stateDecision(s: SelectionState): Decision {
   const picked = s.picked;
@@ -275,26 +282,44 @@ function stateDecision(s: SelectionState): Decision {
   return { data: s.data, ttl: s.ttl, scope: s.scope, dcs, records: undefined };
 }
 
-/** The working state after the rank slot, its lists frozen: the stages after it only read them. */
-function rankingOf(s: SelectionState): Omit<Entry, 'answer'> {
+/**
+ * The state after the rank slot with its lists frozen (the stages after it only read them);
+ * `s.clientReads` and `s.availability` as they stand then.
+ */
+function freezeRanking(s: SelectionState): SelectionState {
   for (const group of s.ranked) Object.freeze(group);
+  Object.freeze(s.ranked);
+  Object.freeze(s.live);
+  Object.freeze(s.demoted);
+  return { ...s };
+}
+
+/** An entry from the ranking state `r`, with the answer of `s` when given (the whole pipeline did not vary). */
+function entryOf(record: CompiledGslbRecord, r: SelectionState, s: SelectionState | undefined): Entry {
+  let data = NO_DATA;
+  let records = NO_RECORDS;
+  let dcs = NO_DCS;
+  if (s !== undefined && s.data.length > 0) {
+    data = Object.freeze(s.data.slice());
+    records = Object.freeze(data.map((d) => Object.freeze({ name: record.name, type: record.type, ttl: s.ttl, data: d })));
+  }
+  if (s !== undefined) dcs = Object.freeze(s.picked.map((l) => l.candidate.dc.name));
   return {
-    reads: s.clientReads,
-    live: Object.freeze(s.live) as LiveDc[],
-    demoted: Object.freeze(s.demoted),
-    ranked: Object.freeze(s.ranked) as LiveDc[][],
-    rankedByPolicy: s.rankedByPolicy,
-    availability: s.availability,
+    reads: (s ?? r).clientReads,
+    live: r.live,
+    demoted: r.demoted,
+    ranked: r.ranked,
+    rankedByPolicy: r.rankedByPolicy,
+    availability: r.availability,
+    answered: s !== undefined,
+    data,
+    ttl: s !== undefined ? s.ttl : 0,
+    dcs,
+    records,
   };
 }
 
-function answerOf(record: CompiledGslbRecord, s: SelectionState): ReusedAnswer {
-  const data = Object.freeze(s.data.slice());
-  const records = data.length === 0 ? NO_RECORDS : Object.freeze(data.map((d) => Object.freeze({ name: record.name, type: record.type, ttl: s.ttl, data: d })));
-  return { data, ttl: s.ttl, dcs: Object.freeze(s.picked.map((l) => l.candidate.dc.name)), records };
-}
-
-function sameAnswer(e: ReusedAnswer, s: SelectionState): boolean {
+function sameAnswer(e: Entry, s: SelectionState): boolean {
   return (
     e.ttl === s.ttl &&
     e.data.length === s.data.length &&
