@@ -19,6 +19,7 @@ import { startGslbd, type GslbdServer } from './harness/gslbdServer.js';
 import { measureInProcess } from './harness/inProcessRows.js';
 import { geoipBackend, startPdns } from './harness/pdnsServer.js';
 import { noopReply } from './noopRemoteBackend.js';
+import { json11Line } from '../support/json11.js';
 import { BENCH_DIST } from './harness/paths.js';
 import { processContextSwitches, processCpuSeconds } from './harness/processCpu.js';
 import type { BenchProcess } from './harness/processes.js';
@@ -249,9 +250,10 @@ async function measureHandlers(ctx: BenchContext, clients: readonly MixClient[])
     log: engine.log,
     lookOnlyCtx: { random: () => systemCtx.random(), now: () => systemCtx.now(), rotation: systemCtx.rotation.readOnlyView() },
   });
-  const soa = JSON.stringify({ method: 'lookup', parameters: { local: '0.0.0.0', qname: 'example.test.', qtype: 'ANY', 'real-remote': '0.0.0.0/0', remote: '0.0.0.0', 'zone-id': 1 } });
+  // The lines exactly as PowerDNS writes them (json11), for both handlers.
+  const soa = json11Line('lookup', { local: '0.0.0.0', qname: 'example.test.', qtype: 'ANY', 'real-remote': '0.0.0.0/0', remote: '0.0.0.0', 'zone-id': 1 });
   const www = clients.map((c) =>
-    JSON.stringify({ method: 'lookup', parameters: { local: '127.0.0.1', qname: 'www.example.test.', qtype: 'ANY', 'real-remote': `${formatIp(c.address)}/${c.sourcePrefix}`, remote: '127.0.0.1', 'zone-id': 1 } }),
+    json11Line('lookup', { local: '127.0.0.1', qname: 'www.example.test.', qtype: 'ANY', 'real-remote': `${formatIp(c.address)}/${c.sourcePrefix}`, remote: '127.0.0.1', 'zone-id': 1 }),
   );
   const handlers: Record<string, (line: string) => string> = { 'noop-handler': noopReply, 'gslbd-handler': (line) => session.handle(line).text };
   const rows = Object.fromEntries(

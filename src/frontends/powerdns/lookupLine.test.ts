@@ -1,10 +1,10 @@
 import test from 'ava';
+import { json11Line } from '../../../test/support/json11.js';
 import { parseLookupLine } from './lookupLine.js';
 
-/** A lookup line as PowerDNS's json11 writes it: sorted keys, `": "` and `", "` separators. */
+/** A lookup line as PowerDNS writes it; `zoneId` as raw JSON text. */
 function json11(qname: string, qtype = 'ANY', realRemote = '8.8.8.0/24', remote = '127.0.0.1', zoneId: string | number = 1, local = '127.0.0.1'): string {
-  const s = JSON.stringify;
-  return `{"method": "lookup", "parameters": {"local": ${s(local)}, "qname": ${s(qname)}, "qtype": ${s(qtype)}, "real-remote": ${s(realRemote)}, "remote": ${s(remote)}, "zone-id": ${zoneId}}}`;
+  return json11Line('lookup', { local, qname, qtype, 'real-remote': realRemote, remote, 'zone-id': 0 }).replace(/"zone-id": 0}}$/, `"zone-id": ${zoneId}}}`);
 }
 
 /** What the JSON.parse path reads from the same line, in parseLookupLine's shape. */

@@ -2,6 +2,7 @@ import test from 'ava';
 import { EngineMetrics } from '../../admin/metrics.js';
 import type { Engine } from '../../engine/engine.js';
 import { fixtureEngine, fixtureSnapshot, healthWithDown, zonesConfig } from '../../../test/support/powerdnsFixture.js';
+import { json11Line } from '../../../test/support/json11.js';
 import { PowerDnsMetrics } from './metrics.js';
 import { RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
 
@@ -419,9 +420,7 @@ test("lookups read from PowerDNS's line format without JSON.parse answer byte fo
         for (const zoneId of [-1, EXAMPLE_ID, OTHER_ID]) {
           const parameters = { local: '127.0.0.1', qname, qtype, 'real-remote': realRemote, remote, 'zone-id': zoneId };
           const compact = JSON.stringify({ method: 'lookup', parameters });
-          const json11 = `{"method": "lookup", "parameters": {${Object.entries(parameters)
-            .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
-            .join(', ')}}}`;
+          const json11 = json11Line('lookup', parameters);
           // Twice, as PowerDNS does for a name below the apex (the second is paired).
           for (let i = 0; i < 2; i++) {
             const expected = viaParse.session.handle(compact);
