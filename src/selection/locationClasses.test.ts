@@ -1,4 +1,5 @@
 import test from 'ava';
+import { BucketRangeTable4 } from '../geo/bucketRangeTable.js';
 import { opaque, prefixLocationDb } from '../../test/support/prefixLocationDb.js';
 import { smallDbs } from '../../test/geo/smallDb.js';
 import { ask, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
@@ -56,8 +57,8 @@ test('answer classes are shared by records that read the location alike, and ign
   const snap = snapshotOf(CONFIG, geo);
   const [www, www2, city] = snap.records;
   t.truthy(www!.locationClasses);
-  // A handful of classes: one byte per range in both families.
-  t.true(www!.locationClasses!.v4.ids instanceof Uint8Array && www!.locationClasses!.v6.ids instanceof Uint8Array);
+  // A handful of classes: IPv4 in the bucket layout (ids beside the starts), one byte per IPv6 range.
+  t.true(www!.locationClasses!.v4 instanceof BucketRangeTable4 && www!.locationClasses!.v6.ids instanceof Uint8Array);
   t.is(www!.locationClasses, www2!.locationClasses);
   t.not(www!.locationClasses, city!.locationClasses);
   // A snapshot whose location data was swapped without recompiling its records must not answer

@@ -1,6 +1,7 @@
 import type { IpAddress } from '../geo/ipAddress.js';
 import type { Location, Qualifiers } from '../geo/location.js';
 import type { LocationDb, LocationTilings } from '../geo/locationDb.js';
+import { BucketRangeTable4 } from '../geo/bucketRangeTable.js';
 import { narrowIds, RangeTable4, RangeTable6, unpackPrefix, type RangeIds } from '../geo/rangeTable.js';
 import type { Tiling } from '../geo/tiling.js';
 import type { DcRanking } from '../policies/dcRanking.js';
@@ -33,7 +34,8 @@ export class LocationClasses {
   constructor(
     /** The database the classes were derived from; any other database makes them unusable. */
     readonly geo: LocationDb,
-    readonly v4: RangeTable4<RangeIds>,
+    /** IPv4 classes: the bucket layout for cold caches, or sorted starts beyond 65,536 classes. */
+    readonly v4: BucketRangeTable4 | RangeTable4<RangeIds>,
     readonly v6: RangeTable6<RangeIds>,
     readonly classes: readonly LocationClass[],
   ) {}
@@ -140,10 +142,12 @@ function build(geo: LocationDb, tilings: LocationTilings, reads: LocationReads):
   }
   const v4 = remap(tilings.v4, classOfLocation, 1);
   const v6 = remap(tilings.v6, classOfLocation, 4);
-  // Class ids are few (hundreds): one byte per range keeps the tables small in the caches.
+  // Class ids are few (hundreds): one byte per range keeps the tables small in the caches, and
+  // IPv4 ids fit beside their starts in the bucket layout (every query reads these tables cold).
+  const v4ids = narrowIds(v4.ids, classes.length);
   return new LocationClasses(
     geo,
-    new RangeTable4(v4.starts, narrowIds(v4.ids, classes.length)),
+    classes.length <= 0x10000 ? new BucketRangeTable4(v4.starts, v4ids) : new RangeTable4(v4.starts, v4ids),
     new RangeTable6(v6.starts, narrowIds(v6.ids, classes.length)),
     classes,
   );
