@@ -1,11 +1,14 @@
 import { unlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { parseLookupLine } from '../../src/frontends/powerdns/lookupLine.js';
 
 /**
  * The PowerDNS remote backend protocol's own ceiling: a Node backend on a Unix socket that does
- * no engine work. It frames and parses every request (JSON.parse, as any backend must) and
- * answers `lookup` from canned record texts: the quickstart zone's static names, and
+ * no engine work. It frames and parses every request and answers `lookup` from canned record
+ * texts. Lookup lines are read with gslbd's own reader of PowerDNS's line format
+ * (`parseLookupLine`, JSON.parse for any other shape), so the ceiling pays no more to parse a
+ * request than gslbd does and the comparison isolates the engine's work. The records: the quickstart zone's static names, and
  * `www.example.test` with one fixed A record carrying `scopeMask: 24` (so PowerDNS treats it as
  * client-dependent, as it treats gslbd's GSLB answers). `benchStats` returns the lookup count.
  *
@@ -30,15 +33,13 @@ let lookups = 0;
 
 /** The reply to one request line. */
 export function noopReply(line: string): string {
+  const lookup = parseLookupLine(line);
+  if (lookup) return lookupReply(lookup.qname, lookup.qnameJson);
   const req = JSON.parse(line) as { method: string; parameters: Record<string, unknown> };
   switch (req.method) {
     case 'lookup': {
-      lookups++;
       const qname = String(req.parameters.qname);
-      const records = RECORDS.get(qname.toLowerCase().replace(/\.$/, ''));
-      if (!records) return '{"result":[]}';
-      const q = `{"qname":${JSON.stringify(qname)},`;
-      return `{"result":[${records.map((r) => `${q}${r}}`).join(',')}]}`;
+      return lookupReply(qname, JSON.stringify(qname));
     }
     case 'initialize':
       return '{"result":true}';
@@ -51,6 +52,15 @@ export function noopReply(line: string): string {
     default:
       return '{"result":false}';
   }
+}
+
+/** The canned reply to a lookup of `qname` (`qnameJson`: the same name as a JSON string). */
+function lookupReply(qname: string, qnameJson: string): string {
+  lookups++;
+  const records = RECORDS.get(qname.toLowerCase().replace(/\.$/, ''));
+  if (!records) return '{"result":[]}';
+  const q = `{"qname":${qnameJson},`;
+  return `{"result":[${records.map((r) => `${q}${r}}`).join(',')}]}`;
 }
 
 function serve(path: string): void {

@@ -114,7 +114,7 @@ const group: BenchGroup = {
       measure: 'queries/s',
       baseline: 'noop-handler',
       rows: [
-        { id: 'noop-handler', label: 'do-nothing handler: JSON.parse + canned reply (noopRemoteBackend.ts)' },
+        { id: 'noop-handler', label: 'do-nothing handler: parse + canned reply (noopRemoteBackend.ts)' },
         { id: 'gslbd-handler', label: 'gslbd RemoteBackendSession.handle, ECS client mix' },
       ],
     },
