@@ -10,10 +10,11 @@ import { parseLookupLine } from '../../src/frontends/powerdns/lookupLine.js';
  * (`parseLookupLine`, JSON.parse for any other shape), so the ceiling pays no more to parse a
  * request than gslbd does and the comparison isolates the engine's work. The records: the quickstart zone's static names, and
  * `www.example.test` with one fixed A record carrying `scopeMask: 24` (so PowerDNS treats it as
- * client-dependent, as it treats gslbd's GSLB answers). `benchStats` returns the lookup count.
+ * client-dependent, as it treats gslbd's GSLB answers). Lines PowerDNS repeats take gslbd's two
+ * shortcuts ({@link NoopSession}). `benchStats` returns the lookup count.
  *
  * Usage: `node noopRemoteBackend.js <socket path>`; prints `ready` once listening. The powerdns
- * group also calls {@link noopReply} in-process, beside gslbd's protocol handler.
+ * group also runs a {@link NoopSession} in-process, beside gslbd's protocol handler.
  */
 
 const SOA = 'ns1.example.test. hostmaster.example.test. 2024010101 3600 600 604800 60';
@@ -31,8 +32,39 @@ const DOMAINS = JSON.stringify({
 
 let lookups = 0;
 
-/** The reply to one request line. */
-export function noopReply(line: string): string {
+/**
+ * One connection's handler, with the two shortcuts gslbd's session takes for the lines PowerDNS
+ * repeats (src/frontends/powerdns/README.md, "Performance"): a line whose reply does not depend
+ * on the client (no `scopeMask`) is answered from the texts remembered by line, and a line equal
+ * to the previous one on this connection gets the previous reply; any other line is parsed.
+ */
+export class NoopSession {
+  private lastLine = '';
+  private lastReply = '';
+
+  /** The reply to one request line. */
+  reply(line: string): string {
+    if (line === this.lastLine) {
+      lookups++;
+      return this.lastReply;
+    }
+    const known = clientFreeReplies.get(line);
+    if (known !== undefined) {
+      lookups++;
+      return known;
+    }
+    const reply = noopReply(line);
+    if (line.startsWith('{"method": "lookup"')) {
+      this.lastLine = line;
+      this.lastReply = reply;
+      if (!reply.includes('"scopeMask"')) remember(clientFreeReplies, line, reply);
+    }
+    return reply;
+  }
+}
+
+/** The reply to one request line, parsed (no shortcuts). */
+function noopReply(line: string): string {
   const lookup = parseLookupLine(line);
   if (lookup) return lookupReply(lookup.qname, lookup.qnameJson);
   const req = JSON.parse(line) as { method: string; parameters: Record<string, unknown> };
@@ -54,13 +86,32 @@ export function noopReply(line: string): string {
   }
 }
 
-/** The canned reply to a lookup of `qname` (`qnameJson`: the same name as a JSON string). */
+/** Entries a remembered-text map holds at most; beyond it the map starts afresh. */
+const REMEMBERED_LIMIT = 4096;
+/** Reply texts by the qname as PowerDNS spelled it: a canned reply depends on nothing else. */
+const replies = new Map<string, string>();
+/** Reply texts without `scopeMask`, by request line. */
+const clientFreeReplies = new Map<string, string>();
+
+function remember(map: Map<string, string>, key: string, value: string): void {
+  if (map.size >= REMEMBERED_LIMIT) map.clear();
+  map.set(key, value);
+}
+
+/**
+ * The canned reply to a lookup of `qname` (`qnameJson`: the same name as a JSON string), built
+ * once per spelling, so the ceiling spends nothing per lookup beyond framing, parsing and writing.
+ */
 function lookupReply(qname: string, qnameJson: string): string {
   lookups++;
-  const records = RECORDS.get(qname.toLowerCase().replace(/\.$/, ''));
-  if (!records) return '{"result":[]}';
-  const q = `{"qname":${qnameJson},`;
-  return `{"result":[${records.map((r) => `${q}${r}}`).join(',')}]}`;
+  let reply = replies.get(qnameJson);
+  if (reply === undefined) {
+    const records = RECORDS.get(qname.toLowerCase().replace(/\.$/, ''));
+    const q = `{"qname":${qnameJson},`;
+    reply = records ? `{"result":[${records.map((r) => `${q}${r}}`).join(',')}]}` : '{"result":[]}';
+    remember(replies, qnameJson, reply);
+  }
+  return reply;
 }
 
 function serve(path: string): void {
@@ -70,6 +121,7 @@ function serve(path: string): void {
     // no stale socket
   }
   createServer((conn) => {
+    const session = new NoopSession();
     let pending = '';
     conn.setEncoding('utf8');
     conn.on('data', (chunk: string) => {
@@ -78,7 +130,7 @@ function serve(path: string): void {
       while ((nl = pending.indexOf('\n')) >= 0) {
         const line = pending.slice(0, nl);
         pending = pending.slice(nl + 1);
-        conn.write(`${noopReply(line)}\n`);
+        conn.write(`${session.reply(line)}\n`);
       }
     });
     conn.on('error', () => conn.destroy());

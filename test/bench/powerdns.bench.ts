@@ -18,7 +18,7 @@ import { runDnsperf } from './harness/dnsperf.js';
 import { startGslbd, type GslbdServer } from './harness/gslbdServer.js';
 import { measureInProcess } from './harness/inProcessRows.js';
 import { geoipBackend, startPdns } from './harness/pdnsServer.js';
-import { noopReply } from './noopRemoteBackend.js';
+import { NoopSession } from './noopRemoteBackend.js';
 import { json11Line } from '../support/json11.js';
 import { BENCH_DIST } from './harness/paths.js';
 import { processContextSwitches, processCpuSeconds } from './harness/processCpu.js';
@@ -255,7 +255,8 @@ async function measureHandlers(ctx: BenchContext, clients: readonly MixClient[])
   const www = clients.map((c) =>
     json11Line('lookup', { local: '127.0.0.1', qname: 'www.example.test.', qtype: 'ANY', 'real-remote': `${formatIp(c.address)}/${c.sourcePrefix}`, remote: '127.0.0.1', 'zone-id': 1 }),
   );
-  const handlers: Record<string, (line: string) => string> = { 'noop-handler': noopReply, 'gslbd-handler': (line) => session.handle(line).text };
+  const noop = new NoopSession();
+  const handlers: Record<string, (line: string) => string> = { 'noop-handler': (line) => noop.reply(line), 'gslbd-handler': (line) => session.handle(line).text };
   const rows = Object.fromEntries(
     Object.entries(handlers).map(([row, handle]) => [
       row,
