@@ -28,3 +28,24 @@ test('counts kept in plain numbers reach the counters at every scrape, beside di
   t.regex(dcs, /^gslbd_dc_answers_total\{dc="us-east"\} 1$/m);
   t.regex(await m.registry.metrics(), /^gslbd_dc_answers_total\{dc="us-east"\} 1$/m, 'the whole-registry scrape agrees');
 });
+
+test('resolve() durations recorded in resolveTimes reach gslbd_resolve_duration_seconds at every scrape', async (t) => {
+  const m = new EngineMetrics();
+  const text = async (): Promise<string> => m.registry.getSingleMetricAsString('gslbd_resolve_duration_seconds');
+  m.resolveTimes.observe(1.5e-6);
+  m.resolveTimes.observe(3e-6);
+  m.resolveTimes.observe(0.5);
+  let h = await text();
+  t.regex(h, /^gslbd_resolve_duration_seconds_bucket\{le="0.000001"\} 0$/m);
+  t.regex(h, /^gslbd_resolve_duration_seconds_bucket\{le="0.000002"\} 1$/m);
+  t.regex(h, /^gslbd_resolve_duration_seconds_bucket\{le="0.000005"\} 2$/m);
+  t.regex(h, /^gslbd_resolve_duration_seconds_bucket\{le="0.01"\} 2$/m);
+  t.regex(h, /^gslbd_resolve_duration_seconds_bucket\{le="\+Inf"\} 3$/m);
+  t.regex(h, /^gslbd_resolve_duration_seconds_count 3$/m);
+  t.regex(h, /^gslbd_resolve_duration_seconds_sum 0\.5000045$/m);
+  m.resolveTimes.observe(1e-6);
+  h = await text();
+  t.regex(h, /^gslbd_resolve_duration_seconds_bucket\{le="0.000001"\} 1$/m, 'a value equal to a bound counts in that bound (le)');
+  t.regex(h, /^gslbd_resolve_duration_seconds_count 4$/m);
+  t.is((h.match(/^gslbd_resolve_duration_seconds_count /gm) ?? []).length, 1, 'one series, no duplicate from the unused prom-client state');
+});

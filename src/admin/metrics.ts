@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { BucketHistogram, type BucketCell } from '../health/bucketHistogram.js';
 
 /**
  * The engine's Prometheus metrics (prom-client). Labels never carry client addresses or query
@@ -31,13 +32,21 @@ export class EngineMetrics {
     collect: addDeferred(this.dcCounts),
   });
 
-  /** Time spent in resolve() per query (seconds). */
-  readonly resolveSeconds = new Histogram({
+  /** Time spent in resolve() per query (seconds); observed only through {@link resolveTimes}. */
+  readonly resolveSeconds = new BucketHistogram({
     name: 'gslbd_resolve_duration_seconds',
     help: 'Time spent in resolve() per query',
     buckets: [1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 5e-4, 1e-3, 1e-2],
-    registers: [this.registry],
+    registry: this.registry,
   });
+
+  /**
+   * Where front doors record resolve() durations (s) for {@link resolveSeconds}: a bucket search
+   * and three additions, exported at scrape time. prom-client's own `observe` (a label object
+   * built, validated and hashed per call, cold code when only every 16th query is timed) showed
+   * in CPU profiles of the compact engine under dnsperf at ~3.5 % of its time.
+   */
+  readonly resolveTimes: BucketCell = this.resolveSeconds.cell();
 
   /** Dropped or malformed messages by reason class. */
   readonly malformed = new Counter({

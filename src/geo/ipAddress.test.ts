@@ -135,6 +135,17 @@ test('addressFromBytes reads the bytes present and zero-fills the rest (ECS, RFC
   t.deepEqual(words(mapped), [4, 0xc0000200, 0, 0, 0, true]);
 });
 
+test('addressFromBytes reads bytes[start..end) in place: nothing before start, nothing at or past end', (t) => {
+  const frame = Uint8Array.from([0xff, 0xff, 10, 20, 30, 0xee, 0xee, 0xee, 0xee]);
+  t.is(formatIp(addressFromBytes(4, frame, 2, 5)), '10.20.30.0');
+  t.is(formatIp(addressFromBytes(4, frame, 2, 2)), '0.0.0.0');
+  t.is(formatIp(addressFromBytes(4, frame, 2, 6)), '10.20.30.238');
+  const v6 = Uint8Array.from([0xaa, 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0x12, 0xbb, 0xbb]);
+  t.is(formatIp(addressFromBytes(6, v6, 1, 8)), '2001:db8:1:1200::');
+  const full = Uint8Array.from([9, ...addressToBytes(parseIp('2001:db8::1')), 9]);
+  t.is(formatIp(addressFromBytes(6, full, 1, 17)), '2001:db8::1');
+});
+
 test('addressToBytes gives 4 bytes for IPv4, 16 for IPv6 and for mapped IPv4', (t) => {
   t.deepEqual([...addressToBytes(parseIp('192.0.2.1'))], [192, 0, 2, 1]);
   t.deepEqual([...addressToBytes(parseIp('::ffff:192.0.2.1'))], [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 192, 0, 2, 1]);

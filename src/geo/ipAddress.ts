@@ -134,13 +134,22 @@ export function formatIp(a: IpAddress): string {
 }
 
 /**
- * Reads an address from network-order bytes, as carried in an ECS option (RFC 7871 §6): only
- * the first `ceil(prefix/8)` bytes are present, the rest are zero.
+ * Reads an address from the network-order bytes `bytes[start..end)`, as carried in an ECS option
+ * (RFC 7871 §6): only the first `ceil(prefix/8)` bytes are present, the rest are zero. Reads in
+ * place, never at or past `end` (query paths pass a frame and offsets instead of making a view:
+ * a Buffer view costs ~0.1 µs, and reads past a typed array's end take V8's slow path).
  */
-export function addressFromBytes(family: 4 | 6, bytes: Uint8Array): IpAddress {
-  const word = (i: number): number =>
-    (((bytes[i] ?? 0) << 24) | ((bytes[i + 1] ?? 0) << 16) | ((bytes[i + 2] ?? 0) << 8) | (bytes[i + 3] ?? 0)) >>> 0;
-  return family === 4 ? ipv4(word(0)) : ipv6(word(0), word(4), word(8), word(12));
+export function addressFromBytes(family: 4 | 6, bytes: Uint8Array, start = 0, end = bytes.length): IpAddress {
+  if (family === 4) return ipv4(wordAt(bytes, start, end));
+  return ipv6(wordAt(bytes, start, end), wordAt(bytes, start + 4, end), wordAt(bytes, start + 8, end), wordAt(bytes, start + 12, end));
+}
+
+/** The big-endian 32-bit word at `at`; bytes at or past `end` read as zero. */
+function wordAt(bytes: Uint8Array, at: number, end: number): number {
+  if (at + 4 <= end) return ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
+  let w = 0;
+  for (let i = at; i < at + 4; i++) w = (w << 8) | (i < end ? bytes[i]! : 0);
+  return w >>> 0;
 }
 
 /** Network-order bytes of an address in its original family (mapped IPv4 gives 16 bytes). */

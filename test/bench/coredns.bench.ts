@@ -16,7 +16,7 @@ import { clientMix, type MixClient } from './harness/clientMix.js';
 import { exchange, lengthPrefixed, queryPacket } from './harness/dnsWire.js';
 import { runDnsperf, type DnsperfResult } from './harness/dnsperf.js';
 import { freePort } from '../support/freePort.js';
-import { startGslbd } from './harness/gslbdServer.js';
+import { GSLBD_NODE_FLAGS, startGslbd } from './harness/gslbdServer.js';
 import { measureInProcess } from './harness/inProcessRows.js';
 import { geoipBackend, startPdns, type PdnsServer } from './harness/pdnsServer.js';
 import { BENCH_DIST, REPO_ROOT } from './harness/paths.js';
@@ -112,7 +112,8 @@ const group: BenchGroup = {
     const dir = ctx.tempDir('coredns');
     const gslbdSocket = join(dir, 'gslbd.sock');
     const noopSocket = join(dir, 'noop.sock');
-    const nodeArgs = ctx.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfileDir}`] : [];
+    // Both Node engines run with gslbd's production flags (equal settings).
+    const nodeArgs = [...GSLBD_NODE_FLAGS, ...(ctx.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfileDir}`] : [])];
     const gslbdStarting = startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd-compact'), compactSocket: gslbdSocket, nodeArgs }, ctx.signal);
     gslbdStarting.catch(() => undefined);
     const noop = ctx.processes.start('noop engine', process.execPath, [...nodeArgs, join(BENCH_DIST, 'noopCompactEngine.js'), noopSocket], {

@@ -10,7 +10,7 @@ import { clientMix, type MixClient } from './harness/clientMix.js';
 import { exchange, lengthPrefixed, queryPacket, type WireAnswer } from './harness/dnsWire.js';
 import { runDnsperf, type DnsperfResult } from './harness/dnsperf.js';
 import { startGdnsd } from './harness/gdnsdServer.js';
-import { startGslbd, type GslbdServer } from './harness/gslbdServer.js';
+import { GSLBD_NODE_FLAGS, startGslbd, type GslbdServer } from './harness/gslbdServer.js';
 import { freePort } from '../support/freePort.js';
 import { BENCH_DIST } from './harness/paths.js';
 import { processCpuSeconds, threadCpuSeconds } from './harness/processCpu.js';
@@ -83,7 +83,7 @@ const group: BenchGroup = {
   estimateSeconds: (runs) => 25 + 6 * (WARMUP_SECONDS + 0.7) + runs * 6 * (RUN_SECONDS + 0.7),
   async run(ctx) {
     const dir = ctx.tempDir('listener');
-    const nodeArgs = ctx.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfileDir}`] : [];
+    const nodeArgs = [...GSLBD_NODE_FLAGS, ...(ctx.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfileDir}`] : [])];
     const gslbdStarting = startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd'), nodeArgs }, ctx.signal);
     gslbdStarting.catch(() => undefined);
     ctx.log('loading the quickstart snapshot (query files, gdnsd nets, answer checks)');
@@ -173,7 +173,8 @@ function fixedReply(name: string, type: 'A' | 'AAAA', data: string, ecs: boolean
 
 async function startResponder(ctx: BenchContext, reply: Buffer, dir: string): Promise<{ port: number; proc: BenchProcess }> {
   const port = await freePort();
-  const proc = ctx.processes.start('fixed responder', process.execPath, [join(BENCH_DIST, 'fixedResponder.js'), String(port), reply.toString('hex')], {
+  // gslbd's production Node flags, as gslbd gets them: equal settings.
+  const proc = ctx.processes.start('fixed responder', process.execPath, [...GSLBD_NODE_FLAGS, join(BENCH_DIST, 'fixedResponder.js'), String(port), reply.toString('hex')], {
     cpu: SERVER_CPU,
     logFile: join(dir, `responder-${port}.log`),
   });

@@ -4,7 +4,7 @@ import type { Engine } from '../../engine/engine.js';
 import { ipv4 } from '../../geo/ipAddress.js';
 import type { Logger } from '../../log/logger.js';
 import { RCODE } from '../../zones/authoritative.js';
-import { clientFor, parseEcs, replyScope, type EcsOption } from '../dns/ecsOption.js';
+import { clientFor, readEcs, replyScope, type EcsSubnet } from '../dns/ecsOption.js';
 import { metaQtypeRcode } from '../dns/metaQtype.js';
 import type { AnswerFrame, CompactQuery } from './frameCodec.js';
 
@@ -45,9 +45,9 @@ export function compactAnswerer(deps: CompactAnswerDeps): CompactAnswerer {
   let queries = 0;
 
   return (q) => {
-    let ecs: EcsOption | undefined;
+    let ecs: EcsSubnet | undefined;
     if (q.ecs) {
-      const parsed = parseEcs(q.ecs);
+      const parsed = readEcs(q.ecs, 0, q.ecs.length);
       if (typeof parsed === 'string') {
         deps.metrics.malformed.inc({ transport: 'compact', outcome: 'FORMERR' });
         return countRcode(negative(RCODE.FORMERR, false));
@@ -61,7 +61,7 @@ export function compactAnswerer(deps: CompactAnswerDeps): CompactAnswerer {
     const started = (queries++ & (TIMING_SAMPLE - 1)) === 0 ? performance.now() : -1;
     try {
       const a = deps.engine.resolve({ name: q.qname, type: q.qtype, client, transport: q.transport === 0 ? 'udp' : 'tcp' });
-      if (started >= 0) deps.metrics.resolveSeconds.observe((performance.now() - started) / 1000);
+      if (started >= 0) deps.metrics.resolveTimes.observe((performance.now() - started) / 1000);
       for (const dc of a.dcs) deps.metrics.countDc(dc);
       return countRcode({
         rcode: a.rcode,

@@ -111,7 +111,7 @@ export function decodeQuery(frame: Buffer, flags: number): CompactQuery | string
   if (addressBytes < 0) return `source family ${family} is not 0, 1 or 2`;
   let offset = HEADER_BYTES + 8;
   if (offset + addressBytes > end) return 'source address runs past the frame';
-  const source = family === 0 ? undefined : addressFromBytes(family === 1 ? 4 : 6, frame.subarray(offset, offset + addressBytes));
+  const source = family === 0 ? undefined : addressFromBytes(family === 1 ? 4 : 6, frame, offset, offset + addressBytes);
   offset += addressBytes;
   let ecs: Buffer | undefined;
   if (flags & QUERY_FLAG_ECS) {

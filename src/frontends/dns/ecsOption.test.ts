@@ -1,6 +1,6 @@
 import test from 'ava';
 import { formatIp } from '../../geo/ipAddress.js';
-import { parseEcs, replyScope, type EcsOption } from './ecsOption.js';
+import { parseEcs, readEcs, replyScope, type EcsOption } from './ecsOption.js';
 
 /** The ECS option codec (RFC 7871 §6) and the scope a reply carries (§7.2.1, SPEC §8). */
 
@@ -43,8 +43,31 @@ const malformed: [bytes: number[], reason: string][] = [
 for (const [bytes, reason] of malformed) {
   test(`rejects ${bytes.join(' ')}: ${reason}`, (t) => {
     t.is(parseEcs(Buffer.from(bytes)), reason);
+    t.is(readEcs(Buffer.from([0xff, ...bytes, 0xff]), 1, 1 + bytes.length), reason, 'readEcs in place, the same reason');
   });
 }
+
+test('readEcs reads the option in place inside a larger buffer: the subnet parseEcs gives, nothing outside the range read', (t) => {
+  const options = [
+    [0, 1, 24, 0, 192, 0, 2],
+    [0, 1, 23, 0, 10, 20, 30],
+    [0, 2, 48, 0, 0x20, 0x01, 0x0d, 0xb8, 0, 1],
+    [0, 2, 56, 0, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0x80],
+    [0, 2, 120, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 10, 20, 30],
+    [0, 2, 96, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255],
+    [0, 1, 0, 0],
+    [0, 0, 0, 0],
+  ];
+  for (const bytes of options) {
+    const expected = ecs(bytes);
+    // Bytes after the range that would set address bits if they were read.
+    const framed = Buffer.from([0x5a, 0x5a, ...bytes, 0xff, 0xff, 0xff, 0xff]);
+    const subnet = readEcs(framed, 2, 2 + bytes.length);
+    if (typeof subnet === 'string') return t.fail(`${bytes.join(' ')}: ${subnet}`);
+    t.deepEqual(subnet, { family: expected.family, sourcePrefix: expected.sourcePrefix, address: expected.address, effectivePrefix: expected.effectivePrefix }, bytes.join(' '));
+  }
+  t.is(readEcs(Buffer.from([0, 1, 24, 0, 10, 20, 30]), 0, 6), 'ECS address length does not match the source prefix', 'end cuts the option short');
+});
 
 // option, decision scope → reply scope.
 const scopes: [title: string, bytes: number[], scope: number, reply: number][] = [

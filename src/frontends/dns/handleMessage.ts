@@ -61,7 +61,7 @@ export function handleMessage(deps: DnsFrontDoorDeps, msg: Buffer, transport: 'u
     deps.metrics.countQuery(transport, RCODE.SERVFAIL);
     return encodeReply(header, { rcode: RCODE.SERVFAIL, authoritative: false }, limit);
   }
-  deps.metrics.resolveSeconds.observe((performance.now() - started) / 1000);
+  deps.metrics.resolveTimes.observe((performance.now() - started) / 1000);
   deps.metrics.countQuery(transport, answer.rcode);
   for (const dc of answer.dcs) deps.metrics.countDc(dc);
   const rate = deps.behaviour.queryLogSampleRate;
