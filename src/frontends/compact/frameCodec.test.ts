@@ -62,6 +62,11 @@ for (const v of byKind('ANSWER')) {
       [...d.answers, ...d.authorities, ...d.additionals].map((r) => `${r.name} ${r.type}`),
       [...f.answer, ...f.authority, ...f.additional].map((r) => `${r.record.name} ${r.record.type}`),
     );
+    // Frozen records (the decision cache's shared ones) take the remembered-encoding path: the same bytes, first use and reuse.
+    const frozen = (rs: Rec[]): ResourceRecord[] => rs.map((r) => Object.freeze({ ...r.record }));
+    const shared = { ...f, answers: frozen(f.answer), authority: frozen(f.authority), additional: frozen(f.additional) };
+    t.is(encodeAnswer(f.id, shared).toString('hex'), v.hex);
+    t.is(encodeAnswer(f.id, shared).toString('hex'), v.hex);
   });
 }
 

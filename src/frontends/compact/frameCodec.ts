@@ -1,7 +1,7 @@
 import { addressFromBytes, type IpAddress } from '../../geo/ipAddress.js';
 import type { ResourceRecord } from '../../dns/records.js';
 import { presentLabel } from '../dns/wireQuery.js';
-import { UNCOMPRESSED, writeRecord } from '../dns/wireResponse.js';
+import { UNCOMPRESSED, writeName, writeRecord } from '../dns/wireResponse.js';
 
 /**
  * The engine's half of the compact protocol, version 1 (docs/protocol.md): the frame header, the
@@ -192,9 +192,9 @@ export function writeAnswer(buf: Buffer, start: number, id: number, a: AnswerFra
   const limit = start + 4 + MAX_FRAME_LENGTH;
   let offset = start + HEADER_BYTES + 10;
   try {
-    for (const rr of a.answers) if ((offset = writeRecord(buf, offset, rr, UNCOMPRESSED)) > limit) break;
-    if (offset <= limit) for (const rr of a.authority) if ((offset = writeRecord(buf, offset, rr, UNCOMPRESSED)) > limit) break;
-    if (offset <= limit) for (const rr of a.additional) if ((offset = writeRecord(buf, offset, rr, UNCOMPRESSED)) > limit) break;
+    for (const rr of a.answers) if ((offset = writeFrameRecord(buf, offset, rr)) > limit) break;
+    if (offset <= limit) for (const rr of a.authority) if ((offset = writeFrameRecord(buf, offset, rr)) > limit) break;
+    if (offset <= limit) for (const rr of a.additional) if ((offset = writeFrameRecord(buf, offset, rr)) > limit) break;
   } catch (e) {
     if (!(e instanceof RangeError)) throw e;
     offset = limit + 1;
@@ -211,6 +211,32 @@ export function writeAnswer(buf: Buffer, start: number, id: number, a: AnswerFra
   buf.writeUInt16BE(a.authority.length, body + 6);
   buf.writeUInt16BE(a.additional.length, body + 8);
   return offset;
+}
+
+/**
+ * Wire bytes after the owner name (TYPE, CLASS, TTL, RDLENGTH, RDATA) of frozen records. The
+ * decision cache answers every query a decision serves with the same frozen records
+ * (`zones/authoritative.ts`, `Answer.answers`), so those bytes are encoded once per record; the
+ * owner name is still written per query. Unfrozen records (built per query) are never entered.
+ * Entries go when their records do.
+ */
+const frozenTails = new WeakMap<ResourceRecord, Buffer>();
+
+/** Writes one record uncompressed, reusing a frozen record's encoded tail; see {@link frozenTails}. */
+function writeFrameRecord(buf: Buffer, offset: number, rr: ResourceRecord): number {
+  if (!Object.isFrozen(rr)) return writeRecord(buf, offset, rr, UNCOMPRESSED);
+  const tail = frozenTails.get(rr);
+  if (tail === undefined) {
+    const end = writeRecord(buf, offset, rr, UNCOMPRESSED);
+    frozenTails.set(rr, Buffer.from(buf.subarray(writeName(buf, offset, rr.name, UNCOMPRESSED), end)));
+    return end;
+  }
+  offset = writeName(buf, offset, rr.name, UNCOMPRESSED);
+  if (offset + tail.length > buf.length) throw new RangeError(`record ${rr.name} ${rr.type} does not fit`);
+  // Short tails (addresses, names) are copied byte by byte: cheaper than Buffer#copy's native call.
+  if (tail.length <= 64) for (let i = 0; i < tail.length; i++) buf[offset + i] = tail[i]!;
+  else tail.copy(buf, offset);
+  return offset + tail.length;
 }
 
 /** Encodes an ERROR frame; the message is cut to 1024 bytes. */

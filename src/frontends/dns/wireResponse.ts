@@ -167,8 +167,12 @@ function rdataFor(type: RecordType, data: RecordData): unknown {
   return type === 'TXT' ? (data as string[]).map((s) => Buffer.from(s)) : data;
 }
 
-/** Writes a name, ending in a pointer when it or a suffix of it is the question name or a suffix of it. */
-function writeName(buf: Buffer, offset: number, name: string, targets: CompressionTargets): number {
+/**
+ * Writes a presentation-form name in wire format at `offset` and returns the offset after it,
+ * ending in a pointer when it or a suffix of it is the question name or a suffix of it
+ * (RFC 1035 §4.1.4; {@link UNCOMPRESSED} writes it in full).
+ */
+export function writeName(buf: Buffer, offset: number, name: string, targets: CompressionTargets): number {
   if (targets.question && targets.question.labelOffsets.length > 0 && name === targets.question.name) {
     buf.writeUInt16BE(0xc000 | targets.question.labelOffsets[0]!, offset);
     return offset + 2;
