@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { UNMONITORED_UP, type AdminOverride, type EndpointHealth, type HealthStatus, type HealthView } from '../state/healthView.js';
-import { checkFor, type CheckOutcome, type CheckResources, type CheckRun } from './checks/check.js';
+import { checkFor, type CheckOutcome, type CheckResources, type CheckRun, type CheckStart } from './checks/check.js';
 import { applyResult, combineStatus, groupStatus, unknownCheckState, type CheckState } from './checkState.js';
 import { HealthMetrics } from './healthMetrics.js';
 import { buildHealthPlan, type HealthPlan, type PlannedCheck } from './healthPlan.js';
@@ -44,7 +44,8 @@ interface Layout {
 /** A check that runs: its plan, its function and its state. */
 interface RunningCheck extends ScheduledJob {
   planned: PlannedCheck;
-  readonly fn: CheckRun;
+  /** Starts a run on the planned target (prepared once: a fingerprint change makes a new check). */
+  readonly start: CheckStart;
   readonly state: CheckState;
   readonly createdMs: number;
   inFlight: boolean;
@@ -273,7 +274,7 @@ export class HealthMonitor {
     const self = this;
     const c: RunningCheck = {
       planned,
-      fn,
+      start: fn(planned.target),
       state,
       createdMs: now,
       inFlight: false,
@@ -290,7 +291,7 @@ export class HealthMonitor {
         c.inFlight = true;
         c.lagMs = lagMs;
         self.metrics?.scheduleLagSeconds.observe(lagMs / 1000);
-        c.fn(c.planned.target, c.done);
+        c.start(c.done);
       },
       done(outcome) {
         c.inFlight = false;

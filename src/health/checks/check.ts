@@ -22,11 +22,17 @@ export interface CheckOutcome {
 export type CheckDone = (outcome: CheckOutcome) => void;
 
 /**
- * One check run against a target: calls `done` exactly once, never synchronously, and within the
+ * Starts one check of its target: calls `done` exactly once, never synchronously, and within the
  * monitor's timeout (plus a scheduling tick); never throws. A callback rather than a promise:
  * at 2,000 checks/s a promise and its reaction per check are measurable (docs/BENCHMARKS.md).
  */
-export type CheckRun = (target: CheckTarget, done: CheckDone) => void;
+export type CheckStart = (done: CheckDone) => void;
+
+/**
+ * A monitor's check: prepares a target once (what never changes between its checks, such as an
+ * HTTP request's bytes and the SNI name) and returns how to start each check of it.
+ */
+export type CheckRun = (target: CheckTarget) => CheckStart;
 
 /** Extra inputs a monitor needs that are not in its configuration value. */
 export interface CheckResources {

@@ -10,7 +10,7 @@ import { checkFor as checkRunFor, type CheckOutcome, type CheckTarget } from './
 /** The monitor's check as a function returning a promise of its outcome. */
 const checkFor = (...args: Parameters<typeof checkRunFor>): ((target: CheckTarget) => Promise<CheckOutcome>) => {
   const run = checkRunFor(...args);
-  return (target) => new Promise((resolve) => run(target, resolve));
+  return (target) => new Promise((resolve) => run(target)(resolve));
 };
 
 const monitor = (m: Record<string, unknown>) => monitorSchema.parse({ name: 'm', intervalMs: 5000, timeoutMs: 3000, ...m });

@@ -41,7 +41,7 @@ export function dnsCheck(m: DnsMonitorConfig): CheckRun {
     return { ok: found, error: found ? '' : 'expected answer missing' };
   };
   const encodeQuery = (id: number): Buffer => dnsPacket.encode({ type: 'query', id, flags: 0, questions: [{ name: m.queryName || '.', type: m.queryType, class: 'IN' }] });
-  return m.transport === 'tcp' ? (target, done) => queryTcp(target, done, m.timeoutMs, encodeQuery, verdict) : (target, done) => queryUdp(target, done, m.timeoutMs, encodeQuery, verdict);
+  return m.transport === 'tcp' ? (target) => (done) => queryTcp(target, done, m.timeoutMs, encodeQuery, verdict) : (target) => (done) => queryUdp(target, done, m.timeoutMs, encodeQuery, verdict);
 }
 
 function queryUdp(target: CheckTarget, done: CheckDone, timeoutMs: number, encodeQuery: (id: number) => Buffer, verdict: (msg: Buffer, id: number) => Verdict): void {

@@ -35,23 +35,24 @@ export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRu
   const needBody = m.bodyContains !== undefined || pattern !== undefined;
   const defaultPort = https ? 443 : 80;
 
-  // The request bytes and SNI of a target never change: built once per target.
-  const prepared = new WeakMap<CheckTarget, { request: Buffer; servername: string | undefined }>();
-  const prepare = (target: CheckTarget): { request: Buffer; servername: string | undefined } => {
+  const verdict: ResponseVerdict = { statusOk, needBody, bodyContains: m.bodyContains, pattern, head: m.method === 'HEAD' };
+  // The request bytes and SNI of a target never change: built at its first check (not all at
+  // start-up, where 10,000 of them at once grow the heap), then kept with the target's check.
+  const prepare = (target: CheckTarget): PreparedRequest => {
     const configuredHost = target.host ?? m.host;
     const hostName = configuredHost ?? (isIPv6(target.address) ? `[${target.address}]` : target.address);
     const hostHeader = target.port === defaultPort || /:\d+$/.test(hostName) ? hostName : `${hostName}:${target.port}`;
     const request = Buffer.from(`${m.method} ${m.path} HTTP/1.1\r\nHost: ${hostHeader}\r\nUser-Agent: gslbd-health-check\r\nAccept: */*\r\nConnection: close\r\n\r\n`, 'latin1');
-    const sni = m.type === 'https' ? (m.sni ?? (configuredHost !== undefined ? configuredHost.replace(/:\d+$/, '') : undefined)) : undefined;
-    const p = { request, servername: sni !== undefined && isSniName(sni) ? sni : undefined };
-    prepared.set(target, p);
-    return p;
+    const sni = https ? (m.sni ?? (configuredHost !== undefined ? configuredHost.replace(/:\d+$/, '') : undefined)) : undefined;
+    return { request, servername: sni !== undefined && isSniName(sni) ? sni : undefined };
+  };
+  return (target) => {
+    let prepared: PreparedRequest | undefined;
+    return (done) => start(target, (prepared ??= prepare(target)), done);
   };
 
-  const verdict: ResponseVerdict = { statusOk, needBody, bodyContains: m.bodyContains, pattern, head: m.method === 'HEAD' };
-  return (target, done) => {
+  function start(target: CheckTarget, { request, servername }: PreparedRequest, done: CheckDone): void {
     const started = performance.now();
-    const { request, servername } = prepared.get(target) ?? prepare(target);
     const probe = new HttpProbe(verdict, request, started, m.timeoutMs, done);
     probe.deadline = checkDeadlines.arm(m.timeoutMs, started, probe);
     if (https) {
@@ -71,7 +72,13 @@ export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRu
     } else {
       probe.socket = checkSockets.connect(target.address, target.port, probe).socket;
     }
-  };
+  }
+}
+
+/** A target's request bytes and TLS server name. */
+interface PreparedRequest {
+  readonly request: Buffer;
+  readonly servername: string | undefined;
 }
 
 /** What decides an HTTP check's response, from the monitor. */

@@ -90,3 +90,18 @@ test('interim 1xx responses are skipped: the final response after them decides (
   t.like(read(['HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n']), { status: 101, head: true }, '101 is final (the reader never asks for an upgrade)');
   t.like(read([hints], { head: true, limit: 0 }), { status: 0, head: false }, 'a HEAD request waits for the final head too');
 });
+
+test('the status line is matched exactly: HTTP/1.0 or 1.1, three digits, an optional reason without CR or LF', (t) => {
+  t.like(read(['HTTP/1.1 200\r\n\r\n']), { status: 200, head: true, error: '' }, 'a head that is only a status line');
+  t.like(read(['HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n']), { status: 404, error: '' });
+  for (const bad of ['HTTP/1.2 200 OK', 'HTTP/1.1 20 OK', 'HTTP/1.1 2000 OK', 'HTTP/1.1  200 OK', 'HTTP/1.1 2x0 OK', 'HTTP/1.1 200OK', 'http/1.1 200 OK', 'HTTP/1.1 200 O\rK', 'HTTP/1.1 200 O\nK', 'HTTP/1.1']) {
+    t.like(read([`${bad}\r\nContent-Length: 0\r\n\r\n`]), { status: 0, error: 'not an HTTP/1.x response' }, JSON.stringify(bad));
+  }
+});
+
+test('header names are found in any case, with spaces around them; other long names are skipped', (t) => {
+  t.like(read(['HTTP/1.1 200 OK\r\nX-Some-Long-Header-Name: 12\r\nCONTENT-LENGTH: 3\r\n\r\nabcdef']), { done: true, body: 'abc' });
+  t.like(read(['HTTP/1.1 200 OK\r\n content-length : 2\r\n\r\nxyz']), { done: true, body: 'xy' });
+  t.like(read(['HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n']), { done: true, body: 'abc' });
+  t.like(read(['HTTP/1.1 200 OK\r\nContent-Type: a:b\r\n:empty-name\r\n\r\n']), { error: 'malformed header line' }, 'a colon first is no name');
+});

@@ -1,4 +1,13 @@
 const EMPTY = Buffer.alloc(0);
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
+const CR = 0x0d;
+const LF = 0x0a;
+const SP = 0x20;
+const COLON = 0x3a;
+/** "HTTP/1." — the status line's fixed start (RFC 9112 §4). */
+const HTTP_1 = Buffer.from('HTTP/1.', 'latin1');
+/** Length of "Content-Length", the shorter of the two header names the reader looks at. */
+const SHORTEST_NAME = 14;
 
 /**
  * Incremental reader of one HTTP/1.x response (RFC 9112) for health checks: the status code,
@@ -57,14 +66,14 @@ export class HttpResponseReader {
     if (!this.headDone) {
       // Usually the whole head arrives in the first chunk: then it is parsed in place, uncopied.
       const head = this.head.length === 0 ? chunk : Buffer.concat([this.head, chunk]);
-      const end = head.indexOf('\r\n\r\n');
+      const end = head.indexOf(HEAD_END);
       if (end < 0) {
         if (head.length > 16 * 1024) this.error = 'response head larger than 16 KiB';
         else this.head = head === chunk ? Buffer.from(chunk) : head;
         return;
       }
       this.head = EMPTY;
-      this.parseHead(head.toString('latin1', 0, end));
+      this.parseHead(head, end);
       if (this.interim()) {
         // RFC 9110 §15.2: a client parses interim 1xx responses (100 Continue, 103 Early Hints)
         // and waits for the final one, which follows on the same connection.
@@ -105,29 +114,41 @@ export class HttpResponseReader {
     else this.bodyDone = true;
   }
 
-  private parseHead(text: string): void {
-    const firstEnd = text.indexOf('\r\n');
-    const m = /^HTTP\/1\.[01] (\d{3})(?: .*)?$/.exec(firstEnd < 0 ? text : text.slice(0, firstEnd));
-    if (!m) {
+  /**
+   * Reads the head in `head[0, end)` (up to the blank line) from its bytes: the status line is
+   * matched byte by byte and only the header lines long enough to be `Content-Length` or
+   * `Transfer-Encoding` become strings (a check reads thousands of heads a second, most of them
+   * with neither name past a short one).
+   */
+  private parseHead(head: Buffer, end: number): void {
+    const firstEnd = crlfIn(head, 0, end);
+    const status = statusCode(head, firstEnd < 0 ? end : firstEnd);
+    if (status < 0) {
       this.error = 'not an HTTP/1.x response';
       return;
     }
-    this.status = Number(m[1]);
+    this.status = status;
     this.headDone = true;
     let length = -1;
-    // Header lines one by one, without an array of them; only the two names that matter are
-    // lower-cased (a check reads thousands of heads a second).
-    for (let start = firstEnd + 2; firstEnd >= 0 && start <= text.length; ) {
-      const lineEnd = text.indexOf('\r\n', start);
-      const l = text.slice(start, lineEnd < 0 ? text.length : lineEnd);
-      start = lineEnd < 0 ? text.length + 1 : lineEnd + 2;
-      const colon = l.indexOf(':');
+    for (let start = firstEnd + 2; firstEnd >= 0 && start <= end; ) {
+      const next = crlfIn(head, start, end);
+      const lineStart = start;
+      const lineEnd = next < 0 ? end : next;
+      start = next < 0 ? end + 1 : next + 2;
+      let colon = -1;
+      for (let i = lineStart; i < lineEnd; i++) {
+        if (head[i] === COLON) {
+          colon = i - lineStart;
+          break;
+        }
+      }
       if (colon <= 0) {
         this.error = 'malformed header line';
         return;
       }
       // Shorter than "content-length": neither header (trimming only shortens a name).
-      if (colon < 14) continue;
+      if (colon < SHORTEST_NAME) continue;
+      const l = head.toString('latin1', lineStart, lineEnd);
       const name = l.slice(0, colon).trim().toLowerCase();
       const value = l.slice(colon + 1).trim();
       if (name === 'transfer-encoding' && value.toLowerCase().split(',').pop()!.trim() === 'chunked') this.chunked = true;
@@ -198,4 +219,32 @@ export class HttpResponseReader {
     this.bodySize += kept.length;
     if (this.bodySize >= this.bodyLimit) this.bodyDone = true;
   }
+}
+
+/** Index of the first CRLF lying wholly in `buf[from, end)`, or −1. */
+function crlfIn(buf: Buffer, from: number, end: number): number {
+  for (let i = buf.indexOf(CR, from); i >= 0 && i + 1 < end; i = buf.indexOf(CR, i + 1)) {
+    if (buf[i + 1] === LF) return i;
+  }
+  return -1;
+}
+
+/**
+ * The status code of the status line `buf[0, end)` — `HTTP/1.0` or `HTTP/1.1`, a space, three
+ * digits, then nothing or a space and a reason phrase without CR or LF (RFC 9112 §4) — or −1.
+ */
+function statusCode(buf: Buffer, end: number): number {
+  if (end < 12 || buf.compare(HTTP_1, 0, HTTP_1.length, 0, HTTP_1.length) !== 0) return -1;
+  const minor = buf[7]!;
+  if ((minor !== 0x30 && minor !== 0x31) || buf[8] !== SP) return -1;
+  let code = 0;
+  for (let i = 9; i < 12; i++) {
+    const d = buf[i]! - 0x30;
+    if (d < 0 || d > 9) return -1;
+    code = code * 10 + d;
+  }
+  if (end === 12) return code;
+  if (buf[12] !== SP) return -1;
+  for (let i = 13; i < end; i++) if (buf[i] === CR || buf[i] === LF) return -1;
+  return code;
 }

@@ -9,7 +9,7 @@ import { checkSockets, type CheckConnection, type ConnectionEvents } from './che
  * Connects through {@link checkSockets} (a new TCP connection per check on a reused socket object).
  */
 export function tcpCheck(timeoutMs: number): CheckRun {
-  return (target, done) => {
+  return (target) => (done) => {
     const started = performance.now();
     const finish = outcomeOnce(started, done, () => {
       checkDeadlines.disarm(timeoutMs, deadline);
