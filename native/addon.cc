@@ -11,6 +11,9 @@
 // buffer (scratch6()) as four host-order uint32 words, which avoids a TypedArray argument per call.
 #include <napi.h>
 
+#include <sys/mman.h>
+
+#include <cstdint>
 #include <cstring>
 
 #include "range_index.h"
@@ -226,6 +229,46 @@ Napi::Value Open(const Napi::CallbackInfo& info) {
   return out;
 }
 
+constexpr size_t kHugePage = size_t{2} << 20;
+
+void Unmap(napi_env /*env*/, void* data, void* hint) {
+  munmap(data, reinterpret_cast<size_t>(hint));
+}
+
+// hugePageBuffer(bytes) -> a zeroed ArrayBuffer of `bytes` in 2 MiB-aligned anonymous memory
+// advised MADV_HUGEPAGE (transparent huge pages in `madvise` mode), or undefined when the kernel
+// refuses the mapping or the advice. Unmapped when the ArrayBuffer is collected.
+Napi::Value HugePageBuffer(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) {
+    Napi::TypeError::New(env, "hugePageBuffer expects a byte count").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const double want = info[0].As<Napi::Number>().DoubleValue();
+  if (!(want >= 1 && want <= double{1ull << 40})) {
+    Napi::RangeError::New(env, "hugePageBuffer: byte count out of range").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const auto bytes = static_cast<size_t>(want);
+  const size_t length = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  // Map one huge page more than needed and trim both ends, so the start is 2 MiB-aligned.
+  void* raw = mmap(nullptr, length + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return env.Undefined();
+  const auto start = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (start + kHugePage - 1) & ~(uintptr_t{kHugePage} - 1);
+  if (aligned > start) munmap(raw, aligned - start);
+  const uintptr_t tail = start + length + kHugePage - (aligned + length);
+  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + length), tail);
+  void* data = reinterpret_cast<void*>(aligned);
+  napi_value out;
+  if (madvise(data, length, MADV_HUGEPAGE) != 0 ||
+      napi_create_external_arraybuffer(env, data, bytes, Unmap, reinterpret_cast<void*>(length), &out) != napi_ok) {
+    munmap(data, length);
+    return env.Undefined();
+  }
+  return Napi::Value(env, out);
+}
+
 // scratch6() -> the ArrayBuffer(16) that lookup6() reads.
 Napi::Value Scratch6(const Napi::CallbackInfo& info) {
   return info.Env().GetInstanceData<Instance>()->scratch.Value();
@@ -240,6 +283,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData(inst);
   exports.Set("open", Napi::Function::New(env, Open, "open"));
   exports.Set("scratch6", Napi::Function::New(env, Scratch6, "scratch6"));
+  exports.Set("hugePageBuffer", Napi::Function::New(env, HugePageBuffer, "hugePageBuffer"));
   exports.Set("abi", Napi::Number::New(env, 1));
   return exports;
 }

@@ -33,14 +33,14 @@ export class BucketRangeTable4 {
   /**
    * @param starts Range starts, ascending, `starts[0] === 0` (as {@link RangeTable4}).
    * @param ids Id per range, each below 65,536.
+   * @param allocate Zeroed memory for the table (e.g. `hugePages.ts`), or undefined for an ordinary ArrayBuffer.
    * @throws RangeError when an id does not fit 16 bits.
    */
-  constructor(starts: Uint32Array, ids: RangeIds) {
+  constructor(starts: Uint32Array, ids: RangeIds, allocate: (bytes: number) => ArrayBuffer | undefined = () => undefined) {
     const n = starts.length;
     this.size = n;
     for (let i = 0; i < n; i++) if (ids[i]! > 0xffff) throw new RangeError(`range ${i} has id ${ids[i]}, above 65535`);
     const reference = new RangeTable4(starts, ids);
-    this.top = new Uint32Array(2 * 65536);
     // First pass: which ranges meet each /16 (first[k] … last of k), and the words they take.
     const first = new Uint32Array(65537);
     let j = 0;
@@ -54,8 +54,12 @@ export class BucketRangeTable4 {
       const count = lastIn(starts, first[k]!, k) - first[k]! + 1;
       if (count > 1) total += sampleWords(count) + count;
     }
-    this.words = new Uint32Array(total);
-    this.halves = new Uint16Array(this.words.buffer);
+    // `top` and `words` in one buffer: one allocation, so huge pages (when given) cover both.
+    const bytes = (2 * 65536 + total) * 4;
+    const buffer = allocate(bytes) ?? new ArrayBuffer(bytes);
+    this.top = new Uint32Array(buffer, 0, 2 * 65536);
+    this.words = new Uint32Array(buffer, 2 * 65536 * 4, total);
+    this.halves = new Uint16Array(buffer, 2 * 65536 * 4, 2 * total);
     let offset = 0;
     for (let k = 0; k < 65536; k++) {
       const i0 = first[k]!;

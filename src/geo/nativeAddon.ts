@@ -22,6 +22,12 @@ export interface GeoAddon {
   open(buffer: ArrayBuffer, layout: NativeLayout): NativeTable;
   /** The 16-byte buffer `lookup6()` reads; one per thread. */
   scratch6(): ArrayBuffer;
+  /**
+   * A zeroed ArrayBuffer of `bytes` in 2 MiB-aligned memory advised for transparent huge pages,
+   * unmapped when collected; undefined when the kernel refuses. Absent from addons built before it.
+   * @throws TypeError / RangeError for a byte count that is not a number in 1 … 2^40.
+   */
+  hugePageBuffer?(bytes: number): ArrayBuffer | undefined;
   readonly abi: number;
 }
 

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { openLocationDb } from '../../src/geo/openLocationDb.js';
 import { loadGeoAddon } from '../../src/geo/nativeAddon.js';
+import { BucketRangeTable4 } from '../../src/geo/bucketRangeTable.js';
+import { RangeTable4 } from '../../src/geo/rangeTable.js';
 import { compareDbs, insideNetworks, uniformV4, uniformV6, type Comparison } from './addressSets.js';
 import { seededUint32 } from '../support/seededRandom.js';
 import { readCityImage } from './cityImage.js';
@@ -50,8 +52,22 @@ expectThrow('index bits', () => addon.open(image.buffer, { ...image.layout, v4In
 expectThrow('unaligned section', () => addon.open(image.buffer, { ...image.layout, v4StartsOffset: image.layout.v4StartsOffset + 2 }));
 expectThrow('ids beyond locations', () => addon.open(image.buffer, { ...image.layout, locationCount: 1 }));
 expectThrow('shifted index', () => addon.open(image.buffer, { ...image.layout, v4IndexOffset: image.layout.v4IndexOffset + 4 }));
+expectThrow('huge page byte count', () => addon.hugePageBuffer!(0));
+expectThrow('huge page byte count type', () => addon.hugePageBuffer!('4096' as unknown as number));
 
-const mismatches = results.reduce((s, r) => s + r.mismatches, 0);
+// A bucket table (answer classes' IPv4 layout) in the addon's huge-page memory against sorted
+// starts, over the city data's IPv4 ranges with ids cut to 16 bits; then collected, so the
+// sanitizers also see the memory unmapped.
+let hugePageMismatches = 0;
+{
+  const ids16 = image.v4.ids.map((id) => id & 0xffff);
+  const reference = new RangeTable4(image.v4.starts, ids16);
+  const huge = new BucketRangeTable4(image.v4.starts, ids16, (bytes) => addon.hugePageBuffer!(bytes));
+  for (const a of insideNetworks(image, 4, rand, n)) if (huge.lookup(a) !== reference.lookup(a)) hugePageMismatches++;
+}
+(globalThis as { gc?: () => void }).gc?.();
+
+const mismatches = results.reduce((s, r) => s + r.mismatches, 0) + hugePageMismatches;
 const sanitizers = readFileSync('/proc/self/maps', 'utf8').match(/lib(asan|ubsan)\.so/g) ?? [];
-process.stdout.write(`${JSON.stringify({ addon: loadGeoAddon().path, sanitizers: [...new Set(sanitizers)], native: native.implementation, reference: reference.implementation, mismatches, results, rejected })}\n`);
+process.stdout.write(`${JSON.stringify({ addon: loadGeoAddon().path, sanitizers: [...new Set(sanitizers)], native: native.implementation, reference: reference.implementation, mismatches, hugePageMismatches, results, rejected })}\n`);
 process.exit(mismatches === 0 ? 0 : 1);

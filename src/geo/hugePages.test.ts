@@ -1,0 +1,60 @@
+import test from 'ava';
+import { readFileSync } from 'node:fs';
+import { BucketRangeTable4 } from './bucketRangeTable.js';
+import { hugePageBuffer } from './hugePages.js';
+import { loadGeoAddon } from './nativeAddon.js';
+import { seededUint32 } from '../../test/support/seededRandom.js';
+
+const MiB = 1 << 20;
+
+/** Sizes (kB) of this process's mappings advised for transparent huge pages (smaps `THPeligible: 1`). */
+function hugePageEligibleMappingsKb(): number[] {
+  const out: number[] = [];
+  let size = 0;
+  for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const m = /^Size:\s+(\d+) kB/.exec(line);
+    if (m) size = Number(m[1]);
+    if (/^THPeligible:\s+1/.test(line)) out.push(size);
+  }
+  return out;
+}
+
+test('hugePageBuffer: a zeroed, writable buffer of the size asked, in a 2 MiB-aligned mapping advised for huge pages', (t) => {
+  t.truthy(loadGeoAddon().addon?.hugePageBuffer, 'the native addon (npm run build:native) provides hugePageBuffer');
+  const bytes = 3 * MiB + 12;
+  const buffer = hugePageBuffer(bytes);
+  t.truthy(buffer);
+  t.is(buffer!.byteLength, bytes);
+  const words = new Uint32Array(buffer!, 0, (bytes - 12) / 4);
+  t.true(words.every((w) => w === 0));
+  words[words.length - 1] = 0xdeadbeef;
+  t.is(new DataView(buffer!).getUint32(bytes - 16, true), 0xdeadbeef);
+  // The mapping is rounded up to whole huge pages (4 MiB here); the kernel marks it eligible when
+  // transparent huge pages are in `madvise` or `always` mode (this machine: `madvise`).
+  if (!/\[never\]/.test(readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8'))) t.true(hugePageEligibleMappingsKb().includes(4 * 1024));
+  // Small tables stay in ordinary memory: a 2 MiB page for them would be mostly waste.
+  t.is(hugePageBuffer(MiB - 1), undefined);
+  const addon = loadGeoAddon().addon!;
+  t.throws(() => addon.hugePageBuffer!(0), { instanceOf: RangeError });
+  t.throws(() => addon.hugePageBuffer!('4096' as unknown as number), { instanceOf: TypeError });
+});
+
+test('a bucket table in huge pages looks up as one in ordinary memory', (t) => {
+  const next = seededUint32(11);
+  const set = new Set<number>([0]);
+  for (let i = 0; i < 300_000; i++) set.add(next() & 0xffffff00);
+  const starts = Uint32Array.from([...set].sort((a, b) => a - b));
+  const ids = Uint8Array.from(starts, (_, i) => i % 200);
+  const plain = new BucketRangeTable4(starts, ids);
+  let allocated = 0;
+  const huge = new BucketRangeTable4(starts, ids, (bytes) => {
+    allocated = bytes;
+    return hugePageBuffer(bytes);
+  });
+  t.true(allocated > MiB);
+  for (let i = 0; i < 100_000; i++) {
+    const a = next();
+    if (huge.lookup(a) !== plain.lookup(a)) return t.fail(`address ${a}: ${huge.lookup(a)} vs ${plain.lookup(a)}`);
+  }
+  t.pass();
+});

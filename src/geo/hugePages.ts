@@ -1,0 +1,19 @@
+import { loadGeoAddon } from './nativeAddon.js';
+
+/** Below this a table is not worth a 2 MiB page: rounding up would waste more than half of it. */
+const MIN_BYTES = 1 << 20;
+
+/**
+ * Zeroed memory for a large, long-lived lookup table (the answer-class tables read once per
+ * query), in 2 MiB transparent huge pages when the native addon is loaded (`hugePageBuffer`:
+ * anonymous mmap, 2 MiB-aligned, `madvise(MADV_HUGEPAGE)`, so it works with THP in `madvise` mode).
+ * A cold lookup then costs TLB misses on one or two huge pages instead of several 4 KiB ones,
+ * which on a virtual machine (nested paging) are as costly as the cache misses themselves.
+ * Returns undefined — the caller allocates an ordinary ArrayBuffer — for tables under 1 MiB,
+ * without the addon (the TypeScript fallback), or when the kernel refuses the mapping.
+ * @param bytes Size in bytes.
+ */
+export function hugePageBuffer(bytes: number): ArrayBuffer | undefined {
+  if (bytes < MIN_BYTES) return undefined;
+  return loadGeoAddon().addon?.hugePageBuffer?.(bytes);
+}
