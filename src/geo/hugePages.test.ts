@@ -1,7 +1,7 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { BucketRangeTable4 } from './bucketRangeTable.js';
-import { hugePageBuffer } from './hugePages.js';
+import { hugePageBuffer, rangesInHugePages } from './hugePages.js';
 import { loadGeoAddon } from './nativeAddon.js';
 import { seededUint32 } from '../../test/support/seededRandom.js';
 
@@ -57,4 +57,19 @@ test('a bucket table in huge pages looks up as one in ordinary memory', (t) => {
     if (huge.lookup(a) !== plain.lookup(a)) return t.fail(`address ${a}: ${huge.lookup(a)} vs ${plain.lookup(a)}`);
   }
   t.pass();
+});
+
+test('rangesInHugePages copies starts and ids with their types, and keeps small tables where they are', (t) => {
+  const starts = Uint32Array.from({ length: 300_000 }, (_, i) => i * 4);
+  const ids = Uint8Array.from({ length: 300_000 }, (_, i) => i % 7);
+  const copy = rangesInHugePages(starts, ids);
+  t.not(copy.starts, starts);
+  t.true(copy.ids instanceof Uint8Array);
+  t.is(copy.starts.buffer, copy.ids.buffer);
+  t.deepEqual([copy.starts.length, copy.ids.length, copy.starts[299_999], copy.ids[299_999]], [300_000, 300_000, 299_999 * 4, 299_999 % 7]);
+  t.true(copy.starts.every((v, i) => v === starts[i]) && copy.ids.every((v, i) => v === ids[i]));
+  const smallStarts = Uint32Array.of(0, 4);
+  const smallIds = Uint16Array.of(1, 2);
+  const small = rangesInHugePages(smallStarts, smallIds);
+  t.true(small.starts === smallStarts && small.ids === smallIds);
 });

@@ -1,4 +1,5 @@
 import { loadGeoAddon } from './nativeAddon.js';
+import type { RangeIds } from './rangeTable.js';
 
 /** Below this a table is not worth a 2 MiB page: rounding up would waste more than half of it. */
 const MIN_BYTES = 1 << 20;
@@ -16,4 +17,19 @@ const MIN_BYTES = 1 << 20;
 export function hugePageBuffer(bytes: number): ArrayBuffer | undefined {
   if (bytes < MIN_BYTES) return undefined;
   return loadGeoAddon().addon?.hugePageBuffer?.(bytes);
+}
+
+/**
+ * A range table's starts and ids copied end to end into one {@link hugePageBuffer} (for tables
+ * kept as sorted starts, e.g. the answer classes' IPv6 tables), or the arrays themselves when
+ * that gives no buffer. The copies have the same element types.
+ */
+export function rangesInHugePages<Ids extends RangeIds>(starts: Uint32Array, ids: Ids): { starts: Uint32Array; ids: Ids } {
+  const buffer = hugePageBuffer(starts.byteLength + ids.byteLength);
+  if (!buffer) return { starts, ids };
+  const startsCopy = new Uint32Array(buffer, 0, starts.length);
+  startsCopy.set(starts);
+  const idsCopy = new (ids.constructor as new (b: ArrayBuffer, offset: number, length: number) => Ids)(buffer, starts.byteLength, ids.length);
+  idsCopy.set(ids);
+  return { starts: startsCopy, ids: idsCopy };
 }

@@ -2,7 +2,7 @@ import type { IpAddress } from '../geo/ipAddress.js';
 import type { Location, Qualifiers } from '../geo/location.js';
 import type { LocationDb, LocationTilings } from '../geo/locationDb.js';
 import { BucketRangeTable4 } from '../geo/bucketRangeTable.js';
-import { hugePageBuffer } from '../geo/hugePages.js';
+import { hugePageBuffer, rangesInHugePages } from '../geo/hugePages.js';
 import { narrowIds, RangeTable4, RangeTable6, unpackPrefix, type RangeIds } from '../geo/rangeTable.js';
 import type { Tiling } from '../geo/tiling.js';
 import type { DcRanking } from '../policies/dcRanking.js';
@@ -144,13 +144,14 @@ function build(geo: LocationDb, tilings: LocationTilings, reads: LocationReads):
   const v4 = remap(tilings.v4, classOfLocation, 1);
   const v6 = remap(tilings.v6, classOfLocation, 4);
   // Class ids are few (hundreds): one byte per range keeps the tables small in the caches, and
-  // IPv4 ids fit beside their starts in the bucket layout, in huge pages when it is large (every
-  // query reads these tables cold: fewer lines and fewer TLB misses).
+  // IPv4 ids fit beside their starts in the bucket layout. Both families live in huge pages when
+  // large: every query reads these tables with cold caches (fewer lines, fewer TLB misses).
   const v4ids = narrowIds(v4.ids, classes.length);
+  const v6ranges = rangesInHugePages(v6.starts, narrowIds(v6.ids, classes.length));
   return new LocationClasses(
     geo,
     classes.length <= 0x10000 ? new BucketRangeTable4(v4.starts, v4ids, hugePageBuffer) : new RangeTable4(v4.starts, v4ids),
-    new RangeTable6(v6.starts, narrowIds(v6.ids, classes.length)),
+    new RangeTable6(v6ranges.starts, v6ranges.ids),
     classes,
   );
 }
