@@ -41,15 +41,14 @@ export class BucketRangeTable4 {
     this.size = n;
     for (let i = 0; i < n; i++) if (ids[i]! > 0xffff) throw new RangeError(`range ${i} has id ${ids[i]}, above 65535`);
     const reference = new RangeTable4(starts, ids);
-    // First pass: which ranges meet each /16 (first[k] … last of k), and the words they take.
-    const first = new Uint32Array(65537);
+    // First pass: which ranges meet each /16 (first[k] … lastIn(k)), and the words they take.
+    const first = new Uint32Array(65536);
     let j = 0;
     let total = 0;
     for (let k = 0; k < 65536; k++) {
       while (j + 1 < n && starts[j + 1]! <= k * 65536) j++;
       first[k] = j;
     }
-    first[65536] = n - 1;
     for (let k = 0; k < 65536; k++) {
       const count = lastIn(starts, first[k]!, k) - first[k]! + 1;
       if (count > 1) total += sampleWords(count) + count;
