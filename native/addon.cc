@@ -12,6 +12,7 @@
 #include <napi.h>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -237,7 +238,10 @@ void Unmap(napi_env /*env*/, void* data, void* hint) {
 
 // hugePageBuffer(bytes) -> a zeroed ArrayBuffer of `bytes` in 2 MiB-aligned anonymous memory
 // advised MADV_HUGEPAGE (transparent huge pages in `madvise` mode), or undefined when the kernel
-// refuses the mapping or the advice. Unmapped when the ArrayBuffer is collected.
+// refuses the mapping or the advice. Unmapped when the ArrayBuffer is collected. The mapping ends
+// at the next whole huge page when that adds at most half of one, else at the next ordinary page:
+// the kernel backs only 2 MiB ranges lying wholly inside it with huge pages, so the tail then
+// stays in ordinary pages and no memory is wasted.
 Napi::Value HugePageBuffer(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber()) {
@@ -250,7 +254,9 @@ Napi::Value HugePageBuffer(const Napi::CallbackInfo& info) {
     return env.Undefined();
   }
   const auto bytes = static_cast<size_t>(want);
-  const size_t length = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t whole = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  const size_t length = whole - bytes <= kHugePage / 2 ? whole : (bytes + page - 1) / page * page;
   // Map one huge page more than needed and trim both ends, so the start is 2 MiB-aligned.
   void* raw = mmap(nullptr, length + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return env.Undefined();
