@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { BucketRangeTable4 } from './bucketRangeTable.js';
 import { hugePageBuffer, rangesInHugePages } from './hugePages.js';
 import { loadGeoAddon } from './nativeAddon.js';
+import { RangeTable6 } from './rangeTable.js';
 import { seededUint32 } from '../../test/support/seededRandom.js';
 
 const MiB = 1 << 20;
@@ -77,4 +78,48 @@ test('rangesInHugePages copies starts and ids with their types, and keeps small 
   const smallIds = Uint16Array.of(1, 2);
   const small = rangesInHugePages(smallStarts, smallIds);
   t.true(small.starts === smallStarts && small.ids === smallIds);
+});
+
+/** The plain definition over 128-bit starts (BigInt): last start ≤ address, prefix from the neighbours. */
+function plainLookup6(starts: readonly bigint[], ids: ArrayLike<number>, addr: bigint): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (starts[mid]! <= addr) lo = mid;
+    else hi = mid - 1;
+  }
+  const shared = (x: bigint): number => 128 - x.toString(2).length + (x === 0n ? 1 : 0);
+  const fromLow = starts[lo] === 0n ? 0 : 1 + shared(addr ^ (starts[lo]! - 1n));
+  const fromHigh = lo + 1 === starts.length ? 0 : 1 + shared(addr ^ starts[lo + 1]!);
+  return ids[lo]! * 256 + Math.max(fromLow, fromHigh);
+}
+
+test('an IPv6 class table copied into huge pages equals a plain binary search over the same ranges', (t) => {
+  const next = seededUint32(12);
+  const word = (): bigint => BigInt(next());
+  const set = new Set<bigint>([0n, (1n << 128n) - 1n]);
+  // /32 … /64 networks in a few dense /16s (as GeoLite2's IPv6 ranges), and arbitrary starts.
+  for (let i = 0; i < 60_000; i++) set.add((0x2a02n << 112n) | ((word() & 0xffffn) << 96n) | (word() << 64n));
+  for (let i = 0; i < 2_000; i++) set.add((word() << 96n) | (word() << 64n) | (word() << 32n) | word());
+  const sorted = [...set].sort((a, b) => (a < b ? -1 : 1));
+  const starts = new Uint32Array(4 * sorted.length);
+  sorted.forEach((s, i) => {
+    for (let w = 0; w < 4; w++) starts[4 * i + w] = Number((s >> BigInt(96 - 32 * w)) & 0xffffffffn);
+  });
+  const ids = Uint8Array.from(sorted, (_, i) => (i * 7) % 219);
+  const copy = rangesInHugePages(starts, ids);
+  t.not(copy.starts, starts, 'large enough for huge pages');
+  const table = new RangeTable6(copy.starts, copy.ids);
+  const probes = [0n, 1n, (1n << 128n) - 1n, (1n << 128n) - 2n];
+  for (const s of sorted) probes.push(s, s - 1n, s + 1n);
+  for (let i = 0; i < 20_000; i++) probes.push((word() << 96n) | (word() << 64n) | (word() << 32n) | word());
+  for (const a of probes) {
+    if (a < 0n || a >= 1n << 128n) continue;
+    const w = [0, 1, 2, 3].map((k) => Number((a >> BigInt(96 - 32 * k)) & 0xffffffffn));
+    const got = table.lookup(w[0]!, w[1]!, w[2]!, w[3]!);
+    const want = plainLookup6(sorted, ids, a);
+    if (got !== want) return t.fail(`${a.toString(16)}: got ${got >>> 8}/${got & 255}, want ${want >>> 8}/${want & 255}`);
+  }
+  t.pass();
 });
