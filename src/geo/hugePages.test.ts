@@ -4,6 +4,7 @@ import { BucketRangeTable4 } from './bucketRangeTable.js';
 import { hugePageBuffer, rangesInHugePages } from './hugePages.js';
 import { loadGeoAddon } from './nativeAddon.js';
 import { RangeTable6 } from './rangeTable.js';
+import { plainRangeLookup } from '../../test/support/plainRangeLookup.js';
 import { seededUint32 } from '../../test/support/seededRandom.js';
 
 const MiB = 1 << 20;
@@ -80,21 +81,6 @@ test('rangesInHugePages copies starts and ids with their types, and keeps small 
   t.true(small.starts === smallStarts && small.ids === smallIds);
 });
 
-/** The plain definition over 128-bit starts (BigInt): last start ≤ address, prefix from the neighbours. */
-function plainLookup6(starts: readonly bigint[], ids: ArrayLike<number>, addr: bigint): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >>> 1;
-    if (starts[mid]! <= addr) lo = mid;
-    else hi = mid - 1;
-  }
-  const shared = (x: bigint): number => 128 - x.toString(2).length + (x === 0n ? 1 : 0);
-  const fromLow = starts[lo] === 0n ? 0 : 1 + shared(addr ^ (starts[lo]! - 1n));
-  const fromHigh = lo + 1 === starts.length ? 0 : 1 + shared(addr ^ starts[lo + 1]!);
-  return ids[lo]! * 256 + Math.max(fromLow, fromHigh);
-}
-
 test('an IPv6 class table copied into huge pages equals a plain binary search over the same ranges', (t) => {
   const next = seededUint32(12);
   const word = (): bigint => BigInt(next());
@@ -118,7 +104,7 @@ test('an IPv6 class table copied into huge pages equals a plain binary search ov
     if (a < 0n || a >= 1n << 128n) continue;
     const w = [0, 1, 2, 3].map((k) => Number((a >> BigInt(96 - 32 * k)) & 0xffffffffn));
     const got = table.lookup(w[0]!, w[1]!, w[2]!, w[3]!);
-    const want = plainLookup6(sorted, ids, a);
+    const want = plainRangeLookup(sorted, ids, a, 128);
     if (got !== want) return t.fail(`${a.toString(16)}: got ${got >>> 8}/${got & 255}, want ${want >>> 8}/${want & 255}`);
   }
   t.pass();
