@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { balanceAlgorithmNames } from '../selection/balance/registry.js';
 import { ConfigError, formatPath, loadConfigFile, parseConfigText, type ConfigProblem } from './load.js';
+import { replaceOnce } from '../../test/support/replaceOnce.js';
 
 /**
  * Every error path of the loader with its exact path and message (issue 2, "Configuration").
@@ -29,9 +30,7 @@ records:
 
 /** BASE with `from` replaced by `to` (which must occur exactly once). */
 function edit(from: string, to: string, text = BASE): string {
-  const at = text.indexOf(from);
-  if (at < 0 || text.indexOf(from, at + 1) >= 0) throw new Error(`"${from}" must occur once in the base config`);
-  return text.slice(0, at) + to + text.slice(at + from.length);
+  return replaceOnce(text, from, to);
 }
 
 function problems(text: string): readonly ConfigProblem[] {
@@ -111,7 +110,7 @@ const errorCases: [title: string, text: string, path: string, message: string][]
   ['no zones at all', 'datacenters: []\n', 'zones', 'is required (array)'],
   ['endpoint with address and target', edit('address: 192.0.2.10 }', 'address: 192.0.2.10, target: a.example.test }'), 'services[0].endpoints[0]', 'an endpoint has exactly one of "address" or "target"'],
   ['admin token too short', `${BASE}listeners: { admin: { token: short } }\n`, 'listeners.admin.token', 'an admin token has at least 16 characters'],
-  ['zone defined twice', edit('records:\n      -', 'records:\n      -', BASE).replace('datacenters:', '  - name: example.test\n    soa: { mname: a.example.test, rname: b.example.test }\n    ns: [ns1.example.test]\ndatacenters:'), 'zones[1].name', 'zone "example.test" is defined twice'],
+  ['zone defined twice', edit('datacenters:', '  - name: example.test\n    soa: { mname: a.example.test, rname: b.example.test }\n    ns: [ns1.example.test]\ndatacenters:'), 'zones[1].name', 'zone "example.test" is defined twice'],
   ['YAML syntax error with line:column', edit('ns: [ns1.example.test]', 'ns: [ns1.example.test'), 'line 6:5', 'YAML: Flow sequence in block collection must be sufficiently indented and end with a ]'],
   ['YAML duplicate key', edit(RECORD, 'service: web, service: x }'), 'line 15:54', 'YAML: Map keys must be unique'],
 ];

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { downHealth, SelectionHarness } from '../../test/support/selectionHarness.js';
 import { DC_ADDRESS, multiSourceConfig } from '../../test/support/multiSourceConfig.js';
+import { replaceOnce } from '../../test/support/replaceOnce.js';
 
 /**
  * Multi-source selection end to end through resolve(): a table of metrics → answer → ECS scope,
@@ -36,10 +37,11 @@ test('service healthyBackends highest with pickDcCount 2: the two best DCs in ra
 });
 
 test('the policy service overrides the record service for service metrics', (t) => {
-  const yaml = multiSourceConfig(policy('source: service, service: api, metric: request, criterion: lowest')).replace(
-    'records:',
-    'records:',
-  ).replace('services:\n', 'services:\n  - name: api\n    endpoints: [{ dc: a, address: 192.0.2.100 }]\n');
+  const yaml = replaceOnce(
+    multiSourceConfig(policy('source: service, service: api, metric: request, criterion: lowest')),
+    'services:\n',
+    'services:\n  - name: api\n    endpoints: [{ dc: a, address: 192.0.2.100 }]\n',
+  );
   const h = new SelectionHarness(yaml);
   h.push('service', [
     { service: 'web', dc: 'a', request: 1 },

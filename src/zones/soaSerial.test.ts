@@ -5,6 +5,7 @@ import { emptyLocationDb } from '../geo/locationDb.js';
 import { allUpHealthView } from '../state/healthView.js';
 import { emptyMetricView } from '../state/metricView.js';
 import { contentHash, nextSerial } from './soaSerial.js';
+import { replaceOnce } from '../../test/support/replaceOnce.js';
 
 /**
  * The SOA serial rule across reloads (`serial: auto`): the first load takes the Unix time; a
@@ -85,7 +86,7 @@ test('serials across reloads: unchanged keeps, changed grows, other zones untouc
 
 test('a change to a GSLB record of the zone changes its serial', (t) => {
   const first = snapshotOf(zone(''), T0);
-  const next = snapshotOf(zone('').replace('service: web }', 'service: web, ttl: 60 }'), T0 + 5000, first);
+  const next = snapshotOf(replaceOnce(zone(''), 'service: web }', 'service: web, ttl: 60 }'), T0 + 5000, first);
   t.is(serialOf(next, 'example.test'), S0 + 5);
   t.is(serialOf(next, 'other.test'), S0);
 });
@@ -100,13 +101,13 @@ test('SOA record data holds exactly the seven SOA fields; its TTL is the SOA ttl
 });
 
 test('a change to what a GSLB record of the zone answers changes its serial; other services do not', (t) => {
-  const withOther = zone('').replace('records:\n  - { name: www', '  - name: unused\n    endpoints:\n      - { dc: dc1, address: 192.0.2.99 }\nrecords:\n  - { name: www');
+  const withOther = replaceOnce(zone(''), 'records:\n  - { name: www', '  - name: unused\n    endpoints:\n      - { dc: dc1, address: 192.0.2.99 }\nrecords:\n  - { name: www');
   const first = snapshotOf(withOther, T0);
-  const endpointChanged = snapshotOf(withOther.replace('address: 192.0.2.10', 'address: 192.0.2.11'), T0 + 7000, first);
+  const endpointChanged = snapshotOf(replaceOnce(withOther, 'address: 192.0.2.10', 'address: 192.0.2.11'), T0 + 7000, first);
   t.is(serialOf(endpointChanged, 'example.test'), S0 + 7, 'an endpoint of the record’s service changed');
   t.is(serialOf(endpointChanged, 'other.test'), S0);
-  const dcChanged = snapshotOf(withOther.replace('{ name: dc1 }', '{ name: dc1, location: EU.NL }'), T0 + 9000, first);
+  const dcChanged = snapshotOf(replaceOnce(withOther, '{ name: dc1 }', '{ name: dc1, location: EU.NL }'), T0 + 9000, first);
   t.is(serialOf(dcChanged, 'example.test'), S0 + 9, 'the location of a DC the record can answer from changed');
-  const unrelated = snapshotOf(withOther.replace('address: 192.0.2.99', 'address: 192.0.2.98'), T0 + 11000, first);
+  const unrelated = snapshotOf(replaceOnce(withOther, 'address: 192.0.2.99', 'address: 192.0.2.98'), T0 + 11000, first);
   t.is(serialOf(unrelated, 'example.test'), S0, 'a service no record of the zone uses');
 });

@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { udpQuery } from '../support/dnsClient.js';
 import { CLI, startEngine, stopAllEngines, type EngineProcess } from '../support/engineProcess.js';
 import { FIXTURE_TOKEN, fixtureConfig, fixtureLocationFiles, WWW } from '../support/fixtureDeployment.js';
+import { replaceOnce } from '../support/replaceOnce.js';
 
 /**
  * The admin HTTP listener end to end: /healthz, /status, /metrics, /explain (and `gslbd
@@ -18,8 +19,8 @@ test.before(async () => {
   [engine, tokenless, fileToken] = await Promise.all([
     startEngine(fixtureConfig(), { files: fixtureLocationFiles() }),
     // The TypeScript reference lookups, chosen in the configuration: /healthz must warn about them.
-    startEngine(fixtureConfig({ adminToken: null }).replace('geo:\n  sources:', 'geo:\n  implementation: typescript\n  sources:'), { files: fixtureLocationFiles() }),
-    startEngine(fixtureConfig({ adminToken: null }).replace('admin: { address: 127.0.0.1, port: 0 }', 'admin: { address: 127.0.0.1, port: 0, tokenFile: admin-token.txt }'), {
+    startEngine(replaceOnce(fixtureConfig({ adminToken: null }), 'geo:\n  sources:', 'geo:\n  implementation: typescript\n  sources:'), { files: fixtureLocationFiles() }),
+    startEngine(replaceOnce(fixtureConfig({ adminToken: null }), 'admin: { address: 127.0.0.1, port: 0 }', 'admin: { address: 127.0.0.1, port: 0, tokenFile: admin-token.txt }'), {
       files: { ...fixtureLocationFiles(), 'admin-token.txt': `${FILE_TOKEN}\n` },
     }),
   ]);

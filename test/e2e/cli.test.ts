@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, REPO_ROOT } from '../support/engineProcess.js';
 import { fixtureConfig, fixtureLocationFiles } from '../support/fixtureDeployment.js';
+import { replaceOnce } from '../support/replaceOnce.js';
 
 /** The `gslbd` command line: check-config exit codes and messages, schema, serve failures. */
 
@@ -63,9 +64,7 @@ test('check-config on a bad file: exit 1, one path-named message per problem', a
   const file = join(dir, 'bad.yaml');
   writeFileSync(
     file,
-    fixtureConfig()
-      .replace('    service: web\n', '    service: webx\n    bogus: 1\n')
-      .replace('Europe.NL', 'Europe..NL'),
+    replaceOnce(replaceOnce(fixtureConfig(), '    service: web\n', '    service: webx\n    bogus: 1\n'), 'Europe.NL', 'Europe..NL'),
   );
   const r = await gslbd(['check-config', file]);
   t.is(r.code, 1);
@@ -78,7 +77,7 @@ test('check-config on a bad file: exit 1, one path-named message per problem', a
 
 test('check-config reports cross-reference problems once the shape is valid', async (t) => {
   const file = join(dir, 'xref.yaml');
-  writeFileSync(file, fixtureConfig().replace('    service: web\n', '    service: webx\n'));
+  writeFileSync(file, replaceOnce(fixtureConfig(), '    service: web\n', '    service: webx\n'));
   const r = await gslbd(['check-config', file]);
   t.deepEqual([r.code, r.stderr], [1, `${file}: records[0].service: unknown service "webx"\n`]);
 });
@@ -130,8 +129,11 @@ test('serve on a port already in use: exit 2, and the Unix sockets that mean "lo
   const file = join(dir, 'busy.yaml');
   writeFileSync(
     file,
-    fixtureConfig({ adminToken: null })
-      .replace('admin: { address: 127.0.0.1, port: 0 }', `admin: { address: 127.0.0.1, port: ${port} }\n  powerdns: { path: busy-pdns.sock }\n  compact: { path: busy-compact.sock }`),
+    replaceOnce(
+      fixtureConfig({ adminToken: null }),
+      'admin: { address: 127.0.0.1, port: 0 }',
+      `admin: { address: 127.0.0.1, port: ${port} }\n  powerdns: { path: busy-pdns.sock }\n  compact: { path: busy-compact.sock }`,
+    ),
   );
   const r = await gslbd(['serve', file]);
   t.is(r.code, 2);
@@ -145,10 +147,11 @@ test('check-config and serve name every missing or unusable file with its key: e
   const file = join(dir, 'files.yaml');
   writeFileSync(
     file,
-    fixtureConfig({ adminToken: null })
-      .replace('admin: { address: 127.0.0.1, port: 0 }', 'admin: { address: 127.0.0.1, port: 0, tokenFile: short-token.txt }')
-      .replace('path: loc4.mmdb', 'path: /nonexistent/x.mmdb')
-      .replace('path: loc6.mmdb', 'package: no-such-package/x.mmdb'),
+    ([
+      ['admin: { address: 127.0.0.1, port: 0 }', 'admin: { address: 127.0.0.1, port: 0, tokenFile: short-token.txt }'],
+      ['path: loc4.mmdb', 'path: /nonexistent/x.mmdb'],
+      ['path: loc6.mmdb', 'package: no-such-package/x.mmdb'],
+    ] as [string, string][]).reduce((text, [from, to]) => replaceOnce(text, from, to), fixtureConfig({ adminToken: null })),
   );
   const expected = [
     `${file}: geo.sources[0].path: cannot read "/nonexistent/x.mmdb": ENOENT`,

@@ -205,12 +205,16 @@ test('a stopped listener is out of answers within fall × interval and stays out
     dir,
     `
 datacenters: [{ name: dc1 }]
-services: [{ name: web, endpoints: [] }]
+services:
+  - name: web
+    endpoints:
+${ep('192.0.2.1', a)}
+${ep('192.0.2.2', b)}
 records:
   - { name: www.example.test, type: A, service: web, policy: { type: static-proximity, balanceAlgorithm: all } }
 health:
   monitors: [{ name: tcp, type: tcp, intervalMs: ${INTERVAL}, timeoutMs: 180, rise: 2, fall: 3, jitter: 0.1 }]
-`.replace('services: [{ name: web, endpoints: [] }]', `services:\n  - name: web\n    endpoints:\n${ep('192.0.2.1', a)}\n${ep('192.0.2.2', b)}`),
+`,
   );
   const g = await start(file);
   try {

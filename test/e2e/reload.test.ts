@@ -3,6 +3,7 @@ import { dig } from '../support/dig.js';
 import { udpQuery } from '../support/dnsClient.js';
 import { startEngine, stopAllEngines, type EngineProcess, type LogLine } from '../support/engineProcess.js';
 import { FIXTURE_TOKEN, fixtureConfig, fixtureLocationFiles, WWW } from '../support/fixtureDeployment.js';
+import { replaceOnce } from '../support/replaceOnce.js';
 
 /**
  * Hot reload end to end: SIGHUP, the file watch and POST /reload swap the configuration while
@@ -119,7 +120,7 @@ test.serial('an unchanged reload keeps the SOA serial', async (t) => {
 test.serial('an invalid file: 422 from /reload with the reason, SIGHUP logs it, answers stay', async (t) => {
   const loop = queryLoop(t);
   const from = engine.logs().length;
-  engine.writeConfig(fixtureConfig({ euAddress: '192.0.2.14' }).replace('    service: web\n', '    service: web\n    bogus: 1\n'));
+  engine.writeConfig(replaceOnce(fixtureConfig({ euAddress: '192.0.2.14' }), '    service: web\n', '    service: web\n    bogus: 1\n'));
   const r = await adminPost('/reload', FIXTURE_TOKEN);
   t.is(r.status, 422);
   t.deepEqual(r.body, { ok: false, error: `${engine.configFile}: records[0].bogus: unknown key (not part of the configuration schema; check the spelling)` });
@@ -148,7 +149,7 @@ test.serial('a valid file after invalid ones is taken again', async (t) => {
 });
 
 test.serial('a file naming a missing location file: 422 naming the key, answers stay', async (t) => {
-  engine.writeConfig(fixtureConfig({ euAddress: '192.0.2.16' }).replace('path: loc4.mmdb', 'path: gone4.mmdb'));
+  engine.writeConfig(replaceOnce(fixtureConfig({ euAddress: '192.0.2.16' }), 'path: loc4.mmdb', 'path: gone4.mmdb'));
   const r = await adminPost('/reload', FIXTURE_TOKEN);
   t.is(r.status, 422);
   t.deepEqual(r.body, { ok: false, error: `${engine.configFile}: geo.sources[0].path: cannot read "gone4.mmdb": ENOENT` });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { replaceOnce } from '../support/replaceOnce.js';
 
 /**
  * The systemd units of examples/powerdns, checked by the real `systemd-analyze verify` (unit
@@ -40,7 +41,7 @@ test('gslbd.service and the pdns@gslb drop-in verify without a warning', async (
 
 test('the check sees a broken unit (so the test above can fail)', async (t) => {
   const bad = join(dir, 'bad');
-  installUnits(bad, (u) => u.replace('ExecReload=', 'ExecReloda='));
+  installUnits(bad, (u) => replaceOnce(u, 'ExecReload=', 'ExecReloda='));
   const r = await verify(bad, [join(bad, 'gslbd.service')]);
   t.is(r.ours.length, 1);
   t.regex(r.ours[0]!, /Unknown key 'ExecReloda' in section \[Service\]/);

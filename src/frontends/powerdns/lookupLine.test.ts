@@ -1,6 +1,7 @@
 import test from 'ava';
 import { json11Line } from '../../../test/support/json11.js';
 import { parseLookupLine } from './lookupLine.js';
+import { replaceOnce } from '../../../test/support/replaceOnce.js';
 
 /** A lookup line as PowerDNS writes it; `zoneId` as raw JSON text. */
 function json11(qname: string, qtype = 'ANY', realRemote = '8.8.8.0/24', remote = '127.0.0.1', zoneId: string | number = 1, local = '127.0.0.1'): string {
@@ -40,7 +41,7 @@ test('lines of any other shape are left to JSON.parse', (t) => {
     json11('a\\.b.example.test.'),
     json11('a"b.example.test.'),
     json11('a\u0001b.'),
-    json11('a\u2028b.').replace('\u2028', '\\u2028'),
+    replaceOnce(json11('a\u2028b.'), '\u2028', '\\u2028'),
     json11('emoji\u{1F600}.'),
     json11('lone\ud800.'),
     // zone ids that are not plain 9-digit integers
@@ -54,11 +55,11 @@ test('lines of any other shape are left to JSON.parse', (t) => {
     json11('x.', 'ANY', 'a', 'b', ''),
     // other spellings, keys, methods, trailing text
     s({ method: 'lookup', parameters: { local: 'l', qname: 'x.', qtype: 'ANY', 'real-remote': 'a', remote: 'b', 'zone-id': 1 } }),
-    json11('x.').replace('"local": "127.0.0.1", ', ''),
-    json11('x.').replace('}}', ', "extra": 1}}'),
+    replaceOnce(json11('x.'), '"local": "127.0.0.1", ', ''),
+    replaceOnce(json11('x.'), '}}', ', "extra": 1}}'),
     `${json11('x.')} `,
     `${json11('x.')}}`,
-    json11('x.').replace('"method": "lookup"', '"method": "list"'),
+    replaceOnce(json11('x.'), '"method": "lookup"', '"method": "list"'),
     json11('x.').slice(0, -3),
     '{"method": "lookup", "parameters": {"local": "',
     '',

@@ -4,6 +4,7 @@ import { parseIp } from '../../geo/ipAddress.js';
 import { allUpHealthView } from '../../state/healthView.js';
 import { resolve } from '../../zones/authoritative.js';
 import { addresses, ask, contextAt, snapshotOf, viewOf, ZONE_YAML } from '../../../test/health/gslbFixture.js';
+import { replaceOnce } from '../../../test/support/replaceOnce.js';
 
 /** Two DCs with two endpoints each; `health` is the record's health block (YAML flow map). */
 function fourEndpoints(health: string, extra = ''): string {
@@ -142,7 +143,7 @@ test('fail-closed: NODATA with the SOA at the configured negative TTL; a CNAME i
 });
 
 test('failsafe: the fail-safe list with its own TTL; a CNAME in front changes nothing', (t) => {
-  const yaml = fourEndpoints('{ allDown: failsafe }').replace('    health:', '    failsafe: [203.0.113.99]\n    failsafeTtl: 5\n    health:');
+  const yaml = replaceOnce(fourEndpoints('{ allDown: failsafe }'), '    health:', '    failsafe: [203.0.113.99]\n    failsafeTtl: 5\n    health:');
   const snap = snapshotOf(yaml, viewOf(down(A11, A12, B21, B22)));
   const a = ask(snap, 'www.example.test');
   t.deepEqual(a.answers, ['A 203.0.113.99']);
@@ -156,7 +157,7 @@ test('failsafe: the fail-safe list with its own TTL; a CNAME in front changes no
 });
 
 test('the default all-down policy is failsafe with a fail-safe list, fail-open without', (t) => {
-  const withList = fourEndpoints('{}').replace('    health:', '    failsafe: [203.0.113.99]\n    health:');
+  const withList = replaceOnce(fourEndpoints('{}'), '    health:', '    failsafe: [203.0.113.99]\n    health:');
   t.deepEqual(ask(snapshotOf(withList, viewOf(down(A11, A12, B21, B22))), 'www.example.test').answers, ['A 203.0.113.99']);
   t.is(addresses(ask(snapshotOf(fourEndpoints('{}'), viewOf(down(A11, A12, B21, B22))), 'www.example.test')).length, 4);
 });
@@ -227,7 +228,7 @@ test('TTL: one TTL per RRset; downTtl while any endpoint is down; never above th
 
 test('TTLs of 2^31 and above are rejected (RFC 2181 §8)', (t) => {
   for (const field of ['ttl: 2147483648', 'failsafeTtl: 2147483648']) {
-    const e = t.throws(() => parseConfigText(fourEndpoints('{}').replace('    ttl: 30\n', `    ${field}\n`)), { instanceOf: ConfigError });
+    const e = t.throws(() => parseConfigText(replaceOnce(fourEndpoints('{}'), '    ttl: 30\n', `    ${field}\n`)), { instanceOf: ConfigError });
     t.regex(e!.message, /records\[0\]\.(ttl|failsafeTtl)/);
   }
   for (const field of ['negativeTtl: 2147483648', 'downTtl: 4294967295']) {
