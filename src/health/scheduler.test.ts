@@ -18,6 +18,14 @@ class ManualClock implements SchedulerClock {
   clearTimer = (h: unknown): void => {
     this.timers.delete(h as number);
   };
+  /** Deferred functions run in the same millisecond step, after its timers (Node: the same event-loop turn). */
+  private deferredFns: (() => void)[] = [];
+  /** Functions deferred so far. */
+  deferCount = 0;
+  defer = (fn: () => void): void => {
+    this.deferCount++;
+    this.deferredFns.push(fn);
+  };
   /** Advances time in 1 ms steps, firing due timers. */
   advance(ms: number): void {
     const end = this.t + ms;
@@ -29,6 +37,7 @@ class ManualClock implements SchedulerClock {
           timer.fn();
         }
       }
+      while (this.deferredFns.length > 0) this.deferredFns.shift()!();
     }
   }
   get armed(): number {
@@ -143,4 +152,68 @@ test('with a 10 ms tick, jobs due within one tick run together: at most one wake
   t.true(clock.armedCount - armedBefore <= 301, `${clock.armedCount - armedBefore} wake-ups for ${runs.length} runs`);
   t.true(lags.every((l) => l >= 0 && l < 10), `max lag ${Math.max(...lags)}`);
   t.true(runs.every((r) => r % 10 === 0), 'runs fall on tick boundaries');
+});
+
+test('the default tick is 1 % of the shortest interval scheduled, at most 50 ms, and grows back when the short job is removed', (t) => {
+  const clock = new ManualClock();
+  const s = new JitteredScheduler(clock, seeded(5));
+  const slow: number[] = [];
+  const slowLags: number[] = [];
+  for (let i = 0; i < 200; i++) s.add(job(5000, 0.1, slow, clock, slowLags));
+  clock.advance(10_000);
+  t.true(slow.length >= 360 && slow.length <= 440, `${slow.length} runs`);
+  t.true(slow.every((r) => r % 50 === 0), '5 s intervals: runs on 50 ms ticks');
+  t.true(slowLags.every((l) => l >= 0 && l < 50), `max lag ${Math.max(...slowLags)}`);
+  t.true(slowLags.some((l) => l >= 10), 'lags use the whole tick');
+
+  const fast: number[] = [];
+  const fastJob = job(300, 0, fast, clock);
+  s.add(fastJob);
+  slow.length = 0;
+  clock.advance(3000);
+  t.true(fast.length >= 9 && fast.length <= 11, `${fast.length} runs of the 300 ms job`);
+  t.true(slow.every((r) => r % 3 === 0), 'a 300 ms interval: 3 ms ticks for every job');
+  t.true(slow.some((r) => r % 50 !== 0), 'the 5 s jobs no longer wait for 50 ms boundaries');
+
+  s.remove(fastJob);
+  clock.advance(100);
+  slow.length = 0;
+  clock.advance(5000);
+  t.true(slow.length > 100, `${slow.length} runs`);
+  t.true(slow.every((r) => r % 50 === 0), 'back to 50 ms ticks once the short job is gone');
+});
+
+test('the jobs of one tick start at most maxBatch per event-loop turn; the rest follow on the next turns, not on a timer', (t) => {
+  const clock = new ManualClock();
+  const s = new JitteredScheduler(clock, seeded(9), 10, 3);
+  const perTurn = new Map<string, number>();
+  const armedDuringRuns: number[] = [];
+  let runs = 0;
+  let added = false;
+  const firstTurnOf = new Map<number, number>();
+  const batchJob = (): ScheduledJob => ({
+    intervalMs: 1000,
+    jitter: 0.1,
+    run(lag) {
+      runs++;
+      const turn = `${clock.t}/${clock.deferCount}`;
+      perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1);
+      armedDuringRuns.push(clock.armed);
+      t.true(lag >= 0 && lag < 10, `lag ${lag}`);
+      if (!firstTurnOf.has(clock.t)) firstTurnOf.set(clock.t, clock.deferCount);
+      // A job added while a tick's later batches run must not arm a timer of its own.
+      if (!added && clock.deferCount > firstTurnOf.get(clock.t)!) {
+        added = true;
+        s.add(batchJob());
+      }
+    },
+  });
+  for (let i = 0; i < 2000; i++) s.add(batchJob());
+  clock.advance(3000);
+  t.true(runs >= 5400 && runs <= 6600, `${runs} runs`);
+  t.is(Math.max(...perTurn.values()), 3);
+  t.true(clock.deferCount > 1000, `${clock.deferCount} deferred batches`);
+  t.true(added);
+  t.true(armedDuringRuns.every((n) => n === 0), 'no timer is armed while a tick is being worked through');
+  t.is(clock.armed, 1, 'one timer armed for the next tick afterwards');
 });

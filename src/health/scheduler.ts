@@ -4,13 +4,19 @@ export interface SchedulerClock {
   now(): number;
   setTimer(fn: () => void, ms: number): unknown;
   clearTimer(handle: unknown): void;
+  /** Runs `fn` on the next event-loop turn, after the I/O already waiting (Node: `setImmediate`). */
+  defer(fn: () => void): void;
 }
 
-/** Node's clock: `Date.now` and an unref'd `setTimeout` (health checks never keep a process alive). */
+/**
+ * Node's clock: `Date.now`, an unref'd `setTimeout` (health checks never keep a process alive) and
+ * `setImmediate`.
+ */
 export const systemSchedulerClock: SchedulerClock = {
   now: Date.now,
   setTimer: (fn, ms) => setTimeout(fn, ms).unref(),
   clearTimer: (h) => clearTimeout(h as NodeJS.Timeout),
+  defer: (fn) => void setImmediate(fn),
 };
 
 /** A periodic job. */
@@ -31,9 +37,17 @@ interface Entry {
 
 /**
  * Runs many periodic jobs from one timer over a binary min-heap of due times, so 10,000 checks
- * cost one armed timer, not 10,000. The timer fires on `tickMs` boundaries and runs every job due
- * by then, so 2,000 checks/s cost at most 1000 / `tickMs` wake-ups per second instead of one each
- * (a job starts up to `tickMs` late; the lag is reported). A new job first runs at a uniformly random point of its first
+ * cost one armed timer, not 10,000. The timer fires on tick boundaries and runs every job due by
+ * then, so 2,000 checks/s cost at most 1000 / tick wake-ups per second instead of one each. The
+ * tick is 1 % of the shortest interval among the jobs added, between 1 ms and `maxTickMs` (50 ms
+ * by default: a 5 s interval), so a job starts up to 1 % of its interval late (the lag is
+ * reported); against a jitter of ±10 % of the interval that is noise, while each wake-up starts
+ * a larger batch of checks, whose system calls then share the event loop's `epoll_wait` turns
+ * (per check 62 µs of CPU at a 50 ms tick against 77 µs at 10 ms, for the same bare connections:
+ * docs/BENCHMARKS.md, health). The jobs of one tick start in batches of at most `maxBatch`, one
+ * batch per event-loop turn, so the I/O waiting meanwhile (DNS queries, check answers) is served
+ * between batches: a tick's checks never hold the event loop for more than one batch (≈ 16 new
+ * connections, well under a millisecond), however many fall due together. A new job first runs at a uniformly random point of its first
  * interval (so jobs added together spread out); afterwards every `interval × (1 + u × jitter)`,
  * u uniform in [−1, 1], counted from its previous due time, so checks neither align nor drift
  * together. A job whose next due time has already passed (the process stalled) is rescheduled
@@ -48,19 +62,34 @@ export class JitteredScheduler {
   private timer: unknown;
   private timerDue = Infinity;
   private stopped = false;
+  /** The timer's granularity (ms): 1 % of the shortest interval scheduled, within [1, maxTickMs]. */
+  private tickMs: number;
+  /** A job was removed: the tick may grow, recomputed at the next arming (once per batch of removals). */
+  private tickStale = false;
+  /**
+   * A tick's jobs are being started, in this turn or deferred ones: jobs added meanwhile arm no
+   * timer (the last batch arms the next one).
+   */
+  private firing = false;
 
   /**
-   * @param tickMs granularity of the timer (ms); 1 runs every job at its own millisecond
+   * @param maxTickMs the coarsest tick (ms), used when every interval is at least 100 × it; 1
+   *   runs every job at its own millisecond
+   * @param maxBatch most jobs started in one event-loop turn
    */
   constructor(
     private readonly clock: SchedulerClock = systemSchedulerClock,
     private readonly random: () => number = Math.random,
-    private readonly tickMs = 10,
-  ) {}
+    private readonly maxTickMs = 50,
+    private readonly maxBatch = 16,
+  ) {
+    this.tickMs = maxTickMs;
+  }
 
   /** Adds a job; its first run falls in [now, now + interval). */
   add(job: ScheduledJob): void {
     if (this.entries.has(job)) return;
+    this.tickMs = Math.min(this.tickMs, tickFor(job.intervalMs, this.maxTickMs));
     const e: Entry = { slot: this.allocateSlot(), job, cancelled: false };
     this.dues[e.slot] = this.clock.now() + this.random() * job.intervalMs;
     this.entries.set(job, e);
@@ -74,6 +103,7 @@ export class JitteredScheduler {
     if (!e) return;
     e.cancelled = true;
     this.entries.delete(job);
+    this.tickStale = true;
   }
 
   /** Number of jobs scheduled. */
@@ -94,15 +124,22 @@ export class JitteredScheduler {
   private fire(at: number): void {
     this.timer = undefined;
     this.timerDue = Infinity;
+    this.firing = true;
     const now = Math.max(this.clock.now(), at);
     const h = this.heap;
     const dues = this.dues;
+    let started = 0;
     while (h.length > 0 && dues[h[0]!.slot]! <= now) {
       const e = h[0]!;
       if (e.cancelled) {
         this.popTop();
         continue;
       }
+      if (started === this.maxBatch) {
+        this.clock.defer(() => this.fire(at));
+        return;
+      }
+      started++;
       const { job } = e;
       const due = dues[e.slot]!;
       const step = job.intervalMs * (1 + (this.random() * 2 - 1) * job.jitter);
@@ -111,14 +148,20 @@ export class JitteredScheduler {
       job.run(now - due);
       if (this.stopped) return;
     }
+    this.firing = false;
     this.arm();
   }
 
   private arm(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.firing) return;
     while (this.heap.length > 0 && this.heap[0]!.cancelled) this.popTop();
     const head = this.heap[0];
     if (!head) return;
+    if (this.tickStale) {
+      this.tickStale = false;
+      this.tickMs = this.maxTickMs;
+      for (const job of this.entries.keys()) this.tickMs = Math.min(this.tickMs, tickFor(job.intervalMs, this.maxTickMs));
+    }
     const at = Math.ceil(this.dues[head.slot]! / this.tickMs) * this.tickMs;
     if (at >= this.timerDue) return;
     if (this.timer !== undefined) this.clock.clearTimer(this.timer);
@@ -181,4 +224,9 @@ export class JitteredScheduler {
     }
     h[i] = e;
   }
+}
+
+/** 1 % of `intervalMs`, within [1, maxTickMs] (ms). */
+function tickFor(intervalMs: number, maxTickMs: number): number {
+  return Math.min(maxTickMs, Math.max(1, Math.floor(intervalMs / 100)));
 }

@@ -65,8 +65,9 @@ const group: BenchGroup = {
   })),
   // Set-up (address sets, agreement checks, load times in fresh processes) ~20 s of CPU; a row is
   // SECONDS of timing plus its warm-up (up to 0.45 s for `maxmind`) or the C harness's start.
-  // At load 12 the set-up took 40 s and a run of the 30 rows 59 s of wall time.
-  estimateSeconds: (runs) => 20 + runs * SETS.length * ROWS.length * (SECONDS + 0.25),
+  // At load 12 the set-up took 40 s and a run of the 30 rows 59 s of wall time; on the quiet
+  // machine (2026-11-30) the whole group 44–50 s for 3 runs, so the set-up term is 10 s.
+  estimateSeconds: (runs) => 10 + runs * SETS.length * ROWS.length * (SECONDS + 0.25),
   async run(ctx) {
     const image = readImage(readFileSync(CITY_IMAGE));
     const native = openLocationDb(image, 'native').db;
