@@ -71,6 +71,7 @@ const group: BenchGroup = {
       ] as const) {
         if (!ctx.wants('health', row)) continue;
         const r = await runEngine(ctx, dir, mode, port, run);
+        if (mode === 'idle' && r.upAtStart !== ENDPOINTS) throw new Error(`idle engine: ${r.upAtStart} of ${ENDPOINTS} endpoints up from the state file`);
         if (mode === 'checks' && r.upAtStart < ENDPOINTS) ctx.note(`run ${run}: ${r.upAtStart} of ${ENDPOINTS} endpoints up after the warm-up (checks not yet run or failed: the engine or the HTTP server was starved of CPU)`);
         const checksPerSecond = r.cpuChecks / (CPU_MS.checks / 1000);
         ctx.record('health', row, 1e6 / r.resolveMeanUs, {

@@ -1,12 +1,17 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Registry } from 'prom-client';
-import { configSchema } from '../../src/config/schema.js';
+import { configSchema, type Config } from '../../src/config/schema.js';
 import { TYPE_CODES } from '../../src/dns/records.js';
 import { Engine } from '../../src/engine/engine.js';
 import { buildSnapshot, withHealthView } from '../../src/engine/snapshot.js';
 import { parseIp } from '../../src/geo/ipAddress.js';
 import { emptyLocationDb } from '../../src/geo/locationDb.js';
 import { HealthMonitor } from '../../src/health/healthMonitor.js';
+import { buildHealthPlan } from '../../src/health/healthPlan.js';
+import type { SavedState } from '../../src/health/stateFile.js';
 import { createLogger } from '../../src/log/logger.js';
 import { emptyMetricView } from '../../src/state/metricView.js';
 import { systemContext } from '../../src/state/resolveContext.js';
@@ -21,7 +26,8 @@ import { targetAddress } from './healthTargets.js';
  * address (`healthTargets.ts`); answers are 198.18.0.0/15 addresses.
  *
  * Mode `checks` starts the monitors; mode `idle` builds the same snapshot and never starts them
- * (the baseline). After `warmupMs` (start-up and V8's optimising compilers done) it measures two
+ * (the baseline), its endpoints up from a state file written just before (so resolve() answers
+ * from the same health view as in steady checking, not from the cold-start rule's unknowns). After `warmupMs` (start-up and V8's optimising compilers done) it measures two
  * windows one after the other, the checks running through both:
  * - `cpuMs`: the process's CPU time with nothing else running in it — no resolve() sampler and
  *   no event-loop delay monitor, whose 100 wake-ups per second each would otherwise be billed to
@@ -114,6 +120,15 @@ export function benchConfig(targetPort: number, records: number, intervalMs: num
   };
 }
 
+/** Writes a state file with every check of `config` up (written now), for the idle engine; returns its path. */
+function writeAllUpState(config: Config): string {
+  const now = Date.now();
+  const checks = Object.fromEntries([...buildHealthPlan(config).checks.values()].map((c) => [c.id, { fingerprint: c.fingerprint, status: 'up' as const, sinceMs: now, lastSuccessMs: now }]));
+  const path = join(mkdtempSync(join(tmpdir(), 'gslbd-health-bench-')), 'state.json');
+  writeFileSync(path, JSON.stringify({ version: 1, writtenAtMs: now, checks, overrides: {} } satisfies SavedState));
+  return path;
+}
+
 /** The process's CPU time (user + system, and system alone) and the wall time over `ms` (ns). */
 async function measureCpu(ms: number): Promise<{ cpuNs: number; sysNs: number; wallNs: number }> {
   const cpu0 = process.cpuUsage();
@@ -132,6 +147,8 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const config = configSchema.parse(benchConfig(targetPort, records, intervalMs));
+  const file = '/tmp/health-bench.yaml';
+  if (mode === 'idle') config.health.stateFile = writeAllUpState(config);
   const log = createLogger('warn', 2);
   let measuring = false;
   let checks = 0;
@@ -154,7 +171,6 @@ async function main(): Promise<void> {
       lags.push(lagMs);
     },
   });
-  const file = '/tmp/health-bench.yaml';
   const snapshot = buildSnapshot(file, config, { geo: emptyLocationDb(), health: monitor.configure(config, file), metrics: emptyMetricView }, Date.now());
   const engine = new Engine(snapshot, systemContext(), log);
   let publishes = 0;
@@ -172,7 +188,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < 50_000; i++) engine.resolve(queries[i % records]!);
   await new Promise((r) => setTimeout(r, warmupMs));
 
-  const upAtStart = mode === 'checks' ? monitor.report().endpoints.filter((e) => e.status === 'up').length : 0;
+  const upAtStart = monitor.report().endpoints.filter((e) => e.status === 'up').length;
   let atPeak = process.memoryUsage();
   let rssPeak = atPeak.rss;
   const samplePeak = (): void => {
