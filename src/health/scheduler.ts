@@ -48,8 +48,8 @@ interface Entry {
  * connections, well under a millisecond), however many fall due together. A new job first runs
  * at a uniformly random point of its first interval (so jobs added together spread out);
  * afterwards every `interval × (1 + u × jitter)`, u uniform in [−1, 1], counted from its previous
- * due time, so checks neither align nor drift together. A job whose next due time has already passed (the process stalled) is rescheduled
- * from now instead of running repeatedly to catch up.
+ * due time, so checks neither align nor drift together. A job whose next due time has already
+ * passed (the process stalled) is rescheduled from now instead of running repeatedly to catch up.
  */
 export class JitteredScheduler {
   /**

@@ -27,8 +27,9 @@ import { targetAddress } from './healthTargets.js';
  *
  * Mode `checks` starts the monitors; mode `idle` builds the same snapshot and never starts them
  * (the baseline), its endpoints up from a state file written just before (so resolve() answers
- * from the same health view as in steady checking, not from the cold-start rule's unknowns). After `warmupMs` (start-up and V8's optimising compilers done) it measures two
- * windows one after the other, the checks running through both:
+ * from the same health view as in steady checking, not from the cold-start rule's unknowns).
+ * After `warmupMs` (start-up and V8's optimising compilers done) it measures two windows one after
+ * the other, the checks running through both:
  * - `cpuMs`: the process's CPU time with nothing else running in it — no resolve() sampler and
  *   no event-loop delay monitor, whose 100 wake-ups per second each would otherwise be billed to
  *   the checks;
