@@ -64,3 +64,16 @@ test('groupStatus: all, any, quorum, with unknown points left open only while th
   t.is(groupStatus('quorum', ['up', 'up', 'down', 'down']), 'down', 'a tie is not a majority');
   t.is(groupStatus('quorum', ['up', 'up', 'up', 'down']), 'up');
 });
+
+test('a provisional status (carried over a monitor change) is decided by the first result, then rise/fall apply again', (t) => {
+  const feed = (status: 'up' | 'down', results: boolean[]): string[] => {
+    const s = { ...unknownCheckState(0), status, sinceMs: 500, provisional: true };
+    return results.map((ok, i) => {
+      applyResult(s, ok, 1000 * (i + 1), 3, 3);
+      return `${s.status}${s.provisional ? '?' : ''}`;
+    });
+  };
+  t.deepEqual(feed('down', [true, false, true]), ['up', 'up', 'up'], 'down, then one success: up at once, not after rise = 3');
+  t.deepEqual(feed('up', [false, true, false]), ['down', 'down', 'down'], 'up, then one failure: down at once, not after fall = 3');
+  t.deepEqual(feed('up', [true, false, false, false]), ['up', 'up', 'up', 'down'], 'confirmed up: fall counts again');
+});

@@ -13,18 +13,25 @@ export interface CheckState {
   lastResultMs: number;
   /** Why the last failed result failed ('' after a success). */
   lastError: string;
+  /**
+   * `status` was carried over from an earlier definition of the same check (a reload changed
+   * the monitor, not the target): it stands until the new definition's first result, which then
+   * decides at once, as from `unknown`.
+   */
+  provisional: boolean;
 }
 
 /** A check that has no result yet. */
 export function unknownCheckState(nowMs: number): CheckState {
-  return { status: 'unknown', streak: 0, sinceMs: nowMs, lastSuccessMs: 0, lastResultMs: 0, lastError: '' };
+  return { status: 'unknown', streak: 0, sinceMs: nowMs, lastSuccessMs: 0, lastResultMs: 0, lastError: '', provisional: false };
 }
 
 /**
  * Applies one check result (src/health/README.md, "State model"):
  * - `unknown` is left at the first result: a success makes it `up`, a failure `down` (there is no
  *   earlier state to protect from flapping; HAProxy likewise starts a server one failure from
- *   down, and gdnsd takes the first round of results as they are);
+ *   down, and gdnsd takes the first round of results as they are); so is a `provisional` status
+ *   carried over from the check's earlier definition (the result is the first of the new one);
  * - `up` goes `down` after `fall` consecutive failures; `down` goes `up` after `rise`
  *   consecutive successes; a result in line with the status resets the streak.
  * So a target alternating success and failure with rise = fall = 2 never changes state.
@@ -39,7 +46,8 @@ export function applyResult(state: CheckState, ok: boolean, nowMs: number, rise:
     state.lastError = error || 'failed';
   }
   let next: HealthStatus = state.status;
-  if (state.status === 'unknown') {
+  if (state.status === 'unknown' || state.provisional) {
+    state.provisional = false;
     next = ok ? 'up' : 'down';
   } else if ((state.status === 'up') === ok) {
     state.streak = 0;

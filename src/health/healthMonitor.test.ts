@@ -16,7 +16,7 @@ const log = createLogger('silent');
 const INTERVAL = 100;
 
 /** A configuration whose endpoints are checked on the given TCP ports (rise/fall as given). */
-function config(ports: number[], opts: { rise?: number; fall?: number; stateFile?: string; maxAgeMs?: number; dcPoints?: string } = {}) {
+function config(ports: number[], opts: { rise?: number; fall?: number; stateFile?: string; maxAgeMs?: number; dcPoints?: string; timeoutMs?: number } = {}) {
   const endpoints = ports.map((p, i) => `      - { dc: dc1, address: 192.0.2.${i + 1}, monitors: [tcp], check: { address: 127.0.0.1, port: ${p} } }`).join('\n');
   return parseConfigText(`
 ${EXAMPLE_ZONE}
@@ -30,7 +30,7 @@ health:
   ${opts.stateFile ? `stateFile: ${opts.stateFile}` : ''}
   ${opts.maxAgeMs !== undefined ? `stateMaxAgeMs: ${opts.maxAgeMs}` : ''}
   monitors:
-    - { name: tcp, type: tcp, intervalMs: ${INTERVAL}, timeoutMs: 100, rise: ${opts.rise ?? 2}, fall: ${opts.fall ?? 2}, jitter: 0.1 }
+    - { name: tcp, type: tcp, intervalMs: ${INTERVAL}, timeoutMs: ${opts.timeoutMs ?? 100}, rise: ${opts.rise ?? 2}, fall: ${opts.fall ?? 2}, jitter: 0.1 }
 `);
 }
 
@@ -252,4 +252,32 @@ test('Prometheus metrics: state per endpoint, transitions, check latency, time s
   t.true(Number(since![1]) < 2);
   t.notRegex(text, /192\.0\.2\.200|client/);
   await a.stop();
+});
+
+test("a reload that changes a monitor keeps its checks' last status until the new definition's first result, which decides at once", async (t) => {
+  const peer = await startTcpPeer();
+  await peer.stop();
+  const results: boolean[] = [];
+  const m = new HealthMonitor({ log, onCheck: (_id, o) => results.push(o.ok) });
+  t.teardown(() => m.stop());
+  m.configure(config([peer.port], { rise: 3, fall: 2 }), '/tmp/x.yaml');
+  m.start();
+  await waitFor('down', () => statusOf(m, 0) === 'down', 10_000);
+
+  // Same target, another timeout: a new definition of the same check.
+  const view = m.configure(config([peer.port], { rise: 3, fall: 2, timeoutMs: 90 }), '/tmp/x.yaml');
+  t.is(view.endpointHealth(key(0)).status, 'down', 'still down right after the reload, not unknown (which would answer it)');
+  const check = m.report().checks[0]!;
+  t.is(check.status, 'down');
+
+  await peer.restart();
+  t.teardown(() => peer.stop());
+  const firstSuccess = results.length;
+  await waitFor('up', () => statusOf(m, 0) === 'up', 10_000);
+  const successes = results.slice(firstSuccess).filter((ok) => ok).length;
+  t.true(successes >= 1 && successes < 3, `up after ${successes} successes of the new definition, not rise = 3`);
+
+  // Once decided, rise/fall apply again: a target change (a new check) starts unknown as before.
+  const other = await closedPort();
+  t.is(m.configure(config([other], { rise: 3, fall: 2, timeoutMs: 90 }), '/tmp/x.yaml').endpointHealth(key(0)).status, 'unknown');
 });

@@ -144,8 +144,13 @@ export class HealthMonitor {
     }
     const saved = firstConfigure && this.stateLoad?.kind === 'loaded' ? this.stateLoad : undefined;
 
+    // A check whose monitor changed but whose target did not keeps its last status until the new
+    // definition's first result: restarting it as unknown would answer endpoints known to be down
+    // (unknown counts as up) for up to an interval after every monitor edit.
+    const redefined = new Map<string, CheckState>();
     for (const [id, c] of this.checks) {
       const next = plan.checks.get(id);
+      if (next && next.fingerprint !== c.planned.fingerprint && c.state.status !== 'unknown') redefined.set(id, c.state);
       if (!next || next.fingerprint !== c.planned.fingerprint) this.retire(c);
     }
     const runs = new Map<string, CheckRun>();
@@ -157,10 +162,16 @@ export class HealthMonitor {
       }
       const state = unknownCheckState(now);
       const restored = saved?.statusesUsed ? saved.state.checks[p.id] : undefined;
+      const before = redefined.get(p.id);
       if (restored && restored.fingerprint === p.fingerprint) {
         state.status = restored.status;
         state.sinceMs = restored.sinceMs;
         state.lastSuccessMs = restored.lastSuccessMs;
+      } else if (before) {
+        state.status = before.status;
+        state.sinceMs = before.sinceMs;
+        state.lastSuccessMs = before.lastSuccessMs;
+        state.provisional = true;
       }
       let run = runs.get(p.monitor.name);
       if (!run) runs.set(p.monitor.name, (run = checkFor(p.monitor, resources.get(p.monitor.name))));
