@@ -333,7 +333,7 @@ export class HealthMonitor {
   /** Publishes soon: at once when the last view is older than the minimum interval, else when it is. */
   private queuePublish(): void {
     if (this.publishTimer !== undefined) return;
-    const wait = Math.max(0, this.lastPublishMs + (this.opts.minPublishIntervalMs ?? 50) - this.clock.now());
+    const wait = Math.max(0, this.lastPublishMs + (this.opts.minPublishIntervalMs ?? 50) - this.clock.monotonic());
     this.publishTimer = this.clock.setTimer(() => {
       this.publishTimer = undefined;
       if (this.running) this.publish();
@@ -356,7 +356,7 @@ export class HealthMonitor {
     }
     this.dirtyChecks.clear();
     for (const slot of services) this.serviceStatus[slot] = this.serviceStatusAt(slot);
-    this.lastPublishMs = this.clock.now();
+    this.lastPublishMs = this.clock.monotonic();
     this.current = this.snapshotView();
     for (const fn of this.listeners) fn(this.current);
     this.queueStateWrite();

@@ -8,7 +8,10 @@ class ManualClock implements SchedulerClock {
   private next = 1;
   /** Timers armed so far. */
   armedCount = 0;
-  now = (): number => this.t;
+  /** How far the wall clock has been set away from the monotonic one (ms). */
+  wallStep = 0;
+  now = (): number => this.t + this.wallStep;
+  monotonic = (): number => this.t;
   setTimer = (fn: () => void, ms: number): unknown => {
     const id = this.next++;
     this.armedCount++;
@@ -216,4 +219,20 @@ test('the jobs of one tick start at most maxBatch per event-loop turn; the rest 
   t.true(added);
   t.true(armedDuringRuns.every((n) => n === 0), 'no timer is armed while a tick is being worked through');
   t.is(clock.armed, 1, 'one timer armed for the next tick afterwards');
+});
+
+test('a wall clock set back or forward does not stop or bunch the jobs: due times follow the monotonic clock', (t) => {
+  const clock = new ManualClock();
+  const s = new JitteredScheduler(clock, seeded(4), 10);
+  const runs: number[] = [];
+  s.add(job(100, 0, runs, clock));
+  clock.advance(1000);
+  const before = runs.length;
+  clock.wallStep = -3_600_000;
+  clock.advance(1000);
+  t.true(runs.length - before >= 9 && runs.length - before <= 11, `${runs.length - before} runs in the second after the wall clock went back an hour`);
+  clock.wallStep = 3_600_000;
+  const middle = runs.length;
+  clock.advance(1000);
+  t.true(runs.length - middle >= 9 && runs.length - middle <= 11, `${runs.length - middle} runs in the second after it went forward an hour`);
 });

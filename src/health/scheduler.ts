@@ -1,7 +1,12 @@
 /** Time and timers, injected so tests can drive the scheduler. */
 export interface SchedulerClock {
-  /** ms since the epoch. */
+  /** ms since the epoch (wall clock: timestamps of results, the state file). */
   now(): number;
+  /**
+   * ms on a clock that never steps (due times, throttles): a wall clock set back by an hour must
+   * not stop every check for that hour.
+   */
+  monotonic(): number;
   setTimer(fn: () => void, ms: number): unknown;
   clearTimer(handle: unknown): void;
   /** Runs `fn` on the next event-loop turn, after the I/O already waiting (Node: `setImmediate`). */
@@ -9,11 +14,12 @@ export interface SchedulerClock {
 }
 
 /**
- * Node's clock: `Date.now`, an unref'd `setTimeout` (health checks never keep a process alive) and
- * `setImmediate`.
+ * Node's clock: `Date.now`, `performance.now` as the monotonic clock, an unref'd `setTimeout`
+ * (health checks never keep a process alive) and `setImmediate`.
  */
 export const systemSchedulerClock: SchedulerClock = {
   now: Date.now,
+  monotonic: () => performance.now(),
   setTimer: (fn, ms) => setTimeout(fn, ms).unref(),
   clearTimer: (h) => clearTimeout(h as NodeJS.Timeout),
   defer: (fn) => void setImmediate(fn),
@@ -94,7 +100,7 @@ export class JitteredScheduler {
     this.tickMs = Math.min(this.tickMs, tickFor(job.intervalMs, this.maxTickMs));
     const e: Entry = { job, cancelled: false };
     this.entries.set(job, e);
-    this.push(e, this.clock.now() + this.random() * job.intervalMs);
+    this.push(e, this.clock.monotonic() + this.random() * job.intervalMs);
     this.arm();
   }
 
@@ -127,7 +133,7 @@ export class JitteredScheduler {
     this.timer = undefined;
     this.timerDue = Infinity;
     this.firing = true;
-    const now = Math.max(this.clock.now(), at);
+    const now = Math.max(this.clock.monotonic(), at);
     let started = 0;
     while (this.count > 0 && this.heapDue[0]! <= now) {
       const e = this.heapEntry[0]!;
@@ -165,7 +171,7 @@ export class JitteredScheduler {
     if (at >= this.timerDue) return;
     if (this.timer !== undefined) this.clock.clearTimer(this.timer);
     this.timerDue = at;
-    this.timer = this.clock.setTimer(() => this.fire(at), Math.max(0, at - this.clock.now()));
+    this.timer = this.clock.setTimer(() => this.fire(at), Math.max(0, at - this.clock.monotonic()));
   }
 
   private push(e: Entry, due: number): void {
