@@ -2,6 +2,7 @@ import test from 'ava';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { parseConfigText } from '../config/load.js';
 import { createLogger } from '../log/logger.js';
@@ -280,4 +281,20 @@ test("a reload that changes a monitor keeps its checks' last status until the ne
   // Once decided, rise/fall apply again: a target change (a new check) starts unknown as before.
   const other = await closedPort();
   t.is(m.configure(config([other], { rise: 3, fall: 2, timeoutMs: 90 }), '/tmp/x.yaml').endpointHealth(key(0)).status, 'unknown');
+});
+
+test('a reload that removes an endpoint drops its override with a warning naming both; the endpoint comes back without it', async (t) => {
+  const lines: { level: number; msg: string; endpoint?: string; override?: string }[] = [];
+  const captured = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const [a, b] = [await closedPort(), await closedPort()];
+  const m = new HealthMonitor({ log: captured });
+  t.teardown(() => m.stop());
+  m.configure(config([a, b]), '/tmp/x.yaml');
+  m.setOverride(key(1), 'force-down');
+  m.configure(config([a]), '/tmp/x.yaml');
+  t.deepEqual(
+    lines.filter((l) => l.msg.startsWith('administrative override dropped')).map((l) => [l.level, l.endpoint, l.override]),
+    [[40, key(1), 'force-down']],
+  );
+  t.is(m.configure(config([a, b]), '/tmp/x.yaml').endpointHealth(key(1)).override, undefined);
 });

@@ -179,7 +179,11 @@ export class HealthMonitor {
     }
 
     const layout = layoutOf(plan);
-    for (const key of this.overrides.keys()) if (!layout.index.endpoints.has(key)) this.overrides.delete(key);
+    for (const [key, override] of this.overrides) {
+      if (layout.index.endpoints.has(key)) continue;
+      this.overrides.delete(key);
+      this.opts.log.warn({ endpoint: key, override }, 'administrative override dropped: the endpoint is no longer in the configuration');
+    }
     if (saved) {
       for (const [key, o] of Object.entries(saved.state.overrides)) if (layout.index.endpoints.has(key)) this.overrides.set(key, o);
     }
