@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { rename } from 'node:fs/promises';
 import { dirname, resolve as resolvePath } from 'node:path';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.js';
@@ -10,7 +11,7 @@ import { HealthMetrics } from './healthMetrics.js';
 import { buildHealthPlan, type HealthPlan, type PlannedCheck } from './healthPlan.js';
 import { MonitoredHealthView, type ViewIndex } from './monitoredHealthView.js';
 import { JitteredScheduler, systemSchedulerClock, type ScheduledJob, type SchedulerClock } from './scheduler.js';
-import { readStateFile, writeStateFile, type LoadedState, type SavedState } from './stateFile.js';
+import { readStateFile, STATE_FILE_FUTURE_TOLERANCE_MS, writeStateFile, type LoadedState, type SavedState } from './stateFile.js';
 
 /** Options for the process and for tests. */
 export interface HealthMonitorOptions {
@@ -89,6 +90,10 @@ export class HealthMonitor {
   private lastPublishMs = -Infinity;
   private stateFilePath: string | undefined;
   private stateLoad: LoadedState | undefined;
+  /** An unusable state file found at start has been moved aside (done once, before the first write). */
+  private unusableKeptAside = false;
+  /** The message of the last failed state write, so a repeated failure is logged once. */
+  private stateWriteError: string | undefined;
   private stateWriteTimer: NodeJS.Timeout | undefined;
   private stateWriting: Promise<void> = Promise.resolve();
 
@@ -248,7 +253,10 @@ export class HealthMonitor {
     return {
       stateFile: {
         path: this.stateFilePath ?? null,
-        atStart: load === undefined || load.kind === 'none' ? { used: false, reason: load?.reason ?? 'not read' } : { used: load.statusesUsed, ageMs: load.ageMs },
+        atStart:
+          load === undefined || load.kind !== 'loaded'
+            ? { used: false, reason: load?.reason ?? 'not read', ...(load?.kind === 'unusable' && load.keepAsidePath !== undefined ? { keptAs: load.keepAsidePath } : {}) }
+            : { used: load.statusesUsed, ageMs: load.ageMs },
       },
       endpoints: this.layout.plan.endpoints.map((e) => {
         const h = view.endpointHealth(e.key);
@@ -435,16 +443,51 @@ export class HealthMonitor {
       state.checks[c.planned.id] = { fingerprint: c.planned.fingerprint, status: s.status, sinceMs: s.sinceMs, lastSuccessMs: s.lastSuccessMs };
     }
     try {
+      await this.keepUnusableStateFileAside();
       await writeStateFile(path, state);
     } catch (e) {
-      this.opts.log.warn({ err: e, path }, 'cannot write the health state file');
+      // Checks that flap write every 200 ms: a lasting failure (a directory at the path, a full
+      // disk) is logged once, not with every change; another error or a success is logged again.
+      const error = (e as Error).message;
+      if (error !== this.stateWriteError) this.opts.log.warn({ path, error }, 'cannot write the health state file (retried at each change; logged again when the error changes)');
+      this.stateWriteError = error;
+      return;
     }
+    if (this.stateWriteError !== undefined) this.opts.log.info({ path }, 'health state file written again');
+    this.stateWriteError = undefined;
+  }
+
+  /**
+   * Moves the unusable state file found at start to its keep-aside path before the first new state
+   * replaces it: it may hold overrides an operator wants back. When the move fails the write is
+   * not done either (the file stays as it was) and the next write tries again.
+   * @throws Error when the file is there but cannot be moved.
+   */
+  private async keepUnusableStateFileAside(): Promise<void> {
+    const load = this.stateLoad;
+    if (load?.kind !== 'unusable' || load.keepAsidePath === undefined || this.unusableKeptAside) return;
+    try {
+      await rename(load.path, load.keepAsidePath);
+      this.opts.log.warn({ path: load.path, keptAs: load.keepAsidePath }, 'unusable health state file kept aside before writing a new one');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot keep the unusable state file aside as ${load.keepAsidePath}: ${(e as Error).message}`);
+    }
+    this.unusableKeptAside = true;
   }
 
   private logStateLoad(load: LoadedState, maxAgeMs: number): void {
     const log = this.opts.log;
     if (load.kind === 'none') {
       if (this.stateFilePath !== undefined) log.info({ path: this.stateFilePath, reason: load.reason }, 'health state file not used');
+    } else if (load.kind === 'unusable') {
+      log.warn(
+        { path: load.path, reason: load.reason, keptAs: load.keepAsidePath },
+        load.keepAsidePath !== undefined
+          ? 'health state file unusable: checks start unknown, its overrides are not applied; before the first new state is written it is moved to keptAs (recover overrides from it by hand)'
+          : 'health state file unusable: checks start unknown, its overrides are not applied',
+      );
+    } else if (load.ageMs < -STATE_FILE_FUTURE_TOLERANCE_MS) {
+      log.warn({ path: this.stateFilePath, aheadMs: -load.ageMs, toleranceMs: STATE_FILE_FUTURE_TOLERANCE_MS }, 'health state file written in the future (clock went back?): checks start unknown (overrides kept)');
     } else if (load.statusesUsed) {
       log.info({ path: this.stateFilePath, ageMs: load.ageMs, checks: Object.keys(load.state.checks).length }, 'health state restored from the state file');
     } else {
@@ -455,7 +498,8 @@ export class HealthMonitor {
 
 /** The JSON of GET /health. */
 export interface HealthReport {
-  stateFile: { path: string | null; atStart: { used: boolean; reason?: string; ageMs?: number } };
+  /** `ageMs` is negative for a file written in the future; `keptAs`: where an unusable file is moved before the first write. */
+  stateFile: { path: string | null; atStart: { used: boolean; reason?: string; ageMs?: number; keptAs?: string } };
   endpoints: { endpoint: string; status: HealthStatus; override: AdminOverride | null; since: string | null; checks: readonly string[] }[];
   checks: { check: string; monitor: string; type: string; status: HealthStatus; since: string; secondsSinceSuccess: number | null; lastError: string | null }[];
   datacenters: { dc: string; status: HealthStatus; rule: string; wan: readonly string[]; lan: readonly string[] }[];
