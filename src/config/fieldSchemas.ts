@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { configuredName } from '../dns/name.js';
+import { canonicalIpText } from '../geo/ipAddress.js';
 import { parseDottedLocation } from '../geo/location.js';
 
 /**
@@ -20,11 +21,21 @@ export const listenPortSchema = z.number().int().min(0).max(65535);
 /** An IPv4 address in dotted form. */
 export const ipv4Schema = z.string().refine((s) => isIP(s) === 4, { message: 'expected an IPv4 address' });
 
-/** An IPv6 address. */
-export const ipv6Schema = z.string().refine((s) => isIP(s) === 6 && !s.includes('%'), { message: 'expected an IPv6 address' });
+/**
+ * An IPv6 address, normalised to its canonical spelling ({@link canonicalIpText}, RFC 5952):
+ * behaviour code compares addresses as strings (check ids, endpoint keys, tiers), so
+ * `0:0:0:0:0:0:0:1` and `::1` must be one value.
+ */
+export const ipv6Schema = z
+  .string()
+  .refine((s) => isIP(s) === 6 && !s.includes('%'), { message: 'expected an IPv6 address' })
+  .transform(canonicalIpText);
 
-/** An IPv4 or IPv6 address. */
-export const ipSchema = z.string().refine((s) => isIP(s) !== 0 && !s.includes('%'), { message: 'expected an IPv4 or IPv6 address' });
+/** An IPv4 or IPv6 address, normalised to its canonical spelling like {@link ipv6Schema}. */
+export const ipSchema = z
+  .string()
+  .refine((s) => isIP(s) !== 0 && !s.includes('%'), { message: 'expected an IPv4 or IPv6 address' })
+  .transform(canonicalIpText);
 
 /** A domain name (absolute; trailing dot optional; Unicode allowed), normalised to canonical form. */
 export const domainNameSchema = z.string().transform((s, ctx) => {

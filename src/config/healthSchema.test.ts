@@ -1,5 +1,6 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
+import { buildHealthPlan } from '../health/healthPlan.js';
 import { ConfigError, parseConfigText } from './load.js';
 
 const ZONES = `
@@ -89,6 +90,32 @@ test('record health: tiers, all-down policy, local-first', (t) => {
   t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { localFirst: true }')), ['records[0].health.localFirst: local-first needs the engine\'s "site" (top-level key)']);
   t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { coldStart: { waitMs: 0 } }')).length, 1);
   t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { coldstart: unknown-up }')), ['records[0].health.coldstart: unknown key (not part of the configuration schema; check the spelling)']);
+});
+
+test('addresses are canonical after parsing: two spellings are one check, one endpoint key, and tiers match them', (t) => {
+  const config = parseConfigText(`${ZONES}
+datacenters:
+  - name: a
+    checkPoints: { wan: [{ monitor: ns, address: "0:0:0:0:0:0:0:1" }, { monitor: ns, address: "::1" }] }
+  - name: b
+health:
+  monitors: [{ name: ns, type: dns, queryName: ns1.example.test, port: 5353 }]
+services:
+  - name: web
+    endpoints:
+      - { dc: a, address: "2001:0DB8::0001", monitors: [ns], check: { address: "0::1" } }
+      - { dc: b, address: "::FFFF:192.0.2.2" }
+records:
+  - { name: www.example.test, type: AAAA, service: web, health: { tiers: [{ endpoints: ["2001:db8:0:0:0:0:0:1"] }] } }
+`);
+  const [first, second] = config.services[0]!.endpoints;
+  t.like(first, { address: '2001:db8::1', check: { address: '::1' } });
+  t.is(second!.address, '::ffff:192.0.2.2', 'an IPv4-mapped address stays IPv6 (it answers AAAA)');
+  t.deepEqual(config.datacenters[0]!.checkPoints!.wan.map((p) => p.address), ['::1', '::1']);
+  t.deepEqual(config.records[0]!.health.tiers[0]!.endpoints, ['2001:db8::1']);
+  const plan = buildHealthPlan(config);
+  t.deepEqual([...plan.checks.keys()], ['ns@[::1]:5353'], 'the endpoint\'s check and both check points are one check');
+  t.deepEqual(plan.endpoints.map((e) => e.key), ['web/a/2001:db8::1', 'web/b/::ffff:192.0.2.2']);
 });
 
 test('examples/health.yaml is valid', (t) => {

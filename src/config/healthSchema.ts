@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { canonicalIpText } from '../geo/ipAddress.js';
 import { domainNameSchema, ipSchema, portSchema, ttlSchema } from './fieldSchemas.js';
 
 /**
@@ -144,13 +145,13 @@ const fractionSchema = z.number().gt(0).max(1);
 
 /**
  * One tier of a record: data centers (`dcs`, all their endpoints) and/or single endpoints
- * (`endpoints`, by address or target as written in the service). `threshold` overrides the
- * record's.
+ * (`endpoints`, by address or target as written in the service; an address in any spelling, as
+ * endpoint addresses are canonicalised too). `threshold` overrides the record's.
  */
 export const tierSchema = z
   .strictObject({
     dcs: z.array(z.string().min(1)).default([]),
-    endpoints: z.array(z.string().min(1)).default([]),
+    endpoints: z.array(z.string().min(1).transform((s) => (isIP(s) !== 0 && !s.includes('%') ? canonicalIpText(s) : s))).default([]),
     threshold: fractionSchema.optional(),
   })
   .refine((t) => t.dcs.length + t.endpoints.length > 0, { message: 'a tier lists at least one data center or endpoint' });

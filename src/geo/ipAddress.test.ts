@@ -2,6 +2,7 @@ import test from 'ava';
 import {
   addressFromBytes,
   addressToBytes,
+  canonicalIpText,
   formatIp,
   ipv4,
   ipv6,
@@ -150,4 +151,28 @@ test('addressToBytes gives 4 bytes for IPv4, 16 for IPv6 and for mapped IPv4', (
   t.deepEqual([...addressToBytes(parseIp('192.0.2.1'))], [192, 0, 2, 1]);
   t.deepEqual([...addressToBytes(parseIp('::ffff:192.0.2.1'))], [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 192, 0, 2, 1]);
   t.deepEqual([...addressToBytes(parseIp('2001:db8::1'))], [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+});
+
+test('canonicalIpText: one spelling per address (RFC 5952), family kept, canonical text unchanged', (t) => {
+  const cases: [text: string, canonical: string][] = [
+    ['0:0:0:0:0:0:0:1', '::1'],
+    ['0::1', '::1'],
+    ['::0001', '::1'],
+    ['::1', '::1'],
+    ['2001:DB8::1', '2001:db8::1'],
+    ['2001:0db8::0001', '2001:db8::1'],
+    ['2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1'], // equal zero runs: the first is compressed
+    ['2001:0:0:1:0:0:0:1', '2001:0:0:1::1'], // the longest run is compressed
+    ['2001:db8:0:1:1:1:1:1', '2001:db8:0:1:1:1:1:1'], // a single zero group stays
+    ['0:0:0:0:0:0:0:0', '::'],
+    ['::FFFF:127.0.0.1', '::ffff:127.0.0.1'],
+    ['0:0:0:0:0:ffff:7f00:1', '::ffff:127.0.0.1'], // mapped stays IPv6, dotted (RFC 5952 §5)
+    ['192.0.2.1', '192.0.2.1'],
+  ];
+  for (const [text, canonical] of cases) {
+    t.is(canonicalIpText(text), canonical, text);
+    t.is(canonicalIpText(canonical), canonical, `${canonical} is a fixed point`);
+  }
+  t.throws(() => canonicalIpText('fe80::1%eth0'), { message: '"fe80::1%eth0" is not an IPv4 or IPv6 address' });
+  t.throws(() => canonicalIpText('www.example.test'), { message: '"www.example.test" is not an IPv4 or IPv6 address' });
 });

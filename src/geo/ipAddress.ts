@@ -134,6 +134,20 @@ export function formatIp(a: IpAddress): string {
 }
 
 /**
+ * The one spelling of an address literal, so that addresses from the configuration, an API or a
+ * socket compare as strings: IPv4 as dotted decimal, IPv6 in RFC 5952 §4 form (lower case,
+ * no leading zeros, the longest run of two or more zero groups as `::`), IPv4-mapped IPv6 as
+ * `::ffff:a.b.c.d` (RFC 5952 §5; the family is kept, unlike {@link parseIp}, because an
+ * endpoint's family decides whether it answers A or AAAA). `0:0:0:0:0:0:0:1`, `0::1` and `::1`
+ * all give `::1`; `2001:DB8:0::0001` gives `2001:db8::1`; canonical text comes back unchanged.
+ * @throws Error naming the text when it is not an IPv4 or IPv6 address.
+ */
+export function canonicalIpText(text: string): string {
+  const a = parseIp(text);
+  return a.mapped ? `::ffff:${formatIp(a)}` : formatIp(a);
+}
+
+/**
  * Reads an address from the network-order bytes `bytes[start..end)`, as carried in an ECS option
  * (RFC 7871 §6): only the first `ceil(prefix/8)` bytes are present, the rest are zero. Reads in
  * place, never at or past `end` (query paths pass a frame and offsets instead of making a view:

@@ -6,7 +6,12 @@ import { defaultPort, type CheckTarget } from './checks/check.js';
 
 /** One check to run: a monitor against a target. Endpoints sharing monitor and target share it. */
 export interface PlannedCheck {
-  /** `monitor@address:port[/host]`: names the check in the state file, metrics and /health. */
+  /**
+   * `monitor@address:port[/host]`: names the check in the state file, metrics and /health. The
+   * address is in canonical spelling (the configuration schema canonicalises every address,
+   * `canonicalIpText`), so two spellings of one address are one check and a canonical
+   * spelling keeps its id across releases.
+   */
   readonly id: string;
   readonly monitor: MonitorConfig;
   readonly target: CheckTarget;

@@ -4,6 +4,7 @@ import { isIPv6 } from 'node:net';
 import dnsPacket from 'dns-packet';
 import type { DnsMonitorConfig } from '../../config/healthSchema.js';
 import { parseRecordData, presentData } from '../../dns/presentation.js';
+import { parseIp, sameAddress, type IpAddress } from '../../geo/ipAddress.js';
 import type { RecordData, RecordType } from '../../dns/records.js';
 import { outcomeOnce, type CheckDone, type CheckRun, type CheckTarget } from './check.js';
 import { checkDeadlines } from './checkDeadlines.js';
@@ -15,7 +16,9 @@ type Verdict = { ok: boolean; error: string } | undefined;
 /**
  * DNS check: one query (`queryName`/`queryType`, RD clear) to the target over `transport`:
  * - `udp` (default): from a fresh socket; responses with another id or from another address are
- *   ignored (RFC 5452 §4), so a spoofed or stray datagram cannot decide the check;
+ *   ignored (RFC 5452 §4), so a spoofed or stray datagram cannot decide the check; the source
+ *   address is compared by its bits, not its spelling (the socket reports `::1` for a target
+ *   written `0:0:0:0:0:0:0:1`);
  * - `tcp`: over a new connection, the message framed by its two-byte length (RFC 1035 §4.2.2,
  *   RFC 7766 §8); the first response on the connection decides, and one with another id fails.
  * Succeeds when a response arrives within `timeoutMs`, its rcode is `expectRcode`, and — when
@@ -41,10 +44,23 @@ export function dnsCheck(m: DnsMonitorConfig): CheckRun {
     return { ok: found, error: found ? '' : 'expected answer missing' };
   };
   const encodeQuery = (id: number): Buffer => dnsPacket.encode({ type: 'query', id, flags: 0, questions: [{ name: m.queryName || '.', type: m.queryType, class: 'IN' }] });
-  return m.transport === 'tcp' ? (target) => (done) => queryTcp(target, done, m.timeoutMs, encodeQuery, verdict) : (target) => (done) => queryUdp(target, done, m.timeoutMs, encodeQuery, verdict);
+  if (m.transport === 'tcp') return (target) => (done) => queryTcp(target, done, m.timeoutMs, encodeQuery, verdict);
+  return (target) => {
+    const address = parseIp(target.address);
+    return (done) => queryUdp(target, address, done, m.timeoutMs, encodeQuery, verdict);
+  };
 }
 
-function queryUdp(target: CheckTarget, done: CheckDone, timeoutMs: number, encodeQuery: (id: number) => Buffer, verdict: (msg: Buffer, id: number) => Verdict): void {
+/**
+ * True when a datagram's source (the socket's spelling of it) is the target's address. Equal
+ * strings decide at once; otherwise the bits decide. A source with a zone index (`%eth0`) is
+ * never a target: configured addresses have none.
+ */
+export function isTargetSource(source: string, target: string, targetAddress: IpAddress): boolean {
+  return source === target || (!source.includes('%') && sameAddress(parseIp(source), targetAddress));
+}
+
+function queryUdp(target: CheckTarget, address: IpAddress, done: CheckDone, timeoutMs: number, encodeQuery: (id: number) => Buffer, verdict: (msg: Buffer, id: number) => Verdict): void {
   const started = performance.now();
   const id = randomInt(0, 65536);
   const query = encodeQuery(id);
@@ -56,7 +72,7 @@ function queryUdp(target: CheckTarget, done: CheckDone, timeoutMs: number, encod
   const deadline = checkDeadlines.arm(timeoutMs, started, { timedOut: () => finish(false, 'timeout') });
   socket.on('error', (e: NodeJS.ErrnoException) => finish(false, e.code ?? e.message));
   socket.on('message', (msg, rinfo) => {
-    if (rinfo.address !== target.address || rinfo.port !== target.port) return;
+    if (rinfo.port !== target.port || !isTargetSource(rinfo.address, target.address, address)) return;
     const v = verdict(msg, id);
     if (v) finish(v.ok, v.error);
   });

@@ -7,13 +7,16 @@ import { parseConfigText } from '../../config/load.js';
 import { Engine } from '../../engine/engine.js';
 import { buildSnapshot } from '../../engine/snapshot.js';
 import { DnsServer } from '../../frontends/dns/dnsServer.js';
+import { parseIp } from '../../geo/ipAddress.js';
 import { emptyLocationDb } from '../../geo/locationDb.js';
+import { buildHealthPlan } from '../healthPlan.js';
 import { createLogger } from '../../log/logger.js';
 import { allUpHealthView } from '../../state/healthView.js';
 import { emptyMetricView } from '../../state/metricView.js';
 import { systemContext } from '../../state/resolveContext.js';
 import { startDnsPeer } from '../../../test/health/loopbackPeers.js';
 import { checkFor as checkRunFor, type CheckOutcome, type CheckTarget } from './check.js';
+import { isTargetSource } from './dnsCheck.js';
 
 /** The monitor's check as a function returning a promise of its outcome. */
 const checkFor = (...args: Parameters<typeof checkRunFor>): ((target: CheckTarget) => Promise<CheckOutcome>) => {
@@ -40,13 +43,18 @@ zones:
       - { name: txt, type: TXT, data: "${'x'.repeat(200)}" }
       - { name: txt, type: TXT, data: "${'y'.repeat(200)}" }
       - { name: txt, type: TXT, data: "${'z'.repeat(200)}" }
+  - name: example.test
+    soa: { mname: ns1.example.test, rname: hostmaster.example.test, serial: 1 }
+    ns: [ns1.example.test]
+    records:
+      - { name: ns1, type: A, data: 192.0.2.53 }
 `;
 
-async function startListener(): Promise<{ port: number; stop(): Promise<void> }> {
+async function startListener(address = '127.0.0.1'): Promise<{ port: number; stop(): Promise<void> }> {
   const config = parseConfigText(ZONE);
   const log = createLogger('silent');
   const engine = new Engine(buildSnapshot('<test>', config, { geo: emptyLocationDb(), health: allUpHealthView, metrics: emptyMetricView }, Date.now()), systemContext(), log);
-  const dns = new DnsServer({ engine, metrics: new EngineMetrics(), log, behaviour: config.dns }, [{ address: '127.0.0.1', port: 0 }]);
+  const dns = new DnsServer({ engine, metrics: new EngineMetrics(), log, behaviour: config.dns }, [{ address, port: 0 }]);
   await dns.start();
   return { port: dns.bound[0]!.port, stop: () => dns.stop() };
 }
@@ -129,4 +137,47 @@ test('tcp framing: a response split across reads is reassembled; another id, a s
   mode = 'silent';
   const impatient = checkFor(monitor({ transport: 'tcp', queryName: 'www.probe.test', timeoutMs: 300 }));
   t.like(await impatient(target(port)), { ok: false, error: 'timeout' });
+});
+
+test('udp and tcp to gslbd on ::1: up for every spelling of the check address (the socket reports the source as ::1)', async (t) => {
+  const listener = await startListener('::1');
+  t.teardown(() => listener.stop());
+  for (const transport of ['udp', 'tcp']) {
+    const check = checkFor(monitor({ transport, queryName: 'ns1.example.test', expectAnswer: '192.0.2.53', port: listener.port }));
+    for (const address of ['::1', '0:0:0:0:0:0:0:1', '0::1', '0000:0000::0001']) {
+      t.like(await check({ address, port: listener.port, host: undefined }), { ok: true, error: '' }, `${transport} to ${address}`);
+    }
+  }
+  // The same through the configuration: the check address is canonicalised, the check id is [::1].
+  const config = parseConfigText(`${ZONE}
+health:
+  monitors: [{ name: ns, type: dns, queryName: ns1.example.test, expectAnswer: 192.0.2.53, port: ${listener.port}, timeoutMs: 4000 }]
+datacenters: [{ name: a }]
+services:
+  - name: ns
+    endpoints: [{ dc: a, address: 192.0.2.53, monitors: [ns], check: { address: "0:0:0:0:0:0:0:1" } }]
+`);
+  const [planned] = buildHealthPlan(config).checks.values();
+  t.is(planned!.id, `ns@[::1]:${listener.port}`);
+  t.like(await checkFor(planned!.monitor)(planned!.target), { ok: true, error: '' });
+});
+
+test('udp: an IPv4-mapped target is answered from the mapped address in any spelling', async (t) => {
+  const peer = await startDnsPeer();
+  t.teardown(() => peer.stop());
+  const check = checkFor(monitor({ queryName: 'probe.example.test', expectAnswer: '192.0.2.1' }));
+  for (const address of ['::ffff:127.0.0.1', '::FFFF:127.0.0.1', '0:0:0:0:0:ffff:7f00:1']) {
+    t.like(await check({ address, port: peer.port, host: undefined }), { ok: true, error: '' }, address);
+  }
+});
+
+test('isTargetSource: the same bits in any spelling are the target; other addresses and zone indexes are not', (t) => {
+  const target = (text: string) => [text, parseIp(text)] as const;
+  t.true(isTargetSource('::1', ...target('0:0:0:0:0:0:0:1')));
+  t.true(isTargetSource('::1', ...target('::1')));
+  t.true(isTargetSource('2001:db8::1', ...target('2001:DB8:0::0001')));
+  t.true(isTargetSource('::ffff:127.0.0.1', ...target('::FFFF:7f00:1')));
+  t.false(isTargetSource('::2', ...target('0:0:0:0:0:0:0:1')));
+  t.false(isTargetSource('127.0.0.2', ...target('127.0.0.1')));
+  t.false(isTargetSource('fe80::1%lo', ...target('fe80::1')));
 });
