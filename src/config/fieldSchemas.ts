@@ -18,20 +18,11 @@ export const portSchema = z.number().int().min(1).max(65535);
 /** A port to listen on; 0 lets the system pick a free one (the bound port is logged in "gslbd up"). */
 export const listenPortSchema = z.number().int().min(0).max(65535);
 
-/** An IPv4 address in dotted form. */
-export const ipv4Schema = z.string().refine((s) => isIP(s) === 4, { message: 'expected an IPv4 address' });
-
 /**
- * An IPv6 address, normalised to its canonical spelling ({@link canonicalIpText}, RFC 5952):
+ * An IPv4 or IPv6 address, normalised to its canonical spelling ({@link canonicalIpText}, RFC 5952):
  * behaviour code compares addresses as strings (check ids, endpoint keys, tiers), so
  * `0:0:0:0:0:0:0:1` and `::1` must be one value.
  */
-export const ipv6Schema = z
-  .string()
-  .refine((s) => isIP(s) === 6 && !s.includes('%'), { message: 'expected an IPv6 address' })
-  .transform(canonicalIpText);
-
-/** An IPv4 or IPv6 address, normalised to its canonical spelling like {@link ipv6Schema}. */
 export const ipSchema = z
   .string()
   .refine((s) => isIP(s) !== 0 && !s.includes('%'), { message: 'expected an IPv4 or IPv6 address' })
