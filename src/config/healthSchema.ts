@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { canonicalIpText } from '../geo/ipAddress.js';
+import { canonicalIfIpText } from '../geo/ipAddress.js';
 import { domainNameSchema, ipSchema, portSchema, ttlSchema } from './fieldSchemas.js';
 
 /**
@@ -151,7 +151,7 @@ const fractionSchema = z.number().gt(0).max(1);
 export const tierSchema = z
   .strictObject({
     dcs: z.array(z.string().min(1)).default([]),
-    endpoints: z.array(z.string().min(1).transform((s) => (isIP(s) !== 0 && !s.includes('%') ? canonicalIpText(s) : s))).default([]),
+    endpoints: z.array(z.string().min(1).transform(canonicalIfIpText)).default([]),
     threshold: fractionSchema.optional(),
   })
   .refine((t) => t.dcs.length + t.endpoints.length > 0, { message: 'a tier lists at least one data center or endpoint' });

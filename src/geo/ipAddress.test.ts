@@ -2,6 +2,7 @@ import test from 'ava';
 import {
   addressFromBytes,
   addressToBytes,
+  canonicalIfIpText,
   canonicalIpText,
   formatIp,
   ipv4,
@@ -175,4 +176,11 @@ test('canonicalIpText: one spelling per address (RFC 5952), family kept, canonic
   }
   t.throws(() => canonicalIpText('fe80::1%eth0'), { message: '"fe80::1%eth0" is not an IPv4 or IPv6 address' });
   t.throws(() => canonicalIpText('www.example.test'), { message: '"www.example.test" is not an IPv4 or IPv6 address' });
+});
+
+test('canonicalIfIpText: address literals take the canonical spelling; names and zone-indexed text stay as written', (t) => {
+  t.deepEqual(
+    ['0:0:0:0:0:0:0:1', '2001:0DB8::0001', '192.0.2.1', '::FFFF:127.0.0.1', 'Mail.Example.test.', 'fe80::1%eth0', 'web'].map(canonicalIfIpText),
+    ['::1', '2001:db8::1', '192.0.2.1', '::ffff:127.0.0.1', 'Mail.Example.test.', 'fe80::1%eth0', 'web'],
+  );
 });

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
@@ -145,6 +146,15 @@ export function formatIp(a: IpAddress): string {
 export function canonicalIpText(text: string): string {
   const a = parseIp(text);
   return a.mapped ? `::ffff:${formatIp(a)}` : formatIp(a);
+}
+
+/**
+ * `text` in {@link canonicalIpText} spelling when it is an IPv4 or IPv6 literal without a zone
+ * index, else `text` unchanged: for fields that hold an address or a name (tier entries, the
+ * address part of an endpoint key). Never throws.
+ */
+export function canonicalIfIpText(text: string): string {
+  return isIP(text) !== 0 && !text.includes('%') ? canonicalIpText(text) : text;
 }
 
 /**

@@ -1,7 +1,6 @@
-import { isIP } from 'node:net';
 import type { AdminServer } from '../admin/adminServer.js';
 import type { Engine } from '../engine/engine.js';
-import { canonicalIpText } from '../geo/ipAddress.js';
+import { canonicalIfIpText } from '../geo/ipAddress.js';
 import type { HealthMonitor, OverrideRequest } from './healthMonitor.js';
 
 const OVERRIDES: readonly OverrideRequest[] = ['force-up', 'force-down', 'drain', 'none'];
@@ -46,6 +45,5 @@ export function registerHealthRoutes(admin: AdminServer, monitor: HealthMonitor,
 /** `service/dc/address` with the address in its canonical spelling, as endpoint keys are built; other keys unchanged. */
 export function canonicalEndpointKey(key: string): string {
   const slash = key.lastIndexOf('/');
-  const where = key.slice(slash + 1);
-  return isIP(where) !== 0 && !where.includes('%') ? `${key.slice(0, slash + 1)}${canonicalIpText(where)}` : key;
+  return `${key.slice(0, slash + 1)}${canonicalIfIpText(key.slice(slash + 1))}`;
 }
