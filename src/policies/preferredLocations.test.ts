@@ -119,7 +119,8 @@ test('seed 002: /explain shows the policy, each preferred location per service a
   t.deepEqual(scope, [
     {
       stage: 'scope',
-      input: "answer class of the client's location (locations merged by identical answer for this record: 3 classes, 6 ranges)",
+      input: "answer class of the client's location (locations merged by identical decision for this record: 3 classes, 6 ranges)",
+      representative: 'AF.ZM',
       prefix: 8,
       scopeSoFar: 8,
     },

@@ -25,6 +25,8 @@ export interface PolicyContext {
 export interface RecordPolicyStages {
   readonly stages: Stage[];
   readonly inputs: ConditionInputs;
+  /** The rule lists the stages try, in order (for merging locations by decision: `locationDecision.ts`). */
+  readonly lists: readonly RuleList[];
 }
 
 /**
@@ -43,12 +45,13 @@ export function policyStagesFor(rec: GslbRecordConfig, ctx: PolicyContext): Reco
       condition: compileCondition(r.when, inputs),
       ranking: rankingFromDcList(r.dcs, ctx.dcByName),
     }));
-    return { stages: [staticRulesStage({ bindPoint: 'static', overlap: p.subnetOverlap ?? 'first', rules })], inputs };
+    const list: RuleList = { bindPoint: 'static', overlap: p.subnetOverlap ?? 'first', rules };
+    return { stages: [staticRulesStage(list)], inputs, lists: [list] };
   }
   const lists: RuleList[] = [];
   if (rec.policies) lists.push(compileBinding('record', rec.policies, ctx, inputs));
   if (ctx.global) lists.push(compileBinding('global', ctx.global, ctx, inputs));
-  return { stages: lists.length > 0 ? [dnsPolicyStage(lists)] : [], inputs };
+  return { stages: lists.length > 0 ? [dnsPolicyStage(lists)] : [], inputs, lists };
 }
 
 function compileBinding(bindPoint: 'record' | 'global', b: PolicyBindingConfig, ctx: PolicyContext, inputs: ConditionInputs): RuleList {

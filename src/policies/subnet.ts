@@ -1,9 +1,11 @@
 import type { IpAddress } from '../geo/ipAddress.js';
+import { outsideIpv4MappedScope } from '../geo/ipv4InIpv6.js';
 
 /**
  * Client-subnet arithmetic for conditions and their ECS scope (RFC 7871 §7.2.1, SPEC §8).
  * Addresses are {@link IpAddress} words; IPv4-mapped IPv6 is already folded to IPv4 on both
- * sides, so a mapped client matches IPv4 subnets.
+ * sides, so a mapped client matches IPv4 subnets — and an IPv4 subnet, seen from IPv6, is a
+ * block inside `::ffff:0:0/96` that no (unfolded) IPv6 client is in.
  */
 
 /**
@@ -38,12 +40,25 @@ export function commonPrefixWords(a: IpAddress, family: number, w0: number, w1: 
  *
  * Why: aligned blocks nest or are disjoint. Inside the subnet, every block of length ≥ `prefix`
  * around the client stays inside it; outside, the block of length `k + 1` (k = bits the client
- * shares with the network, k < prefix) is the largest that excludes the whole subnet. A subnet of
- * the other family never contains the client, for any client of its family: scope 0, returned
- * as −1.
+ * shares with the network, k < prefix) is the largest that excludes the whole subnet.
+ * Across families (a client is never inside a subnet of the other family):
+ * - an IPv6 client and an IPv4 subnet: the subnet lies inside `::ffff:0:0/96`, where clients are
+ *   answered as IPv4, so the block must stay clear of that whole range (`ipv4InIpv6.ts`);
+ * - an IPv4 client and an IPv6 subnet: no IPv4 address is in it, so every IPv4 client agrees
+ *   (scope 0, returned as −1).
  */
 export function subnetMembership(client: IpAddress, network: IpAddress, prefix: number): number {
-  return membershipOf(commonPrefixLength(client, network), prefix);
+  return subnetMembershipWords(client, network.family, network.w0, network.w1, network.w2, network.w3, prefix);
+}
+
+/**
+ * {@link subnetMembership} against a network given as its family and words (the decision cache
+ * keeps a record's subnets in typed arrays, read on every query).
+ */
+export function subnetMembershipWords(client: IpAddress, family: number, w0: number, w1: number, w2: number, w3: number, prefix: number): number {
+  if (client.family === family) return membershipOf(commonPrefixWords(client, family, w0, w1, w2, w3), prefix);
+  if (client.family === 6) return -outsideIpv4MappedScope(client) - 1;
+  return -1;
 }
 
 /** {@link subnetMembership} from the bits `k` the client shares with the network (−1: other family). */

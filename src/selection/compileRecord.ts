@@ -4,6 +4,7 @@ import { endpointAnswers } from '../config/crossReferences.js';
 import { parseRecordData } from '../dns/presentation.js';
 import type { GslbRecordType, RecordData } from '../dns/records.js';
 import { conditionInputs } from '../policies/condition.js';
+import type { DecisionShape } from '../policies/locationDecision.js';
 import { policyStagesFor, type PolicyContext } from '../policies/recordPolicies.js';
 import { DecisionCache } from './decisionCache.js';
 import { locationClassesFor } from './locationClasses.js';
@@ -48,8 +49,19 @@ export function compileRecord(
   const candidates: DcCandidate[] = [...dcs.values()]
     .filter((dc) => byDc.has(dc.name))
     .map((dc) => ({ dc, endpoints: byDc.get(dc.name)!, rotationKey: `${rotationPrefix}/${dc.name}` }));
-  const own = policies ? policyStagesFor(rec, policies) : { stages: [], inputs: conditionInputs() };
-  const reads = { patterns: own.inputs.locations, proximityDcs: rec.policy.type === 'static-proximity' ? candidates.map((c) => c.dc) : undefined };
+  const own = policies ? policyStagesFor(rec, policies) : { stages: [], inputs: conditionInputs(), lists: [] };
+  const p = rec.policy;
+  const decision: DecisionShape = {
+    candidates: candidates.map((c) => c.dc),
+    lists: own.lists,
+    otherwise:
+      p.type === 'static-proximity'
+        ? { kind: 'static-proximity', defaults: new Set(p.default) }
+        : p.type === 'static'
+          ? { kind: 'every-available' }
+          : { kind: 'client-independent' },
+  };
+  const reads = { patterns: own.inputs.locations, proximityDcs: p.type === 'static-proximity' ? candidates.map((c) => c.dc) : undefined, decision };
   const pipeline = buildPipeline(rec.policy, rotationPrefix, own.stages, service.name);
   const locationClasses = policies?.geo ? locationClassesFor(policies.geo, reads) : undefined;
   const decisions = DecisionCache.forRecord({

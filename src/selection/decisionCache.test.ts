@@ -15,7 +15,7 @@ import { viewOf } from '../../test/health/gslbFixture.js';
 import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
 import { prefixLocationDb } from '../../test/support/prefixLocationDb.js';
 import { PREF_ACTIONS, PREF_RECORD, SEED002_APP_SERVICE, SEED002_DATACENTERS_WITH_COORDINATES } from '../../test/support/seed002Service.js';
-import { seededUint32 } from '../../test/support/seededRandom.js';
+import { CopyableRandom, seededUint32 } from '../../test/support/seededRandom.js';
 import { MAX_DECISIONS } from './decisionCache.js';
 import type { Client } from './types.js';
 
@@ -99,21 +99,6 @@ const NOT_CACHEABLE = ['ms.example.test', 'x.w.example.test', 'a.w.example.test'
 function snapshots(health: HealthView = allUpHealthView): { cached: Snapshot; reference: Snapshot } {
   const state = { geo, health, metrics: emptyMetricView };
   return { cached: buildSnapshot('<test>', config, state, NOW), reference: buildSnapshot('<test>', config, state, NOW, undefined, { reuseDecisions: false }) };
-}
-
-/** A seeded random source whose state can be copied, so a reference run draws what the real one draws. */
-class CopyableRandom {
-  constructor(private state: number) {}
-  next = (): number => {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  copy(): CopyableRandom {
-    return new CopyableRandom(this.state);
-  }
 }
 
 /** Everything of an answer the cache must not change. */

@@ -2,7 +2,8 @@ import type { SubnetConfig } from '../config/policySchema.js';
 import type { RecordData, ResourceRecord } from '../dns/records.js';
 import type { IpAddress } from '../geo/ipAddress.js';
 import { unpackPrefix } from '../geo/rangeTable.js';
-import { commonPrefixWords, membershipOf, membershipScope } from '../policies/subnet.js';
+import { ipv4BlocksScope } from '../geo/ipv4InIpv6.js';
+import { membershipScope, subnetMembershipWords } from '../policies/subnet.js';
 import type { HealthView } from '../state/healthView.js';
 import type { LocationClasses } from './locationClasses.js';
 import { afterRankIndex, runPipeline, runStages, selectionState } from './pipeline.js';
@@ -119,6 +120,8 @@ export class DecisionCache {
   private readonly subnetPrefix: Uint8Array;
   /** Answer-class block prefix of the last client keyed. */
   private blockPrefix = 0;
+  /** The last client keyed's floor for any client-dependent scope (`ipv4InIpv6.ts`; 0 for IPv4). */
+  private familyFloor = 0;
   /** Filled for each decision served from an entry; valid until this record's next decision. */
   private readonly served: { -readonly [K in keyof Decision]: Decision[K] } = { data: [], ttl: 0, scope: 0, dcs: [], records: undefined };
 
@@ -222,34 +225,45 @@ export class DecisionCache {
     else served = sameAnswer(entry, s) ? 'queries with this key are answered from the cache (its answer equals this trace)' : 'ENTRY DIFFERS FROM THIS TRACE';
     return {
       cacheable: true,
-      key: { answerClass: lc ? Math.floor(lc.lookup(s.client.address) / 256) : null, subnetsInside },
+      key: { family: s.client.address.family, answerClass: lc ? Math.floor(lc.lookup(s.client.address) / 256) : null, subnetsInside },
       outcome: s.varies !== undefined ? `answer not reused: ${s.varies}` : 'answer reused for this key until the health view changes',
       served,
     };
   }
 
-  /** The client's key: its answer class, then one bit per subnet (inside or not); sets the scratch fields {@link scopeOf} reads. */
+  /**
+   * The client's key: its address family, its answer class, then one bit per subnet (inside or
+   * not); sets the scratch fields {@link scopeOf} reads. The family is part of the key because
+   * scopes are counted in bits of the client's family and IPv6 scopes have a floor of their own.
+   */
   private keyOf(a: IpAddress): number {
-    let key = 0;
+    let key = a.family === 6 ? 1 : 0;
+    this.familyFloor = ipv4BlocksScope(a);
     const lc = this.classes;
     if (lc !== undefined) {
       const packed = lc.lookup(a);
       this.blockPrefix = unpackPrefix(packed);
-      key = (packed - this.blockPrefix) / 256;
+      key += ((packed - this.blockPrefix) / 256) * 2;
     }
     const words = this.subnetWords;
     for (let i = 0; i < this.subnetPrefix.length; i++) {
       const w = i * 4;
-      const m = membershipOf(commonPrefixWords(a, this.subnetFamily[i]!, words[w]!, words[w + 1]!, words[w + 2]!, words[w + 3]!), this.subnetPrefix[i]!);
+      const m = subnetMembershipWords(a, this.subnetFamily[i]!, words[w]!, words[w + 1]!, words[w + 2]!, words[w + 3]!, this.subnetPrefix[i]!);
       this.members[i] = m;
       key = key * 2 + (m >= 0 ? 1 : 0);
     }
     return key;
   }
 
-  /** The ECS scope of the last client keyed for a decision that read `reads`. */
+  /**
+   * The ECS scope of the last client keyed for a decision that read `reads`: the widest of the
+   * read inputs' blocks, as `narrowScope` (types.ts) computes it in the pipeline — including the
+   * IPv6 floor once anything about the client was read.
+   */
   private scopeOf(reads: number): number {
-    let scope = (reads & LOCATION_READ) !== 0 ? this.blockPrefix : 0;
+    if (reads === 0) return 0;
+    let scope = this.familyFloor;
+    if ((reads & LOCATION_READ) !== 0 && this.blockPrefix > scope) scope = this.blockPrefix;
     for (let i = 0; i < this.members.length; i++) {
       if ((reads & subnetReadBit(i)) === 0) continue;
       const p = membershipScope(this.members[i]!);

@@ -77,7 +77,8 @@ test('/explain says how the scope was derived', (t) => {
     [
       {
         stage: 'scope',
-        input: "answer class of the client's location (locations merged by identical answer for this record: 3 classes, 5 ranges)",
+        input: "answer class of the client's location (locations merged by identical decision for this record: 3 classes, 5 ranges)",
+        representative: 'EU.FR.PARIS',
         prefix: 8,
         scopeSoFar: 8,
       },

@@ -1,30 +1,38 @@
 import type { IpAddress } from '../geo/ipAddress.js';
-import type { Location, Qualifiers } from '../geo/location.js';
+import { formatQualifiers, type Location, type Qualifiers } from '../geo/location.js';
 import type { LocationDb, LocationTilings } from '../geo/locationDb.js';
 import { BucketRangeTable4 } from '../geo/bucketRangeTable.js';
 import { hugePageBuffer, rangesInHugePages } from '../geo/hugePages.js';
 import { narrowIds, RangeTable4, RangeTable6, unpackPrefix, type RangeIds } from '../geo/rangeTable.js';
 import type { Tiling } from '../geo/tiling.js';
 import type { DcRanking } from '../policies/dcRanking.js';
+import { decisionShapeId, locationDecisionKey, type DecisionShape } from '../policies/locationDecision.js';
 import { locationMatches } from '../policies/locationPattern.js';
 import { distanceTo, proximityRanking, sharedScore } from './proximityRanking.js';
 import { LOCATION_READ, narrowScope, type CompiledDataCenter, type SelectionState } from './types.js';
 
 /**
  * Answer classes of one record, precomputed at load (as gdnsd merges its maps per resource): every
- * location of the location table is reduced to what this record's decision reads from it — the
- * truth of each `clientLocation` pattern in its DNS policies or static rules, and its
- * static-proximity ranking of the record's data centers (or "unknown") — and neighbouring ranges
- * whose reductions are equal are merged. A lookup in these tables gives the class and the largest
- * aligned block around the client with that class, so neighbouring locations that map to the same
- * data centers share one wider ECS scope (SPEC §8 goal). The decision itself is unchanged: it is
- * the same function of the class as it was of the location, for every health state.
+ * location of the location table is reduced to the decision this record makes from it — the
+ * steps that can still decide, each a rule's condition with its location tests folded to their
+ * truths and the rank groups it gives, down to the static-proximity ranking or the default group
+ * (`../policies/locationDecision.ts`) — and neighbouring ranges whose decisions are equal are
+ * merged. Locations whose patterns read differently but that decide alike (two countries bound
+ * to the same view, a ranking no health state can reach) share a class. A lookup in these tables
+ * gives the class and the largest aligned block around the client with that class, so
+ * neighbouring locations that get the same answer share one wider ECS scope (SPEC §8 goal).
+ *
+ * A class keeps the pattern truths and ranking of its first location (its representative): the
+ * stages evaluate those, which decide exactly as every other member's would, for every health
+ * state, client subnet and query name.
  */
 export interface LocationClass {
-  /** Truth of each location pattern slot (1 = matches). */
+  /** Truth of each location pattern slot (1 = matches), of the class's representative. */
   readonly patterns: Uint8Array;
   /** Static-proximity ranking of the record's data centers; null when the location is unknown. */
   readonly ranking: DcRanking | null;
+  /** The representative location in dotted form (shown by /explain). */
+  readonly representative: string;
 }
 
 /** The class tables of one record over one location database. */
@@ -56,7 +64,8 @@ export class LocationClasses {
       s.clientReads |= LOCATION_READ;
       if (s.trace) {
         s.trace.step('scope', {
-          input: `answer class of the client's location (locations merged by identical answer for this record: ${this.classes.length} classes, ${this.v4.size + this.v6.size} ranges)`,
+          input: `answer class of the client's location (locations merged by identical decision for this record: ${this.classes.length} classes, ${this.v4.size + this.v6.size} ranges)`,
+          representative: this.classes[Math.floor(this.lastPacked / 256)]!.representative,
           prefix,
           scopeSoFar: s.scope,
         });
@@ -78,6 +87,8 @@ export interface LocationReads {
   readonly patterns: readonly (readonly Qualifiers[])[];
   /** The record's data centers when its ranking is static proximity. */
   readonly proximityDcs: readonly CompiledDataCenter[] | undefined;
+  /** How the decision reads them: locations are merged by decision; absent, by what they read. */
+  readonly decision?: DecisionShape;
 }
 
 /** Class tables by database, then by what the record reads: records with equal reads share them. */
@@ -95,7 +106,7 @@ const CACHE_LIMIT = 256;
 export function locationClassesFor(geo: LocationDb, reads: LocationReads): LocationClasses | undefined {
   if (!geo.tilings) return undefined;
   if (reads.patterns.length === 0 && !reads.proximityDcs) return undefined;
-  const key = JSON.stringify([reads.patterns, reads.proximityDcs?.map((d) => [d.index, d.qualifiers, d.lat, d.lon])]);
+  const key = JSON.stringify([reads.patterns, reads.proximityDcs?.map((d) => [d.index, d.qualifiers, d.lat, d.lon]), reads.decision && decisionShapeId(reads.decision)]);
   let byReads = cache.get(geo);
   if (!byReads || byReads.size >= CACHE_LIMIT) cache.set(geo, (byReads = new Map()));
   let lc = byReads.get(key);
@@ -106,6 +117,8 @@ export function locationClassesFor(geo: LocationDb, reads: LocationReads): Locat
 function build(geo: LocationDb, tilings: LocationTilings, reads: LocationReads): LocationClasses {
   const classes: LocationClass[] = [];
   const classByKey = new Map<string, number>();
+  /** Class of each distinct read (pattern truths and ranking order): decisions are computed once per read. */
+  const classByRead = new Map<string, number>();
   const rankings = new Map<string, DcRanking>();
   const order = reads.proximityDcs ? new ProximityOrder(reads.proximityDcs) : undefined;
   const slots = reads.patterns.length;
@@ -114,7 +127,7 @@ function build(geo: LocationDb, tilings: LocationTilings, reads: LocationReads):
   const classOfLocation = new Uint32Array(n);
   for (let id = 0; id < n; id++) {
     const location = tilings.decode(id);
-    let key = '';
+    let read = '';
     for (let slot = 0; slot < slots; slot++) {
       let match = 0;
       for (const p of reads.patterns[slot]!) {
@@ -124,20 +137,25 @@ function build(geo: LocationDb, tilings: LocationTilings, reads: LocationReads):
         }
       }
       bits[slot] = match;
-      key += match;
+      read += match;
     }
     const rankingKey = order && !isUnknownLocation(id, location) ? order.key(location) : 'unknown';
-    key += `|${rankingKey}`;
-    let c = classByKey.get(key);
+    read += `|${rankingKey}`;
+    let c = classByRead.get(read);
     if (c === undefined) {
-      c = classes.length;
       let ranking: DcRanking | null = null;
       if (rankingKey !== 'unknown') {
         ranking = rankings.get(rankingKey) ?? proximityRanking(location, reads.proximityDcs!);
         rankings.set(rankingKey, ranking);
       }
-      classes.push({ patterns: bits.slice(), ranking });
-      classByKey.set(key, c);
+      const key = reads.decision ? locationDecisionKey(reads.decision, bits, ranking) : read;
+      c = classByKey.get(key);
+      if (c === undefined) {
+        c = classes.length;
+        classes.push({ patterns: bits.slice(), ranking, representative: formatQualifiers(location.qualifiers) });
+        classByKey.set(key, c);
+      }
+      classByRead.set(read, c);
     }
     classOfLocation[id] = c;
   }

@@ -196,17 +196,15 @@ test('disabled endpoints and endpoints of the other family are never candidates'
     www.candidates.map((c) => [c.dc.name, c.endpoints.map((e) => e.data)]),
     ALL_DCS.map((dc) => [dc, [WEB(dc).split('/')[2]]]),
   );
-  // One candidate: every known location ranks it alike, so 10.1/16–10.5/16 are one answer class
-  // (10.4.0.0/15 lies inside it); the unknown location stays a class of its own.
-  t.deepEqual(select('v6.example.test', '10.4.0.0/16'), { dcs: ['eu-west'], data: ['2001:db8::3'], ttl: 30, scope: 15 });
+  // One candidate: every location, known or not, decides alike (that DC, or the all-down policy).
+  t.deepEqual(select('v6.example.test', '10.4.0.0/16'), { dcs: ['eu-west'], data: ['2001:db8::3'], ttl: 30, scope: 0 });
 });
 
-test('a record whose only candidate is one DC: known locations are one class, unknown another', (t) => {
-  // The unknown class answers by the default rule, which differs under other health states, so
-  // it is kept apart: 10.1.0.0 sits beside the unknown 10.0.0.0/16.
-  t.is(select('v6.example.test', '10.1.0.0/24').scope, 16);
-  t.is(select('v6.example.test', '10.2.0.0/24').scope, 15);
-  t.is(select('v6.example.test', '11.0.0.0/24').scope, 8);
+test('a record whose only candidate is one DC: every location is one answer class, so the answer is not client-dependent', (t) => {
+  // Unknown locations get rule 5's group (the default DCs, none of which can answer AAAA, then
+  // every live DC): that one DC, as for a known location, under every health state.
+  for (const client of ['10.0.0.0/24', '10.1.0.0/24', '10.2.0.0/24', '11.0.0.0/24']) t.is(select('v6.example.test', client).scope, 0, client);
+  t.is(select('v6.example.test', '10.1.0.0/24', { down: ['web/eu-west/2001:db8::3'] }).scope, 0);
 });
 
 test('the trace exists only when asked for, one step per stage in slot order', (t) => {

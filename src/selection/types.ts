@@ -1,5 +1,6 @@
 import type { GslbRecordType, RecordData } from '../dns/records.js';
 import type { IpAddress } from '../geo/ipAddress.js';
+import { ipv4BlocksScope } from '../geo/ipv4InIpv6.js';
 import type { Qualifiers } from '../geo/location.js';
 import type { LocationDb } from '../geo/locationDb.js';
 import type { HealthView } from '../state/healthView.js';
@@ -213,7 +214,17 @@ export function subnetReadBit(i: number): number {
   return i < MAX_READ_SUBNETS ? 2 << i : 0;
 }
 
-/** Records that the decision used a client-derived input constant over a /`prefix` block around the client. */
+/**
+ * Records that the decision used a client-derived input constant over a /`prefix` block around
+ * the client. For an IPv6 client the block also stops at the IPv6 ranges that carry IPv4
+ * addresses (`../geo/ipv4InIpv6.ts`): whatever the input, clients there are answered from other
+ * data, so a wider block would hand them this client's answer (RFC 7871 §7.3).
+ */
 export function narrowScope(s: SelectionState, prefix: number): void {
+  const a = s.client.address;
+  if (a.family === 6) {
+    const floor = ipv4BlocksScope(a);
+    if (floor > prefix) prefix = floor;
+  }
   if (prefix > s.scope) s.scope = prefix;
 }

@@ -25,7 +25,8 @@ test('static and selected RRsets of one owner, each with its own scope', (t) => 
     rrsets: [
       { type: 'SOA', data: [snap.zones.zone('example.test')!.soa.data], ttl: 300, scope: 0, selected: false, dcs: [] },
       { type: 'NS', data: ['ns1.example.test', 'ns2.example.test'], ttl: 300, scope: 0, selected: false, dcs: [] },
-      { type: 'A', data: ['192.0.2.101'], ttl: 20, scope: 24, selected: true, dcs: ['us-east'] },
+      // One data center: every client gets it (or the all-down policy), so scope 0.
+      { type: 'A', data: ['192.0.2.101'], ttl: 20, scope: 0, selected: true, dcs: ['us-east'] },
     ],
   });
 });

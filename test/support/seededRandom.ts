@@ -21,3 +21,22 @@ export function seededRandom(seed: number): () => number {
   const next = seededUint32(seed);
   return () => next() / 4294967296;
 }
+
+/**
+ * {@link seededRandom} whose state can be copied: a reference run given a copy draws exactly what
+ * the run under test draws next (differential tests of the decision cache against the pipeline).
+ */
+export class CopyableRandom {
+  constructor(private state: number) {}
+
+  /** The next number in [0, 1); bound, so it can be passed as a `ResolveContext.random`. */
+  next = (): number => {
+    const draw = seededUint32(this.state);
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    return draw() / 4294967296;
+  };
+
+  copy(): CopyableRandom {
+    return new CopyableRandom(this.state);
+  }
+}
