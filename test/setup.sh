@@ -70,7 +70,7 @@ fi
 # ECS-scope acceptance test's country-to-DC map and the benchmarks (build outputs: never committed).
 for data in city country; do
   image=.tmp/geo/geolite2-$data.gdb
-  if [ ! -f "$image" ] || [ package-lock.json -nt "$image" ] || [ -n "$(find src/geo -name '*.ts' -newer "$image" -print -quit)" ]; then
+  if [ ! -f "$image" ] || [ package-lock.json -nt "$image" ] || [ -n "$(find src/capabilities/geo src/core -name '*.ts' -newer "$image" -print -quit)" ]; then
     mkdir -p .tmp/geo
     node dist/src/cli/main.js geo build -o "$image" \
       "mmdb:@ip-location-db/geolite2-$data-mmdb/geolite2-$data-ipv4.mmdb" \

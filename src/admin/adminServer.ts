@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Logger } from '../log/logger.js';
+import type { Logger } from '../core/telemetry/logger.js';
 
 /** A reply from an admin route: status and a JSON body, or a text body with its content type. */
 export interface AdminReply {

@@ -1,8 +1,8 @@
-import type { Engine } from '../engine/engine.js';
-import { explainQuery } from '../engine/explain.js';
-import type { ReloadOptions, ReloadOutcome } from '../engine/gslbdProcess.js';
+import type { Engine } from '../pipeline/engine.js';
+import { explainQuery } from '../pipeline/explain.js';
+import type { ReloadOptions, ReloadOutcome } from '../process/gslbdProcess.js';
 import type { AdminServer } from './adminServer.js';
-import type { EngineMetrics } from './metrics.js';
+import type { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 
 /** What the core routes read. */
 export interface CoreRouteDeps {

@@ -3,15 +3,15 @@ import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
-import { loadConfigFile } from '../config/load.js';
-import { GEO_SOURCE_FORMATS, type GeoConfig, type GeoSourceConfig, type GeoSourceFormat } from '../config/geoSchema.js';
-import { buildLocationImage } from '../geo/buildImage.js';
-import { readImage, verifyImage } from '../geo/compiledImage.js';
-import { familyBits, formatIp, maskAddress, parseIp } from '../geo/ipAddress.js';
-import { loadConfiguredLocationDb, sourcePath } from '../geo/loadSources.js';
-import { formatQualifiers } from '../geo/location.js';
-import { openLocationDb, type GeoImplementation } from '../geo/openLocationDb.js';
-import { unpackId, unpackPrefix } from '../geo/rangeTable.js';
+import { loadConfigFile } from '../core/config/load.js';
+import { GEO_SOURCE_FORMATS, type GeoConfig, type GeoSourceConfig, type GeoSourceFormat } from '../capabilities/geo/geoSchema.js';
+import { buildLocationImage } from '../capabilities/geo/buildImage.js';
+import { readImage, verifyImage } from '../capabilities/geo/compiledImage.js';
+import { familyBits, formatIp, maskAddress, parseIp } from '../core/net/ipAddress.js';
+import { loadConfiguredLocationDb, sourcePath } from '../capabilities/geo/loadSources.js';
+import { formatQualifiers } from '../core/location/location.js';
+import { openLocationDb, type GeoImplementation } from '../capabilities/geo/openLocationDb.js';
+import { unpackId, unpackPrefix } from '../core/lpm/rangeTable.js';
 
 /**
  * `gslbd geo build` and `gslbd geo lookup` (SPEC §7). Exit codes as the rest of the CLI: 0 success,

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { z } from 'zod';
-import { checkFileReferences } from '../config/fileReferences.js';
-import { ConfigError, loadConfigFile } from '../config/load.js';
-import { configSchema } from '../config/schema.js';
-import { startGslbd } from '../engine/gslbdProcess.js';
+import { checkFileReferences } from '../process/fileReferences.js';
+import { ConfigError, loadConfigFile } from '../core/config/load.js';
+import { configSchema } from '../process/configSchema.js';
+import { startGslbd } from '../process/gslbdProcess.js';
 import { registerGeoCommands } from './geoCommands.js';
 
 /**

@@ -8,9 +8,9 @@ import { performance } from 'node:perf_hooks';
  * excluded, the addon's dlopen and checks included) and the process's resident memory after.
  */
 const [file, implementation] = process.argv.slice(2) as [string, 'native' | 'typescript'];
-const { readImage } = await import('../../src/geo/compiledImage.js');
-const { openLocationDb } = await import('../../src/geo/openLocationDb.js');
-const { parseIp } = await import('../../src/geo/ipAddress.js');
+const { readImage } = await import('../../src/capabilities/geo/compiledImage.js');
+const { openLocationDb } = await import('../../src/capabilities/geo/openLocationDb.js');
+const { parseIp } = await import('../../src/core/net/ipAddress.js');
 const rssBefore = process.memoryUsage().rss;
 const started = performance.now();
 const db = openLocationDb(readImage(readFileSync(file)), implementation).db;

@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import dnsPacket from 'dns-packet';
-import { TYPE_CODES } from '../../src/dns/records.js';
-import { systemContext } from '../../src/state/resolveContext.js';
-import type { Snapshot } from '../../src/engine/snapshot.js';
-import { resolve, type Query } from '../../src/zones/authoritative.js';
+import { TYPE_CODES } from '../../src/core/dns/records.js';
+import { systemContext } from '../../src/core/views/resolveContext.js';
+import type { Snapshot } from '../../src/pipeline/snapshot.js';
+import { resolve, type Query } from '../../src/pipeline/zones/authoritative.js';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { clientMix, type MixClient } from './harness/clientMix.js';
 import { exchange, lengthPrefixed, queryPacket, type WireAnswer } from './harness/dnsWire.js';

@@ -1,9 +1,9 @@
 import { unlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { EngineState, FrameKind, PROTOCOL_VERSION, decodeQuery, encodeHelloAck, encodePong, readHeader, type AnswerFrame, type CompactQuery } from '../../src/frontends/compact/frameCodec.js';
-import { FrameReader } from '../../src/frontends/compact/frameReader.js';
-import { ReplyBatch } from '../../src/frontends/compact/replyBatch.js';
+import { EngineState, FrameKind, PROTOCOL_VERSION, decodeQuery, encodeHelloAck, encodePong, readHeader, type AnswerFrame, type CompactQuery } from '../../src/doors/compact/frameCodec.js';
+import { FrameReader } from '../../src/doors/compact/frameReader.js';
+import { ReplyBatch } from '../../src/doors/compact/replyBatch.js';
 
 /**
  * The CoreDNS bridge's ceiling: a compact-protocol engine that does no work. It answers every

@@ -1,7 +1,7 @@
 import { unlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { parseLookupLine } from '../../src/frontends/powerdns/lookupLine.js';
+import { parseLookupLine } from '../../src/doors/powerdns/lookupLine.js';
 
 /**
  * The PowerDNS remote backend protocol's own ceiling: a Node backend on a Unix socket that does
@@ -34,7 +34,7 @@ let lookups = 0;
 
 /**
  * One connection's handler, with the two shortcuts gslbd's session takes for the lines PowerDNS
- * repeats (src/frontends/powerdns/README.md, "Performance"): a line whose reply does not depend
+ * repeats (src/doors/powerdns/README.md, "Performance"): a line whose reply does not depend
  * on the client (no `scopeMask`) is answered from the texts remembered by line, and a line equal
  * to the previous one on this connection gets the previous reply; any other line is parsed.
  */

@@ -2,15 +2,15 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { EngineMetrics } from '../../src/admin/metrics.js';
-import { TYPE_CODES } from '../../src/dns/records.js';
-import { Engine } from '../../src/engine/engine.js';
-import { PowerDnsMetrics } from '../../src/frontends/powerdns/metrics.js';
-import { RemoteBackendSession } from '../../src/frontends/powerdns/remoteBackend.js';
-import { formatIp } from '../../src/geo/ipAddress.js';
-import { createLogger } from '../../src/log/logger.js';
-import { systemContext } from '../../src/state/resolveContext.js';
-import { resolve } from '../../src/zones/authoritative.js';
+import { EngineMetrics } from '../../src/core/telemetry/engineMetrics.js';
+import { TYPE_CODES } from '../../src/core/dns/records.js';
+import { Engine } from '../../src/pipeline/engine.js';
+import { PowerDnsMetrics } from '../../src/doors/powerdns/metrics.js';
+import { RemoteBackendSession } from '../../src/doors/powerdns/remoteBackend.js';
+import { formatIp } from '../../src/core/net/ipAddress.js';
+import { createLogger } from '../../src/core/telemetry/logger.js';
+import { systemContext } from '../../src/core/views/resolveContext.js';
+import { resolve } from '../../src/pipeline/zones/authoritative.js';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { clientMix, type MixClient } from './harness/clientMix.js';
 import { exchange, lengthPrefixed, queryPacket, type WireAnswer } from './harness/dnsWire.js';
@@ -33,7 +33,7 @@ const WARMUP_SECONDS = 1;
 const GSLB_CLIENTS = 10_000;
 /**
  * Node flags of both Node backends: a young generation fixed at 16 MiB per semi-space, as
- * examples/powerdns/gslbd.service runs gslbd (why: src/frontends/powerdns/README.md,
+ * examples/powerdns/gslbd.service runs gslbd (why: src/doors/powerdns/README.md,
  * "Performance"). The do-nothing backend gets the same flags, so both run with equal settings.
  */
 const BACKEND_NODE_FLAGS = ['--min-semi-space-size=16'];

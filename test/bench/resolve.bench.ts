@@ -1,8 +1,8 @@
-import { TYPE_CODES } from '../../src/dns/records.js';
-import { formatIp, parseCidr } from '../../src/geo/ipAddress.js';
-import { systemContext } from '../../src/state/resolveContext.js';
-import { resolve, type Query } from '../../src/zones/authoritative.js';
-import type { Snapshot } from '../../src/engine/snapshot.js';
+import { TYPE_CODES } from '../../src/core/dns/records.js';
+import { formatIp, parseCidr } from '../../src/core/net/ipAddress.js';
+import { systemContext } from '../../src/core/views/resolveContext.js';
+import { resolve, type Query } from '../../src/pipeline/zones/authoritative.js';
+import type { Snapshot } from '../../src/pipeline/snapshot.js';
 import { pinAllThreads } from './harness/affinity.js';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { clientMix } from './harness/clientMix.js';

@@ -35,7 +35,7 @@ import { waitFor } from '../support/waitFor.js';
  * - inside it: /24; outside it, IPv4: one bit more than the client shares with 10.20.30.0
  *   (10.20.31.0 → 24, 10.0.0.0 → 12, 11.0.0.0 → 8);
  * - IPv6: the largest block that stays clear of the IPv6 ranges carrying IPv4 addresses
- *   (`src/geo/ipv4InIpv6.ts`: 2001:db8:: and 2001:db9:: share 20 bits with Teredo 2001::/32 →
+ *   (`src/core/net/ipv4InIpv6.ts`: 2001:db8:: and 2001:db9:: share 20 bits with Teredo 2001::/32 →
  *   21; `::1`, `::` and `::5` lie inside `::/96` → 96); a mapped client gets 96 + its IPv4 scope.
  *
  * PowerDNS 4.7 and the CoreDNS plugin carry every input of the tables below (IPv6 /128 and /64,

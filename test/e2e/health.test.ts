@@ -2,7 +2,7 @@ import test from 'ava';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startGslbd, type RunningGslbd } from '../../src/engine/gslbdProcess.js';
+import { startGslbd, type RunningGslbd } from '../../src/process/gslbdProcess.js';
 import { aRecords, queryUdp } from '../health/dnsClient.js';
 import { startHttpPeer, startTcpPeer, type HttpPeer, type Peer } from '../health/loopbackPeers.js';
 import { sleep, waitFor } from '../support/waitFor.js';

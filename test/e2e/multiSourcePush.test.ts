@@ -4,7 +4,7 @@ import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startGslbd } from '../../src/engine/gslbdProcess.js';
+import { startGslbd } from '../../src/process/gslbdProcess.js';
 import { freePort } from '../support/freePort.js';
 import { EXAMPLE_ZONE } from '../support/exampleZone.js';
 

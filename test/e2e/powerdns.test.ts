@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { stringify } from 'yaml';
-import { startGslbd, type RunningGslbd } from '../../src/engine/gslbdProcess.js';
+import { startGslbd, type RunningGslbd } from '../../src/process/gslbdProcess.js';
 import { freePort } from '../support/freePort.js';
 import { startPdns, type PdnsServer } from '../support/pdnsServer.js';
 import { healthWithDown, testLocationDb, zonesConfig } from '../support/powerdnsFixture.js';

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { fileURLToPath } from 'node:url';
-import { loadConfigFile } from '../../src/config/load.js';
-import { buildSnapshot } from '../../src/engine/snapshot.js';
-import { loadConfiguredLocationDb } from '../../src/geo/loadSources.js';
+import { loadConfigFile } from '../../src/core/config/load.js';
+import { buildSnapshot } from '../../src/pipeline/snapshot.js';
+import { loadConfiguredLocationDb } from '../../src/capabilities/geo/loadSources.js';
 import { ask, dcsDown, fixedContext } from '../support/selectionFixture.js';
 
 /** examples/preferred-locations.yaml loads with its custom location entries and answers as its comments say. */

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readImage, type LocationImage } from '../../src/geo/compiledImage.js';
+import { readImage, type LocationImage } from '../../src/capabilities/geo/compiledImage.js';
 
 /** The repository root (this file is test/geo/ under tsx, dist/test/geo/ when compiled). */
 export const repoRoot = ((): string => {

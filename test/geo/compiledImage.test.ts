@@ -2,8 +2,8 @@ import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readImage, verifyImage, ImageError, RECORD_WORDS } from '../../src/geo/compiledImage.js';
-import { openLocationDb } from '../../src/geo/openLocationDb.js';
+import { readImage, verifyImage, ImageError, RECORD_WORDS } from '../../src/capabilities/geo/compiledImage.js';
+import { openLocationDb } from '../../src/capabilities/geo/openLocationDb.js';
 import { repoRoot } from './cityImage.js';
 import { tempFile } from './smallDb.js';
 

@@ -1,17 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { parseConfigText } from '../../src/config/load.js';
-import { TYPE_CODES } from '../../src/dns/records.js';
-import { buildSnapshot } from '../../src/engine/snapshot.js';
-import { readImage } from '../../src/geo/compiledImage.js';
-import { formatIp, ipv4, ipv6, maskAddress, type IpAddress } from '../../src/geo/ipAddress.js';
-import type { RangeLocationDb } from '../../src/geo/locationDb.js';
-import { openLocationDb } from '../../src/geo/openLocationDb.js';
-import { allUpHealthView } from '../../src/state/healthView.js';
-import { emptyMetricView } from '../../src/state/metricView.js';
-import { RotationStore } from '../../src/state/rotationStore.js';
-import { resolve } from '../../src/zones/authoritative.js';
+import { parseConfigText } from '../../src/core/config/load.js';
+import { TYPE_CODES } from '../../src/core/dns/records.js';
+import { buildSnapshot } from '../../src/pipeline/snapshot.js';
+import { readImage } from '../../src/capabilities/geo/compiledImage.js';
+import { formatIp, ipv4, ipv6, maskAddress, type IpAddress } from '../../src/core/net/ipAddress.js';
+import type { RangeLocationDb } from '../../src/core/location/locationDb.js';
+import { openLocationDb } from '../../src/capabilities/geo/openLocationDb.js';
+import { allUpHealthView } from '../../src/core/views/healthView.js';
+import { emptyMetricView } from '../../src/core/views/metricView.js';
+import { RotationStore } from '../../src/core/views/rotationStore.js';
+import { resolve } from '../../src/pipeline/zones/authoritative.js';
 import { seededRandom } from '../support/seededRandom.js';
 import { repoRoot } from './cityImage.js';
 

@@ -1,10 +1,10 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { Reader } from 'mmdb-lib';
-import { formatIp, ipv4, ipv6, type IpAddress } from '../../src/geo/ipAddress.js';
-import { locationFromRecord } from '../../src/geo/mmdbSource.js';
-import { openLocationDb } from '../../src/geo/openLocationDb.js';
-import { unpackId, unpackPrefix } from '../../src/geo/rangeTable.js';
+import { formatIp, ipv4, ipv6, type IpAddress } from '../../src/core/net/ipAddress.js';
+import { locationFromRecord } from '../../src/capabilities/geo/mmdbSource.js';
+import { openLocationDb } from '../../src/capabilities/geo/openLocationDb.js';
+import { unpackId, unpackPrefix } from '../../src/core/lpm/rangeTable.js';
 import { compareDbs, insideNetworks, uniformV4, uniformV6 } from './addressSets.js';
 import { seededUint32 } from '../support/seededRandom.js';
 import { CITY_MMDB, readCityImage } from './cityImage.js';

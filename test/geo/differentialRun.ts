@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { openLocationDb } from '../../src/geo/openLocationDb.js';
-import { loadGeoAddon } from '../../src/geo/nativeAddon.js';
-import { BucketRangeTable4 } from '../../src/geo/bucketRangeTable.js';
-import { RangeTable4 } from '../../src/geo/rangeTable.js';
+import { openLocationDb } from '../../src/capabilities/geo/openLocationDb.js';
+import { loadGeoAddon } from '../../src/core/lpm/nativeAddon.js';
+import { BucketRangeTable4 } from '../../src/core/lpm/bucketRangeTable.js';
+import { RangeTable4 } from '../../src/core/lpm/rangeTable.js';
 import { compareDbs, insideNetworks, uniformV4, uniformV6, type Comparison } from './addressSets.js';
 import { seededUint32 } from '../support/seededRandom.js';
 import { readCityImage } from './cityImage.js';

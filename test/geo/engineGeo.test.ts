@@ -3,10 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startGslbd, type RunningGslbd } from '../../src/engine/gslbdProcess.js';
-import { explainQuery } from '../../src/engine/explain.js';
-import { buildLocationImage } from '../../src/geo/buildImage.js';
-import { geoSchema } from '../../src/config/geoSchema.js';
+import { startGslbd, type RunningGslbd } from '../../src/process/gslbdProcess.js';
+import { explainQuery } from '../../src/pipeline/explain.js';
+import { buildLocationImage } from '../../src/capabilities/geo/buildImage.js';
+import { geoSchema } from '../../src/capabilities/geo/geoSchema.js';
 
 // The engine's use of the location database: native by default, the TypeScript fallback visible
 // in /healthz, a compiled file with custom entries on top, and a location-data reload that

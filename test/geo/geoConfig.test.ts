@@ -1,5 +1,5 @@
 import test from 'ava';
-import { ConfigError, parseConfigText } from '../../src/config/load.js';
+import { ConfigError, parseConfigText } from '../../src/core/config/load.js';
 
 const base = 'zones: [{ name: example.test, soa: { mname: ns1.example.test, rname: h.example.test }, ns: [ns1.example.test] }]\n';
 

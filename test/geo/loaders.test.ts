@@ -1,12 +1,12 @@
 import test from 'ava';
 import { join } from 'node:path';
-import { geoSchema } from '../../src/config/geoSchema.js';
-import { buildLocationImage } from '../../src/geo/buildImage.js';
-import { readImage } from '../../src/geo/compiledImage.js';
-import { SourceLineError } from '../../src/geo/delimitedFile.js';
-import { openLocationDb } from '../../src/geo/openLocationDb.js';
-import { parseIp } from '../../src/geo/ipAddress.js';
-import { unpackId, unpackPrefix } from '../../src/geo/rangeTable.js';
+import { geoSchema } from '../../src/capabilities/geo/geoSchema.js';
+import { buildLocationImage } from '../../src/capabilities/geo/buildImage.js';
+import { readImage } from '../../src/capabilities/geo/compiledImage.js';
+import { SourceLineError } from '../../src/capabilities/geo/delimitedFile.js';
+import { openLocationDb } from '../../src/capabilities/geo/openLocationDb.js';
+import { parseIp } from '../../src/core/net/ipAddress.js';
+import { unpackId, unpackPrefix } from '../../src/core/lpm/rangeTable.js';
 import { repoRoot } from './cityImage.js';
 
 const fixture = (name: string): string => join(repoRoot, 'test', 'fixtures', 'geo', name);

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { loadGeoAddon } from '../../src/geo/nativeAddon.js';
-import { openLocationDb } from '../../src/geo/openLocationDb.js';
+import { loadGeoAddon } from '../../src/core/lpm/nativeAddon.js';
+import { openLocationDb } from '../../src/capabilities/geo/openLocationDb.js';
 import { readCityImage } from './cityImage.js';
 
 // The TypeScript fallback keeps gslbd running without a compiler, but it must never make a test

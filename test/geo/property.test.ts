@@ -1,8 +1,8 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { formatIp, ipv4, ipv6, parseIp, type IpAddress } from '../../src/geo/ipAddress.js';
-import type { LocationDb } from '../../src/geo/locationDb.js';
-import { unpackId, unpackPrefix } from '../../src/geo/rangeTable.js';
+import { formatIp, ipv4, ipv6, parseIp, type IpAddress } from '../../src/core/net/ipAddress.js';
+import type { LocationDb } from '../../src/core/location/locationDb.js';
+import { unpackId, unpackPrefix } from '../../src/core/lpm/rangeTable.js';
 import { smallDbs } from './smallDb.js';
 
 // Random prefix sets with nesting and holes, built through the real loaders (a NetScaler file

@@ -1,22 +1,22 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { loadConfigFile, parseConfigText } from '../../src/config/load.js';
-import type { Config } from '../../src/config/schema.js';
-import { presentData } from '../../src/dns/presentation.js';
-import { TYPE_CODES } from '../../src/dns/records.js';
-import { buildSnapshot, withHealthView, type Snapshot } from '../../src/engine/snapshot.js';
-import { formatIp, ipv4, ipv6, maskWord, parseIp, type IpAddress } from '../../src/geo/ipAddress.js';
-import { loadLocationImage } from '../../src/geo/loadSources.js';
-import type { LocationDb, RangeLocationDb } from '../../src/geo/locationDb.js';
-import { openLocationDb } from '../../src/geo/openLocationDb.js';
-import { readImage } from '../../src/geo/compiledImage.js';
-import type { Client } from '../../src/selection/types.js';
-import { allUpHealthView, type HealthView } from '../../src/state/healthView.js';
-import { emptyMetricView } from '../../src/state/metricView.js';
-import type { ResolveContext } from '../../src/state/resolveContext.js';
-import { RotationStore } from '../../src/state/rotationStore.js';
-import { resolve, type Answer } from '../../src/zones/authoritative.js';
+import { loadConfigFile, parseConfigText } from '../../src/core/config/load.js';
+import type { Config } from '../../src/process/configSchema.js';
+import { presentData } from '../../src/core/dns/presentation.js';
+import { TYPE_CODES } from '../../src/core/dns/records.js';
+import { buildSnapshot, withHealthView, type Snapshot } from '../../src/pipeline/snapshot.js';
+import { formatIp, ipv4, ipv6, maskWord, parseIp, type IpAddress } from '../../src/core/net/ipAddress.js';
+import { loadLocationImage } from '../../src/capabilities/geo/loadSources.js';
+import type { LocationDb, RangeLocationDb } from '../../src/core/location/locationDb.js';
+import { openLocationDb } from '../../src/capabilities/geo/openLocationDb.js';
+import { readImage } from '../../src/capabilities/geo/compiledImage.js';
+import type { Client } from '../../src/pipeline/stage.js';
+import { allUpHealthView, type HealthView } from '../../src/core/views/healthView.js';
+import { emptyMetricView } from '../../src/core/views/metricView.js';
+import type { ResolveContext } from '../../src/core/views/resolveContext.js';
+import { RotationStore } from '../../src/core/views/rotationStore.js';
+import { resolve, type Answer } from '../../src/pipeline/zones/authoritative.js';
 import { clientMix } from '../bench/harness/clientMix.js';
 import { dcsDown } from '../support/selectionFixture.js';
 import { CopyableRandom, seededRandom } from '../support/seededRandom.js';
@@ -31,7 +31,7 @@ import { CITY_IMAGE, readCityImage, repoRoot } from './cityImage.js';
  *   cache is keyed and scoped per family, and records every input it reads;
  * - scope safety (RFC 7871 §7.3, the property a resolver relies on): for a sample of answers,
  *   random addresses inside the returned scope block — and an address of every IPv4-carrying IPv6
- *   range the block touches (`src/geo/ipv4InIpv6.ts`) — get the same answer.
+ *   range the block touches (`src/core/net/ipv4InIpv6.ts`) — get the same answer.
  */
 
 const MIX_SIZE = 3000;

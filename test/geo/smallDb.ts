@@ -1,14 +1,14 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { geoSchema } from '../../src/config/geoSchema.js';
-import { buildLocationImage } from '../../src/geo/buildImage.js';
-import { readImage } from '../../src/geo/compiledImage.js';
-import { parseIp } from '../../src/geo/ipAddress.js';
-import { formatQualifiers } from '../../src/geo/location.js';
-import type { LocationDb } from '../../src/geo/locationDb.js';
-import { openLocationDb } from '../../src/geo/openLocationDb.js';
-import { unpackId, unpackPrefix } from '../../src/geo/rangeTable.js';
+import { geoSchema } from '../../src/capabilities/geo/geoSchema.js';
+import { buildLocationImage } from '../../src/capabilities/geo/buildImage.js';
+import { readImage } from '../../src/capabilities/geo/compiledImage.js';
+import { parseIp } from '../../src/core/net/ipAddress.js';
+import { formatQualifiers } from '../../src/core/location/location.js';
+import type { LocationDb } from '../../src/core/location/locationDb.js';
+import { openLocationDb } from '../../src/capabilities/geo/openLocationDb.js';
+import { unpackId, unpackPrefix } from '../../src/core/lpm/rangeTable.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gslbd-geo-'));
 let files = 0;

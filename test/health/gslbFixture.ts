@@ -1,15 +1,15 @@
-import { parseConfigText } from '../../src/config/load.js';
-import { TYPE_CODES, type RecordType } from '../../src/dns/records.js';
-import { presentData } from '../../src/dns/presentation.js';
-import { buildSnapshot, type Snapshot } from '../../src/engine/snapshot.js';
-import { parseIp } from '../../src/geo/ipAddress.js';
-import { loadLocationDb } from '../../src/geo/loadSources.js';
-import { MonitoredHealthView } from '../../src/health/monitoredHealthView.js';
-import type { AdminOverride, EndpointHealth, HealthStatus, HealthView } from '../../src/state/healthView.js';
-import { emptyMetricView } from '../../src/state/metricView.js';
-import { RotationStore } from '../../src/state/rotationStore.js';
-import type { ResolveContext } from '../../src/state/resolveContext.js';
-import { resolve, type ExplainedSelection } from '../../src/zones/authoritative.js';
+import { parseConfigText } from '../../src/core/config/load.js';
+import { TYPE_CODES, type RecordType } from '../../src/core/dns/records.js';
+import { presentData } from '../../src/core/dns/presentation.js';
+import { buildSnapshot, type Snapshot } from '../../src/pipeline/snapshot.js';
+import { parseIp } from '../../src/core/net/ipAddress.js';
+import { loadLocationDb } from '../../src/capabilities/geo/loadSources.js';
+import { MonitoredHealthView } from '../../src/capabilities/health/monitoredHealthView.js';
+import type { AdminOverride, EndpointHealth, HealthStatus, HealthView } from '../../src/core/views/healthView.js';
+import { emptyMetricView } from '../../src/core/views/metricView.js';
+import { RotationStore } from '../../src/core/views/rotationStore.js';
+import type { ResolveContext } from '../../src/core/views/resolveContext.js';
+import { resolve, type ExplainedSelection } from '../../src/pipeline/zones/authoritative.js';
 
 /**
  * Resolves GSLB names of a YAML configuration over a chosen health view, without sockets: the

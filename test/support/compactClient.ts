@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import dnsPacket from 'dns-packet';
-import { addressToBytes, parseIp } from '../../src/geo/ipAddress.js';
-import { FrameKind, HEADER_BYTES, PROTOCOL_VERSION, QUERY_FLAG_ECS, readHeader } from '../../src/frontends/compact/frameCodec.js';
-import { FrameReader } from '../../src/frontends/compact/frameReader.js';
+import { addressToBytes, parseIp } from '../../src/core/net/ipAddress.js';
+import { FrameKind, HEADER_BYTES, PROTOCOL_VERSION, QUERY_FLAG_ECS, readHeader } from '../../src/doors/compact/frameCodec.js';
+import { FrameReader } from '../../src/doors/compact/frameReader.js';
 
 /**
  * The shim's half of the compact protocol (docs/protocol.md) for tests and benchmarks: encoders

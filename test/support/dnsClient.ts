@@ -1,7 +1,7 @@
 import { createSocket } from 'node:dgram';
 import { connect, isIPv6 } from 'node:net';
 import dnsPacket from 'dns-packet';
-import { addressToBytes, parseCidr } from '../../src/geo/ipAddress.js';
+import { addressToBytes, parseCidr } from '../../src/core/net/ipAddress.js';
 
 /**
  * A small DNS client for end-to-end tests, on `dns-packet`: builds queries (with EDNS and ECS),

@@ -1,11 +1,11 @@
 import { writeFileSync } from 'node:fs';
-import { parseCidr, type IpAddress } from '../../src/geo/ipAddress.js';
+import { parseCidr, type IpAddress } from '../../src/core/net/ipAddress.js';
 
 /**
  * A minimal MaxMind DB (format 2.0) writer for test fixtures: small location files generated at
  * test time instead of committed data (the briefing forbids committing `.mmdb` files).
  *
- * It writes what `src/geo/mmdbSource.ts` and `mmdb-lib` read: a binary search tree with 24-bit
+ * It writes what `src/capabilities/geo/mmdbSource.ts` and `mmdb-lib` read: a binary search tree with 24-bit
  * records, the 16-byte separator, a data section of maps/strings/doubles/unsigned integers, and
  * the metadata section (MaxMind DB spec, https://maxmind.github.io/MaxMind-DB/). Networks may
  * nest: a more specific network overrides the enclosing one, as in real databases.

@@ -1,6 +1,6 @@
 /**
  * The plain definition of a range-table lookup, for differential tests of the fast layouts
- * (src/geo/bucketRangeTable.ts, the answer classes' tables in huge pages): binary search for the
+ * (src/core/lpm/bucketRangeTable.ts, the answer classes' tables in huge pages): binary search for the
  * last start at or below the address, then the prefix of the largest aligned block around it
  * inside the range — one more than the bits the address shares with the address below the range
  * and with the next range's start, whichever is longer (RFC 7871 §7.2.1 scope; SPEC §8).

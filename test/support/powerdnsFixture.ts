@@ -1,17 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { configSchema } from '../../src/config/schema.js';
-import { Engine } from '../../src/engine/engine.js';
-import { buildSnapshot, type Snapshot } from '../../src/engine/snapshot.js';
-import { parseCidr } from '../../src/geo/ipAddress.js';
-import { qualifiersFromData } from '../../src/geo/location.js';
-import { RangeLocationDb, type LocationDb } from '../../src/geo/locationDb.js';
-import { LocationTable } from '../../src/geo/locationTable.js';
-import { RangeBuilder4, RangeBuilder6 } from '../../src/geo/rangeTable.js';
-import { createLogger } from '../../src/log/logger.js';
-import { allUpHealthView, endpointsDownView, type HealthView } from '../../src/state/healthView.js';
-import { emptyMetricView } from '../../src/state/metricView.js';
-import { RotationStore } from '../../src/state/rotationStore.js';
+import { configSchema } from '../../src/process/configSchema.js';
+import { Engine } from '../../src/pipeline/engine.js';
+import { buildSnapshot, type Snapshot } from '../../src/pipeline/snapshot.js';
+import { parseCidr } from '../../src/core/net/ipAddress.js';
+import { qualifiersFromData } from '../../src/core/location/location.js';
+import { RangeLocationDb, type LocationDb } from '../../src/core/location/locationDb.js';
+import { LocationTable } from '../../src/capabilities/geo/locationTable.js';
+import { RangeBuilder4, RangeBuilder6 } from '../../src/core/lpm/rangeTable.js';
+import { createLogger } from '../../src/core/telemetry/logger.js';
+import { allUpHealthView, endpointsDownView, type HealthView } from '../../src/core/views/healthView.js';
+import { emptyMetricView } from '../../src/core/views/metricView.js';
+import { RotationStore } from '../../src/core/views/rotationStore.js';
 
 /**
  * The zones, data centers and GSLB records behind the PowerDNS front door tests

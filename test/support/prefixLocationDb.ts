@@ -1,8 +1,8 @@
-import { parseCidr, type IpAddress } from '../../src/geo/ipAddress.js';
-import { qualifiersFromData, type Location } from '../../src/geo/location.js';
-import { RangeLocationDb, type LocationDb } from '../../src/geo/locationDb.js';
-import { LocationTable } from '../../src/geo/locationTable.js';
-import { RangeBuilder4, RangeBuilder6 } from '../../src/geo/rangeTable.js';
+import { parseCidr, type IpAddress } from '../../src/core/net/ipAddress.js';
+import { qualifiersFromData, type Location } from '../../src/core/location/location.js';
+import { RangeLocationDb, type LocationDb } from '../../src/core/location/locationDb.js';
+import { LocationTable } from '../../src/capabilities/geo/locationTable.js';
+import { RangeBuilder4, RangeBuilder6 } from '../../src/core/lpm/rangeTable.js';
 
 /** One entry of a test location map: a prefix and the location data behind it. */
 export interface PrefixEntry {

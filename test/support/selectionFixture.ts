@@ -1,15 +1,15 @@
-import { parseConfigText } from '../../src/config/load.js';
-import { presentData } from '../../src/dns/presentation.js';
-import { TYPE_CODES, type RecordType } from '../../src/dns/records.js';
-import { buildSnapshot, type Snapshot } from '../../src/engine/snapshot.js';
-import { familyBits, parseCidr } from '../../src/geo/ipAddress.js';
-import { emptyLocationDb, type LocationDb } from '../../src/geo/locationDb.js';
-import type { Client } from '../../src/selection/types.js';
-import { UNMONITORED_UP, type HealthView } from '../../src/state/healthView.js';
-import { emptyMetricView } from '../../src/state/metricView.js';
-import type { ResolveContext } from '../../src/state/resolveContext.js';
-import { RotationStore } from '../../src/state/rotationStore.js';
-import { resolve, type ExplainedSelection } from '../../src/zones/authoritative.js';
+import { parseConfigText } from '../../src/core/config/load.js';
+import { presentData } from '../../src/core/dns/presentation.js';
+import { TYPE_CODES, type RecordType } from '../../src/core/dns/records.js';
+import { buildSnapshot, type Snapshot } from '../../src/pipeline/snapshot.js';
+import { familyBits, parseCidr } from '../../src/core/net/ipAddress.js';
+import { emptyLocationDb, type LocationDb } from '../../src/core/location/locationDb.js';
+import type { Client } from '../../src/pipeline/stage.js';
+import { UNMONITORED_UP, type HealthView } from '../../src/core/views/healthView.js';
+import { emptyMetricView } from '../../src/core/views/metricView.js';
+import type { ResolveContext } from '../../src/core/views/resolveContext.js';
+import { RotationStore } from '../../src/core/views/rotationStore.js';
+import { resolve, type ExplainedSelection } from '../../src/pipeline/zones/authoritative.js';
 import { seededRandom } from './seededRandom.js';
 
 /** A health view with these data centers down (every endpoint in them), everything else up. */

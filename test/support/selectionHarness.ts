@@ -1,19 +1,19 @@
-import { parseConfigText } from '../../src/config/load.js';
-import type { Config } from '../../src/config/schema.js';
-import { TYPE_CODES, type RecordType } from '../../src/dns/records.js';
-import { buildSnapshot, type Snapshot } from '../../src/engine/snapshot.js';
-import { familyBits, parseCidr, parseIp } from '../../src/geo/ipAddress.js';
-import { qualifiersFromData } from '../../src/geo/location.js';
-import { emptyLocationDb, RangeLocationDb, type LocationDb } from '../../src/geo/locationDb.js';
-import { LocationTable } from '../../src/geo/locationTable.js';
-import { RangeBuilder4, RangeBuilder6 } from '../../src/geo/rangeTable.js';
-import { MetricStore } from '../../src/metrics/metricStore.js';
-import { ingestBatch } from '../../src/metrics/ingest.js';
-import { allUpHealthView, endpointsDownView, type HealthView } from '../../src/state/healthView.js';
-import type { MetricSource } from '../../src/state/metricView.js';
-import type { ResolveContext } from '../../src/state/resolveContext.js';
-import { RotationStore } from '../../src/state/rotationStore.js';
-import { resolve, type Answer, type ExplainedSelection } from '../../src/zones/authoritative.js';
+import { parseConfigText } from '../../src/core/config/load.js';
+import type { Config } from '../../src/process/configSchema.js';
+import { TYPE_CODES, type RecordType } from '../../src/core/dns/records.js';
+import { buildSnapshot, type Snapshot } from '../../src/pipeline/snapshot.js';
+import { familyBits, parseCidr, parseIp } from '../../src/core/net/ipAddress.js';
+import { qualifiersFromData } from '../../src/core/location/location.js';
+import { emptyLocationDb, RangeLocationDb, type LocationDb } from '../../src/core/location/locationDb.js';
+import { LocationTable } from '../../src/capabilities/geo/locationTable.js';
+import { RangeBuilder4, RangeBuilder6 } from '../../src/core/lpm/rangeTable.js';
+import { MetricStore } from '../../src/capabilities/steering/metricStore.js';
+import { ingestBatch } from '../../src/capabilities/steering/ingest.js';
+import { allUpHealthView, endpointsDownView, type HealthView } from '../../src/core/views/healthView.js';
+import type { MetricSource } from '../../src/core/views/metricView.js';
+import type { ResolveContext } from '../../src/core/views/resolveContext.js';
+import { RotationStore } from '../../src/core/views/rotationStore.js';
+import { resolve, type Answer, type ExplainedSelection } from '../../src/pipeline/zones/authoritative.js';
 import { seededRandom } from './seededRandom.js';
 
 

@@ -13,7 +13,7 @@ import (
 	"github.com/miekg/dns"
 )
 
-// The golden vectors shared with the engine's TypeScript tests (src/frontends/compact/frameCodec.test.ts).
+// The golden vectors shared with the engine's TypeScript tests (src/doors/compact/frameCodec.test.ts).
 const vectorsFile = "../../../test/fixtures/compact/vectors.json"
 
 type record struct {

@@ -1,6 +1,6 @@
-import { ipv4, ipv6, maskAddress, type IpAddress } from '../../../src/geo/ipAddress.js';
-import type { RangeLocationDb } from '../../../src/geo/locationDb.js';
-import type { Client } from '../../../src/selection/types.js';
+import { ipv4, ipv6, maskAddress, type IpAddress } from '../../../src/core/net/ipAddress.js';
+import type { RangeLocationDb } from '../../../src/core/location/locationDb.js';
+import type { Client } from '../../../src/pipeline/stage.js';
 import { seededRandom } from '../../support/seededRandom.js';
 
 /** Where a benchmark client address comes from. */

@@ -1,7 +1,7 @@
 import { createSocket } from 'node:dgram';
 import dnsPacket from 'dns-packet';
-import { formatIp } from '../../../src/geo/ipAddress.js';
-import type { Client } from '../../../src/selection/types.js';
+import { formatIp } from '../../../src/core/net/ipAddress.js';
+import type { Client } from '../../../src/pipeline/stage.js';
 
 /** EDNS payload size the benchmark queries advertise (the DNS flag day 2020 value). */
 const UDP_PAYLOAD = 1232;

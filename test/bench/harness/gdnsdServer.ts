@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TYPE_CODES } from '../../../src/dns/records.js';
-import type { Snapshot } from '../../../src/engine/snapshot.js';
-import { familyBits, formatIp, ipv4, ipv6, type IpAddress } from '../../../src/geo/ipAddress.js';
-import type { RangeLocationDb } from '../../../src/geo/locationDb.js';
-import { systemContext } from '../../../src/state/resolveContext.js';
-import { resolve } from '../../../src/zones/authoritative.js';
+import { TYPE_CODES } from '../../../src/core/dns/records.js';
+import type { Snapshot } from '../../../src/pipeline/snapshot.js';
+import { familyBits, formatIp, ipv4, ipv6, type IpAddress } from '../../../src/core/net/ipAddress.js';
+import type { RangeLocationDb } from '../../../src/core/location/locationDb.js';
+import { systemContext } from '../../../src/core/views/resolveContext.js';
+import { resolve } from '../../../src/pipeline/zones/authoritative.js';
 import { exchange, queryPacket } from './dnsWire.js';
 import { freePort } from '../../support/freePort.js';
 import type { BenchProcess, ProcessSupervisor } from './processes.js';

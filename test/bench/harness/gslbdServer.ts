@@ -8,8 +8,8 @@ import type { BenchProcess, ProcessSupervisor } from './processes.js';
 
 /**
  * Node flags of the production setting the README and the examples run gslbd with: a young
- * generation fixed at 16 MiB per semi-space (why: src/frontends/compact/README.md and
- * src/frontends/powerdns/README.md, "Performance"). Groups that compare gslbd with a Node baseline
+ * generation fixed at 16 MiB per semi-space (why: src/doors/compact/README.md and
+ * src/doors/powerdns/README.md, "Performance"). Groups that compare gslbd with a Node baseline
  * (the listener's UDP responder, the CoreDNS bridge's do-nothing engine) give both these flags.
  */
 export const GSLBD_NODE_FLAGS: readonly string[] = ['--min-semi-space-size=16'];

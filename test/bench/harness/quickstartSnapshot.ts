@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import { loadConfigFile } from '../../../src/config/load.js';
-import { buildSnapshot, type Snapshot } from '../../../src/engine/snapshot.js';
-import { readImage } from '../../../src/geo/compiledImage.js';
-import { loadLocationImage } from '../../../src/geo/loadSources.js';
-import type { LocationDb, RangeLocationDb } from '../../../src/geo/locationDb.js';
-import { openLocationDb } from '../../../src/geo/openLocationDb.js';
-import { allUpHealthView } from '../../../src/state/healthView.js';
-import { emptyMetricView } from '../../../src/state/metricView.js';
+import { loadConfigFile } from '../../../src/core/config/load.js';
+import { buildSnapshot, type Snapshot } from '../../../src/pipeline/snapshot.js';
+import { readImage } from '../../../src/capabilities/geo/compiledImage.js';
+import { loadLocationImage } from '../../../src/capabilities/geo/loadSources.js';
+import type { LocationDb, RangeLocationDb } from '../../../src/core/location/locationDb.js';
+import { openLocationDb } from '../../../src/capabilities/geo/openLocationDb.js';
+import { allUpHealthView } from '../../../src/core/views/healthView.js';
+import { emptyMetricView } from '../../../src/core/views/metricView.js';
 import { compiledCityGeo } from './compiledCityGeo.js';
 import { QUICKSTART_CONFIG } from './paths.js';
 

@@ -1,0 +1,26 @@
+import { allAlgorithm } from './all.js';
+import type { BalanceAlgorithm } from '../../pipeline/balanceAlgorithm.js';
+import { nearestAlgorithm } from './nearest.js';
+import { randomAlgorithm } from './random.js';
+import { roundRobinAlgorithm } from './roundRobin.js';
+import { topNAlgorithm } from './topN.js';
+import { weightedRandomAlgorithm } from './weightedRandom.js';
+import { weightedRoundRobinAlgorithm } from './weightedRoundRobin.js';
+
+/** Every balance algorithm by its configuration name; adding one is one file and one line here. */
+export const balanceAlgorithms: ReadonlyMap<string, BalanceAlgorithm> = new Map(
+  [
+    allAlgorithm,
+    roundRobinAlgorithm,
+    topNAlgorithm(1),
+    topNAlgorithm(2),
+    topNAlgorithm(3),
+    weightedRoundRobinAlgorithm,
+    randomAlgorithm,
+    weightedRandomAlgorithm,
+    nearestAlgorithm,
+  ].map((a) => [a.name, a]),
+);
+
+/** Names accepted by `policy.balanceAlgorithm`. */
+export const balanceAlgorithmNames: readonly string[] = [...balanceAlgorithms.keys()];

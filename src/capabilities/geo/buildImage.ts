@@ -1,0 +1,147 @@
+import type { GeoCustomEntryConfig, GeoSourceConfig } from './geoSchema.js';
+import { writeImage, type LocationImage } from './compiledImage.js';
+import { customOverlay } from './customEntries.js';
+import type { LoadMode, SkippedLines } from './delimitedFile.js';
+import { loadIpLocationDb, loadIpLocationDbAsn, withAutonomousSystem, type AsnOverlay } from './ipLocationDbSource.js';
+import { LocationRecords } from './locationRecords.js';
+import { LocationTable } from './locationTable.js';
+import { loadMmdb } from './mmdbSource.js';
+import { loadNetScaler, type FamilyTilings } from './netscalerSource.js';
+import { RangeBuilder4, RangeBuilder6 } from '../../core/lpm/rangeTable.js';
+import { joinTilings, type Tiling } from '../../core/lpm/tiling.js';
+
+/** What to build a location image from: the `geo` section's sources and custom entries. */
+export interface BuildInput {
+  readonly sources: readonly GeoSourceConfig[];
+  readonly custom: readonly GeoCustomEntryConfig[];
+  readonly mode: LoadMode;
+  /** Resolves a source's `path` or `package` to a file. */
+  readonly resolvePath: (source: GeoSourceConfig) => string;
+}
+
+/** A built image and what the build skipped. */
+export interface BuildResult {
+  readonly image: Uint8Array;
+  readonly skipped: SkippedLines;
+  readonly sources: readonly string[];
+}
+
+/**
+ * Builds a compiled location image (see `compiledImage.ts`) from location sources, in order:
+ * 1. location sources (mmdb, NetScaler, ip-location-db country/city): each later source replaces
+ *    the earlier ones where it has data (so an IPv4 file and an IPv6 file combine, and a local
+ *    NetScaler file can refine a MaxMind database);
+ * 2. ASN overlays (ip-location-db asn): set ISP, qualifier 6 and ASN where they have data;
+ * 3. custom entries: replace everything inside their ranges.
+ * Neighbouring ranges with the same final location merge, so prefix lengths are those of the
+ * largest blocks with identical locations; unused locations are dropped.
+ * @throws Error naming the source (`location source FILE: …`, with `file:line` for bad lines in
+ *   strict mode).
+ */
+export function buildLocationImage(input: BuildInput): BuildResult {
+  const table = new LocationTable();
+  const skipped: SkippedLines = { count: 0, first: [] };
+  const names: string[] = [];
+  let acc: FamilyTilings | undefined;
+  const asns: AsnOverlay[] = [];
+  for (const src of input.sources) {
+    const file = input.resolvePath(src);
+    const name = src.package ?? file;
+    names.push(name);
+    try {
+      if (src.format === 'ip-location-db-asn') {
+        asns.push(loadIpLocationDbAsn(file, src.ipVersion, input.mode, skipped));
+        continue;
+      }
+      const t = loadLocationSource(src, file, table, input.mode, skipped);
+      acc = acc === undefined ? t : overlay(acc, t, (base, top) => (top !== 0 ? top : base));
+    } catch (e) {
+      throw new Error(`location source ${name}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+  let result: FamilyTilings = acc ?? { v4: emptyTiling(1), v6: emptyTiling(4) };
+  for (const asn of asns) {
+    const combined = new Map<number, number>();
+    result = overlay(result, asn, (loc, as) => {
+      if (as === 0) return loc;
+      const key = loc * 2 ** 22 + as;
+      let id = combined.get(key);
+      if (id === undefined) {
+        id = table.intern(withAutonomousSystem(table.get(loc), asn.systems[as - 1]!));
+        combined.set(key, id);
+      }
+      return id;
+    });
+  }
+  if (input.custom.length > 0) {
+    const custom = customOverlay(input.custom);
+    const ids = custom.locations.map((l) => table.intern(l));
+    result = overlay(result, custom, (base, c) => (c !== 0 ? ids[c - 1]! : base));
+    names.push('custom entries');
+  }
+  const { records, v4, v6 } = compact(table, result);
+  return { image: writeImage(records, v4, v6, { sources: names, builtAt: new Date().toISOString() }), skipped, sources: names };
+}
+
+/**
+ * Applies custom entries to a compiled image (for `geo.compiled` plus `geo.custom`): the image's
+ * locations are copied, custom locations appended unless an equal one exists, and the tilings
+ * re-joined. Returns a new image; the input is not modified.
+ */
+export function applyCustomEntries(image: LocationImage, custom: readonly GeoCustomEntryConfig[]): Uint8Array {
+  if (custom.length === 0) return new Uint8Array(image.buffer);
+  const records = LocationRecords.fromImage(image);
+  const overlayData = customOverlay(custom);
+  const ids = overlayData.locations.map((l) => records.findOrAdd(l));
+  const pick = (base: number, c: number): number => (c !== 0 ? ids[c - 1]! : base);
+  const v4 = joinTilings(4, image.v4, overlayData.v4, pick);
+  const v6 = joinTilings(6, image.v6, overlayData.v6, pick);
+  const metadata = { sources: [...image.metadata.sources, 'custom entries'], builtAt: image.metadata.builtAt };
+  return writeImage(records, v4, v6, metadata, { v4: image.v4.indexBits, v6: image.v6.indexBits });
+}
+
+function loadLocationSource(src: GeoSourceConfig, file: string, table: LocationTable, mode: LoadMode, skipped: SkippedLines): FamilyTilings {
+  switch (src.format) {
+    case 'mmdb': {
+      const v4 = new RangeBuilder4();
+      const v6 = new RangeBuilder6();
+      loadMmdb(file, table, v4, v6);
+      return { v4: v4.build(), v6: v6.build() };
+    }
+    case 'netscaler':
+      return loadNetScaler(file, table, mode, skipped);
+    case 'ip-location-db-country':
+      return loadIpLocationDb(file, 'country', src.ipVersion, table, mode, skipped);
+    case 'ip-location-db-city':
+      return loadIpLocationDb(file, 'city', src.ipVersion, table, mode, skipped);
+    case 'ip-location-db-asn':
+      throw new Error('an ASN file is an overlay, not a location source');
+  }
+}
+
+function overlay(base: FamilyTilings, top: FamilyTilings, combine: (base: number, top: number) => number): FamilyTilings {
+  return { v4: joinTilings(4, base.v4, top.v4, combine), v6: joinTilings(6, base.v6, top.v6, combine) };
+}
+
+function emptyTiling(stride: number): Tiling {
+  return { starts: new Uint32Array(stride), ids: new Uint32Array(1) };
+}
+
+/** Renumbers the locations the tilings use (in first-use order after id 0) and drops the rest. */
+function compact(table: LocationTable, t: FamilyTilings): { records: LocationRecords; v4: Tiling; v6: Tiling } {
+  const newId = new Int32Array(table.size).fill(-1);
+  newId[0] = 0;
+  const kept = new LocationTable();
+  const remap = (tiling: Tiling): Tiling => {
+    const ids = new Uint32Array(tiling.ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      const old = tiling.ids[i]!;
+      if (newId[old]! < 0) newId[old] = kept.intern(table.get(old));
+      ids[i] = newId[old]!;
+    }
+    return { starts: tiling.starts, ids };
+  };
+  const v4 = remap(t.v4);
+  const v6 = remap(t.v6);
+  return { records: LocationRecords.fromTable(kept), v4, v6 };
+}

@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { GeoConfig, GeoSourceConfig } from './geoSchema.js';
+import { applyCustomEntries, buildLocationImage } from './buildImage.js';
+import { readImage } from './compiledImage.js';
+import type { SkippedLines } from './delimitedFile.js';
+import type { LocationDb } from '../../core/location/locationDb.js';
+import { openLocationDb, type OpenedLocationDb } from './openLocationDb.js';
+
+const require = createRequire(import.meta.url);
+
+/** Compiled image bytes for a `geo` section, and what a lenient build skipped. */
+export interface LoadedImage {
+  readonly bytes: Uint8Array;
+  readonly skipped: SkippedLines;
+}
+
+/** An opened location database and what its lenient load skipped. */
+export interface ConfiguredLocationDb extends OpenedLocationDb {
+  readonly skipped: SkippedLines;
+}
+
+/**
+ * The engine's location database for a `geo` section, loaded on the calling thread (start-up):
+ * the native addon when it loads (unless `geo.implementation` says otherwise), else the
+ * TypeScript reference with `fallbackReason` set.
+ * @throws Error as {@link loadLocationImage}, or when `geo.implementation: native` cannot be met.
+ */
+export function loadConfiguredLocationDb(geo: GeoConfig, configFile: string): ConfiguredLocationDb {
+  const { bytes, skipped } = loadLocationImage(geo, configFile);
+  return { ...openLocationDb(readImage(bytes), geo.implementation), skipped };
+}
+
+/**
+ * The location database for a list of sources with the default settings (strict, no custom
+ * entries, native when the addon loads): a shorthand for tests and tools.
+ * @throws Error as {@link loadConfiguredLocationDb}.
+ */
+export function loadLocationDb(sources: readonly GeoSourceConfig[], configFile: string): LocationDb {
+  return loadConfiguredLocationDb({ sources: [...sources], custom: [], mode: 'strict', implementation: 'auto' }, configFile).db;
+}
+
+/**
+ * {@link loadConfiguredLocationDb} for reloads: the reading and building happen off the event loop (see
+ * {@link loadLocationImageOffThread}); only opening the finished image (milliseconds) runs here.
+ */
+export async function reloadLocationDb(geo: GeoConfig, configFile: string): Promise<ConfiguredLocationDb> {
+  const { bytes, skipped } = await loadLocationImageOffThread(geo, configFile);
+  return { ...openLocationDb(readImage(bytes), geo.implementation), skipped };
+}
+
+/**
+ * Produces the compiled image for a `geo` section on the calling thread: reads `geo.compiled`
+ * (then applies `geo.custom`), or builds from `geo.sources` and `geo.custom`.
+ * @throws Error naming the file or source and, for bad lines in strict mode, `file:line`.
+ */
+export function loadLocationImage(geo: GeoConfig, configFile: string): LoadedImage {
+  const noneSkipped = { count: 0, first: [] };
+  if (geo.compiled !== undefined) {
+    const file = compiledPath(geo.compiled, configFile);
+    const bytes = readCompiled(file, readFileSync(file));
+    return { bytes: geo.custom.length > 0 ? applyCustomEntries(readImage(bytes), geo.custom) : bytes, skipped: noneSkipped };
+  }
+  const built = buildLocationImage({ sources: geo.sources, custom: geo.custom, mode: geo.mode, resolvePath: (s) => sourcePath(s, configFile) });
+  return { bytes: built.image, skipped: built.skipped };
+}
+
+/**
+ * {@link loadLocationImage} on a worker thread, so a reload that parses a 50 MB database (seconds)
+ * never stalls queries; the image comes back as a transferred buffer (no copy). A compiled file
+ * without custom entries is read asynchronously on this thread instead (no parsing to offload).
+ * @throws Error as {@link loadLocationImage}.
+ */
+export async function loadLocationImageOffThread(geo: GeoConfig, configFile: string): Promise<LoadedImage> {
+  if (geo.compiled !== undefined && geo.custom.length === 0) {
+    const file = compiledPath(geo.compiled, configFile);
+    return { bytes: readCompiled(file, await readFile(file)), skipped: { count: 0, first: [] } };
+  }
+  return new Promise<LoadedImage>((done, fail) => {
+    const worker = imageWorker({ geo, configFile });
+    worker.once('message', (m: { ok: true; image: LoadedImage } | { ok: false; error: string }) => {
+      if (m.ok) done(m.image);
+      else fail(new Error(m.error));
+    });
+    worker.once('error', fail);
+    worker.once('exit', (code) => fail(new Error(`location build worker exited with code ${code}`)));
+  });
+}
+
+/** Checks a compiled file's header (the contents are checked when the image is opened). */
+/**
+ * Starts `imageWorker`. Under tsx (tests, development) the worker registers tsx first: workers do
+ * not inherit `--import` hooks on Node 20.
+ */
+function imageWorker(workerData: unknown): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./imageWorker.js', import.meta.url), { workerData });
+  const script = JSON.stringify(new URL('./imageWorker.ts', import.meta.url).href);
+  return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${script}); });`, { eval: true, workerData });
+}
+
+function readCompiled(file: string, bytes: Uint8Array): Uint8Array {
+  try {
+    readImage(bytes);
+  } catch (e) {
+    throw new Error(`compiled location file ${file}: ${(e as Error).message}`, { cause: e });
+  }
+  return bytes;
+}
+
+/** Absolute path of `geo.compiled`: relative paths are relative to the configuration file. */
+export function compiledPath(path: string, configFile: string): string {
+  return resolve(dirname(configFile), path);
+}
+
+/** Absolute path of a source: relative paths are relative to the configuration file. */
+export function sourcePath(src: GeoSourceConfig, configFile: string): string {
+  if (src.package !== undefined) {
+    try {
+      return require.resolve(src.package);
+    } catch {
+      throw new Error(`location source package file "${src.package}" is not installed (npm install)`);
+    }
+  }
+  return resolve(dirname(configFile), src.path!);
+}

@@ -1,0 +1,69 @@
+import { decodeLocation, type LocationImage } from './compiledImage.js';
+import { ImageLocationTable } from './imageLocationTable.js';
+import type { IpAddress } from '../../core/net/ipAddress.js';
+import { UNKNOWN_LOCATION, type Location } from '../../core/location/location.js';
+import type { LocationDb, LocationDbSummary, LocationTilings } from '../../core/location/locationDb.js';
+import type { GeoAddon, NativeTable } from '../../core/lpm/nativeAddon.js';
+
+/**
+ * The location database answered by the native addon (`native/`), over a compiled image held in
+ * memory. The query path is one N-API call with no string parsing and no allocation: IPv4 passes
+ * the address as a number; IPv6 writes four words into the addon's scratch buffer and calls with
+ * no arguments (../shared/notes/lpm.md §3.5). Results are identical to {@link RangeLocationDb}
+ * over the same image (differential tests in test/geo/).
+ */
+export class NativeLocationDb implements LocationDb {
+  readonly implementation = 'native' as const;
+  private readonly table: NativeTable;
+  private readonly scratch: Uint32Array;
+  private readonly locations: ImageLocationTable;
+
+  /** @throws RangeError when the addon rejects the image layout. */
+  constructor(
+    addon: GeoAddon,
+    readonly image: LocationImage,
+  ) {
+    this.table = addon.open(image.buffer, image.layout);
+    this.scratch = new Uint32Array(addon.scratch6());
+    this.locations = new ImageLocationTable(image);
+  }
+
+  lookup(a: IpAddress): number {
+    if (a.family === 4) return this.table.lookup4(a.w0);
+    const s = this.scratch;
+    s[0] = a.w0;
+    s[1] = a.w1;
+    s[2] = a.w2;
+    s[3] = a.w3;
+    return this.table.lookup6();
+  }
+
+  location(id: number): Location {
+    return this.locations.get(id);
+  }
+
+  tilings(): LocationTilings {
+    const image = this.image;
+    return {
+      v4: image.v4,
+      v6: image.v6,
+      locationCount: image.locationCount,
+      decode: (id) => (id === 0 ? UNKNOWN_LOCATION : decodeLocation(image, id)),
+    };
+  }
+
+  lookupBatch(family: 4 | 6, addresses: Uint32Array, ids: Uint32Array, prefixes: Uint8Array): void {
+    if (family === 4) this.table.lookup4Batch(addresses, ids, prefixes);
+    else this.table.lookup6Batch(addresses, ids, prefixes);
+  }
+
+  describe(): LocationDbSummary {
+    return {
+      implementation: this.implementation,
+      sources: [...this.image.metadata.sources],
+      locations: this.image.locationCount,
+      ipv4Ranges: this.image.v4.ids.length,
+      ipv6Ranges: this.image.v6.ids.length,
+    };
+  }
+}

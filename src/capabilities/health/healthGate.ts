@@ -1,0 +1,185 @@
+import type { HealthView } from '../../core/views/healthView.js';
+import type { CompiledRecordHealth, CompiledTier } from './recordHealth.js';
+import { selectionNow, type GslbEndpoint, type LiveDc, type RecordAvailability, type Stage } from '../../pipeline/stage.js';
+
+/** Why an endpoint was left out, as the /explain trace says it. */
+type OutReason = 'down' | 'data center down' | 'forced down' | 'drained';
+
+/** The gate's decision for one record on one health view. */
+interface GateOutcome extends RecordAvailability {
+  readonly live: LiveDc[];
+  /** The outcome holds until this time (ms); finite only while a cold-start wait is running. */
+  readonly validUntilMs: number;
+}
+
+/** Trace detail, collected only for /explain. */
+interface GateDetail {
+  out: { endpoint: string; reason: OutReason }[];
+  unknown: string[];
+  waiting: string[];
+  tiers: { tier: string; upWeight: number; totalWeight: number; threshold: number; up: boolean }[];
+  answering: string | null;
+  note: string;
+}
+
+const LIVE = 0;
+const TENTATIVE = 1;
+const DOWN = 2;
+const ADMIN_OUT = 3;
+
+/** Per record: the last health view seen and the outcome computed on it. */
+const memo = new WeakMap<CompiledRecordHealth, { view: HealthView; outcome: GateOutcome }>();
+
+/**
+ * `gate` (health, tiers, all-down fail-open, local-first): keeps the endpoints that may answer
+ * and narrows the candidates to one tier (src/capabilities/health/README.md).
+ *
+ * An endpoint answers when forced up, or when not forced down or drained, its data center is not
+ * down, and its monitors say up — or unknown: unknown counts as up, except that a record with a
+ * cold-start wait leaves unknown endpoints out while another endpoint with a result is up, for at
+ * most the wait. The first tier whose up fraction (by endpoint weight) reaches its threshold
+ * answers; when none does, the first tier with any endpoint up answers with those (never with the
+ * down ones); when no endpoint is up anywhere the record is all down and `fail-open` answers the
+ * first tier's endpoints as if up (never a mix of tiers), while `fail-closed` and `failsafe` leave
+ * nothing for the fallback stage. Health never depends on the client, so the ECS scope is
+ * untouched; the outcome is computed once per record and health view (and cold-start window).
+ */
+export const healthGateStage: Stage = {
+  slot: 'gate',
+  name: 'health',
+  cacheable: true,
+  run(s) {
+    const health = s.record.health;
+    const view = s.env.health;
+    let outcome: GateOutcome;
+    if (s.trace) {
+      const detail: GateDetail = { out: [], unknown: [], waiting: [], tiers: [], answering: null, note: '' };
+      outcome = evaluate(health, view, selectionNow(s), detail);
+      s.trace.step('health', { ...detail, liveDcs: outcome.live.map((l) => l.candidate.dc.name) });
+    } else {
+      const m = memo.get(health);
+      if (m && m.view === view && (m.outcome.validUntilMs === Infinity || selectionNow(s) < m.outcome.validUntilMs)) {
+        outcome = m.outcome;
+      } else {
+        outcome = evaluate(health, view, selectionNow(s), undefined);
+        // Shared by every query on this view: frozen, so a stage sorting it in place fails loudly.
+        Object.freeze(outcome.live);
+        memo.set(health, { view, outcome });
+      }
+    }
+    s.live = outcome.live;
+    s.availability = outcome;
+    if (outcome.validUntilMs !== Infinity) s.varies = 'a cold-start wait is running (the outcome changes with time)';
+  },
+};
+
+/**
+ * The gate's decision for a record on a health view at `nowMs` (pure; `detail` collects the
+ * trace when given).
+ */
+function evaluate(h: CompiledRecordHealth, view: HealthView, nowMs: number, detail: GateDetail | undefined): GateOutcome {
+  const classes = new Map<GslbEndpoint, number>();
+  let anyDown = false;
+  let anyKnownLive = false;
+  let validUntilMs = Infinity;
+  for (const tier of h.tiers) {
+    for (const m of tier.members) {
+      const hostDown = view.hostStatus(m.candidate.dc.name) === 'down';
+      for (const e of m.endpoints) {
+        const eh = view.endpointHealth(e.key);
+        let c: number;
+        let reason: OutReason | undefined;
+        if (eh.override === 'force-up') c = LIVE;
+        else if (eh.override === 'force-down') (c = ADMIN_OUT), (reason = 'forced down');
+        else if (eh.override === 'drain') (c = ADMIN_OUT), (reason = 'drained');
+        else if (hostDown) (c = DOWN), (reason = 'data center down');
+        else if (eh.status === 'up') c = LIVE;
+        else if (eh.status === 'down') (c = DOWN), (reason = 'down');
+        else if (h.coldStartWaitMs > 0 && nowMs - eh.sinceMs < h.coldStartWaitMs) {
+          c = TENTATIVE;
+          validUntilMs = Math.min(validUntilMs, eh.sinceMs + h.coldStartWaitMs);
+        } else {
+          c = LIVE;
+          detail?.unknown.push(e.key);
+        }
+        if (c === LIVE && eh.status !== 'unknown') anyKnownLive = true;
+        if (c >= DOWN) anyDown = true;
+        if (reason) detail?.out.push({ endpoint: e.key, reason });
+        classes.set(e, c);
+      }
+    }
+  }
+  // Cold start: unknown endpoints wait only while something with a result can answer instead.
+  const tentativeAnswers = !anyKnownLive;
+  if (detail) {
+    for (const [e, c] of classes) {
+      if (c !== TENTATIVE) continue;
+      if (tentativeAnswers) detail.unknown.push(e.key);
+      else detail.waiting.push(e.key);
+    }
+  }
+  const answers = (e: GslbEndpoint): boolean => {
+    const c = classes.get(e)!;
+    return c === LIVE || (c === TENTATIVE && tentativeAnswers);
+  };
+
+  let chosen: CompiledTier | undefined;
+  let degraded: CompiledTier | undefined;
+  for (const tier of h.tiers) {
+    let up = 0;
+    let total = 0;
+    let upCount = 0;
+    let count = 0;
+    for (const m of tier.members) {
+      for (const e of m.endpoints) {
+        total += e.weight;
+        count++;
+        if (answers(e)) {
+          up += e.weight;
+          upCount++;
+        }
+      }
+    }
+    const fraction = total > 0 ? up / total : upCount / count;
+    const isUp = upCount > 0 && fraction >= tier.threshold;
+    detail?.tiers.push({ tier: tier.label, upWeight: total > 0 ? up : upCount, totalWeight: total > 0 ? total : count, threshold: tier.threshold, up: isUp });
+    if (isUp) {
+      chosen = tier;
+      break;
+    }
+    if (upCount > 0) degraded ??= tier;
+  }
+
+  const answering = chosen ?? degraded;
+  if (answering) {
+    const live: LiveDc[] = [];
+    for (const m of answering.members) {
+      const endpoints = m.endpoints.filter(answers);
+      if (endpoints.length > 0) live.push(endpoints.length === m.endpoints.length ? m : { candidate: m.candidate, endpoints });
+    }
+    if (detail) {
+      detail.answering = answering.label;
+      const notes: string[] = [];
+      if (h.localSite !== undefined && !answering.local) notes.push('local site down, answering peer');
+      if (!chosen) notes.push('every tier below its threshold; answering the live endpoints of the first tier that has any');
+      detail.note = notes.join('; ');
+    }
+    return { live, anyDown, allDown: false, validUntilMs };
+  }
+
+  const first = h.tiers[0];
+  if (h.allDown === 'fail-open' && first) {
+    const live: LiveDc[] = [];
+    for (const m of first.members) {
+      const endpoints = m.endpoints.filter((e) => classes.get(e) !== ADMIN_OUT);
+      if (endpoints.length > 0) live.push(endpoints.length === m.endpoints.length ? m : { candidate: m.candidate, endpoints });
+    }
+    if (detail) {
+      detail.answering = first.label;
+      detail.note = `all down: fail-open answers ${first.label} as if up`;
+    }
+    return { live, anyDown, allDown: true, validUntilMs };
+  }
+  if (detail) detail.note = `all down: ${h.allDown} (fallback stage answers)`;
+  return { live: [], anyDown, allDown: true, validUntilMs };
+}

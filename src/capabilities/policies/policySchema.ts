@@ -1,0 +1,138 @@
+import { z } from 'zod';
+import { formatIp, parseCidr, type IpAddress } from '../../core/net/ipAddress.js';
+import { WILDCARD } from '../../core/location/location.js';
+import { domainNameSchema, locationSchema } from '../../core/config/fieldSchemas.js';
+import { nameSchema } from '../../pipeline/config/topologySchema.js';
+
+/**
+ * Schemas of DNS policies (SPEC §4, seed 002): conditions over the request, the actions they
+ * select, and the bindings that order them. The behaviour lives in `src/capabilities/policies/`.
+ */
+
+/** A client subnet in a condition, parsed; IPv4-mapped IPv6 prefixes become IPv4 prefixes. */
+export interface SubnetConfig {
+  /** Canonical text (`10.20.0.0/16`, `2001:db8::/32`), as shown in errors and /explain. */
+  readonly text: string;
+  readonly address: IpAddress;
+  /** Prefix length in bits of `address.family`. */
+  readonly prefix: number;
+}
+
+/** `address/len` (a bare address is a host prefix); host bits beyond the length are an error. */
+export const subnetSchema = z.string().transform((s, ctx): SubnetConfig => {
+  try {
+    const p = parseCidr(s.trim());
+    return { text: `${formatIp(p.address)}/${p.prefix}`, address: p.address, prefix: p.prefix };
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+});
+
+/** One value or a non-empty list of them, always a list after parsing (errors name the item: `clientSubnet[1]`). */
+const oneOrMore = <T extends z.ZodType>(item: T) => z.preprocess((v) => (Array.isArray(v) ? v : [v]), z.array(item).min(1));
+
+/**
+ * A condition over the request. Every key present must hold (a conjunction):
+ * - `clientLocation`: the client's location matches one of these dotted patterns (`*.ZMB.*.*`);
+ *   each non-wildcard qualifier must equal the client's, so an unknown client field matches only `*`;
+ * - `clientSubnet`: the client address lies in one of these prefixes;
+ * - `qname`: the name being answered is one of these (`*.example.test` matches names below it);
+ * - `all`, `any`, `not`: combinations of conditions.
+ */
+export interface ConditionConfig {
+  clientLocation?: z.output<typeof locationSchema>[];
+  clientSubnet?: SubnetConfig[];
+  qname?: string[];
+  all?: ConditionConfig[];
+  any?: ConditionConfig[];
+  not?: ConditionConfig;
+}
+
+export const conditionSchema: z.ZodType<ConditionConfig, unknown> = z
+  .strictObject({
+    clientLocation: oneOrMore(locationSchema).optional(),
+    clientSubnet: oneOrMore(subnetSchema).optional(),
+    qname: oneOrMore(domainNameSchema).optional(),
+    get all() {
+      return z.array(conditionSchema).min(1).optional();
+    },
+    get any() {
+      return z.array(conditionSchema).min(1).optional();
+    },
+    get not() {
+      return conditionSchema.optional();
+    },
+  })
+  .refine((c) => Object.values(c).some((v) => v !== undefined), {
+    message: 'a condition needs at least one of clientLocation, clientSubnet, qname, all, any, not',
+  });
+
+/**
+ * How overlapping client-subnet lists of different rules in one binding are resolved:
+ * `first` — rules are tried in order and the first true one wins; `most-specific` — among the
+ * true rules, the one whose matched client subnet is longest wins (a rule that matched no subnet
+ * counts as less specific than any subnet; equal lengths go to the earlier rule).
+ */
+export const subnetOverlapSchema = z.enum(['first', 'most-specific']);
+
+/**
+ * A list of DNS data centers in priority order; an inner list is a group of equals that the
+ * record's pickDcCount and rotation spread over (`[dc-a, [dc-b, dc-c]]`).
+ */
+export const dcListSchema = z
+  .array(z.union([nameSchema, z.array(nameSchema).min(1, 'a group needs at least one data center')]))
+  .min(1, 'a data center list needs at least one data center');
+
+/** A DNS policy: when `when` holds (always, when omitted), `action` decides the data centers. */
+export const dnsPolicySchema = z.strictObject({
+  name: nameSchema,
+  when: conditionSchema.optional(),
+  action: nameSchema,
+});
+
+/** An ordered list of DNS policies at one bind point (the whole configuration, or one record). */
+export const policyBindingSchema = z.strictObject({
+  /** Required when two rules' client subnets overlap (see {@link subnetOverlapSchema}). */
+  subnetOverlap: subnetOverlapSchema.optional(),
+  rules: z.array(dnsPolicySchema).min(1),
+});
+
+/**
+ * Preferred locations (seed 002): up to 8 dotted locations in descending priority, matched
+ * perfectly then partially against the data centers' locations.
+ */
+export const preferredLocationsActionSchema = z.strictObject({
+  name: nameSchema,
+  type: z.literal('preferred-locations'),
+  locations: z
+    .array(
+      locationSchema.refine((q) => q.some((v) => v !== WILDCARD), {
+        message: 'a preferred location needs at least one qualifier that is not *',
+      }),
+    )
+    .min(1)
+    .max(8, 'at most 8 preferred locations (seed 002)'),
+});
+
+/** A view: the answer comes from these data centers only, in priority order. */
+export const viewActionSchema = z.strictObject({
+  name: nameSchema,
+  type: z.literal('view'),
+  dcs: dcListSchema,
+});
+
+export const actionSchema = z.discriminatedUnion('type', [preferredLocationsActionSchema, viewActionSchema]);
+
+/** One rule of a `static` record policy: when `when` holds (always, when omitted), these data centers. */
+export const staticRuleSchema = z.strictObject({
+  when: conditionSchema.optional(),
+  dcs: dcListSchema,
+});
+
+export type SubnetOverlap = z.output<typeof subnetOverlapSchema>;
+export type DcListConfig = z.output<typeof dcListSchema>;
+export type DnsPolicyConfig = z.output<typeof dnsPolicySchema>;
+export type PolicyBindingConfig = z.output<typeof policyBindingSchema>;
+export type ActionConfig = z.output<typeof actionSchema>;
+export type StaticRuleConfig = z.output<typeof staticRuleSchema>;

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { metricId, metricNames } from './catalog.js';
+import type { Criterion } from './criterion.js';
+import { parseGate } from './gateExpression.js';
+import { commonPolicyFields } from '../../pipeline/config/policyFields.js';
+
+const MARGIN_SYNTAX = 'a margin is a number ≥ 0 in the metric\'s unit, or a percentage of the best value such as "10%"';
+const CRITERION_SYNTAX = 'must be lowest, highest, {equals: <number|up|down>} or {within: <number|"N%">, prefer: lowest|highest}';
+
+/** `lowest` | `highest` | `{equals: 3}` | `{equals: up}` | `{within: 5, prefer: lowest}` | `{within: "10%", prefer: highest}`. */
+export const criterionSchema = z
+  .union(
+    [
+      z.enum(['lowest', 'highest']),
+      z.strictObject({ equals: z.union([z.number(), z.enum(['up', 'down'])]) }),
+      z.strictObject({
+        within: z.union([z.number().min(0), z.string().regex(/^\d+(\.\d+)?%$/, { error: MARGIN_SYNTAX })], { error: MARGIN_SYNTAX }),
+        prefer: z.enum(['lowest', 'highest']),
+      }),
+    ],
+    { error: CRITERION_SYNTAX },
+  )
+  .transform((c): Criterion => {
+    if (typeof c === 'string') return { kind: c };
+    if ('equals' in c) return typeof c.equals === 'number' ? { kind: 'equals', target: c.equals } : { kind: 'equals', target: c.equals === 'up' ? 1 : 0, word: c.equals };
+    const percent = typeof c.within === 'string';
+    return { kind: 'within', margin: percent ? Number((c.within as string).slice(0, -1)) : (c.within as number), percent, prefer: c.prefer };
+  });
+
+/**
+ * Multi-source selection (SPEC §3, seed 004), per GSLB record:
+ * - `source` (`host` | `service` | `client`) and `metric` (catalog.ts: e.g. `service` +
+ *   `healthyBackends`, `client` + `packetLoss`) choose the signal;
+ * - `service` names the service whose metrics count (default: the record's service);
+ * - `criterion` ranks data centers by it (criterion.ts);
+ * - `gate` (optional) filters data centers first: `host.status == up && host.cpu < 90`;
+ * - `unknown` says what a missing or stale metric (or an unknown gate) means: `rank-last` keeps
+ *   the data center behind every known one, `exclude` drops it;
+ * - `pickDcCount` and `balanceAlgorithm` as for every policy. Tied data centers at the
+ *   pickDcCount cut are chosen by a stable hash of record name and client network.
+ */
+export const multiSourcePolicySchema = z
+  .strictObject({
+    type: z.literal('multi-source'),
+    ...commonPolicyFields,
+    source: z.enum(['host', 'service', 'client']),
+    metric: z.string().min(1),
+    service: z.string().min(1).optional(),
+    criterion: criterionSchema,
+    gate: z
+      .string()
+      .superRefine((text, ctx) => {
+        try {
+          parseGate(text);
+        } catch (e) {
+          ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        }
+      })
+      .optional(),
+    unknown: z.enum(['rank-last', 'exclude']).default('rank-last'),
+  })
+  .superRefine((p, ctx) => {
+    const id = metricId(p.source, p.metric);
+    if (id < 0) {
+      ctx.addIssue({ code: 'custom', path: ['metric'], message: `"${p.metric}" is not a ${p.source} metric (${metricNames(p.source)})` });
+      return;
+    }
+    const isStatus = p.metric === 'status';
+    const c = p.criterion;
+    if (c.kind === 'equals' && isStatus !== (c.word !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['criterion', 'equals'], message: isStatus ? 'status equals up or down' : `up and down are status words; ${p.metric} is a number` });
+    }
+    if (c.kind === 'within' && isStatus) {
+      ctx.addIssue({ code: 'custom', path: ['criterion', 'within'], message: 'status is up or down; use {equals: up}' });
+    }
+  });
+
+export type MultiSourcePolicyConfig = z.output<typeof multiSourcePolicySchema>;

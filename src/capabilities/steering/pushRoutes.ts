@@ -1,0 +1,106 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { AdminServer } from '../../admin/adminServer.js';
+import type { MetricsConfig } from './metricsSchema.js';
+import type { MetricSource } from '../../core/views/metricView.js';
+import { METRIC_CATALOG, METRIC_SOURCES } from './catalog.js';
+import { ingestBatch } from './ingest.js';
+import type { MetricStore } from './metricStore.js';
+
+/** What the metric routes need. */
+export interface MetricRouteDeps {
+  readonly store: MetricStore;
+  /** The running metrics configuration (cadence per source), read at request time so reloads show. */
+  readonly config: () => MetricsConfig;
+  readonly registry: Registry;
+  /** Clock (ms since the epoch); samples are stamped with their arrival time. */
+  readonly now: () => number;
+}
+
+/**
+ * Registers the metric push routes on the admin listener (SPEC §7 "metric push endpoints for
+ * agents"):
+ * - `POST /metrics/host`, `POST /metrics/service`, `POST /metrics/client` (admin token): a JSON
+ *   batch `{"samples": [...]}`; 200 `{accepted}` when every sample was applied, else the whole
+ *   batch is rejected: 400 (malformed, NaN, negative, out of range, unknown key, bad network) or
+ *   422 (unknown data center or service), each problem with its path (`samples[2].cpu`);
+ * - `GET /metrics/sources`: each source's metrics with units, cadence and staleness, the client
+ *   network lengths and the store's counts, so agents can learn what to send and how often.
+ *
+ * Prometheus: `gslbd_metric_pushes_total{source,result}`, `gslbd_metric_samples_total{source}`,
+ * `gslbd_metric_client_networks`, `gslbd_metric_client_evictions_total`.
+ */
+export function registerMetricRoutes(admin: AdminServer, deps: MetricRouteDeps): void {
+  const { store } = deps;
+  const pushes = new Counter({
+    name: 'gslbd_metric_pushes_total',
+    help: 'Metric push requests, by source and result (accepted, invalid, unknown_reference)',
+    labelNames: ['source', 'result'] as const,
+    registers: [deps.registry],
+  });
+  const samples = new Counter({
+    name: 'gslbd_metric_samples_total',
+    help: 'Metric samples applied to the store, by source',
+    labelNames: ['source'] as const,
+    registers: [deps.registry],
+  });
+  let evictionsSeen = 0;
+  new Counter({
+    name: 'gslbd_metric_client_evictions_total',
+    help: 'Client networks dropped from the metric store by its LRU bound',
+    registers: [deps.registry],
+    collect() {
+      const now = store.stats().clientEvictions;
+      if (now > evictionsSeen) this.inc(now - evictionsSeen);
+      evictionsSeen = now;
+    },
+  });
+  new Gauge({
+    name: 'gslbd_metric_client_networks',
+    help: 'Client networks with metrics in the store',
+    registers: [deps.registry],
+    collect() {
+      this.set(store.stats().clientNetworks);
+    },
+  });
+
+  for (const source of METRIC_SOURCES) {
+    admin.route({
+      method: 'POST',
+      path: `/metrics/${source}`,
+      mutating: true,
+      handle({ body }) {
+        const outcome = ingestBatch(store, source, body, deps.now());
+        if (outcome.ok) {
+          pushes.inc({ source, result: 'accepted' });
+          samples.inc({ source }, outcome.accepted);
+          return { status: 200, json: { accepted: outcome.accepted } };
+        }
+        pushes.inc({ source, result: outcome.status === 400 ? 'invalid' : 'unknown_reference' });
+        return { status: outcome.status, json: { error: `${source} metrics rejected; nothing was applied`, problems: outcome.problems } };
+      },
+    });
+  }
+
+  admin.route({
+    method: 'GET',
+    path: '/metrics/sources',
+    mutating: false,
+    handle() {
+      const cfg = deps.config();
+      const describe = (source: MetricSource) => ({
+        intervalSeconds: cfg[source].intervalSeconds,
+        staleAfterSeconds: cfg[source].staleAfterSeconds,
+        metrics: METRIC_CATALOG[source].map((m) => ({ name: m.name, unit: m.unit })),
+      });
+      return {
+        status: 200,
+        json: {
+          host: describe('host'),
+          service: describe('service'),
+          client: { ...describe('client'), ipv4Prefix: cfg.client.ipv4Prefix, ipv6Prefix: cfg.client.ipv6Prefix, maxNetworks: cfg.client.maxNetworks },
+          store: store.stats(),
+        },
+      };
+    },
+  });
+}

@@ -1,0 +1,76 @@
+import test from 'ava';
+import dnsPacket from 'dns-packet';
+import type { ResourceRecord } from '../dns/records.js';
+import { UNCOMPRESSED, writeRecord } from './wireResponse.js';
+
+/** dns-packet's record and name codecs, which its typings omit. */
+const codec = dnsPacket as unknown as { answer: { encode(a: unknown): Buffer }; name: { encode(n: string): Buffer } };
+
+/**
+ * The owner name in wire format, labels written out by hand for the cases dns-packet's name
+ * encoder gets wrong (presentation escapes, the root name).
+ */
+const OWNERS: Record<string, number[]> = {
+  '': [0],
+  'a\\.b.example.test': [3, 0x61, 0x2e, 0x62, 7, ...Buffer.from('example'), 4, ...Buffer.from('test'), 0],
+  'x\\032y.example.test': [3, 0x78, 0x20, 0x79, 7, ...Buffer.from('example'), 4, ...Buffer.from('test'), 0],
+};
+
+/** The owner name, then dns-packet's encoding of type, class, TTL and RDATA (its encoder never compresses). */
+function reference(rr: ResourceRecord): Buffer {
+  const data = rr.type === 'TXT' ? (rr.data as string[]).map((s) => Buffer.from(s)) : rr.data;
+  const rest = codec.answer.encode({ name: 'x', type: rr.type, ttl: rr.ttl, data }).subarray(3);
+  const owner = rr.name in OWNERS ? Buffer.from(OWNERS[rr.name]!) : codec.name.encode(rr.name);
+  return Buffer.concat([owner, rest]);
+}
+
+function written(rr: ResourceRecord): Buffer {
+  const buf = Buffer.alloc(1024, 0xee);
+  return buf.subarray(0, writeRecord(buf, 0, rr, UNCOMPRESSED));
+}
+
+const SOA = { mname: 'ns1.example.test', rname: 'hostmaster.example.test', serial: 7, refresh: 3600, retry: 600, expire: 604800, minimum: 60 };
+const RECORDS: ResourceRecord[] = [
+  { name: 'www.example.test', type: 'A', ttl: 30, data: '198.51.100.10' },
+  { name: 'WwW.Example.TEST', type: 'A', ttl: 30, data: '198.51.100.10' },
+  { name: 'v6.example.test', type: 'AAAA', ttl: 300, data: '2001:db8::10' },
+  { name: 'example.test', type: 'SOA', ttl: 60, data: SOA },
+  { name: 'example.test', type: 'NS', ttl: 300, data: 'ns1.example.test' },
+  { name: 'alias.example.test', type: 'CNAME', ttl: 300, data: 'www.example.test' },
+  { name: 'example.test', type: 'MX', ttl: 300, data: { preference: 10, exchange: 'mail.example.test' } },
+  { name: '_sip._udp.example.test', type: 'SRV', ttl: 300, data: { priority: 1, weight: 2, port: 5060, target: 'sip.example.test' } },
+  { name: 'example.test', type: 'TXT', ttl: 300, data: ['v=spf1 -all', 'second'] },
+  { name: 'example.test', type: 'CAA', ttl: 300, data: { flags: 0, tag: 'issue', value: 'ca.example' } },
+  { name: '', type: 'NS', ttl: 300, data: 'a.root.test' },
+  { name: '*.example.test', type: 'A', ttl: 30, data: '192.0.2.1' },
+  { name: 'a\\.b.example.test', type: 'A', ttl: 30, data: '192.0.2.2' },
+  { name: 'x\\032y.example.test', type: 'A', ttl: 30, data: '192.0.2.3' },
+];
+
+test('records are written as dns-packet encodes them: owner names (query case, root, escapes), every type', (t) => {
+  for (const rr of RECORDS) t.deepEqual(written(rr), reference(rr), `${rr.name} ${rr.type}`);
+});
+
+test('RDATA encoded once per data value stays right when written again, for other owners and TTLs', (t) => {
+  for (let round = 0; round < 3; round++) {
+    for (const rr of RECORDS) {
+      const again = { ...rr, name: rr.name in OWNERS ? rr.name : `r${round}.${rr.name}`, ttl: rr.ttl + round };
+      t.deepEqual(written(again), reference(again), `${again.name} ${again.type}`);
+    }
+  }
+  t.deepEqual(RECORDS[8]!.data, ['v=spf1 -all', 'second'], 'TXT data is not changed by encoding');
+});
+
+test('a record that does not fit is a RangeError', (t) => {
+  const buf = Buffer.alloc(40);
+  t.throws(() => writeRecord(buf, 0, { name: 'example.test', type: 'SOA', ttl: 60, data: SOA }, UNCOMPRESSED), { instanceOf: RangeError });
+});
+
+test('more distinct addresses than the RDATA cache keeps are all written right', (t) => {
+  for (let i = 0; i < 10_000; i++) {
+    const rr: ResourceRecord = { name: 'www.example.test', type: 'A', ttl: 30, data: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` };
+    const got = written(rr);
+    if (!got.equals(reference(rr))) return t.fail(`${String(rr.data)}: ${got.toString('hex')}`);
+  }
+  t.pass();
+});

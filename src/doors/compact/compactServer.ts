@@ -1,0 +1,191 @@
+import type { Server, Socket } from 'node:net';
+import { Counter, Gauge } from 'prom-client';
+import type { CompactListenerConfig } from '../listenerSchema.js';
+import { compactAnswerer, type CompactAnswerDeps, type CompactAnswerer } from './compactAnswer.js';
+import {
+  EngineState,
+  ErrorCode,
+  FrameKind,
+  PROTOCOL_VERSION,
+  decodeHello,
+  decodeQuery,
+  encodeError,
+  encodeHelloAck,
+  encodePong,
+  readHeader,
+} from './frameCodec.js';
+import { longestWaiting, StreamConnection } from '../streamConnection.js';
+import { listenUnixSocket } from '../unixSocket.js';
+import { FrameReader, FramingError } from './frameReader.js';
+import { ReplyBatch } from './replyBatch.js';
+
+/** Queries a shim should keep in flight per connection (advertised in HELLO_ACK). */
+const MAX_INFLIGHT = 1024;
+/** Our name in HELLO_ACK. */
+const ENGINE_NAME = 'gslbd';
+
+/**
+ * The compact-protocol listener (docs/protocol.md) on a Unix socket, for the CoreDNS plugin and
+ * other shims. Each connection is read frame by frame and every QUERY answered synchronously
+ * from the engine's current snapshot. The replies to a received chunk are gathered into one
+ * buffer ({@link ReplyBatch}), so a burst of queries costs one write. When the peer does not
+ * read its replies (the send buffer is full) reading pauses until they drain. A broken length
+ * field, a frame over `maxFrameBytes`, a missing HELLO, a version mismatch or no complete frame
+ * for `idleTimeoutMs` (partial bytes do not count) closes that connection only; a malformed body
+ * or an unknown kind gets an ERROR frame and the connection stays open.
+ */
+export class CompactServer {
+  private server: Server | undefined;
+  private readonly connections = new Map<Socket, StreamConnection>();
+  private stopping = false;
+  private readonly connectionsGauge: Gauge;
+  private readonly protocolErrors: Counter<'reason'>;
+  private readonly answer: CompactAnswerer;
+
+  /**
+   * @param path the socket path, already resolved against the configuration file's folder.
+   */
+  constructor(
+    private readonly deps: CompactAnswerDeps,
+    private readonly config: CompactListenerConfig,
+    readonly path: string,
+  ) {
+    this.answer = compactAnswerer(deps);
+    const registry = deps.metrics.registry;
+    this.connectionsGauge =
+      (registry.getSingleMetric('gslbd_compact_connections') as Gauge | undefined) ??
+      new Gauge({ name: 'gslbd_compact_connections', help: 'Open compact-protocol connections', registers: [registry] });
+    this.protocolErrors =
+      (registry.getSingleMetric('gslbd_compact_protocol_errors_total') as Counter<'reason'> | undefined) ??
+      new Counter({
+        name: 'gslbd_compact_protocol_errors_total',
+        help: 'Compact-protocol frames answered with ERROR or connections closed for bad framing, by reason',
+        labelNames: ['reason'] as const,
+        registers: [registry],
+      });
+  }
+
+  /**
+   * Listens on the socket. A socket file left by a previous run is replaced, but only after a
+   * connection attempt to it fails (so a running engine's socket is never taken over).
+   * @throws Error when the path is too long, exists and is not a socket, is in use, or cannot be bound.
+   */
+  async start(): Promise<void> {
+    const server = await listenUnixSocket('compact', this.path, this.config.mode, (conn) => this.accept(conn));
+    server.on('error', (e) => this.deps.log.error({ err: e, component: 'compact' }, 'compact listener error'));
+    this.server = server;
+  }
+
+  /** Closes the listener and every connection, and removes the socket file. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const c of this.connections.keys()) c.destroy();
+    const server = this.server;
+    if (!server) return;
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+
+  private accept(conn: Socket): void {
+    if (this.stopping || (this.connections.size >= this.config.maxConnections && !this.evictIdle())) {
+      this.protocolErrors.inc({ reason: 'too-many-connections' });
+      conn.destroy();
+      return;
+    }
+    const stream = new StreamConnection(conn, this.config.idleTimeoutMs, undefined, () => this.protocolErrors.inc({ reason: 'idle-timeout' }));
+    this.connections.set(conn, stream);
+    this.connectionsGauge.set(this.connections.size);
+    conn.on('close', () => {
+      this.connections.delete(conn);
+      this.connectionsGauge.set(this.connections.size);
+    });
+    conn.on('error', () => conn.destroy());
+    this.serve(stream);
+  }
+
+  /**
+   * At the cap, closes the connection with no complete frame for the longest time, if that is at
+   * least half `idleTimeoutMs` (RFC 7766 §6.2.3 applied here: under pressure, idle connections go
+   * sooner; live shims PING every second and are never chosen).
+   */
+  private evictIdle(): boolean {
+    const idle = longestWaiting(this.connections.values(), this.config.idleTimeoutMs / 2);
+    if (!idle) return false;
+    this.protocolErrors.inc({ reason: 'idle-timeout' });
+    this.connections.delete(idle.socket);
+    idle.socket.destroy();
+    return true;
+  }
+
+  private serve(stream: StreamConnection): void {
+    const conn = stream.socket;
+    let version = 0;
+    let closing = false;
+    let frames = 0;
+    stream.arm();
+    const replies = new ReplyBatch((bytes) => stream.send(bytes));
+    const send = (frame: Buffer): void => replies.frame(frame);
+    const refuse = (id: number, code: number, reason: string, message: string): void => {
+      this.protocolErrors.inc({ reason });
+      closing = true;
+      replies.flush();
+      conn.end(encodeError(id, code, message));
+      conn.destroySoon();
+    };
+    const reader = new FrameReader(this.config.maxFrameBytes, (frame) => {
+      if (closing) return;
+      frames++;
+      const h = readHeader(frame);
+      if (version === 0) {
+        if (h.kind !== FrameKind.HELLO) return refuse(h.id, ErrorCode.BAD_REQUEST, 'no-hello', 'the first frame must be HELLO');
+        const hello = decodeHello(frame);
+        if (typeof hello === 'string') return refuse(0, ErrorCode.BAD_REQUEST, 'bad-body', hello);
+        if (hello.minVersion > PROTOCOL_VERSION || hello.maxVersion < PROTOCOL_VERSION) {
+          return refuse(0, ErrorCode.UNSUPPORTED_VERSION, 'version', `this engine speaks version ${PROTOCOL_VERSION} only`);
+        }
+        version = PROTOCOL_VERSION;
+        this.deps.log.info({ component: 'compact', peer: hello.name, maxInflight: hello.maxInflight }, 'compact client connected');
+        return send(encodeHelloAck(version, this.state(), MAX_INFLIGHT, ENGINE_NAME));
+      }
+      if (h.version !== version) {
+        return refuse(h.id, ErrorCode.UNSUPPORTED_VERSION, 'version', `frame version ${h.version}; this connection speaks ${version}`);
+      }
+      switch (h.kind) {
+        case FrameKind.QUERY: {
+          const q = decodeQuery(frame, h.flags);
+          if (typeof q === 'string') {
+            this.protocolErrors.inc({ reason: 'bad-body' });
+            return send(encodeError(h.id, ErrorCode.BAD_REQUEST, q));
+          }
+          return replies.answer(h.id, this.answer(q));
+        }
+        case FrameKind.PING:
+          return send(encodePong(h.id, this.state()));
+        case FrameKind.HELLO:
+          this.protocolErrors.inc({ reason: 'bad-body' });
+          return send(encodeError(h.id, ErrorCode.BAD_REQUEST, 'HELLO was already received on this connection'));
+        default:
+          this.protocolErrors.inc({ reason: 'unknown-kind' });
+          return send(encodeError(h.id, ErrorCode.UNKNOWN_KIND, `unknown frame kind ${h.kind}`));
+      }
+    });
+    conn.on('data', (chunk: Buffer) => {
+      const before = frames;
+      try {
+        reader.push(chunk);
+        replies.flush();
+        // The idle deadline restarts once per chunk that completed a frame, never on partial bytes.
+        if (frames !== before) stream.arm();
+      } catch (e) {
+        replies.discard();
+        if (!(e instanceof FramingError)) this.deps.log.error({ err: e, component: 'compact' }, 'compact frame handling failed');
+        this.protocolErrors.inc({ reason: e instanceof FramingError ? 'framing' : 'internal' });
+        closing = true;
+        conn.destroy();
+      }
+    });
+  }
+
+  private state(): number {
+    return this.stopping ? EngineState.STOPPING : EngineState.SERVING;
+  }
+}

@@ -1,0 +1,176 @@
+import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { createServer, isIPv6, type Server, type Socket } from 'node:net';
+import type { DnsListenerConfig } from '../listenerSchema.js';
+import { parseIp, type IpAddress } from '../../core/net/ipAddress.js';
+import { longestWaiting, StreamConnection } from '../streamConnection.js';
+import { handleMessage, type DnsFrontDoorDeps } from './handleMessage.js';
+
+/** A bound listener: the same port on UDP and TCP. */
+export interface BoundDnsListener {
+  readonly address: string;
+  readonly port: number;
+}
+
+/**
+ * The standalone DNS listener (SPEC §1): UDP and TCP on each configured address. TCP follows
+ * RFC 7766: pipelined queries answered in order; an idle timeout that only a complete query (or
+ * the drain of unsent replies) restarts, so a peer trickling bytes is closed too (§6.2.3); a
+ * connection cap (at the cap a new connection replaces the one idle longest if that has been idle
+ * for half the timeout, else it is closed at once); and back-pressure (reading and answering
+ * pause while replies are unsent).
+ * A message that cannot be answered is dropped; a TCP frame shorter than a header closes that
+ * connection only.
+ */
+export class DnsServer {
+  private readonly udp: UdpSocket[] = [];
+  private readonly tcp: Server[] = [];
+  private readonly connections = new Map<Socket, StreamConnection>();
+  readonly bound: BoundDnsListener[] = [];
+
+  constructor(
+    private readonly deps: DnsFrontDoorDeps,
+    private readonly listeners: readonly DnsListenerConfig[],
+  ) {}
+
+  /**
+   * Binds every listener. Port 0 picks a free port shared by UDP and TCP.
+   * @throws Error when an address cannot be bound (in use, not local).
+   */
+  async start(): Promise<void> {
+    for (const l of this.listeners) {
+      for (let attempt = 0; ; attempt++) {
+        const tcp = this.tcpServer();
+        const port = await listenTcp(tcp, l.address, l.port);
+        try {
+          const udp = await this.udpSocket(l.address, port);
+          this.udp.push(udp);
+          this.tcp.push(tcp);
+          this.bound.push({ address: l.address, port });
+          break;
+        } catch (e) {
+          tcp.close();
+          if (l.port !== 0 || attempt >= 20) throw e;
+        }
+      }
+    }
+  }
+
+  /** Closes every socket and connection. */
+  async stop(): Promise<void> {
+    for (const c of this.connections.keys()) c.destroy();
+    await Promise.all([
+      ...this.udp.map((s) => new Promise<void>((r) => s.close(() => r()))),
+      ...this.tcp.map((s) => new Promise<void>((r) => s.close(() => r()))),
+    ]);
+  }
+
+  private udpSocket(address: string, port: number): Promise<UdpSocket> {
+    const socket = createSocket({ type: isIPv6(address) ? 'udp6' : 'udp4', ipv6Only: isIPv6(address) });
+    // Most datagrams come from a few resolvers: parse a peer address only when it changes.
+    let peerText = '';
+    let peer: IpAddress | undefined;
+    socket.on('message', (msg, rinfo) => {
+      let reply: Buffer | null;
+      try {
+        if (rinfo.address !== peerText || !peer) {
+          peer = parseIp(rinfo.address);
+          peerText = rinfo.address;
+        }
+        reply = handleMessage(this.deps, msg, 'udp', peer);
+      } catch (e) {
+        this.deps.log.error({ err: e }, 'UDP message handling failed');
+        return;
+      }
+      if (reply) socket.send(reply, rinfo.port, rinfo.address);
+    });
+    return new Promise((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind(port, address, () => {
+        socket.off('error', reject);
+        socket.on('error', (e) => this.deps.log.warn({ err: e }, 'UDP socket error'));
+        resolve(socket);
+      });
+    });
+  }
+
+  private tcpServer(): Server {
+    const { tcpIdleTimeoutMs, tcpMaxConnections } = this.deps.behaviour;
+    return createServer({ noDelay: true }, (conn) => {
+      if (this.connections.size >= tcpMaxConnections && !this.evictIdle(tcpIdleTimeoutMs / 2)) {
+        conn.destroy();
+        return;
+      }
+      const stream = new StreamConnection(conn, tcpIdleTimeoutMs, () => {
+        stream.arm();
+        serve();
+      });
+      this.connections.set(conn, stream);
+      conn.on('close', () => this.connections.delete(conn));
+      conn.on('error', () => conn.destroy());
+      stream.arm();
+      const serve = this.serveTcp(stream);
+    });
+  }
+
+  /** Closes the connection idle longest if it has had no complete query for `minIdleMs` (see {@link longestWaiting}). */
+  private evictIdle(minIdleMs: number): boolean {
+    const idle = longestWaiting(this.connections.values(), minIdleMs);
+    if (!idle) return false;
+    this.connections.delete(idle.socket);
+    idle.socket.destroy();
+    return true;
+  }
+
+  /**
+   * Reads length-prefixed queries (RFC 1035 §4.2.2) and answers them in order. The idle deadline
+   * restarts on each complete query, never on partial bytes. While replies wait to drain, the
+   * queries already received stay queued and are answered after the drain (returned function).
+   */
+  private serveTcp(stream: StreamConnection): () => void {
+    const conn = stream.socket;
+    const peer = parseIp(conn.remoteAddress ?? '0.0.0.0');
+    let pending: Buffer = Buffer.alloc(0);
+    const serve = (): void => {
+      while (pending.length >= 2 && !stream.paused) {
+        const len = pending.readUInt16BE(0);
+        if (pending.length < 2 + len) break;
+        const msg = pending.subarray(2, 2 + len);
+        pending = pending.subarray(2 + len);
+        if (len < 12) {
+          conn.destroy();
+          return;
+        }
+        stream.arm();
+        let reply: Buffer | null;
+        try {
+          reply = handleMessage(this.deps, msg, 'tcp', peer);
+        } catch (e) {
+          this.deps.log.error({ err: e }, 'TCP message handling failed');
+          conn.destroy();
+          return;
+        }
+        if (!reply) continue;
+        const frame = Buffer.allocUnsafe(2 + reply.length);
+        frame.writeUInt16BE(reply.length, 0);
+        reply.copy(frame, 2);
+        stream.send(frame);
+      }
+    };
+    conn.on('data', (chunk: Buffer) => {
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      serve();
+    });
+    return serve;
+  }
+}
+
+function listenTcp(server: Server, address: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: address, port, ipv6Only: isIPv6(address) }, () => {
+      server.off('error', reject);
+      const a = server.address();
+      resolve(typeof a === 'object' && a ? a.port : port);
+    });
+  });
+}

@@ -1,0 +1,340 @@
+import { performance } from 'node:perf_hooks';
+import type { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
+import { canonicalName } from '../../core/dns/name.js';
+import { RECORD_TYPES, type RecordType } from '../../core/dns/records.js';
+import type { Engine } from '../../pipeline/engine.js';
+import type { Logger } from '../../core/telemetry/logger.js';
+import type { ResolveContext } from '../../core/views/resolveContext.js';
+import type { ZoneData } from '../../pipeline/zones/zoneIndex.js';
+import { LookupPairing } from './lookupPairing.js';
+import { parseLookupLine, type LookupLine } from './lookupLine.js';
+import { lookupReply, NO_RECORDS } from './lookupReply.js';
+import type { PowerDnsMetrics, ProtocolErrorReason, RequestOutcome } from './metrics.js';
+import { remoteClient, type RemoteClient } from './remoteClient.js';
+import { StaticLines, staticRepliesOf } from './staticReplies.js';
+import { zoneIdsOf } from './zoneIds.js';
+
+/** What the protocol handler needs from the process. */
+export interface RemoteBackendDeps {
+  readonly engine: Engine;
+  readonly metrics: PowerDnsMetrics;
+  readonly engineMetrics: EngineMetrics;
+  readonly log: Logger;
+  /** The engine's context with a read-only rotation view, for packet-less lookups. */
+  readonly lookOnlyCtx: ResolveContext;
+}
+
+/** The reply to one request line, and whether the connection closes after it. */
+export interface Reply {
+  /** The reply document followed by its newline, ready to write. */
+  readonly text: string;
+  readonly close: boolean;
+  /** Set when the connection closes because of bad input. */
+  readonly protocolError?: ProtocolErrorReason;
+}
+
+/**
+ * Methods of the PowerDNS 4.x remote backend API (4.7.3 remotebackend.cc and docs/backends/remote.rst)
+ * that gslbd does not offer. They are answered `{"result": false}`, which PowerDNS reads as "not
+ * supported / nothing": keys, TSIG, metadata writes, secondary and primary operation, updates,
+ * searches. `list` is among them: an AXFR would hand one client's GSLB answers to a secondary as
+ * static data (src/doors/powerdns/README.md).
+ */
+const NOT_OFFERED = new Set([
+  'list',
+  'getBeforeAndAfterNamesAbsolute',
+  'setDomainMetadata',
+  'getDomainKeys',
+  'addDomainKey',
+  'removeDomainKey',
+  'activateDomainKey',
+  'deactivateDomainKey',
+  'publishDomainKey',
+  'unpublishDomainKey',
+  'getTSIGKey',
+  'getTSIGKeys',
+  'setTSIGKey',
+  'deleteTSIGKey',
+  'setNotified',
+  'isMaster',
+  'superMasterBackend',
+  'createSlaveDomain',
+  'replaceRRSet',
+  'feedRecord',
+  'feedEnts',
+  'feedEnts3',
+  'startTransaction',
+  'commitTransaction',
+  'abortTransaction',
+  'calculateSOASerial',
+  'directBackendCmd',
+  'searchRecords',
+  'getUpdatedMasters',
+  'getUnfreshSlaveInfos',
+  'setStale',
+  'setFresh',
+  'APILookup',
+]);
+
+const OFFERED = new Set(['initialize', 'lookup', 'getAllDomains', 'getAllDomainMetadata', 'getDomainMetadata', 'getDomainInfo']);
+const RECORD_TYPE_NAMES: ReadonlySet<string> = new Set(RECORD_TYPES);
+const NOT_OFFERED_REPLY = '{"result":false}';
+const NOT_OFFERED_LINE = `${NOT_OFFERED_REPLY}\n`;
+
+/** An invalid request: answered without a `result` key (PowerDNS: SERVFAIL), connection kept. */
+class InvalidRequest extends Error {}
+
+/**
+ * One connection's side of the PowerDNS remote backend protocol (notes §2–§6): turns each
+ * request line into exactly one JSON reply document. Never throws.
+ *
+ * - `initialize`: `{"result": true}`; every connection-string option arrives as a string, and
+ *   `instance=` names the PowerDNS front-end in logs and metrics.
+ * - `getAllDomains`, `getDomainInfo`: our zones as native zones with their serials (never an
+ *   empty list: the socket opens only after the configuration loaded, and an empty list makes
+ *   PowerDNS refuse the zones for up to 300 s).
+ * - `getAllDomainMetadata` `{}`, `getDomainMetadata` `[]`: no metadata.
+ * - `lookup`: the records of one owner name, GSLB records selected for the client (see
+ *   {@link lookupReply}).
+ * - the rest of the API: `{"result": false}`.
+ *
+ * Failures: an exception inside the engine, or a request with invalid parameters, is answered
+ * with an object without `result`, which PowerDNS turns into SERVFAIL (and reconnects) — never
+ * `result: false` or `[]`, which PowerDNS would turn into a cached NXDOMAIN. Malformed JSON, a
+ * line that is not a request object, and unknown method names close the connection after that
+ * error reply; other connections are unaffected.
+ */
+export class RemoteBackendSession {
+  /** The `instance` option of the connection string, once initialized. */
+  instance: string | undefined;
+  private readonly pairing = new LookupPairing();
+  private readonly staticLines = new StaticLines();
+  private lastRealRemote = '';
+  private lastRemote = '';
+  private lastClient: RemoteClient | undefined;
+
+  constructor(private readonly deps: RemoteBackendDeps) {}
+
+  /** Handles one request line (without its newline). */
+  handle(line: string): Reply {
+    const repeated = this.repeatedLookup(line);
+    if (repeated !== undefined) return { text: repeated, close: false };
+    const lookup = parseLookupLine(line);
+    if (lookup !== undefined) return this.answer('lookup', lookup, lookup, line);
+    let request: unknown;
+    try {
+      request = JSON.parse(line);
+    } catch (e) {
+      return this.reject('malformed_json', `request is not JSON: ${(e as Error).message}`);
+    }
+    if (typeof request !== 'object' || request === null || Array.isArray(request) || typeof (request as { method?: unknown }).method !== 'string') {
+      return this.reject('not_a_request', 'request is not an object with a string "method"');
+    }
+    const method = (request as { method: string }).method;
+    const params = (request as { parameters?: unknown }).parameters;
+    if (!OFFERED.has(method)) {
+      if (NOT_OFFERED.has(method)) {
+        this.count(method, 'not_offered');
+        if (method === 'list') this.deps.log.info({ instance: this.instance, params }, 'AXFR refused: GSLB answers depend on the client');
+        return { text: NOT_OFFERED_LINE, close: false };
+      }
+      return this.reject('unknown_method', `unknown method ${JSON.stringify(method.slice(0, 64))}`);
+    }
+    const p = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+    return this.answer(method, p, undefined, line);
+  }
+
+  /**
+   * The reply to an offered method with parameters `p`; `lookup` holds a lookup's parameters when
+   * {@link parseLookupLine} read them from the line (else they are read from `p`).
+   */
+  private answer(method: string, p: object, lookup: LookupLine | undefined, line: string): Reply {
+    try {
+      const params = p as Record<string, unknown>;
+      if (method === 'lookup') {
+        const text = this.lookup(lookup ?? lookupParams(params), line);
+        this.count(method, 'ok');
+        return { text, close: false };
+      }
+      const text = this.dispatch(method, params);
+      this.count(method, text === NOT_OFFERED_REPLY ? 'not_offered' : 'ok');
+      return { text: `${text}\n`, close: false };
+    } catch (e) {
+      const invalid = e instanceof InvalidRequest;
+      this.count(method, invalid ? 'invalid' : 'error');
+      const message = (e as Error).message;
+      if (invalid) this.deps.log.warn({ instance: this.instance, method, reason: message }, 'invalid remote backend request; answering an error (SERVFAIL)');
+      else this.deps.log.error({ instance: this.instance, method, params: p, err: e }, 'remote backend request failed in the engine; answering an error (SERVFAIL)');
+      return { text: errorReply(invalid ? message : `engine error: ${message}`), close: false };
+    }
+  }
+
+  private dispatch(method: string, p: Record<string, unknown>): string {
+    switch (method) {
+      case 'initialize':
+        return this.initialize(p);
+      case 'getAllDomains':
+        return this.getAllDomains();
+      case 'getDomainInfo':
+        return this.getDomainInfo(p);
+      case 'getAllDomainMetadata':
+        return '{"result":{}}';
+      default:
+        return '{"result":[]}';
+    }
+  }
+
+  private initialize(p: Record<string, unknown>): string {
+    this.instance = typeof p.instance === 'string' ? p.instance : '';
+    this.deps.log.debug({ instance: this.instance, options: p }, 'PowerDNS connection initialized');
+    return JSON.stringify({ result: true, log: [`gslbd remote backend ready (instance "${this.instance}", generation ${this.deps.engine.snapshot.generation})`] });
+  }
+
+  private getAllDomains(): string {
+    const zones = this.deps.engine.snapshot.zones;
+    const ids = zoneIdsOf(zones);
+    return JSON.stringify({ result: [...zones.zones].map((z) => domainInfo(z, ids.idOf(z))) });
+  }
+
+  private getDomainInfo(p: Record<string, unknown>): string {
+    if (typeof p.name !== 'string') throw new InvalidRequest('getDomainInfo needs a string "name"');
+    const zones = this.deps.engine.snapshot.zones;
+    const zone = zones.zone(canonicalName(p.name));
+    return zone ? JSON.stringify({ result: domainInfo(zone, zoneIdsOf(zones).idOf(zone)) }) : NOT_OFFERED_REPLY;
+  }
+
+  /**
+   * The reply to a lookup line PowerDNS sent before in the same form, without parsing it: a
+   * static reply of this snapshot, or the paired selection of the previous identical lookup
+   * ({@link LookupPairing.takeLine}). PowerDNS repeats such lines around every query (the zone's
+   * SOA, the second lookup of a name), and parsing them was most of their cost. Undefined for
+   * any other line, which then takes the full path.
+   */
+  private repeatedLookup(line: string): string | undefined {
+    const { engine, metrics } = this.deps;
+    const snapshot = engine.snapshot;
+    let reply = this.staticLines.reply(snapshot, line);
+    if (reply === undefined) {
+      reply = this.pairing.takeLine(line, snapshot, engine.ctx);
+      if (reply === undefined) return undefined;
+      metrics.reuses++;
+    }
+    metrics.lookups++;
+    this.count('lookup', 'ok');
+    return reply;
+  }
+
+  private lookup(p: LookupLine, line: string): string {
+    const metrics = this.deps.metrics;
+    // Timing every lookup would cost as much as a cheap lookup; every 16th is representative.
+    const started = (metrics.lookups++ & 15) === 0 ? performance.now() : -1;
+    const reply = this.lookupReply(p, line);
+    if (started >= 0) metrics.observeLookup((performance.now() - started) / 1000);
+    return reply;
+  }
+
+  private lookupReply(p: LookupLine, line: string): string {
+    const { qname, qtype, remote, realRemote, zoneId } = p;
+    const rc = this.clientOf(realRemote, remote);
+    const { engine } = this.deps;
+    const snapshot = engine.snapshot;
+    const allTypes = qtype === 'ANY';
+    const replies = allTypes ? staticRepliesOf(snapshot, qname) : undefined;
+    const known = replies?.get(zoneId);
+    if (known !== undefined) {
+      this.staticLines.remember(snapshot, line, known);
+      return known;
+    }
+    let type: RecordType | undefined;
+    if (!allTypes) {
+      const upper = qtype.toUpperCase();
+      if (!RECORD_TYPE_NAMES.has(upper)) return NO_RECORDS;
+      type = upper as RecordType;
+    }
+    // Configured names hold only letters, digits, '-', '_' and '*'; a name PowerDNS had to
+    // escape (\DDD, \., \\) can be no owner of ours.
+    if (qname.includes('\\')) return NO_RECORDS;
+
+    const pairs = allTypes && !rc.packetless;
+    const now = engine.ctx.now();
+    const paired = pairs ? this.pairing.take(qname, realRemote, remote, snapshot, now) : undefined;
+    if (paired !== undefined) {
+      this.deps.metrics.reuses++;
+      return paired;
+    }
+    const name = canonicalName(qname);
+    const ids = zoneIdsOf(snapshot.zones);
+    const hinted: ZoneData | undefined = zoneId >= 0 ? ids.zoneOf(zoneId) : undefined;
+    const contents = engine.nameRrsets(name, rc.client, rc.packetless ? this.deps.lookOnlyCtx : engine.ctx, type, hinted);
+    if (!contents) {
+      if (replies) {
+        replies.set(zoneId, NO_RECORDS);
+        this.staticLines.remember(snapshot, line, NO_RECORDS);
+      }
+      return NO_RECORDS;
+    }
+    const reply = lookupReply(p.qnameJson, contents, rc, ids.idOf(contents.zone), allTypes);
+    if (!contents.dynamic) {
+      if (replies) {
+        replies.set(zoneId, reply);
+        this.staticLines.remember(snapshot, line, reply);
+      }
+      return reply;
+    }
+    if (!rc.packetless) {
+      for (const rrset of contents.rrsets) for (const dc of rrset.dcs) this.deps.engineMetrics.countDc(dc);
+    }
+    if (pairs && name !== contents.zone.name && !name.startsWith('*.')) this.pairing.put(line, qname, realRemote, remote, reply, snapshot, now);
+    return reply;
+  }
+
+  /** The client of a lookup; the two or three lookups of one query repeat the same strings. */
+  private clientOf(realRemote: string, remote: string): RemoteClient {
+    if (realRemote !== this.lastRealRemote || remote !== this.lastRemote || !this.lastClient) {
+      try {
+        this.lastClient = remoteClient(realRemote, remote);
+      } catch (e) {
+        throw new InvalidRequest((e as Error).message);
+      }
+      this.lastRealRemote = realRemote;
+      this.lastRemote = remote;
+    }
+    return this.lastClient;
+  }
+
+  private reject(reason: ProtocolErrorReason, message: string): Reply {
+    this.deps.metrics.protocolErrors.inc({ reason });
+    this.deps.log.warn({ instance: this.instance, reason: message }, 'bad remote backend request; closing the connection');
+    return { text: errorReply(message), close: true, protocolError: reason };
+  }
+
+  private count(method: string, outcome: RequestOutcome): void {
+    this.deps.metrics.countRequest(method, outcome);
+  }
+}
+
+/**
+ * A lookup's parameters from its parsed `parameters` object (any key order, escapes; what
+ * {@link parseLookupLine} does not read). `zone-id` is −1 when absent or not a number.
+ * @throws InvalidRequest when `qname`, `qtype`, `remote` or `real-remote` is not a string.
+ */
+function lookupParams(p: Record<string, unknown>): LookupLine {
+  const { qname, qtype, remote } = p;
+  const realRemote = p['real-remote'];
+  if (typeof qname !== 'string' || typeof qtype !== 'string' || typeof remote !== 'string' || typeof realRemote !== 'string') {
+    throw new InvalidRequest('lookup needs string "qname", "qtype", "remote" and "real-remote"');
+  }
+  const zoneId = typeof p['zone-id'] === 'number' ? p['zone-id'] : -1;
+  return { qname, qnameJson: JSON.stringify(qname), qtype, remote, realRemote, zoneId };
+}
+
+/** A reply line without `result`: PowerDNS raises "No 'result' field", answers SERVFAIL and reconnects (notes §6). */
+export function errorReply(message: string): string {
+  return `${JSON.stringify({ error: message })}\n`;
+}
+
+/** The domain-info object PowerDNS reads (`parseDomainInfo`, notes §3.1): a native zone with its serial. */
+function domainInfo(zone: ZoneData, id: number): object {
+  const serial = zone.soa.data.serial;
+  return { id, zone: zone.name === '' ? '.' : `${zone.name}.`, kind: 'native', serial, notified_serial: serial, last_check: 0, masters: [] };
+}

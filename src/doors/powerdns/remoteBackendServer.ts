@@ -1,0 +1,193 @@
+import { unlinkSync } from 'node:fs';
+import type { Server, Socket } from 'node:net';
+import type { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
+import type { PowerdnsListenerConfig } from '../listenerSchema.js';
+import type { Engine } from '../../pipeline/engine.js';
+import type { Logger } from '../../core/telemetry/logger.js';
+import { PowerDnsMetrics } from './metrics.js';
+import { errorReply, RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
+import { longestWaiting, StreamConnection } from '../streamConnection.js';
+import { listenUnixSocket } from '../unixSocket.js';
+import { RequestLines } from './requestLines.js';
+
+/**
+ * The PowerDNS front door of an engine (not yet listening: call `start()`), with its metrics on
+ * the engine's registry. `path` is the absolute socket path.
+ */
+export function powerDnsFrontDoor(engine: Engine, metrics: EngineMetrics, log: Logger, config: PowerdnsListenerConfig, path: string): RemoteBackendServer {
+  const ctx = engine.ctx;
+  const lookOnlyCtx = { random: () => ctx.random(), now: () => ctx.now(), rotation: ctx.rotation.readOnlyView() };
+  const deps: RemoteBackendDeps = { engine, metrics: new PowerDnsMetrics(metrics.registry), engineMetrics: metrics, log, lookOnlyCtx };
+  return new RemoteBackendServer(deps, config, path);
+}
+
+/** Warnings about rejected or timed-out connections are logged at most this often (ms), each kind. */
+const REJECT_WARNING_INTERVAL_MS = 60000;
+
+/**
+ * The PowerDNS remote backend front door: a Unix socket server (SPEC §1) that pdns_server
+ * connects to (`remote-connection-string=unix:path=...`). Each connection gets its own
+ * {@link RemoteBackendSession}; requests are newline-delimited JSON, answered in order, one reply
+ * document per request. PowerDNS keeps one request outstanding per connection and gets its
+ * concurrency from many connections (receiver-threads × distributor-threads, +1 for TCP).
+ *
+ * Bad input closes only the offending connection: malformed JSON, an unknown method, a line over
+ * `maxRequestBytes` (after its error reply, even while the peer keeps sending). A connection that
+ * sends no complete request within `requestTimeoutMs` of connecting, or leaves a request line
+ * incomplete that long, is closed (a stuck or hostile peer must not hold one of the
+ * `maxConnections` places). Connections beyond `maxConnections` are closed at once. An idle
+ * connection between requests is kept: PowerDNS keeps its connections for its lifetime, and a
+ * connection it finds closed costs a SERVFAIL. Replies wait for the peer to read them with one
+ * `drain` listener (shared {@link StreamConnection}).
+ */
+export class RemoteBackendServer {
+  private server: Server | undefined;
+  private readonly connections = new Map<Socket, StreamConnection>();
+  /** Open connections per `instance` name, behind the connections gauge. */
+  private readonly perInstance = new Map<string, number>();
+  private lastRejectWarningMs = -Infinity;
+  private lastTimeoutWarningMs = -Infinity;
+
+  constructor(
+    private readonly deps: RemoteBackendDeps,
+    private readonly config: PowerdnsListenerConfig,
+    /** Absolute socket path (the configured path resolved against the configuration file). */
+    readonly path: string,
+  ) {}
+
+  /**
+   * Creates the socket. A stale socket file left by a process that is gone is replaced; a socket
+   * another process still listens on, or a file that is not a socket, is an error.
+   * @throws Error when the path is too long, in use, not a socket, or cannot be bound.
+   */
+  async start(): Promise<void> {
+    const server = await listenUnixSocket('PowerDNS', this.path, this.config.mode, (conn) => this.accept(conn));
+    server.on('error', (e) => this.deps.log.error({ err: e }, 'PowerDNS socket error'));
+    this.server = server;
+  }
+
+  /** Closes the socket and every connection, and removes the socket file. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    for (const c of this.connections.keys()) c.destroy();
+    await new Promise<void>((r) => server.close(() => r()));
+    try {
+      unlinkSync(this.path);
+    } catch {
+      // already gone: nothing to clean up
+    }
+  }
+
+  private accept(conn: Socket): void {
+    const { metrics, log } = this.deps;
+    if (this.connections.size >= this.config.maxConnections && !this.evictWaiting()) {
+      metrics.connectionsTotal.inc({ result: 'rejected' });
+      conn.destroy();
+      const now = Date.now();
+      if (now - this.lastRejectWarningMs >= REJECT_WARNING_INTERVAL_MS) {
+        this.lastRejectWarningMs = now;
+        log.warn({ maxConnections: this.config.maxConnections }, 'PowerDNS connection rejected: maxConnections are open');
+      }
+      return;
+    }
+    metrics.connectionsTotal.inc({ result: 'accepted' });
+    const session = new RemoteBackendSession(this.deps);
+    const lines = new RequestLines(this.config.maxRequestBytes);
+    let counted: string | undefined;
+    let closing = false;
+    const setInstance = (): void => {
+      const instance = (session.instance ?? '').slice(0, 64);
+      if (counted === instance) return;
+      if (counted !== undefined) this.leave(counted);
+      this.join(instance);
+      counted = instance;
+    };
+    setInstance();
+
+    // Deadline: armed from connecting until the first complete request (pdns sends `initialize`
+    // at once) and while a request line is incomplete; an idle connection between requests is
+    // normal for pdns (it keeps its connections for its lifetime) and has none.
+    const stream = new StreamConnection(conn, this.config.requestTimeoutMs, undefined, () => {
+      closing = true;
+      metrics.protocolErrors.inc({ reason: 'request_timeout' });
+      const now = Date.now();
+      if (now - this.lastTimeoutWarningMs >= REJECT_WARNING_INTERVAL_MS) {
+        this.lastTimeoutWarningMs = now;
+        log.warn({ instance: session.instance, requestTimeoutMs: this.config.requestTimeoutMs }, 'PowerDNS connection sent no complete request in time; closed');
+      }
+    });
+    stream.arm();
+    this.connections.set(conn, stream);
+    conn.on('data', (chunk: Buffer) => {
+      if (closing) return;
+      const complete = lines.push(chunk);
+      if (complete === 'oversized') {
+        closing = true;
+        stream.disarm();
+        metrics.protocolErrors.inc({ reason: 'oversized' });
+        log.warn({ instance: session.instance, maxRequestBytes: this.config.maxRequestBytes }, 'PowerDNS request line too long; closing the connection');
+        // Closed once the error reply is out, whatever the peer keeps sending.
+        conn.end(errorReply(`request longer than ${this.config.maxRequestBytes} bytes`), () => conn.destroy());
+        return;
+      }
+      if (complete.length === 0) {
+        if (!stream.armed) stream.arm();
+      } else if (lines.partialBytes > 0) stream.arm();
+      else stream.disarm();
+      for (const line of complete) {
+        if (line.trim() === '') continue;
+        const reply = session.handle(line);
+        if (reply.close) {
+          closing = true;
+          conn.end(reply.text);
+          return;
+        }
+        setInstance();
+        stream.send(reply.text);
+      }
+    });
+    conn.on('error', () => conn.destroy());
+    conn.on('close', () => {
+      this.connections.delete(conn);
+      if (counted !== undefined) this.leave(counted);
+      if (!closing && lines.partialBytes > 0) {
+        metrics.protocolErrors.inc({ reason: 'disconnect_mid_request' });
+        log.debug({ instance: session.instance, bytes: lines.partialBytes }, 'PowerDNS connection closed in the middle of a request');
+      }
+    });
+  }
+
+  /**
+   * At the cap, closes the connection that has waited longest for a request to complete, if that
+   * is at least half `requestTimeoutMs` (RFC 7766 §6.2.3 applied here: under pressure, stuck
+   * connections go sooner). Connections idle between requests are pdns's own and are never chosen.
+   */
+  private evictWaiting(): boolean {
+    const stuck = longestWaiting(this.connections.values(), this.config.requestTimeoutMs / 2);
+    if (!stuck) return false;
+    this.deps.metrics.protocolErrors.inc({ reason: 'request_timeout' });
+    this.connections.delete(stuck.socket);
+    stuck.socket.destroy();
+    return true;
+  }
+
+  private join(instance: string): void {
+    const open = (this.perInstance.get(instance) ?? 0) + 1;
+    this.perInstance.set(instance, open);
+    this.deps.metrics.connections.set({ instance }, open);
+  }
+
+  /** Lowers an instance's connection gauge and drops its label at zero, so labels stay bounded. */
+  private leave(instance: string): void {
+    const open = (this.perInstance.get(instance) ?? 1) - 1;
+    if (open > 0) {
+      this.perInstance.set(instance, open);
+      this.deps.metrics.connections.set({ instance }, open);
+    } else {
+      this.perInstance.delete(instance);
+      this.deps.metrics.connections.remove({ instance });
+    }
+  }
+}

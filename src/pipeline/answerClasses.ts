@@ -1,0 +1,250 @@
+import type { IpAddress } from '../core/net/ipAddress.js';
+import { formatQualifiers, type Location, type Qualifiers } from '../core/location/location.js';
+import type { LocationDb, LocationTilings } from '../core/location/locationDb.js';
+import { BucketRangeTable4 } from '../core/lpm/bucketRangeTable.js';
+import { hugePageBuffer, rangesInHugePages } from '../core/lpm/hugePages.js';
+import { narrowIds, RangeTable4, RangeTable6, unpackPrefix, type RangeIds } from '../core/lpm/rangeTable.js';
+import type { Tiling } from '../core/lpm/tiling.js';
+import type { DcRanking } from './ranking.js';
+import { decisionShapeId, locationDecisionKey, type DecisionShape } from './locationDecision.js';
+import { locationMatches } from '../core/location/locationPattern.js';
+import { distanceTo, proximityRanking, sharedScore } from '../capabilities/proximity/proximityRanking.js';
+import { LOCATION_READ, narrowScope, type CompiledDataCenter, type SelectionState } from './stage.js';
+
+/**
+ * Answer classes of one record, precomputed at load (as gdnsd merges its maps per resource): every
+ * location of the location table is reduced to the decision this record makes from it — the
+ * steps that can still decide, each a rule's condition with its location tests folded to their
+ * truths and the rank groups it gives, down to the static-proximity ranking or the default group
+ * (`../policies/locationDecision.ts`) — and neighbouring ranges whose decisions are equal are
+ * merged. Locations whose patterns read differently but that decide alike (two countries bound
+ * to the same view, a ranking no health state can reach) share a class. A lookup in these tables
+ * gives the class and the largest aligned block around the client with that class, so
+ * neighbouring locations that get the same answer share one wider ECS scope (SPEC §8 goal).
+ *
+ * A class keeps the pattern truths and ranking of its first location (its representative): the
+ * stages evaluate those, which decide exactly as every other member's would, for every health
+ * state, client subnet and query name.
+ */
+export interface LocationClass {
+  /** Truth of each location pattern slot (1 = matches), of the class's representative. */
+  readonly patterns: Uint8Array;
+  /** Static-proximity ranking of the record's data centers; null when the location is unknown. */
+  readonly ranking: DcRanking | null;
+  /** The representative location in dotted form (shown by /explain). */
+  readonly representative: string;
+}
+
+/** The class tables of one record over one location database. */
+export class LocationClasses {
+  private lastState: SelectionState | undefined;
+  private lastPacked = 0;
+
+  constructor(
+    /** The database the classes were derived from; any other database makes them unusable. */
+    readonly geo: LocationDb,
+    /** IPv4 classes: the bucket layout for cold caches, or sorted starts beyond 65,536 classes. */
+    readonly v4: BucketRangeTable4 | RangeTable4<RangeIds>,
+    readonly v6: RangeTable6<RangeIds>,
+    readonly classes: readonly LocationClass[],
+  ) {}
+
+  /** Packed `classId * 256 + prefixLength` for an address (IPv4 table for IPv4 and mapped addresses). */
+  lookup(a: IpAddress): number {
+    return a.family === 4 ? this.v4.lookup(a.w0) : this.v6.lookup(a.w0, a.w1, a.w2, a.w3);
+  }
+
+  /** The client's class for one selection, looked up once; narrows the ECS scope to its block. */
+  classOf(s: SelectionState): LocationClass {
+    if (this.lastState !== s) {
+      this.lastState = s;
+      this.lastPacked = this.lookup(s.client.address);
+      const prefix = unpackPrefix(this.lastPacked);
+      narrowScope(s, prefix);
+      s.clientReads |= LOCATION_READ;
+      if (s.trace) {
+        s.trace.step('scope', {
+          input: `answer class of the client's location (locations merged by identical decision for this record: ${this.classes.length} classes, ${this.v4.size + this.v6.size} ranges)`,
+          representative: this.classes[Math.floor(this.lastPacked / 256)]!.representative,
+          prefix,
+          scopeSoFar: s.scope,
+        });
+      }
+    }
+    return this.classes[Math.floor(this.lastPacked / 256)]!;
+  }
+}
+
+/** The client's answer class for this selection, or undefined when the record has no usable tables. */
+export function recordClass(s: SelectionState): LocationClass | undefined {
+  const lc = s.record.locationClasses;
+  return lc && lc.geo === s.env.geo ? lc.classOf(s) : undefined;
+}
+
+/** What a record's decision reads from the client's location. */
+export interface LocationReads {
+  /** `clientLocation` pattern lists, one per slot. */
+  readonly patterns: readonly (readonly Qualifiers[])[];
+  /** The record's data centers when its ranking is static proximity. */
+  readonly proximityDcs: readonly CompiledDataCenter[] | undefined;
+  /** How the decision reads them: locations are merged by decision; absent, by what they read. */
+  readonly decision?: DecisionShape;
+}
+
+/** Class tables by database, then by what the record reads: records with equal reads share them. */
+const cache = new WeakMap<LocationDb, Map<string, LocationClasses>>();
+/** Distinct reads kept per database; beyond it the cache starts afresh (old snapshots keep theirs). */
+const CACHE_LIMIT = 256;
+
+/**
+ * The answer-class tables of a record, or undefined when its decision reads nothing from the
+ * location or the database cannot be enumerated (no `tilings()`: the stages then use the
+ * location itself, with the location block as scope).
+ * Cost: one pass over the location table and one over the ranges (a few ms per 100k ranges),
+ * shared by every record with the same reads.
+ */
+export function locationClassesFor(geo: LocationDb, reads: LocationReads): LocationClasses | undefined {
+  if (!geo.tilings) return undefined;
+  if (reads.patterns.length === 0 && !reads.proximityDcs) return undefined;
+  const key = JSON.stringify([reads.patterns, reads.proximityDcs?.map((d) => [d.index, d.qualifiers, d.lat, d.lon]), reads.decision && decisionShapeId(reads.decision)]);
+  let byReads = cache.get(geo);
+  if (!byReads || byReads.size >= CACHE_LIMIT) cache.set(geo, (byReads = new Map()));
+  let lc = byReads.get(key);
+  if (!lc) byReads.set(key, (lc = build(geo, geo.tilings(), reads)));
+  return lc;
+}
+
+function build(geo: LocationDb, tilings: LocationTilings, reads: LocationReads): LocationClasses {
+  const classes: LocationClass[] = [];
+  const classByKey = new Map<string, number>();
+  /** Class of each distinct read (pattern truths and ranking order): decisions are computed once per read. */
+  const classByRead = new Map<string, number>();
+  const rankings = new Map<string, DcRanking>();
+  const order = reads.proximityDcs ? new ProximityOrder(reads.proximityDcs) : undefined;
+  const slots = reads.patterns.length;
+  const bits = new Uint8Array(slots);
+  const n = tilings.locationCount;
+  const classOfLocation = new Uint32Array(n);
+  for (let id = 0; id < n; id++) {
+    const location = tilings.decode(id);
+    let read = '';
+    for (let slot = 0; slot < slots; slot++) {
+      let match = 0;
+      for (const p of reads.patterns[slot]!) {
+        if (locationMatches(p, location.qualifiers)) {
+          match = 1;
+          break;
+        }
+      }
+      bits[slot] = match;
+      read += match;
+    }
+    const rankingKey = order && !isUnknownLocation(id, location) ? order.key(location) : 'unknown';
+    read += `|${rankingKey}`;
+    let c = classByRead.get(read);
+    if (c === undefined) {
+      let ranking: DcRanking | null = null;
+      if (rankingKey !== 'unknown') {
+        ranking = rankings.get(rankingKey) ?? proximityRanking(location, reads.proximityDcs!);
+        rankings.set(rankingKey, ranking);
+      }
+      const key = reads.decision ? locationDecisionKey(reads.decision, bits, ranking) : read;
+      c = classByKey.get(key);
+      if (c === undefined) {
+        c = classes.length;
+        classes.push({ patterns: bits.slice(), ranking, representative: formatQualifiers(location.qualifiers) });
+        classByKey.set(key, c);
+      }
+      classByRead.set(read, c);
+    }
+    classOfLocation[id] = c;
+  }
+  const v4 = remap(tilings.v4, classOfLocation, 1);
+  const v6 = remap(tilings.v6, classOfLocation, 4);
+  // Class ids are few (hundreds): one byte per range keeps the tables small in the caches, and
+  // IPv4 ids fit beside their starts in the bucket layout. Both families live in huge pages when
+  // large: every query reads these tables with cold caches (fewer lines, fewer TLB misses).
+  const v4ids = narrowIds(v4.ids, classes.length);
+  const v6ranges = rangesInHugePages(v6.starts, narrowIds(v6.ids, classes.length));
+  return new LocationClasses(
+    geo,
+    classes.length <= 0x10000 ? new BucketRangeTable4(v4.starts, v4ids, hugePageBuffer) : new RangeTable4(v4.starts, v4ids),
+    new RangeTable6(v6ranges.starts, v6ranges.ids),
+    classes,
+  );
+}
+
+/**
+ * The static-proximity order of a fixed set of data centers as a short string key, computed
+ * without allocation per location (110k locations in GeoLite2 City): the same comparison as
+ * {@link proximityRanking}, whose groups it names; equal keys mean equal rankings.
+ */
+class ProximityOrder {
+  private readonly shared: Int32Array;
+  private readonly km: Float64Array;
+  private readonly idx: Int32Array;
+
+  constructor(private readonly dcs: readonly CompiledDataCenter[]) {
+    this.shared = new Int32Array(dcs.length);
+    this.km = new Float64Array(dcs.length);
+    this.idx = new Int32Array(dcs.length);
+  }
+
+  key(client: Location): string {
+    const { dcs, shared, km, idx } = this;
+    for (let i = 0; i < dcs.length; i++) {
+      const dc = dcs[i]!;
+      shared[i] = sharedScore(client.qualifiers, dc.qualifiers);
+      km[i] = distanceTo(client, dc);
+      idx[i] = i;
+    }
+    // Insertion sort (stable): a record has a handful of data centers.
+    for (let i = 1; i < idx.length; i++) {
+      const x = idx[i]!;
+      let j = i - 1;
+      while (j >= 0 && this.before(x, idx[j]!)) {
+        idx[j + 1] = idx[j]!;
+        j--;
+      }
+      idx[j + 1] = x;
+    }
+    let key = '';
+    for (let i = 0; i < idx.length; i++) {
+      if (i > 0) key += this.before(idx[i - 1]!, idx[i]!) ? '>' : '=';
+      key += idx[i];
+    }
+    return key;
+  }
+
+  /** True when data center `a` ranks strictly before `b`. */
+  private before(a: number, b: number): boolean {
+    const { shared, km } = this;
+    if (shared[a] !== shared[b]) return shared[a]! > shared[b]!;
+    return km[a]! < km[b]!;
+  }
+}
+
+/**
+ * A location the data says nothing about: id 0, or an entry with no qualifier and no
+ * coordinates. Static proximity treats both alike (its rule 5).
+ */
+export function isUnknownLocation(id: number, l: Location): boolean {
+  return id === 0 || (l.lat === undefined && l.qualifiers.every((q) => q === ''));
+}
+
+/**
+ * A tiling with each location id replaced by its class, adjacent ranges of the same class merged.
+ * `stride` is the words per range start (1 for IPv4, 4 for IPv6).
+ */
+function remap(t: Tiling, classOf: Uint32Array, stride: 1 | 4): { starts: Uint32Array; ids: Uint32Array } {
+  const starts = new Uint32Array(t.starts.length);
+  const ids = new Uint32Array(t.ids.length);
+  let m = 0;
+  for (let i = 0; i < t.ids.length; i++) {
+    const c = classOf[t.ids[i]!]!;
+    if (m > 0 && ids[m - 1] === c) continue;
+    for (let w = 0; w < stride; w++) starts[m * stride + w] = t.starts[i * stride + w]!;
+    ids[m++] = c;
+  }
+  return { starts: starts.slice(0, m * stride), ids: ids.slice(0, m) };
+}

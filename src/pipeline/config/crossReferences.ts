@@ -1,0 +1,124 @@
+import { isIP } from 'node:net';
+import type { z } from 'zod';
+import { configuredName, isInZone, ownerInZone } from '../../core/dns/name.js';
+import { parseRecordData } from '../../core/dns/presentation.js';
+import type { GslbRecordType } from '../../core/dns/records.js';
+import type { GslbRecordConfig } from './recordSchema.js';
+import type { DataCenterConfig, EndpointConfig, ServiceConfig } from './topologySchema.js';
+import type { ZoneConfig } from './zoneSchema.js';
+
+interface CrossReferenced {
+  zones: ZoneConfig[];
+  datacenters: DataCenterConfig[];
+  services: ServiceConfig[];
+  records: GslbRecordConfig[];
+}
+
+/**
+ * Checks what one field cannot check alone: names refer to things that exist, names are unique,
+ * GSLB records lie in a zone and their service can answer their type, a CNAME stands alone at
+ * its name (RFC 1034 §3.6.2, RFC 2181 §10.1). Every issue carries the path of the offending field.
+ */
+export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx): void {
+  const issue = (path: (string | number)[], message: string): void => {
+    ctx.addIssue({ code: 'custom', path, message });
+  };
+
+  const zoneNames = new Set<string>();
+  cfg.zones.forEach((zone, zi) => {
+    if (zoneNames.has(zone.name)) issue(['zones', zi, 'name'], `zone "${zone.name}" is defined twice`);
+    zoneNames.add(zone.name);
+    zone.records.forEach((r, ri) => {
+      const owner = relativeOwner(r.name);
+      if (owner !== '@' && zone.name !== '' && isInZone(owner, zone.name)) {
+        issue(['zones', zi, 'records', ri, 'name'], `owner names in a zone are relative: write "${owner.slice(0, -zone.name.length - 1) || '@'}", not "${r.name}"`);
+      }
+    });
+  });
+
+  const dcNames = new Set<string>();
+  cfg.datacenters.forEach((dc, i) => {
+    if (dcNames.has(dc.name)) issue(['datacenters', i, 'name'], `data center "${dc.name}" is defined twice`);
+    dcNames.add(dc.name);
+  });
+
+  const services = new Map<string, ServiceConfig>();
+  cfg.services.forEach((svc, si) => {
+    if (services.has(svc.name)) issue(['services', si, 'name'], `service "${svc.name}" is defined twice`);
+    services.set(svc.name, svc);
+    svc.endpoints.forEach((ep, ei) => {
+      if (!dcNames.has(ep.dc)) issue(['services', si, 'endpoints', ei, 'dc'], `unknown data center "${ep.dc}"`);
+    });
+  });
+
+  // Owner names with their types, static and GSLB, to enforce CNAME exclusivity and uniqueness.
+  const typesAt = new Map<string, Map<string, (string | number)[]>>();
+  const claim = (name: string, type: string, path: (string | number)[]): void => {
+    let types = typesAt.get(name);
+    if (!types) typesAt.set(name, (types = new Map()));
+    const cname = types.get('CNAME');
+    if (type === 'CNAME' && types.size > 0 && !(types.size === 1 && cname)) {
+      issue(path, `a CNAME cannot share the name "${name}" with other records`);
+    } else if (type !== 'CNAME' && cname) {
+      issue(path, `"${name}" already has a CNAME; no other record may share its name`);
+    }
+    if (type === 'CNAME' && cname) issue(path, `"${name}" has more than one CNAME`);
+    if (!types.has(type)) types.set(type, path);
+  };
+  cfg.zones.forEach((zone, zi) => {
+    claim(zone.name, 'SOA', ['zones', zi, 'soa']);
+    claim(zone.name, 'NS', ['zones', zi, 'ns']);
+  });
+  cfg.zones.forEach((zone, zi) =>
+    zone.records.forEach((r, ri) => claim(ownerInZone(relativeOwner(r.name), zone.name), r.type, ['zones', zi, 'records', ri])),
+  );
+
+  cfg.records.forEach((rec, i) => {
+    const path = ['records', i];
+    if (!cfg.zones.some((z) => isInZone(rec.name, z.name))) issue([...path, 'name'], `"${rec.name}" is not inside any configured zone`);
+    if (typesAt.get(rec.name)?.has(rec.type) && rec.type !== 'CNAME') {
+      issue([...path, 'name'], `"${rec.name}" ${rec.type} is defined twice`);
+    }
+    claim(rec.name, rec.type, [...path, 'type']);
+    const svc = services.get(rec.service);
+    if (!svc) {
+      issue([...path, 'service'], `unknown service "${rec.service}"`);
+    } else if (!svc.endpoints.some((e) => endpointAnswers(e, rec.type))) {
+      issue([...path, 'service'], `service "${rec.service}" has no endpoint that can answer ${rec.type}`);
+    }
+    if ('default' in rec.policy) {
+      rec.policy.default.forEach((dc, di) => {
+        if (!dcNames.has(dc)) issue([...path, 'policy', 'default', di], `unknown data center "${dc}"`);
+      });
+    }
+    if (rec.policy.type === 'multi-source' && rec.policy.service !== undefined && !services.has(rec.policy.service)) {
+      issue([...path, 'policy', 'service'], `unknown service "${rec.policy.service}"`);
+    }
+    rec.failsafe.forEach((text, fi) => {
+      try {
+        parseRecordData(rec.type, text);
+      } catch (e) {
+        issue([...path, 'failsafe', fi], `not valid ${rec.type} data: ${(e as Error).message}`);
+      }
+    });
+  });
+}
+
+/** Canonical form of a static record's relative owner (`@` stays `@`); the schema validated it. */
+function relativeOwner(name: string): string {
+  return name === '@' ? '@' : configuredName(name);
+}
+
+/** True when an endpoint can produce data for a GSLB record type. */
+export function endpointAnswers(e: EndpointConfig, type: GslbRecordType): boolean {
+  switch (type) {
+    case 'A':
+      return e.address !== undefined && isIP(e.address) === 4;
+    case 'AAAA':
+      return e.address !== undefined && isIP(e.address) === 6;
+    case 'SRV':
+      return e.target !== undefined && e.port !== undefined;
+    default:
+      return e.target !== undefined;
+  }
+}

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { configuredName } from '../../core/dns/name.js';
+import { parseRecordData } from '../../core/dns/presentation.js';
+import type { RecordData, RecordType } from '../../core/dns/records.js';
+import { domainNameSchema, ttlSchema } from '../../core/config/fieldSchemas.js';
+
+/** Types a static record in a zone may have (SOA comes from the zone's `soa`). */
+export const STATIC_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'NS', 'MX', 'TXT', 'SRV', 'PTR', 'CAA'] as const;
+
+/**
+ * A static record. `name` is relative to its zone (`www`, `@` for the apex, `*.dyn` for a
+ * wildcard); targets inside `data` are absolute. `data` is in presentation form
+ * (`10 mx.example.test`, `"0 issue \"ca.example\""`), or a list of strings for TXT.
+ */
+export const staticRecordSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    type: z.enum(STATIC_RECORD_TYPES),
+    ttl: ttlSchema.optional(),
+    data: z.union([z.string(), z.array(z.string()).min(1)]),
+  })
+  .transform((r, ctx) => {
+    // The owner is validated here so that a bad name is a configuration error, not a failure
+    // when the snapshot is built; it stays as written (relative) for the cross-reference checks.
+    if (r.name !== '@') {
+      try {
+        configuredName(r.name);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', path: ['name'], message: (e as Error).message });
+      }
+    }
+    let parsed: RecordData;
+    try {
+      parsed = parseRecordData(r.type as RecordType, r.data);
+    } catch (e) {
+      ctx.addIssue({ code: 'custom', path: ['data'], message: (e as Error).message });
+      return z.NEVER;
+    }
+    return { name: r.name, type: r.type, ttl: r.ttl, data: parsed };
+  });
+
+/**
+ * SOA parameters (RFC 1035 §3.3.13; times in seconds). `serial: auto` (the default) makes the
+ * engine keep the serial monotonic across reloads: the first load takes the current Unix time,
+ * and a reload that changes the zone's content takes `max(previous + 1, now)`; a reload that does
+ * not change the zone keeps it. A number is served as written.
+ */
+export const soaSchema = z.strictObject({
+  mname: domainNameSchema,
+  rname: domainNameSchema,
+  serial: z.union([z.literal('auto'), z.number().int().min(0).max(4294967295)]).default('auto'),
+  refresh: ttlSchema.default(3600),
+  retry: ttlSchema.default(600),
+  expire: ttlSchema.default(604800),
+  /** Negative-caching TTL (RFC 2308 §4); negative answers use min(SOA TTL, minimum). */
+  minimum: ttlSchema.default(60),
+  ttl: ttlSchema.optional(),
+});
+
+/** A zone the engine is authoritative for. */
+export const zoneSchema = z.strictObject({
+  name: domainNameSchema,
+  /** Default TTL (s) of records that set none. */
+  ttl: ttlSchema.default(300),
+  soa: soaSchema,
+  /** Name servers of the zone (absolute names), served as the apex NS RRset. */
+  ns: z.array(domainNameSchema).min(1),
+  records: z.array(staticRecordSchema).default([]),
+});
+
+export type ZoneConfig = z.output<typeof zoneSchema>;
+export type StaticRecordConfig = z.output<typeof staticRecordSchema>;

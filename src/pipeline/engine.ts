@@ -1,0 +1,50 @@
+import type { Logger } from '../core/telemetry/logger.js';
+import type { ResolveContext } from '../core/views/resolveContext.js';
+import type { RecordType } from '../core/dns/records.js';
+import type { Client } from './stage.js';
+import { resolve, type Answer, type ExplainedSelection, type Query } from './zones/authoritative.js';
+import { nameRrsets, type NameContents } from './zones/nameRrsets.js';
+import type { ZoneData } from './zones/zoneIndex.js';
+import type { Snapshot } from './snapshot.js';
+
+/**
+ * The long-lived engine: holds the current snapshot and the resolve context, and answers queries
+ * for every front door. Publishing a snapshot is one reference swap, so a query always runs on a
+ * whole snapshot, old or new.
+ */
+export class Engine {
+  private current: Snapshot;
+
+  constructor(
+    snapshot: Snapshot,
+    readonly ctx: ResolveContext,
+    readonly log: Logger,
+  ) {
+    this.current = snapshot;
+  }
+
+  /** The snapshot queries run on now. */
+  get snapshot(): Snapshot {
+    return this.current;
+  }
+
+  /** Makes `next` the snapshot for every query that starts from now on. */
+  publish(next: Snapshot): void {
+    this.current = next;
+  }
+
+  /** Answers a query on the current snapshot; `explain` collects the decision traces. */
+  resolve(q: Query, explain?: ExplainedSelection[]): Answer {
+    return resolve(q, this.current, this.ctx, explain);
+  }
+
+  /**
+   * The RRsets at one owner name on the current snapshot, GSLB records selected for `client`
+   * (see `nameRrsets`), for front doors whose DNS server does the answer logic itself.
+   * `ctx` defaults to the engine's context (pass a read-only rotation view to look without
+   * advancing rotation); `type` and `zone` narrow the lookup.
+   */
+  nameRrsets(name: string, client: Client, ctx: ResolveContext = this.ctx, type?: RecordType, zone?: ZoneData): NameContents | undefined {
+    return nameRrsets(this.current, name, client, ctx, type, zone);
+  }
+}

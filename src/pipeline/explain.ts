@@ -1,0 +1,58 @@
+import { familyBits, formatIp, parseCidr } from '../core/net/ipAddress.js';
+import { configuredName } from '../core/dns/name.js';
+import { presentData } from '../core/dns/presentation.js';
+import { TYPE_CODES, type RecordType, type ResourceRecord } from '../core/dns/records.js';
+import { unpackId, unpackPrefix } from '../core/lpm/rangeTable.js';
+import { formatQualifiers } from '../core/location/location.js';
+import { resolve, type ExplainedSelection } from './zones/authoritative.js';
+import type { Engine } from './engine.js';
+
+/** The JSON an explain request returns: the query, the client as located, the answer and each selection's trace. */
+export interface Explanation {
+  query: { name: string; type: string };
+  client: { address: string; sourcePrefix: number; fromEcs: boolean; location: string; locationPrefix: number };
+  answer: { rcode: number; authoritative: boolean; scope: number; answers: string[]; authority: string[]; additional: string[] };
+  selections: ExplainedSelection[];
+}
+
+/**
+ * Explains how the engine would answer `name`/`type` for `client` (an address, or `addr/len` as
+ * an ECS source prefix), on the current snapshot, without advancing live rotation state.
+ * The name is checked as a configured name is (labels ≤ 63 octets, name ≤ 253, host-name
+ * characters; an internationalised name becomes its A-labels), so no name the DNS front door
+ * would refuse as FORMERR gets an answer here.
+ * @throws Error when the name, the type or the client address is invalid.
+ */
+export function explainQuery(engine: Engine, name: string, type: string, client: string): Explanation {
+  const qname = configuredName(name);
+  const code = /^\d+$/.test(type) ? Number(type) : TYPE_CODES[type.toUpperCase() as RecordType];
+  if (code === undefined) throw new Error(`unknown record type "${type}"`);
+  const prefix = parseCidr(client);
+  const bits = familyBits(prefix.address.family);
+  const c = { address: prefix.address, sourcePrefix: prefix.prefix, fromEcs: prefix.prefix < bits };
+  const selections: ExplainedSelection[] = [];
+  const ctx = { ...engine.ctx, rotation: engine.ctx.rotation.clone() };
+  const snap = engine.snapshot;
+  const a = resolve({ name: qname, type: code, client: c, transport: 'tcp' }, snap, ctx, selections);
+  const packed = snap.env.geo.lookup(prefix.address);
+  const present = (r: ResourceRecord): string => `${r.name}. ${r.ttl} IN ${r.type} ${presentData(r.type, r.data)}`;
+  return {
+    query: { name, type: type.toUpperCase() },
+    client: {
+      address: formatIp(prefix.address),
+      sourcePrefix: prefix.prefix,
+      fromEcs: c.fromEcs,
+      location: unpackId(packed) === 0 ? 'unknown' : formatQualifiers(snap.env.geo.location(unpackId(packed)).qualifiers),
+      locationPrefix: unpackPrefix(packed),
+    },
+    answer: {
+      rcode: a.rcode,
+      authoritative: a.authoritative,
+      scope: a.scope,
+      answers: a.answers.map(present),
+      authority: a.authority.map(present),
+      additional: a.additional.map(present),
+    },
+    selections,
+  };
+}

@@ -1,0 +1,119 @@
+import type { Config } from '../process/configSchema.js';
+import { configuredName, isInZone, ownerInZone } from '../core/dns/name.js';
+import type { ResourceRecord, SoaData } from '../core/dns/records.js';
+import { WILDCARD, type Qualifiers } from '../core/location/location.js';
+import type { LocationDb } from '../core/location/locationDb.js';
+import { compileRecord } from './compileRecord.js';
+import type { CompiledDataCenter, CompiledGslbRecord, SelectionEnv } from './stage.js';
+import type { HealthView } from '../core/views/healthView.js';
+import type { MetricView } from '../core/views/metricView.js';
+import type { AnswerSource } from './zones/authoritative.js';
+import { contentHash, nextSerial, type ZoneSerial } from './zones/soaSerial.js';
+import { buildZone, ZoneIndex, type ZoneData } from './zones/zoneIndex.js';
+
+/**
+ * Everything one query needs, immutable: compiled configuration, zones, GSLB records, and the
+ * state views (location, health, metrics). A reload or a state change publishes a new snapshot;
+ * queries in flight keep the one they started with.
+ */
+export interface Snapshot extends AnswerSource {
+  /** Increments with every published snapshot. */
+  readonly generation: number;
+  /** When the configuration of this snapshot was loaded (ms since the epoch). */
+  readonly loadedAtMs: number;
+  readonly file: string;
+  readonly config: Config;
+  readonly records: readonly CompiledGslbRecord[];
+  readonly dataCenters: readonly CompiledDataCenter[];
+  readonly env: Omit<SelectionEnv, 'ctx'>;
+  /** SOA serial per zone, carried from one snapshot to the next (see soaSerial.ts). */
+  readonly serials: ReadonlyMap<string, ZoneSerial>;
+}
+
+/** State views a snapshot is built over. */
+export interface SnapshotState {
+  readonly geo: LocationDb;
+  readonly health: HealthView;
+  readonly metrics: MetricView;
+}
+
+/** How a snapshot is compiled, for tests and benchmarks that compare with the engine's default. */
+export interface SnapshotOptions {
+  /**
+   * False compiles every record without a decision cache (`selection/decisionCache.ts`): each
+   * query runs the whole pipeline, the reference a cached decision must equal. Default true.
+   */
+  readonly reuseDecisions?: boolean;
+}
+
+/**
+ * Compiles a validated configuration into a snapshot. `previous` (the running snapshot on a
+ * reload) carries SOA serials forward.
+ */
+export function buildSnapshot(
+  file: string,
+  config: Config,
+  state: SnapshotState,
+  nowMs: number,
+  previous?: Snapshot,
+  options: SnapshotOptions = {},
+): Snapshot {
+  const dataCenters: CompiledDataCenter[] = config.datacenters.map((dc, index) => ({
+    index,
+    name: dc.name,
+    qualifiers: dc.location ?? ([WILDCARD, WILDCARD, WILDCARD, WILDCARD, WILDCARD, WILDCARD] as Qualifiers),
+    lat: dc.lat,
+    lon: dc.lon,
+    site: dc.site ?? dc.name,
+  }));
+  const dcByName = new Map(dataCenters.map((d) => [d.name, d]));
+  const services = new Map(config.services.map((s) => [s.name, s]));
+  const policies = { global: config.policies, actions: new Map(config.actions.map((a) => [a.name, a])), dataCenters, dcByName, geo: state.geo };
+  const records = config.records.map((r) => compileRecord(r, services.get(r.service)!, dcByName, policies, config.site, options.reuseDecisions ?? true));
+
+  const zoneNames = config.zones.map((z) => z.name);
+  const mostSpecificZone = (name: string): string | undefined =>
+    zoneNames.filter((z) => isInZone(name, z)).sort((a, b) => b.length - a.length)[0];
+
+  const serials = new Map<string, ZoneSerial>();
+  const zones: ZoneData[] = config.zones.map((z) => {
+    const own = records.filter((r) => mostSpecificZone(r.name) === z.name);
+    // The zone's content is what it can answer: its own data, its GSLB records, and the services
+    // and data centers those records answer from (an endpoint change changes answers).
+    const gslbConfigs = config.records.filter((r) => mostSpecificZone(r.name) === z.name);
+    const usedServices = config.services.filter((svc) => gslbConfigs.some((r) => r.service === svc.name));
+    const usedDcs = config.datacenters.filter((dc) => usedServices.some((svc) => svc.endpoints.some((e) => e.dc === dc.name)));
+    const hash = contentHash([z, gslbConfigs, usedServices, usedDcs]);
+    const serial = nextSerial(z.soa.serial, hash, previous?.serials.get(z.name), nowMs);
+    serials.set(z.name, { serial, contentHash: hash });
+    const { mname, rname, refresh, retry, expire, minimum } = z.soa;
+    const soaData: SoaData = { mname, rname, serial, refresh, retry, expire, minimum };
+    const soa = { name: z.name, type: 'SOA' as const, ttl: z.soa.ttl ?? z.ttl, data: soaData };
+    const rrs: ResourceRecord[] = z.ns.map((ns) => ({ name: z.name, type: 'NS', ttl: z.ttl, data: ns }));
+    for (const r of z.records) {
+      const owner = r.name === '@' ? z.name : ownerInZone(configuredName(r.name), z.name);
+      rrs.push({ name: owner, type: r.type, ttl: r.ttl ?? z.ttl, data: r.data });
+    }
+    return buildZone(z.name, soa, rrs, own);
+  });
+
+  return {
+    generation: (previous?.generation ?? 0) + 1,
+    loadedAtMs: nowMs,
+    file,
+    config,
+    zones: new ZoneIndex(zones),
+    records,
+    dataCenters,
+    env: { geo: state.geo, health: state.health, metrics: state.metrics },
+    serials,
+  };
+}
+
+/**
+ * The same snapshot over a new health view (a health change, src/capabilities/health/): configuration, zones
+ * and serials are shared; the generation advances.
+ */
+export function withHealthView(s: Snapshot, health: HealthView): Snapshot {
+  return { ...s, generation: s.generation + 1, env: { ...s.env, health } };
+}

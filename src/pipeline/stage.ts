@@ -1,0 +1,230 @@
+import type { GslbRecordType, RecordData } from '../core/dns/records.js';
+import type { IpAddress } from '../core/net/ipAddress.js';
+import { ipv4BlocksScope } from '../core/net/ipv4InIpv6.js';
+import type { Qualifiers } from '../core/location/location.js';
+import type { LocationDb } from '../core/location/locationDb.js';
+import type { HealthView } from '../core/views/healthView.js';
+import type { MetricView } from '../core/views/metricView.js';
+import type { ResolveContext } from '../core/views/resolveContext.js';
+import type { DecisionCache } from './decisionCache.js';
+import type { CompiledRecordHealth } from '../capabilities/health/recordHealth.js';
+import type { LocationClasses } from './answerClasses.js';
+import type { TraceSink } from './trace.js';
+
+/** A data center as the selection stages see it (compiled from the configuration). */
+export interface CompiledDataCenter {
+  /** Position in the snapshot's data center list. */
+  readonly index: number;
+  readonly name: string;
+  readonly qualifiers: Qualifiers;
+  /** Degrees; absent when not configured. */
+  readonly lat?: number;
+  readonly lon?: number;
+  readonly site: string;
+}
+
+/**
+ * An endpoint of a GSLB record: one configured endpoint, with the record data it contributes to
+ * this record's type (an address for A/AAAA, `{preference, exchange}` for MX, …).
+ */
+export interface GslbEndpoint {
+  /** Stable across reloads: `service/dc/address` or `service/dc/target[:port]`; keys health state. */
+  readonly key: string;
+  readonly dc: CompiledDataCenter;
+  readonly data: RecordData;
+  readonly weight: number;
+  readonly priority: number;
+  /** Degrees; the endpoint's own or its DC's. */
+  readonly lat?: number;
+  readonly lon?: number;
+}
+
+/** A data center that can answer a record: its enabled endpoints of the record's type. */
+export interface DcCandidate {
+  readonly dc: CompiledDataCenter;
+  readonly endpoints: readonly GslbEndpoint[];
+  /** Key of this (record, DC) in the rotation store; stable across reloads. */
+  readonly rotationKey: string;
+}
+
+/** A candidate that passed the gates, with the endpoints that are up now. */
+export interface LiveDc {
+  readonly candidate: DcCandidate;
+  readonly endpoints: readonly GslbEndpoint[];
+}
+
+/** One step of a record's selection pipeline (SPEC §3; docs/ARCHITECTURE.md). */
+export interface Stage {
+  /** Pipeline slot: candidates, gate, policy, rank, pick, balance, fallback. */
+  readonly slot: StageSlot;
+  /** Name shown in the /explain trace. */
+  readonly name: string;
+  /**
+   * Whether a record running this stage may reuse its decisions (`decisionCache.ts`): `true` when
+   * the stage's effect is a function of the working state so far, the record, the health view,
+   * and client inputs it reports in {@link SelectionState.clientReads} (the answer class, client
+   * subnets) — anything else it consults (rotation, random, the clock, a client hash, the
+   * location itself) it reports by setting {@link SelectionState.varies}. A string says why the
+   * stage can never be reused (shown by /explain); absent counts as not reusable.
+   */
+  readonly cacheable?: true | string;
+  run(s: SelectionState): void;
+}
+
+/** The fixed order of pipeline slots; later capabilities add stages into slots. */
+export const STAGE_SLOTS = ['candidates', 'gate', 'policy', 'rank', 'pick', 'balance', 'fallback'] as const;
+export type StageSlot = (typeof STAGE_SLOTS)[number];
+
+/** A GSLB record compiled for selection. */
+export interface CompiledGslbRecord {
+  /** Canonical owner name. */
+  readonly name: string;
+  readonly type: GslbRecordType;
+  /** Answer TTL in seconds. */
+  readonly ttl: number;
+  readonly service: string;
+  /** Data centers with at least one enabled endpoint of this type, in configuration order. */
+  readonly candidates: readonly DcCandidate[];
+  readonly pipeline: readonly Stage[];
+  /** Operator's fail-safe data, answered with {@link failsafeTtl} when selection yields nothing. */
+  readonly failsafe: readonly RecordData[];
+  readonly failsafeTtl: number;
+  /** Tiers, cold start, all-down policy and TTL while down (src/capabilities/health/README.md). */
+  readonly health: CompiledRecordHealth;
+  /** The record's answer classes over the snapshot's location data (`locationClasses.ts`), when it reads the location. */
+  readonly locationClasses?: LocationClasses | undefined;
+  /** Its reusable decisions, or why it has none (`decisionCache.ts`); one per compiled record, so a reload starts afresh. */
+  readonly decisions: DecisionCache;
+}
+
+/** The client a decision is made for (SPEC §2). */
+export interface Client {
+  /** ECS address when the query carried one with a source prefix > 0, else the resolver's address. */
+  readonly address: IpAddress;
+  /** ECS source prefix length in bits of `address`'s family; the full length without ECS. */
+  readonly sourcePrefix: number;
+  /** True when `address` came from ECS. */
+  readonly fromEcs: boolean;
+}
+
+/** What the stages read besides the query: the snapshot's views and the injected context. */
+export interface SelectionEnv {
+  readonly geo: LocationDb;
+  readonly health: HealthView;
+  readonly metrics: MetricView;
+  readonly ctx: ResolveContext;
+}
+
+/**
+ * The per-query working state the stages read and write, in slot order. It lives for one
+ * selection only; the inputs (record, client, env) are never modified.
+ */
+export interface SelectionState {
+  readonly record: CompiledGslbRecord;
+  readonly client: Client;
+  readonly env: SelectionEnv;
+  /** The name being answered, as received (the record's name, or the query name under a wildcard record). */
+  readonly qname: string;
+  /** Candidates that passed the gates (set by candidates and gate stages). */
+  live: LiveDc[];
+  /**
+   * Live data centers a gate could not decide (a metric unknown) under `unknown: rank-last`:
+   * kept, but ranked after every other live DC. Empty unless a metric gate set it.
+   */
+  demoted: readonly LiveDc[];
+  /** Rank groups, best first; members of a group are tied (set by rank stages). */
+  ranked: LiveDc[][];
+  /**
+   * Set by a policy-slot stage whose action fixed `ranked` (a DNS policy, SPEC §4): the
+   * rank-slot stages are then skipped.
+   */
+  rankedByPolicy: boolean;
+  /** Data centers chosen for the answer (set by the pick stage). */
+  picked: LiveDc[];
+  /** Record data of the answer and its TTL (set by balance and fallback stages). */
+  data: RecordData[];
+  ttl: number;
+  /**
+   * ECS scope prefix length so far: the largest aligned block around the client inside which
+   * every client-derived input used so far is identical (SPEC §8). 0 until a stage consults the
+   * client; each such stage narrows it with {@link narrowScope}.
+   */
+  scope: number;
+  /** Location lookup result, packed `id * 256 + prefix`, or −1 before the first lookup. */
+  locationPacked: number;
+  /** The context's clock as this selection reads it (ms), or −1 before the first read: see {@link selectionNow}. */
+  nowMs: number;
+  /** Present only for /explain; stages add steps only when it is set. */
+  readonly trace: TraceSink | undefined;
+  /**
+   * Client inputs the decision read, as bits: {@link LOCATION_READ} for the client's answer
+   * class, {@link subnetReadBit}(i) for the record's client subnet i (in the order its
+   * conditions were compiled). The decision cache recomputes the ECS scope of a reused decision
+   * from exactly these inputs.
+   */
+  clientReads: number;
+  /**
+   * Why this outcome may differ for another query with the same record, answer class, subnet
+   * memberships and health view (a tie split by rotation, a rotating or random choice among
+   * several endpoints, a client-network hash, the client's location itself, a cold-start wait
+   * running); undefined while it is a function of those alone. A varying outcome is never reused.
+   */
+  varies: string | undefined;
+  /** Set by the health gate: whether any endpoint of the record is down, and whether all are. */
+  availability?: RecordAvailability;
+}
+
+/** What the health gate found for a record, for the fallback stage (all-down policy, TTL while down). */
+export interface RecordAvailability {
+  /** Some endpoint of the record is down, drained or forced down (unknown does not count). */
+  readonly anyDown: boolean;
+  /** No endpoint of any tier can answer (unknown ones can: they never lead here). */
+  readonly allDown: boolean;
+}
+
+/** The outcome of selecting one GSLB record. */
+export interface SelectionResult {
+  readonly data: RecordData[];
+  /** Seconds. */
+  readonly ttl: number;
+  /** ECS scope prefix length (0: the answer does not depend on the client). */
+  readonly scope: number;
+  /** Names of the data centers picked (empty when a fallback answered). */
+  readonly dcs: string[];
+}
+
+/**
+ * The time of a selection (ms since the Unix epoch): the context's clock, read once per selection,
+ * so every stage judges health windows and metric staleness at the same instant (and the clock,
+ * a system call on some hosts, is not read per stage).
+ */
+export function selectionNow(s: SelectionState): number {
+  if (s.nowMs < 0) s.nowMs = s.env.ctx.now();
+  return s.nowMs;
+}
+
+/** {@link SelectionState.clientReads} bit: the decision read the client's answer class. */
+export const LOCATION_READ = 1;
+
+/** Client subnets a record's conditions may test for its decisions to be reusable (bits of {@link SelectionState.clientReads}). */
+export const MAX_READ_SUBNETS = 16;
+
+/** {@link SelectionState.clientReads} bit of the record's client subnet `i`; 0 beyond {@link MAX_READ_SUBNETS}. */
+export function subnetReadBit(i: number): number {
+  return i < MAX_READ_SUBNETS ? 2 << i : 0;
+}
+
+/**
+ * Records that the decision used a client-derived input constant over a /`prefix` block around
+ * the client. For an IPv6 client the block also stops at the IPv6 ranges that carry IPv4
+ * addresses (`../geo/ipv4InIpv6.ts`): whatever the input, clients there are answered from other
+ * data, so a wider block would hand them this client's answer (RFC 7871 §7.3).
+ */
+export function narrowScope(s: SelectionState, prefix: number): void {
+  const a = s.client.address;
+  if (a.family === 6) {
+    const floor = ipv4BlocksScope(a);
+    if (floor > prefix) prefix = floor;
+  }
+  if (prefix > s.scope) s.scope = prefix;
+}

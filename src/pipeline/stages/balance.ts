@@ -1,0 +1,42 @@
+import type { BalanceAlgorithm } from '../balanceAlgorithm.js';
+import { weightPool } from '../weightPool.js';
+import type { Stage } from '../stage.js';
+
+const CHOICE_VARIES = 'the balance algorithm chooses among several endpoints (rotation, random draw or client input)';
+
+/**
+ * `balance`: applies the record's balance algorithm inside each picked data center, in pick
+ * order, over the data center's weight pool (weight 0 only when no positive weight is live).
+ * A choice among several endpoints by an algorithm that rotates, draws or reads the client
+ * marks the outcome as varying (never reused by the decision cache).
+ */
+export function balanceStage(algorithm: BalanceAlgorithm): Stage {
+  return {
+    slot: 'balance',
+    name: `balance:${algorithm.name}`,
+    cacheable: true,
+    run(s) {
+      const picked = s.picked;
+      const pickOne = algorithm.pickOne;
+      if (pickOne && !s.trace) {
+        for (let i = 0; i < picked.length; i++) {
+          const pool = weightPool(picked[i]!);
+          if (pool.endpoints.length > 1 && !algorithm.deterministic) s.varies = CHOICE_VARIES;
+          s.data.push(pickOne(pool, s).data);
+        }
+        s.ttl = s.record.ttl;
+        return;
+      }
+      const perDc: { dc: string; endpoints: string[] }[] | undefined = s.trace ? [] : undefined;
+      for (const dc of picked) {
+        const pool = weightPool(dc);
+        if (pool.endpoints.length > 1 && !algorithm.deterministic) s.varies = CHOICE_VARIES;
+        const chosen = algorithm.pick(pool, s);
+        for (const e of chosen) s.data.push(e.data);
+        perDc?.push({ dc: dc.candidate.dc.name, endpoints: chosen.map((e) => e.key) });
+      }
+      s.ttl = s.record.ttl;
+      if (s.trace) s.trace.step('balance', { algorithm: algorithm.name, perDc });
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import { isInZone } from '../../core/dns/name.js';
+import type { RecordType, ResourceRecord } from '../../core/dns/records.js';
+import { decide } from '../decisionCache.js';
+import type { Client, SelectionEnv } from '../stage.js';
+import type { AnswerSource } from './authoritative.js';
+import { selectionEnv } from './selectionEnv.js';
+import type { ZoneData, ZoneNode } from './zoneIndex.js';
+
+/** One RRset of an owner name as the engine serves it: static, or selected for one client. */
+export interface NameRrset {
+  readonly type: RecordType;
+  /**
+   * Owner names are the canonical owner (a front door echoes the spelling it received). For a
+   * GSLB record whose decision was reused (`selection/decisionCache.ts`), the same frozen array of
+   * the same frozen records on every call while the decision stays valid: a front door may key a
+   * WeakMap on it to reuse its encoding.
+   */
+  readonly records: readonly ResourceRecord[];
+  /**
+   * ECS scope prefix length of this RRset in bits of the client's family (RFC 7871 §7.2.1): the
+   * selection's scope for a GSLB RRset, 0 for static RRsets and client-independent selections.
+   */
+  readonly scope: number;
+  /** True for an RRset chosen by a GSLB record's selection. */
+  readonly selected: boolean;
+  /** Data centers the selection answered with (empty for static RRsets and fallbacks). */
+  readonly dcs: readonly string[];
+}
+
+/** Everything an owner name holds, for a server that does the DNS answer logic itself. */
+export interface NameContents {
+  readonly zone: ZoneData;
+  /**
+   * True when the name is an owner in the zone or an empty non-terminal above one (RFC 8020);
+   * false when it does not exist (the server then tries wildcards or answers NXDOMAIN).
+   */
+  readonly exists: boolean;
+  /**
+   * True when a GSLB record was selected: the result may differ per client and per call. False
+   * results depend on the snapshot, the name and the type only.
+   */
+  readonly dynamic: boolean;
+  /**
+   * Static RRsets first (configuration order of types), then GSLB RRsets; never an empty RRset.
+   * Shared between calls when the name has no GSLB record: do not modify.
+   */
+  readonly rrsets: readonly NameRrset[];
+}
+
+/**
+ * The RRsets at exactly one owner name: every static RRset and every GSLB record of the name,
+ * each GSLB record decided for `client` as `resolve()` does (its decision cache, else the
+ * pipeline, so rotation advances as for any answer), with its own ECS scope; `name` is the qname the selection sees (a `*` owner when
+ * the server looks up a wildcard: it never says which name it synthesises). No wildcard synthesis, CNAME chasing, referral or
+ * negative-answer logic: this serves DNS servers that do that themselves from per-name lookups
+ * (PowerDNS's remote backend: `lookup` of a name and of `*.<encloser>` owners, RFC 4592).
+ *
+ * `name` is canonical (src/core/dns/name.ts). `type` limits the result to one type (GSLB records of
+ * other types are then not selected, so their rotation does not move); omitted means all types.
+ * `zone`, when given and holding `name`, is used instead of the most specific zone (a server
+ * may ask a parent zone about a delegation point). A static RRset hides a GSLB record of the same
+ * type, as in `resolve()` (authoritative.ts). A GSLB selection that yields no data (no enabled endpoint and no
+ * fail-safe list) contributes no RRset.
+ * @returns undefined when no zone holds the name.
+ */
+export function nameRrsets(
+  src: AnswerSource,
+  name: string,
+  client: Client,
+  ctx: SelectionEnv['ctx'],
+  type?: RecordType,
+  zone?: ZoneData,
+): NameContents | undefined {
+  const z = zone && isInZone(name, zone.name) ? zone : (src.zones.zoneOfNode(name) ?? src.zones.findZone(name));
+  if (!z) return undefined;
+  const node = z.nodes.get(name);
+  if (!node) return { zone: z, exists: false, dynamic: false, rrsets: [] };
+  if (type === undefined && node.gslb.size === 0) return staticContents(z, node);
+  const rrsets: NameRrset[] = [];
+  for (const rrset of staticContents(z, node).rrsets) {
+    if (type === undefined || rrset.type === type) rrsets.push(rrset);
+  }
+  let dynamic = false;
+  const env = node.gslb.size > 0 ? selectionEnv(src.env, ctx) : undefined;
+  for (const [t, record] of node.gslb) {
+    if ((type !== undefined && t !== type) || node.rrsets.has(t)) continue;
+    dynamic = true;
+    const result = decide(record, client, env!, name);
+    if (result.data.length === 0) continue;
+    let records = result.records;
+    if (records === undefined || name !== record.name) {
+      const built: ResourceRecord[] = [];
+      for (const data of result.data) built.push({ name, type: t, ttl: result.ttl, data });
+      records = built;
+    }
+    rrsets.push({ type: t, records, scope: result.scope, selected: true, dcs: result.dcs });
+  }
+  return { zone: z, exists: true, dynamic, rrsets };
+}
+
+const staticByNode = new WeakMap<ZoneNode, NameContents>();
+
+/** A node's static RRsets as a result, built once per node (nodes are immutable snapshot parts). */
+function staticContents(zone: ZoneData, node: ZoneNode): NameContents {
+  let c = staticByNode.get(node);
+  if (!c) {
+    const rrsets: NameRrset[] = [];
+    for (const [t, records] of node.rrsets) rrsets.push({ type: t, records, scope: 0, selected: false, dcs: NO_DCS });
+    c = { zone, exists: true, dynamic: false, rrsets };
+    staticByNode.set(node, c);
+  }
+  return c;
+}
+
+const NO_DCS: readonly string[] = [];

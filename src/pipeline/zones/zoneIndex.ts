@@ -1,0 +1,126 @@
+import { isInZone, parentName } from '../../core/dns/name.js';
+import type { RecordType, ResourceRecord, SoaData } from '../../core/dns/records.js';
+import type { CompiledGslbRecord } from '../stage.js';
+
+/** One owner name in a zone: its static RRsets and GSLB records. An empty node is an empty non-terminal. */
+export interface ZoneNode {
+  readonly name: string;
+  readonly rrsets: ReadonlyMap<RecordType, readonly ResourceRecord[]>;
+  readonly gslb: ReadonlyMap<RecordType, CompiledGslbRecord>;
+  /** True for a zone cut below the apex (an NS RRset that delegates a child zone). */
+  readonly delegation: boolean;
+}
+
+/** A zone ready for answering. */
+export interface ZoneData {
+  /** Canonical apex name. */
+  readonly name: string;
+  readonly soa: ResourceRecord & { readonly data: SoaData };
+  /** TTL (s) of negative answers and of the SOA sent with them: min(SOA TTL, SOA MINIMUM) (RFC 2308 §5). */
+  readonly negativeTtl: number;
+  readonly nodes: ReadonlyMap<string, ZoneNode>;
+  /** True when some node below the apex delegates; lets lookups skip the cut search otherwise. */
+  readonly hasDelegations: boolean;
+}
+
+/** A node together with the zone it answers from. */
+export interface OwnedNode {
+  readonly zone: ZoneData;
+  readonly node: ZoneNode;
+}
+
+/** All zones, found by longest suffix match of a query name. */
+export class ZoneIndex {
+  private readonly byName: ReadonlyMap<string, ZoneData>;
+  /** Every owner name (and empty non-terminal) → its node in the zone {@link findZone} gives for it. */
+  private readonly byOwner: ReadonlyMap<string, OwnedNode>;
+
+  constructor(zones: readonly ZoneData[]) {
+    this.byName = new Map(zones.map((z) => [z.name, z]));
+    const byOwner = new Map<string, OwnedNode>();
+    for (const z of zones) for (const [name, node] of z.nodes) if (this.findZone(name) === z) byOwner.set(name, Object.freeze({ zone: z, node }));
+    this.byOwner = byOwner;
+  }
+
+  /**
+   * The zone of a name that is a node of it, in one map lookup; undefined for any other name
+   * (not canonical, not in our zones, or not a node: use {@link findZone}). A hit means the
+   * name is canonical, so a query name found here needs no canonicalisation.
+   */
+  zoneOfNode(name: string): ZoneData | undefined {
+    return this.byOwner.get(name)?.zone;
+  }
+
+  /** {@link zoneOfNode} with the node itself: the query path finds both in one map lookup. */
+  nodeOf(name: string): OwnedNode | undefined {
+    return this.byOwner.get(name);
+  }
+
+  /** The zone holding `name` (canonical), the most specific one when zones nest. */
+  findZone(name: string): ZoneData | undefined {
+    let n = name;
+    for (;;) {
+      const z = this.byName.get(n);
+      if (z) return z;
+      if (n === '') return undefined;
+      n = parentName(n);
+    }
+  }
+
+  get zones(): IterableIterator<ZoneData> {
+    return this.byName.values();
+  }
+
+  zone(name: string): ZoneData | undefined {
+    return this.byName.get(name);
+  }
+}
+
+/** Mutable node used while a zone is being built. */
+interface NodeBuilder {
+  name: string;
+  rrsets: Map<RecordType, ResourceRecord[]>;
+  gslb: Map<RecordType, CompiledGslbRecord>;
+}
+
+/**
+ * Builds a zone's node map: every owner name, plus every empty non-terminal between the apex and
+ * an owner (so that they answer NODATA, not NXDOMAIN: RFC 8020).
+ */
+export function buildZone(
+  apex: string,
+  soa: ResourceRecord & { data: SoaData },
+  records: readonly ResourceRecord[],
+  gslb: readonly CompiledGslbRecord[],
+): ZoneData {
+  const nodes = new Map<string, NodeBuilder>();
+  const node = (name: string): NodeBuilder => {
+    let n = nodes.get(name);
+    if (!n) {
+      n = { name, rrsets: new Map(), gslb: new Map() };
+      nodes.set(name, n);
+      if (name !== apex) node(parentName(name));
+    }
+    return n;
+  };
+  node(apex).rrsets.set('SOA', [soa]);
+  for (const r of records) {
+    if (!isInZone(r.name, apex)) continue;
+    const rrs = node(r.name).rrsets;
+    const list = rrs.get(r.type);
+    if (list) list.push(r);
+    else rrs.set(r.type, [r]);
+  }
+  for (const g of gslb) {
+    if (isInZone(g.name, apex)) node(g.name).gslb.set(g.type, g);
+  }
+  let hasDelegations = false;
+  const finished = new Map<string, ZoneNode>();
+  for (const n of nodes.values()) {
+    const delegation = n.name !== apex && n.rrsets.has('NS');
+    hasDelegations ||= delegation;
+    finished.set(n.name, { name: n.name, rrsets: n.rrsets, gslb: n.gslb, delegation });
+  }
+  const negativeTtl = Math.min(soa.ttl, soa.data.minimum);
+  return { name: apex, soa, negativeTtl, nodes: finished, hasDelegations };
+}

@@ -1,0 +1,64 @@
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { compiledPath, sourcePath } from '../capabilities/geo/loadSources.js';
+import { ConfigError, type ConfigProblem } from '../core/config/load.js';
+import type { Config } from './configSchema.js';
+
+/** Shortest admin token a `tokenFile` may hold: an empty token would let any request through. */
+export const MIN_ADMIN_TOKEN_CHARS = 16;
+
+/**
+ * Checks the files a valid configuration refers to, so `gslbd check-config` and start-up fail in
+ * the same way and before minutes of location loading: `geo.compiled`, every `geo.sources[i]`
+ * (`path`, or `package` resolved in the installed npm packages), `listeners.admin.tokenFile`
+ * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters) and every https monitor's
+ * `caFile`. Relative paths are relative to the configuration file. Contents beyond that are
+ * checked where they are read (a corrupt location file fails its load, naming the file). The
+ * health state file is not checked: it may not exist yet.
+ * @returns every problem, each with its configuration path; empty when all files are there.
+ */
+export function fileReferenceProblems(config: Config, configFile: string): ConfigProblem[] {
+  const base = dirname(configFile);
+  const problems: ConfigProblem[] = [];
+  // `full` is where the engine reads the file (resolved as the loaders resolve it); `path` as configured.
+  const regularFile = (path: string, key: string, full = resolve(base, path)): string | undefined => {
+    try {
+      if (!statSync(full).isFile()) problems.push({ path: key, message: `"${path}" is not a regular file` });
+      else return full;
+    } catch (e) {
+      problems.push({ path: key, message: `cannot read "${path}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` });
+    }
+    return undefined;
+  };
+  if (config.geo.compiled !== undefined) regularFile(config.geo.compiled, 'geo.compiled', compiledPath(config.geo.compiled, configFile));
+  config.geo.sources.forEach((s, i) => {
+    if (s.path !== undefined) regularFile(s.path, `geo.sources[${i}].path`, sourcePath(s, configFile));
+    else {
+      try {
+        sourcePath(s, configFile);
+      } catch {
+        problems.push({ path: `geo.sources[${i}].package`, message: `"${s.package}" is not an installed package file (npm install)` });
+      }
+    }
+  });
+  const tokenFile = config.listeners.admin?.tokenFile;
+  if (tokenFile !== undefined) {
+    const full = regularFile(tokenFile, 'listeners.admin.tokenFile');
+    if (full !== undefined && readFileSync(full, 'utf8').trim().length < MIN_ADMIN_TOKEN_CHARS) {
+      problems.push({ path: 'listeners.admin.tokenFile', message: `"${tokenFile}" holds fewer than ${MIN_ADMIN_TOKEN_CHARS} characters` });
+    }
+  }
+  config.health.monitors.forEach((m, i) => {
+    if (m.type === 'https' && m.caFile !== undefined) regularFile(m.caFile, `health.monitors[${i}].caFile`);
+  });
+  return problems;
+}
+
+/**
+ * {@link fileReferenceProblems} as an exception.
+ * @throws ConfigError listing every missing or unusable file with its configuration path.
+ */
+export function checkFileReferences(config: Config, configFile: string): void {
+  const problems = fileReferenceProblems(config, configFile);
+  if (problems.length > 0) throw new ConfigError(configFile, problems);
+}

@@ -1,8 +1,0 @@
-import type { BalanceAlgorithm } from './balanceAlgorithm.js';
-
-/** `all`: every live endpoint of the data center, in configuration order. */
-export const allAlgorithm: BalanceAlgorithm = {
-  name: 'all',
-  deterministic: true,
-  pick: (dc) => dc.endpoints,
-};
