@@ -1,32 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AdminReply, AdminRoute, RouteSink } from '../core/adminRoute.js';
 import type { Logger } from '../core/telemetry/logger.js';
-
-/** A reply from an admin route: status and a JSON body, or a text body with its content type. */
-export interface AdminReply {
-  readonly status: number;
-  readonly json?: unknown;
-  readonly text?: string;
-  readonly contentType?: string;
-}
-
-/** What a route handler receives. */
-export interface AdminRequest {
-  readonly url: URL;
-  /** Parsed JSON body of a POST/PUT (undefined when empty). */
-  readonly body: unknown;
-}
-
-/**
- * One admin endpoint. A `mutating` route needs the admin token; capabilities add their routes
- * (metric push, health overrides, …) with {@link AdminServer.route}.
- */
-export interface AdminRoute {
-  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  readonly path: string;
-  readonly mutating: boolean;
-  handle(req: AdminRequest): AdminReply | Promise<AdminReply>;
-}
 
 /** Largest request body accepted (bytes); larger ones get 413. */
 export const MAX_BODY_BYTES = 1 << 20;
@@ -37,7 +12,7 @@ export const MAX_BODY_BYTES = 1 << 20;
  * configured (mutation disabled). Bad JSON gets 400, unknown paths 404, wrong methods 405; a
  * failing handler gets 500 and a log line, and the listener keeps serving.
  */
-export class AdminServer {
+export class AdminServer implements RouteSink {
   private readonly routes = new Map<string, AdminRoute>();
   private server: Server | undefined;
   port = 0;

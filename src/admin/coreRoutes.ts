@@ -1,7 +1,7 @@
 import type { Engine } from '../pipeline/engine.js';
 import { explainQuery } from '../pipeline/explain.js';
 import type { ReloadOptions, ReloadOutcome } from '../process/gslbdProcess.js';
-import type { AdminServer } from './adminServer.js';
+import type { RouteSink } from '../core/adminRoute.js';
 import type { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 
 /** What the core routes read. */
@@ -21,7 +21,7 @@ export interface CoreRouteDeps {
  * - `POST /reload/geo` (token): the same, and re-reads the location data even when the `geo`
  *   section is unchanged (new data files); queries keep the old table until the new one is ready.
  */
-export function registerCoreRoutes(admin: AdminServer, deps: CoreRouteDeps): void {
+export function registerCoreRoutes(admin: RouteSink, deps: CoreRouteDeps): void {
   const { engine, metrics } = deps;
   admin.route({
     method: 'GET',

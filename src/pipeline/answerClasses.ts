@@ -9,7 +9,8 @@ import type { DcRanking } from './ranking.js';
 import { decisionShapeId, locationDecisionKey, type DecisionShape } from './locationDecision.js';
 import { locationMatches } from '../core/location/locationPattern.js';
 import { distanceTo, proximityRanking, sharedScore } from '../capabilities/proximity/proximityRanking.js';
-import { LOCATION_READ, narrowScope, type CompiledDataCenter, type SelectionState } from './stage.js';
+import { LOCATION_READ, narrowScope, type SelectionState } from './stage.js';
+import { type CompiledDataCenter } from '../core/topology.js';
 
 /**
  * Answer classes of one record, precomputed at load (as gdnsd merges its maps per resource): every

@@ -1,4 +1,5 @@
-import type { GslbEndpoint, LiveDc, SelectionState } from './stage.js';
+import type { LiveDc, SelectionState } from './stage.js';
+import type { GslbEndpoint } from '../core/topology.js';
 
 /**
  * How the records inside one chosen data center are spread (SPEC §3 `balanceAlgorithm`).

@@ -10,7 +10,8 @@ import { DecisionCache } from './decisionCache.js';
 import { locationClassesFor } from './answerClasses.js';
 import { buildPipeline } from './pipeline.js';
 import { compileRecordHealth } from '../capabilities/health/recordHealth.js';
-import type { CompiledDataCenter, CompiledGslbRecord, DcCandidate, GslbEndpoint } from './stage.js';
+import type { CompiledGslbRecord, DcCandidate } from './stage.js';
+import type { CompiledDataCenter, GslbEndpoint } from '../core/topology.js';
 import type { EndpointConfig } from './config/topologySchema.js';
 
 /**

@@ -9,7 +9,8 @@ import { allUpHealthView, type AdminOverride, type HealthStatus, type HealthView
 import { emptyMetricView } from '../core/views/metricView.js';
 import type { ResolveContext } from '../core/views/resolveContext.js';
 import { RotationStore } from '../core/views/rotationStore.js';
-import { resolve, type Answer } from './zones/authoritative.js';
+import { resolve } from './zones/authoritative.js';
+import { type Answer } from '../core/query.js';
 import { nameRrsets } from './zones/nameRrsets.js';
 import { viewOf } from '../../test/health/gslbFixture.js';
 import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
@@ -17,7 +18,7 @@ import { prefixLocationDb } from '../../test/support/prefixLocationDb.js';
 import { PREF_ACTIONS, PREF_RECORD, SEED002_APP_SERVICE, SEED002_DATACENTERS_WITH_COORDINATES } from '../../test/support/seed002Service.js';
 import { CopyableRandom, seededUint32 } from '../../test/support/seededRandom.js';
 import { MAX_DECISIONS } from './decisionCache.js';
-import type { Client } from './stage.js';
+import type { Client } from '../core/query.js';
 
 /**
  * The decision cache against the pipeline it replaces: the same configuration compiled twice,

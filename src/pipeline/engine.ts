@@ -1,8 +1,9 @@
 import type { Logger } from '../core/telemetry/logger.js';
 import type { ResolveContext } from '../core/views/resolveContext.js';
 import type { RecordType } from '../core/dns/records.js';
-import type { Client } from './stage.js';
-import { resolve, type Answer, type ExplainedSelection, type Query } from './zones/authoritative.js';
+import type { Client } from '../core/query.js';
+import { resolve, type ExplainedSelection } from './zones/authoritative.js';
+import { type Answer, type Query } from '../core/query.js';
 import { nameRrsets, type NameContents } from './zones/nameRrsets.js';
 import type { ZoneData } from './zones/zoneIndex.js';
 import type { Snapshot } from './snapshot.js';

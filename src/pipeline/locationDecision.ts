@@ -1,4 +1,4 @@
-import type { CompiledDataCenter } from './stage.js';
+import type { CompiledDataCenter } from '../core/topology.js';
 import type { Condition } from '../capabilities/policies/condition.js';
 import type { DcRanking } from './ranking.js';
 import type { RuleList } from '../capabilities/policies/ruleList.js';

@@ -8,16 +8,8 @@ import { multiSourceStages } from '../capabilities/steering/multiSourceStages.js
 import { pickDcsStage, rotationTieBreak } from './stages/pickDcs.js';
 import { staticProximityStage } from '../capabilities/proximity/staticProximity.js';
 import type { TraceSink } from './trace.js';
-import {
-  STAGE_SLOTS,
-  type LiveDc,
-  type Client,
-  type CompiledGslbRecord,
-  type SelectionEnv,
-  type SelectionResult,
-  type SelectionState,
-  type Stage,
-} from './stage.js';
+import { STAGE_SLOTS, type LiveDc, type CompiledGslbRecord, type SelectionEnv, type SelectionResult, type SelectionState, type Stage } from './stage.js';
+import { type Client } from '../core/query.js';
 
 /**
  * Builds a record's pipeline from its policy: one stage per slot it needs, in slot order

@@ -1,5 +1,6 @@
 import type { DcListConfig } from '../capabilities/policies/policySchema.js';
-import type { CompiledDataCenter, LiveDc } from './stage.js';
+import type { LiveDc } from './stage.js';
+import type { CompiledDataCenter } from '../core/topology.js';
 
 /**
  * A ranking of data centers fixed at load time (by an action or a static rule), applied per

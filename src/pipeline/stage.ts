@@ -1,7 +1,7 @@
 import type { GslbRecordType, RecordData } from '../core/dns/records.js';
-import type { IpAddress } from '../core/net/ipAddress.js';
+import type { Client } from '../core/query.js';
+import type { CompiledDataCenter, GslbEndpoint } from '../core/topology.js';
 import { ipv4BlocksScope } from '../core/net/ipv4InIpv6.js';
-import type { Qualifiers } from '../core/location/location.js';
 import type { LocationDb } from '../core/location/locationDb.js';
 import type { HealthView } from '../core/views/healthView.js';
 import type { MetricView } from '../core/views/metricView.js';
@@ -10,34 +10,6 @@ import type { DecisionCache } from './decisionCache.js';
 import type { CompiledRecordHealth } from '../capabilities/health/recordHealth.js';
 import type { LocationClasses } from './answerClasses.js';
 import type { TraceSink } from './trace.js';
-
-/** A data center as the selection stages see it (compiled from the configuration). */
-export interface CompiledDataCenter {
-  /** Position in the snapshot's data center list. */
-  readonly index: number;
-  readonly name: string;
-  readonly qualifiers: Qualifiers;
-  /** Degrees; absent when not configured. */
-  readonly lat?: number;
-  readonly lon?: number;
-  readonly site: string;
-}
-
-/**
- * An endpoint of a GSLB record: one configured endpoint, with the record data it contributes to
- * this record's type (an address for A/AAAA, `{preference, exchange}` for MX, …).
- */
-export interface GslbEndpoint {
-  /** Stable across reloads: `service/dc/address` or `service/dc/target[:port]`; keys health state. */
-  readonly key: string;
-  readonly dc: CompiledDataCenter;
-  readonly data: RecordData;
-  readonly weight: number;
-  readonly priority: number;
-  /** Degrees; the endpoint's own or its DC's. */
-  readonly lat?: number;
-  readonly lon?: number;
-}
 
 /** A data center that can answer a record: its enabled endpoints of the record's type. */
 export interface DcCandidate {
@@ -95,16 +67,6 @@ export interface CompiledGslbRecord {
   readonly locationClasses?: LocationClasses | undefined;
   /** Its reusable decisions, or why it has none (`decisionCache.ts`); one per compiled record, so a reload starts afresh. */
   readonly decisions: DecisionCache;
-}
-
-/** The client a decision is made for (SPEC §2). */
-export interface Client {
-  /** ECS address when the query carried one with a source prefix > 0, else the resolver's address. */
-  readonly address: IpAddress;
-  /** ECS source prefix length in bits of `address`'s family; the full length without ECS. */
-  readonly sourcePrefix: number;
-  /** True when `address` came from ECS. */
-  readonly fromEcs: boolean;
 }
 
 /** What the stages read besides the query: the snapshot's views and the injected context. */
@@ -228,3 +190,4 @@ export function narrowScope(s: SelectionState, prefix: number): void {
   }
   if (prefix > s.scope) s.scope = prefix;
 }
+

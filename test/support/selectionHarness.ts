@@ -13,7 +13,8 @@ import { allUpHealthView, endpointsDownView, type HealthView } from '../../src/c
 import type { MetricSource } from '../../src/core/views/metricView.js';
 import type { ResolveContext } from '../../src/core/views/resolveContext.js';
 import { RotationStore } from '../../src/core/views/rotationStore.js';
-import { resolve, type Answer, type ExplainedSelection } from '../../src/pipeline/zones/authoritative.js';
+import { resolve, type ExplainedSelection } from '../../src/pipeline/zones/authoritative.js';
+import { type Answer } from '../../src/core/query.js';
 import { seededRandom } from './seededRandom.js';
 
 

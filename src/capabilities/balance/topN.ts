@@ -1,5 +1,6 @@
 import { clientNetworkPrefix, clientTieBreakHash, rendezvousChoose } from '../../pipeline/tieBreakHash.js';
-import { narrowScope, type GslbEndpoint } from '../../pipeline/stage.js';
+import { narrowScope } from '../../pipeline/stage.js';
+import { type GslbEndpoint } from '../../core/topology.js';
 import type { BalanceAlgorithm } from '../../pipeline/balanceAlgorithm.js';
 
 const byPriorityThenWeight = (a: GslbEndpoint, b: GslbEndpoint): number => a.priority - b.priority || b.weight - a.weight;

@@ -1,4 +1,4 @@
-import type { AdminServer } from '../../admin/adminServer.js';
+import type { RouteSink } from '../../core/adminRoute.js';
 import type { Engine } from '../../pipeline/engine.js';
 import { canonicalIfIpText } from '../../core/net/ipAddress.js';
 import type { HealthMonitor, OverrideRequest } from './healthMonitor.js';
@@ -14,7 +14,7 @@ const OVERRIDES: readonly OverrideRequest[] = ['force-up', 'force-down', 'drain'
  *   The key's address may be in any spelling (`web/us-east/2001:DB8::0001` names
  *   `web/us-east/2001:db8::1`); the response carries the canonical key.
  */
-export function registerHealthRoutes(admin: AdminServer, monitor: HealthMonitor, engine: Engine): void {
+export function registerHealthRoutes(admin: RouteSink, monitor: HealthMonitor, engine: Engine): void {
   admin.route({
     method: 'GET',
     path: '/health',

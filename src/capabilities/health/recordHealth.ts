@@ -1,5 +1,6 @@
 import type { RecordHealthConfig } from './healthSchema.js';
-import type { DcCandidate, GslbEndpoint, LiveDc } from '../../pipeline/stage.js';
+import type { DcCandidate, LiveDc } from '../../pipeline/stage.js';
+import type { GslbEndpoint } from '../../core/topology.js';
 
 /** What a record does when no endpoint of any tier can answer (src/capabilities/health/README.md). */
 export type AllDownPolicy = 'fail-open' | 'fail-closed' | 'failsafe';

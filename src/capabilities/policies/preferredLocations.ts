@@ -1,5 +1,5 @@
 import { WILDCARD, type Qualifiers } from '../../core/location/location.js';
-import type { CompiledDataCenter } from '../../pipeline/stage.js';
+import type { CompiledDataCenter } from '../../core/topology.js';
 import type { DcRanking } from '../../pipeline/ranking.js';
 
 /** How a data center's location matches one preferred location (seed 002). */

@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { AdminServer } from '../../admin/adminServer.js';
+import type { RouteSink } from '../../core/adminRoute.js';
 import type { MetricsConfig } from './metricsSchema.js';
 import type { MetricSource } from '../../core/views/metricView.js';
 import { METRIC_CATALOG, METRIC_SOURCES } from './catalog.js';
@@ -29,7 +29,7 @@ export interface MetricRouteDeps {
  * Prometheus: `gslbd_metric_pushes_total{source,result}`, `gslbd_metric_samples_total{source}`,
  * `gslbd_metric_client_networks`, `gslbd_metric_client_evictions_total`.
  */
-export function registerMetricRoutes(admin: AdminServer, deps: MetricRouteDeps): void {
+export function registerMetricRoutes(admin: RouteSink, deps: MetricRouteDeps): void {
   const { store } = deps;
   const pushes = new Counter({
     name: 'gslbd_metric_pushes_total',

@@ -1,3 +1,4 @@
+import { RCODE_NAMES } from '../dns/rcode.js';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { BucketHistogram, type BucketCell } from './bucketHistogram.js';
 
@@ -143,14 +144,3 @@ function addDeferred<L extends string>(counts: DeferredCounts<L>): (this: Counte
     counts.addTo(this);
   };
 }
-
-/** Response code names for metric labels (RFC 1035 §4.1.1, RFC 6891 §9). */
-export const RCODE_NAMES: Readonly<Record<number, string>> = {
-  0: 'NOERROR',
-  1: 'FORMERR',
-  2: 'SERVFAIL',
-  3: 'NXDOMAIN',
-  4: 'NOTIMP',
-  5: 'REFUSED',
-  16: 'BADVERS',
-};

@@ -1,4 +1,4 @@
-import type { GslbEndpoint } from '../../pipeline/stage.js';
+import type { GslbEndpoint } from '../topology.js';
 
 /** What monitors say about a target: `unknown` until the first check result (src/capabilities/health/README.md). */
 export type HealthStatus = 'up' | 'down' | 'unknown';

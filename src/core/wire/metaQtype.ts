@@ -1,4 +1,4 @@
-import { RCODE } from '../../pipeline/zones/authoritative.js';
+import { RCODE } from '../dns/rcode.js';
 
 /**
  * The error code for a question whose QTYPE is not an ordinary data type (RFC 6895 §3.1,

@@ -1,4 +1,4 @@
-import { RCODE } from '../../pipeline/zones/authoritative.js';
+import { RCODE } from '../dns/rcode.js';
 import { ECS_OPTION_CODE, parseEcs, type EcsOption } from './ecsOption.js';
 
 /** The question of a query, kept as received so the reply echoes it byte for byte. */

@@ -3,7 +3,7 @@ import type { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import type { Engine } from '../../pipeline/engine.js';
 import { ipv4 } from '../../core/net/ipAddress.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-import { RCODE } from '../../pipeline/zones/authoritative.js';
+import { RCODE } from '../../core/dns/rcode.js';
 import { clientFor, readEcs, replyScope, type EcsSubnet } from '../../core/wire/ecsOption.js';
 import { metaQtypeRcode } from '../../core/wire/metaQtype.js';
 import type { AnswerFrame, CompactQuery } from './frameCodec.js';

@@ -1,11 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import { RCODE_NAMES, type EngineMetrics } from '../../core/telemetry/engineMetrics.js';
+import { type EngineMetrics } from '../../core/telemetry/engineMetrics.js';
+import { RCODE_NAMES } from '../../core/dns/rcode.js';
 import type { DnsBehaviourConfig } from '../listenerSchema.js';
 import type { Engine } from '../../pipeline/engine.js';
 import { formatIp, maskAddress, type IpAddress } from '../../core/net/ipAddress.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-import type { Client } from '../../pipeline/stage.js';
-import { RCODE, type Answer } from '../../pipeline/zones/authoritative.js';
+import type { Client } from '../../core/query.js';
+import { RCODE } from '../../core/dns/rcode.js';
+import { type Answer } from '../../core/query.js';
 import { clientFor } from '../../core/wire/ecsOption.js';
 import { metaQtypeRcode } from '../../core/wire/metaQtype.js';
 import { decodeQuery, type WireQuery } from '../../core/wire/wireQuery.js';

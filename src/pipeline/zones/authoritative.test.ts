@@ -3,7 +3,9 @@ import { prefixLocationDb } from '../../../test/support/prefixLocationDb.js';
 import { clientOf, fixedContext, snapshotOf } from '../../../test/support/selectionFixture.js';
 import { presentData } from '../../core/dns/presentation.js';
 import type { ResourceRecord } from '../../core/dns/records.js';
-import { RCODE, resolve, type Answer, type ExplainedSelection } from './authoritative.js';
+import { resolve, type ExplainedSelection } from './authoritative.js';
+import { RCODE } from '../../core/dns/rcode.js';
+import { type Answer } from '../../core/query.js';
 
 /**
  * The authoritative answer logic on a fixture zone set: query → rcode, AA, sections, scope.

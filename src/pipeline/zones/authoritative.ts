@@ -2,45 +2,11 @@ import { canonicalName, parentName } from '../../core/dns/name.js';
 import { RECORD_TYPES, TYPE_CODES, type RecordType, type ResourceRecord } from '../../core/dns/records.js';
 import { decide } from '../decisionCache.js';
 import { TraceSink } from '../trace.js';
-import type { Client, CompiledGslbRecord, SelectionEnv } from '../stage.js';
+import { RCODE } from '../../core/dns/rcode.js';
+import type { Answer, Client, Query } from '../../core/query.js';
+import type { CompiledGslbRecord, SelectionEnv } from '../stage.js';
 import { selectionEnv } from './selectionEnv.js';
 import type { ZoneData, ZoneIndex, ZoneNode } from './zoneIndex.js';
-
-/** Response codes the engine produces (RFC 1035 §4.1.1, RFC 6891 §9). */
-export const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const;
-
-/** A question for the engine, as a front door hands it over. */
-export interface Query {
-  /** Query name as received (any case, trailing dot optional); echoed in owner names. */
-  readonly name: string;
-  /** Numeric QTYPE; unknown types are answered NODATA at existing names. */
-  readonly type: number;
-  readonly client: Client;
-  /** `udp` answers ANY minimally (RFC 8482); `tcp` answers every RRset. */
-  readonly transport: 'udp' | 'tcp';
-}
-
-/** The authoritative answer, independent of any wire format. */
-export interface Answer {
-  rcode: number;
-  /** AA bit: set on answers from our zones, clear on referrals and refusals. */
-  authoritative: boolean;
-  /**
-   * Answer section. The records of a GSLB decision reused from the record's decision cache
-   * (`selection/decisionCache.ts`) are its frozen objects, the same for every query the decision
-   * serves while it stays valid: a front door may key a WeakMap on them to reuse their encoding.
-   */
-  answers: ResourceRecord[];
-  authority: ResourceRecord[];
-  additional: ResourceRecord[];
-  /**
-   * ECS scope prefix length (RFC 7871 §7.2.1) in bits of the client's family: the largest over
-   * the GSLB selections the answer used; 0 for client-independent and negative answers.
-   */
-  scope: number;
-  /** Data centers whose endpoints the GSLB selections answered with (for per-DC metrics). */
-  dcs: string[];
-}
 
 /** One GSLB selection inside an explained answer. */
 export interface ExplainedSelection {

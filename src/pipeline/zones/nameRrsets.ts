@@ -1,7 +1,8 @@
 import { isInZone } from '../../core/dns/name.js';
 import type { RecordType, ResourceRecord } from '../../core/dns/records.js';
 import { decide } from '../decisionCache.js';
-import type { Client, SelectionEnv } from '../stage.js';
+import type { SelectionEnv } from '../stage.js';
+import type { Client } from '../../core/query.js';
 import type { AnswerSource } from './authoritative.js';
 import { selectionEnv } from './selectionEnv.js';
 import type { ZoneData, ZoneNode } from './zoneIndex.js';

@@ -1,0 +1,50 @@
+import type { ResourceRecord } from './dns/records.js';
+import type { IpAddress } from './net/ipAddress.js';
+
+/**
+ * What every front door exchanges with the engine: a question, the client it is asked for, and
+ * the authoritative answer, independent of any wire format.
+ */
+
+/** The client a decision is made for (SPEC §2). */
+export interface Client {
+  /** ECS address when the query carried one with a source prefix > 0, else the resolver's address. */
+  readonly address: IpAddress;
+  /** ECS source prefix length in bits of `address`'s family; the full length without ECS. */
+  readonly sourcePrefix: number;
+  /** True when `address` came from ECS. */
+  readonly fromEcs: boolean;
+}
+
+/** A question for the engine, as a front door hands it over. */
+export interface Query {
+  /** Query name as received (any case, trailing dot optional); echoed in owner names. */
+  readonly name: string;
+  /** Numeric QTYPE; unknown types are answered NODATA at existing names. */
+  readonly type: number;
+  readonly client: Client;
+  /** `udp` answers ANY minimally (RFC 8482); `tcp` answers every RRset. */
+  readonly transport: 'udp' | 'tcp';
+}
+
+/** The authoritative answer, independent of any wire format. */
+export interface Answer {
+  rcode: number;
+  /** AA bit: set on answers from our zones, clear on referrals and refusals. */
+  authoritative: boolean;
+  /**
+   * Answer section. The records of a GSLB decision reused from the record's decision cache
+   * (`src/pipeline/decisionCache.ts`) are its frozen objects, the same for every query the decision
+   * serves while it stays valid: a front door may key a WeakMap on them to reuse their encoding.
+   */
+  answers: ResourceRecord[];
+  authority: ResourceRecord[];
+  additional: ResourceRecord[];
+  /**
+   * ECS scope prefix length (RFC 7871 §7.2.1) in bits of the client's family: the largest over
+   * the GSLB selections the answer used; 0 for client-independent and negative answers.
+   */
+  scope: number;
+  /** Data centers whose endpoints the GSLB selections answered with (for per-DC metrics). */
+  dcs: string[];
+}
