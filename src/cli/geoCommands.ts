@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
-import { loadConfigFile } from '../core/config/load.js';
+import { loadConfigFile } from '../process/loadConfig.js';
 import { GEO_SOURCE_FORMATS, type GeoConfig, type GeoSourceConfig, type GeoSourceFormat } from '../capabilities/geo/geoSchema.js';
 import { buildLocationImage } from '../capabilities/geo/buildImage.js';
 import { readImage, verifyImage } from '../capabilities/geo/compiledImage.js';

@@ -2,7 +2,8 @@
 import { Command } from 'commander';
 import { z } from 'zod';
 import { checkFileReferences } from '../process/fileReferences.js';
-import { ConfigError, loadConfigFile } from '../core/config/load.js';
+import { ConfigError } from '../core/config/load.js';
+import { loadConfigFile } from '../process/loadConfig.js';
 import { configSchema } from '../process/configSchema.js';
 import { startGslbd } from '../process/gslbdProcess.js';
 import { registerGeoCommands } from './geoCommands.js';

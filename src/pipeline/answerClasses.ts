@@ -1,37 +1,32 @@
 import type { IpAddress } from '../core/net/ipAddress.js';
-import { formatQualifiers, type Location, type Qualifiers } from '../core/location/location.js';
+import { formatQualifiers, type Location } from '../core/location/location.js';
 import type { LocationDb, LocationTilings } from '../core/location/locationDb.js';
 import { BucketRangeTable4 } from '../core/lpm/bucketRangeTable.js';
 import { hugePageBuffer, rangesInHugePages } from '../core/lpm/hugePages.js';
 import { narrowIds, RangeTable4, RangeTable6, unpackPrefix, type RangeIds } from '../core/lpm/rangeTable.js';
 import type { Tiling } from '../core/lpm/tiling.js';
-import type { DcRanking } from './ranking.js';
-import { decisionShapeId, locationDecisionKey, type DecisionShape } from './locationDecision.js';
-import { locationMatches } from '../core/location/locationPattern.js';
-import { distanceTo, proximityRanking, sharedScore } from '../capabilities/proximity/proximityRanking.js';
-import { LOCATION_READ, narrowScope, type SelectionState } from './stage.js';
-import { type CompiledDataCenter } from '../core/topology.js';
+import type { CompiledDataCenter } from '../core/topology.js';
+import { locationDecisionKey } from './locationDecision.js';
+import { LOCATION_READ, narrowScope, STAGE_SLOTS, type LocationReader, type SelectionState } from './stage.js';
 
 /**
  * Answer classes of one record, precomputed at load (as gdnsd merges its maps per resource): every
  * location of the location table is reduced to the decision this record makes from it — the
- * steps that can still decide, each a rule's condition with its location tests folded to their
- * truths and the rank groups it gives, down to the static-proximity ranking or the default group
- * (`../policies/locationDecision.ts`) — and neighbouring ranges whose decisions are equal are
- * merged. Locations whose patterns read differently but that decide alike (two countries bound
- * to the same view, a ranking no health state can reach) share a class. A lookup in these tables
- * gives the class and the largest aligned block around the client with that class, so
- * neighbouring locations that get the same answer share one wider ECS scope (SPEC §8 goal).
+ * steps its location readers can still decide by (`locationDecision.ts`): rules with their
+ * location tests folded to their truths and the rank groups they give, down to a static-proximity
+ * ranking or a default group — and neighbouring ranges whose decisions are equal are merged.
+ * Locations that read differently but decide alike (two countries bound to the same view, a
+ * ranking no health state can reach) share a class. A lookup in these tables gives the class and
+ * the largest aligned block around the client with that class, so neighbouring locations that
+ * get the same answer share one wider ECS scope (SPEC §8 goal).
  *
- * A class keeps the pattern truths and ranking of its first location (its representative): the
- * stages evaluate those, which decide exactly as every other member's would, for every health
- * state, client subnet and query name.
+ * A class keeps what each reader keeps of its first location (its representative): the stages
+ * evaluate that, which decides exactly as every other member's would, for every health state,
+ * client subnet and query name.
  */
 export interface LocationClass {
-  /** Truth of each location pattern slot (1 = matches), of the class's representative. */
-  readonly patterns: Uint8Array;
-  /** Static-proximity ranking of the record's data centers; null when the location is unknown. */
-  readonly ranking: DcRanking | null;
+  /** Per location reader, in registration order: what it keeps of the class's representative. */
+  readonly data: readonly unknown[];
   /** The representative location in dotted form (shown by /explain). */
   readonly representative: string;
 }
@@ -82,14 +77,13 @@ export function recordClass(s: SelectionState): LocationClass | undefined {
   return lc && lc.geo === s.env.geo ? lc.classOf(s) : undefined;
 }
 
-/** What a record's decision reads from the client's location. */
-export interface LocationReads {
-  /** `clientLocation` pattern lists, one per slot. */
-  readonly patterns: readonly (readonly Qualifiers[])[];
-  /** The record's data centers when its ranking is static proximity. */
-  readonly proximityDcs: readonly CompiledDataCenter[] | undefined;
-  /** How the decision reads them: locations are merged by decision; absent, by what they read. */
-  readonly decision?: DecisionShape;
+/**
+ * What location reader `index` keeps for the client's answer class; undefined when the record has
+ * no usable tables (the stage then reads the location itself, `clientLocation.ts`). Reading it
+ * narrows the ECS scope to the class block and records the read for the decision cache.
+ */
+export function classData<T>(s: SelectionState, index: number): T | undefined {
+  return recordClass(s)?.data[index] as T | undefined;
 }
 
 /** Class tables by database, then by what the record reads: records with equal reads share them. */
@@ -98,62 +92,46 @@ const cache = new WeakMap<LocationDb, Map<string, LocationClasses>>();
 const CACHE_LIMIT = 256;
 
 /**
- * The answer-class tables of a record, or undefined when its decision reads nothing from the
- * location or the database cannot be enumerated (no `tilings()`: the stages then use the
- * location itself, with the location block as scope).
+ * The answer-class tables of a record whose stages registered `readers`, or undefined when none
+ * did or the database cannot be enumerated (no `tilings()`: the stages then use the location
+ * itself, with the location block as scope).
  * Cost: one pass over the location table and one over the ranges (a few ms per 100k ranges),
- * shared by every record with the same reads.
+ * shared by every record with the same readers and candidates.
  */
-export function locationClassesFor(geo: LocationDb, reads: LocationReads): LocationClasses | undefined {
-  if (!geo.tilings) return undefined;
-  if (reads.patterns.length === 0 && !reads.proximityDcs) return undefined;
-  const key = JSON.stringify([reads.patterns, reads.proximityDcs?.map((d) => [d.index, d.qualifiers, d.lat, d.lon]), reads.decision && decisionShapeId(reads.decision)]);
+export function locationClassesFor(geo: LocationDb, readers: readonly LocationReader[], candidates: readonly CompiledDataCenter[]): LocationClasses | undefined {
+  if (!geo.tilings || readers.length === 0) return undefined;
+  const key = JSON.stringify([readers.map((r) => [r.slot, r.id]), candidates.map((c) => c.index)]);
   let byReads = cache.get(geo);
   if (!byReads || byReads.size >= CACHE_LIMIT) cache.set(geo, (byReads = new Map()));
   let lc = byReads.get(key);
-  if (!lc) byReads.set(key, (lc = build(geo, geo.tilings(), reads)));
+  if (!lc) byReads.set(key, (lc = build(geo, geo.tilings(), readers, candidates)));
   return lc;
 }
 
-function build(geo: LocationDb, tilings: LocationTilings, reads: LocationReads): LocationClasses {
+function build(geo: LocationDb, tilings: LocationTilings, readers: readonly LocationReader[], candidates: readonly CompiledDataCenter[]): LocationClasses {
   const classes: LocationClass[] = [];
   const classByKey = new Map<string, number>();
-  /** Class of each distinct read (pattern truths and ranking order): decisions are computed once per read. */
+  /** Class of each distinct read (what every reader reads): decisions are computed once per read. */
   const classByRead = new Map<string, number>();
-  const rankings = new Map<string, DcRanking>();
-  const order = reads.proximityDcs ? new ProximityOrder(reads.proximityDcs) : undefined;
-  const slots = reads.patterns.length;
-  const bits = new Uint8Array(slots);
+  const inPipelineOrder = readers.map((_, i) => i).sort((a, b) => STAGE_SLOTS.indexOf(readers[a]!.slot) - STAGE_SLOTS.indexOf(readers[b]!.slot));
   const n = tilings.locationCount;
   const classOfLocation = new Uint32Array(n);
   for (let id = 0; id < n; id++) {
     const location = tilings.decode(id);
+    const known = !isUnknownLocation(id, location);
     let read = '';
-    for (let slot = 0; slot < slots; slot++) {
-      let match = 0;
-      for (const p of reads.patterns[slot]!) {
-        if (locationMatches(p, location.qualifiers)) {
-          match = 1;
-          break;
-        }
-      }
-      bits[slot] = match;
-      read += match;
-    }
-    const rankingKey = order && !isUnknownLocation(id, location) ? order.key(location) : 'unknown';
-    read += `|${rankingKey}`;
+    for (const r of readers) read += `${r.read(location, known)}\u001f`;
     let c = classByRead.get(read);
     if (c === undefined) {
-      let ranking: DcRanking | null = null;
-      if (rankingKey !== 'unknown') {
-        ranking = rankings.get(rankingKey) ?? proximityRanking(location, reads.proximityDcs!);
-        rankings.set(rankingKey, ranking);
-      }
-      const key = reads.decision ? locationDecisionKey(reads.decision, bits, ranking) : read;
+      const data = readers.map((r) => r.classData(location, known));
+      const key = locationDecisionKey(
+        candidates,
+        inPipelineOrder.map((i) => readers[i]!.steps(data[i])),
+      );
       c = classByKey.get(key);
       if (c === undefined) {
         c = classes.length;
-        classes.push({ patterns: bits.slice(), ranking, representative: formatQualifiers(location.qualifiers) });
+        classes.push({ data, representative: formatQualifiers(location.qualifiers) });
         classByKey.set(key, c);
       }
       classByRead.set(read, c);
@@ -173,56 +151,6 @@ function build(geo: LocationDb, tilings: LocationTilings, reads: LocationReads):
     new RangeTable6(v6ranges.starts, v6ranges.ids),
     classes,
   );
-}
-
-/**
- * The static-proximity order of a fixed set of data centers as a short string key, computed
- * without allocation per location (110k locations in GeoLite2 City): the same comparison as
- * {@link proximityRanking}, whose groups it names; equal keys mean equal rankings.
- */
-class ProximityOrder {
-  private readonly shared: Int32Array;
-  private readonly km: Float64Array;
-  private readonly idx: Int32Array;
-
-  constructor(private readonly dcs: readonly CompiledDataCenter[]) {
-    this.shared = new Int32Array(dcs.length);
-    this.km = new Float64Array(dcs.length);
-    this.idx = new Int32Array(dcs.length);
-  }
-
-  key(client: Location): string {
-    const { dcs, shared, km, idx } = this;
-    for (let i = 0; i < dcs.length; i++) {
-      const dc = dcs[i]!;
-      shared[i] = sharedScore(client.qualifiers, dc.qualifiers);
-      km[i] = distanceTo(client, dc);
-      idx[i] = i;
-    }
-    // Insertion sort (stable): a record has a handful of data centers.
-    for (let i = 1; i < idx.length; i++) {
-      const x = idx[i]!;
-      let j = i - 1;
-      while (j >= 0 && this.before(x, idx[j]!)) {
-        idx[j + 1] = idx[j]!;
-        j--;
-      }
-      idx[j + 1] = x;
-    }
-    let key = '';
-    for (let i = 0; i < idx.length; i++) {
-      if (i > 0) key += this.before(idx[i - 1]!, idx[i]!) ? '>' : '=';
-      key += idx[i];
-    }
-    return key;
-  }
-
-  /** True when data center `a` ranks strictly before `b`. */
-  private before(a: number, b: number): boolean {
-    const { shared, km } = this;
-    if (shared[a] !== shared[b]) return shared[a]! > shared[b]!;
-    return km[a]! < km[b]!;
-  }
 }
 
 /**

@@ -6,7 +6,8 @@ import type { Logger } from '../core/telemetry/logger.js';
 import type { CompiledDataCenter } from '../core/topology.js';
 import type { LocationDb } from '../core/location/locationDb.js';
 import type { BalanceAlgorithm } from './balanceAlgorithm.js';
-import type { DcCandidate, SelectionEnv, Stage } from './stage.js';
+import type { CommonPolicyShape, PolicyConfig } from './config/recordSchema.js';
+import type { ClientInputs, DcCandidate, SelectionEnv, Stage } from './stage.js';
 
 /**
  * One capability of the engine — proximity, DNS policies, steering by metrics, health, location
@@ -26,6 +27,12 @@ export interface Capability<C = never> {
    * passed (run as a zod `superRefine`, in list order, so problems carry their path).
    */
   check?(config: C, ctx: z.RefinementCtx): void;
+  /**
+   * Checks the references of a record's `policy` when it is of a type this capability implements
+   * (data center and service names), where the query path checks the record, so every problem of
+   * one record is reported together, in field order.
+   */
+  checkPolicy?(policy: PolicyConfig, refs: PolicyReferences, issue: (path: readonly (string | number)[], message: string) => void): void;
   /** The stages it adds to one GSLB record's pipeline (none when the record does not use it). */
   stages?(record: RecordStageInput<C>): readonly Stage[];
   /** Balance algorithms it provides, by `balanceAlgorithm` name. */
@@ -38,13 +45,25 @@ export interface Capability<C = never> {
 export interface SchemaFragment {
   /** Top-level keys of the configuration file it owns. */
   readonly root?: z.ZodRawShape;
-  /** Keys it adds to every GSLB record (`records[]`). */
+  /** Keys it adds to every GSLB record (`records[]`), after the record's own. */
   readonly record?: z.ZodRawShape;
+  /** Keys it adds to every data center (`datacenters[]`), after the data center's own. */
+  readonly datacenter?: z.ZodRawShape;
+  /** Keys it adds to every endpoint (`services[].endpoints[]`), after the endpoint's own. */
+  readonly endpoint?: z.ZodRawShape;
   /**
    * The `policy.type` variants it implements, each a strict object with a literal `type` and
    * the fields every policy has (`common`: `pickDcCount`, `balanceAlgorithm`).
    */
-  policies?(common: z.ZodRawShape): readonly z.ZodObject[];
+  policies?(common: CommonPolicyShape): readonly z.ZodObject[];
+  /** The `policy` of a record that names none (one capability provides it). */
+  readonly defaultPolicy?: Readonly<Record<string, unknown>>;
+}
+
+/** What a policy's references are checked against. */
+export interface PolicyReferences {
+  readonly dataCenters: ReadonlySet<string>;
+  readonly services: ReadonlySet<string>;
 }
 
 /** What a capability sees of a record being compiled. */
@@ -62,6 +81,8 @@ export interface RecordStageInput<C> {
   readonly rotationKeyPrefix: string;
   /** The location data the snapshot answers with (answer classes are built over it). */
   readonly geo: LocationDb | undefined;
+  /** Where the stages' client inputs (location readers, client subnets, the query name) are registered. */
+  readonly inputs: ClientInputs;
 }
 
 /** The record type of a configuration type `C` (its `records` element), or a plain object. */

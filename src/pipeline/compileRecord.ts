@@ -1,39 +1,47 @@
-import type { GslbRecordConfig } from './config/recordSchema.js';
-import type { ServiceConfig } from './config/topologySchema.js';
-import { endpointAnswers } from './config/crossReferences.js';
 import { parseRecordData } from '../core/dns/presentation.js';
 import type { GslbRecordType, RecordData } from '../core/dns/records.js';
-import { conditionInputs } from '../capabilities/policies/condition.js';
-import type { DecisionShape } from './locationDecision.js';
-import { policyStagesFor, type PolicyContext } from '../capabilities/policies/recordPolicies.js';
-import { DecisionCache } from './decisionCache.js';
-import { locationClassesFor } from './answerClasses.js';
-import { buildPipeline } from './pipeline.js';
-import { compileRecordHealth } from '../capabilities/health/recordHealth.js';
-import type { CompiledGslbRecord, DcCandidate } from './stage.js';
+import type { SubnetConfig } from '../core/net/subnet.js';
+import type { LocationDb } from '../core/location/locationDb.js';
 import type { CompiledDataCenter, GslbEndpoint } from '../core/topology.js';
-import type { EndpointConfig } from './config/topologySchema.js';
+import { locationClassesFor } from './answerClasses.js';
+import type { BalanceAlgorithm } from './balanceAlgorithm.js';
+import type { Capability } from './capability.js';
+import { endpointAnswers } from './config/crossReferences.js';
+import type { GslbRecordConfig } from './config/recordSchema.js';
+import type { EndpointConfig, ServiceConfig } from './config/topologySchema.js';
+import { DecisionCache } from './decisionCache.js';
+import { assemblePipeline } from './pipeline.js';
+import type { ClientInputs, CompiledGslbRecord, DcCandidate, LocationReader } from './stage.js';
+
+/** What compiling the records of one snapshot shares. */
+export interface RecordCompilation<C> {
+  /** The whole validated configuration (capabilities read their global sections from it). */
+  readonly config: C;
+  readonly capabilities: readonly Capability<C>[];
+  /** Balance algorithms by name, from the capabilities. */
+  readonly algorithms: ReadonlyMap<string, BalanceAlgorithm>;
+  readonly dataCenters: readonly CompiledDataCenter[];
+  readonly dcByName: ReadonlyMap<string, CompiledDataCenter>;
+  /** The location data the snapshot answers with (answer classes are built over it). */
+  readonly geo: LocationDb | undefined;
+  /** False compiles without decision caches (a reference that always runs the pipeline). */
+  readonly reuseDecisions: boolean;
+}
 
 /**
  * Compiles a validated GSLB record: its candidates (data centers in configuration order with the
- * enabled endpoints that can answer its type), the record data each endpoint contributes, the
- * pipeline its policy needs (with its DNS policies or static rules when `policies` is given), its
- * health behaviour (tiers; `site` is the engine's own site for local-first records), and its
- * decision cache (`decisionCache.ts`: whether its decisions may be reused is decided here;
- * `reuseDecisions` false turns it off, for a reference that always runs the pipeline).
+ * enabled endpoints that can answer its type), the record data each endpoint contributes, its
+ * pipeline — the query path's own stages (candidates, pick, balance) and every stage the
+ * capabilities contribute for it (`Capability.stages`) —, its answer classes when a stage reads
+ * the location, and its decision cache (`decisionCache.ts`: whether its decisions may be reused is
+ * decided here from what the stages registered).
+ * @throws Error when the record's balance algorithm is unknown (the schema prevents it).
  */
-export function compileRecord(
-  rec: GslbRecordConfig,
-  service: ServiceConfig,
-  dcs: ReadonlyMap<string, CompiledDataCenter>,
-  policies?: PolicyContext,
-  site?: string,
-  reuseDecisions = true,
-): CompiledGslbRecord {
+export function compileRecord<C>(rec: GslbRecordConfig, service: ServiceConfig, comp: RecordCompilation<C>): CompiledGslbRecord {
   const byDc = new Map<string, GslbEndpoint[]>();
   for (const ep of service.endpoints) {
     if (!ep.enabled || !endpointAnswers(ep, rec.type)) continue;
-    const dc = dcs.get(ep.dc)!;
+    const dc = comp.dcByName.get(ep.dc)!;
     const list = byDc.get(dc.name) ?? [];
     list.push({
       key: endpointKey(service.name, ep),
@@ -46,33 +54,34 @@ export function compileRecord(
     });
     byDc.set(dc.name, list);
   }
-  const rotationPrefix = `${rec.name}/${rec.type}`;
-  const candidates: DcCandidate[] = [...dcs.values()]
+  const rotationKeyPrefix = `${rec.name}/${rec.type}`;
+  const candidates: DcCandidate[] = comp.dataCenters
     .filter((dc) => byDc.has(dc.name))
-    .map((dc) => ({ dc, endpoints: byDc.get(dc.name)!, rotationKey: `${rotationPrefix}/${dc.name}` }));
-  const own = policies ? policyStagesFor(rec, policies) : { stages: [], inputs: conditionInputs(), lists: [] };
-  const p = rec.policy;
-  const decision: DecisionShape = {
-    candidates: candidates.map((c) => c.dc),
-    lists: own.lists,
-    otherwise:
-      p.type === 'static-proximity'
-        ? { kind: 'static-proximity', defaults: new Set(p.default) }
-        : p.type === 'static'
-          ? { kind: 'every-available' }
-          : { kind: 'client-independent' },
+    .map((dc) => ({ dc, endpoints: byDc.get(dc.name)!, rotationKey: `${rotationKeyPrefix}/${dc.name}` }));
+  const readers: LocationReader[] = [];
+  const subnets: SubnetConfig[] = [];
+  let readsQname = false;
+  const inputs: ClientInputs = {
+    location: (reader) => readers.push(reader) - 1,
+    subnets: (list) => subnets.push(...list) - list.length,
+    qname: () => {
+      readsQname = true;
+    },
   };
-  const reads = { patterns: own.inputs.locations, proximityDcs: p.type === 'static-proximity' ? candidates.map((c) => c.dc) : undefined, decision };
-  const pipeline = buildPipeline(rec.policy, rotationPrefix, own.stages, service.name);
-  const locationClasses = policies?.geo ? locationClassesFor(policies.geo, reads) : undefined;
+  const input = { record: rec as never, config: comp.config, candidates, dataCenters: comp.dataCenters, dcByName: comp.dcByName, rotationKeyPrefix, geo: comp.geo, inputs };
+  const contributed = comp.capabilities.flatMap((c) => c.stages?.(input) ?? []);
+  const algorithm = comp.algorithms.get(rec.policy.balanceAlgorithm);
+  if (!algorithm) throw new Error(`unknown balance algorithm "${rec.policy.balanceAlgorithm}"`);
+  const pipeline = assemblePipeline(contributed, algorithm, rec.policy.pickDcCount, rotationKeyPrefix);
+  const locationClasses = comp.geo ? locationClassesFor(comp.geo, readers, candidates.map((c) => c.dc)) : undefined;
   const decisions = DecisionCache.forRecord({
     name: rec.name,
     pipeline,
-    readsLocation: reads.patterns.length > 0 || reads.proximityDcs !== undefined,
+    readsLocation: readers.length > 0,
     locationClasses,
-    subnets: own.inputs.subnets,
-    readsQname: own.inputs.readsQname,
-    turnedOff: !reuseDecisions,
+    subnets,
+    readsQname,
+    turnedOff: !comp.reuseDecisions,
   });
   return {
     name: rec.name,
@@ -85,7 +94,6 @@ export function compileRecord(
     decisions,
     failsafe: rec.failsafe.map((t) => parseRecordData(rec.type, t)),
     failsafeTtl: rec.failsafeTtl ?? rec.ttl,
-    health: compileRecordHealth(rec.health, rec.failsafe.length > 0, candidates, service.name, site),
   };
 }
 

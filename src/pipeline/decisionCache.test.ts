@@ -1,7 +1,8 @@
 import test from 'ava';
-import { parseConfigText } from '../core/config/load.js';
+import { parseConfigText } from '../process/loadConfig.js';
 import { TYPE_CODES } from '../core/dns/records.js';
-import { buildSnapshot, withHealthView, type Snapshot } from './snapshot.js';
+import { withHealthView, type Snapshot } from './snapshot.js';
+import { buildSnapshot } from '../process/snapshot.js';
 import { formatIp, parseCidr, parseIp, type IpAddress } from '../core/net/ipAddress.js';
 import { HealthMonitor } from '../capabilities/health/healthMonitor.js';
 import { createLogger } from '../core/telemetry/logger.js';

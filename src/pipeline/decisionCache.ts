@@ -1,4 +1,4 @@
-import type { SubnetConfig } from '../capabilities/policies/policySchema.js';
+import type { SubnetConfig } from '../core/net/subnet.js';
 import type { RecordData, ResourceRecord } from '../core/dns/records.js';
 import type { IpAddress } from '../core/net/ipAddress.js';
 import { unpackPrefix } from '../core/lpm/rangeTable.js';

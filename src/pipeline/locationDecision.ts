@@ -1,191 +1,72 @@
 import type { CompiledDataCenter } from '../core/topology.js';
-import type { Condition } from '../capabilities/policies/condition.js';
 import type { DcRanking } from './ranking.js';
-import type { RuleList } from '../capabilities/policies/ruleList.js';
 
 /**
- * How a record's decision reads the client's location, so that locations can be merged by the
- * decision they lead to rather than by the location inputs they show (`selection/locationClasses.ts`).
- *
- * The decision tries, in order, each rule list (the record's DNS policies, then the global ones;
- * or a static record's rules) and then its own ranking (`otherwise`). Every step ends in a
- * ranking fixed at load — an action's, a static rule's, the static-proximity ranking of the
- * client's location, or rule 5's default group — applied to the data centers available under
- * the health view of the moment.
+ * One step by which a stage decides from the client's location ({@link LocationReader.steps}):
+ * - a rule: when `residual` holds — `true`, or the text of what still depends on the query (client
+ *   subnets, the query name) once the location's tests are folded to their truths; `false`: never
+ *   — and one of its data centers is available, `ranking` decides (applied to the available ones);
+ *   otherwise the next step is tried;
+ * - an opaque step: a decision the stage keeps whole (e.g. a `most-specific` rule list, whose
+ *   winner depends on the subnets matched), compared as text and never pruned.
  */
-export interface DecisionShape {
-  /** The record's candidates (data centers that can answer its type): no other data center is ever available. */
-  readonly candidates: readonly CompiledDataCenter[];
-  readonly lists: readonly RuleList[];
-  /** What ranks when no rule applies. */
-  readonly otherwise: Otherwise;
-}
-
-/** The ranking of a record when no rule applies. */
-export type Otherwise =
-  /** Static proximity: the location's ranking; an unknown location gets the `default` data centers, else every one (rule 5). */
-  | { readonly kind: 'static-proximity'; readonly defaults: ReadonlySet<string> }
-  /** A static record with no applicable rule: every available data center as one group. */
-  | { readonly kind: 'every-available' }
-  /** A ranking that reads nothing of the location (multi-source criteria). */
-  | { readonly kind: 'client-independent' };
+export type DecisionStep = { readonly residual: boolean | string; readonly ranking: DcRanking } | { readonly opaque: string };
 
 /**
- * The canonical decision of a location: two locations with equal keys get the same answer for
- * every health state, every client subnet membership and every query name, so their networks
- * may share one answer class (and one ECS scope block).
+ * The canonical decision of one location for a record: the steps of its location readers, in
+ * pipeline order, reduced to those that can still decide. Two locations with equal keys get the
+ * same answer for every health state, client subnet membership and query name, so their networks
+ * may share one answer class and one ECS scope block (`answerClasses.ts`).
  *
- * The key is the list of the steps that can still decide, each as its residual condition (the
- * rule's condition with every `clientLocation` test replaced by its truth for this location) and
- * its rank groups over the candidates:
+ * Reduction, sound for every available set of data centers (every step applies only when one of
+ * its data centers is available — `ranking.ts#ranksAny` in the rule lists, the live list in the
+ * static-proximity stage):
  * - a rule whose residual is false never holds and is left out;
- * - a step applies only when one of its data centers is available (`ruleList.ts#decidingRule`,
- *   the static-proximity stage), so a step whose data centers all belong to earlier steps that
- *   always hold can never apply and is left out, and nothing after a step set that covers every
- *   candidate can apply;
- * - a `most-specific` list is kept whole (the winner depends on the subnets matched), with
- *   location tests folded to constants but `any` branches kept, since their subnets still count
- *   towards the rule's specificity.
- * `patterns` are the truths of the record's `clientLocation` slots; `ranking` the location's
- * static-proximity ranking (null: unknown location; ignored unless `otherwise` is static proximity).
+ * - a rule whose data centers all belong to earlier rules that always hold can never apply (when
+ *   one of them is available, an earlier rule applied) and is left out;
+ * - nothing after always-holding rules that cover every candidate can apply;
+ * - when no step covers every candidate, what the record does next reads no location (a
+ *   criterion ranking): one constant step stands for it.
+ * Rank groups are compared over the candidates only (other data centers are never available),
+ * empty groups dropped.
+ * @returns the key as text: equal texts, equal decisions.
  */
-export function locationDecisionKey(shape: DecisionShape, patterns: Uint8Array, ranking: DcRanking | null): string {
-  const steps: string[] = [];
-  const covered = new Uint8Array(shape.candidates.length);
+export function locationDecisionKey(candidates: readonly CompiledDataCenter[], steps: readonly (readonly DecisionStep[])[]): string {
+  const out: string[] = [];
+  const covered = new Uint8Array(candidates.length);
   let coveredCount = 0;
-  /** Adds a step unless it can never apply; true when the steps so far cover every candidate. */
-  const step = (residual: Residual, groups: Groups): boolean => {
-    if (residual === false || groups.members.every((i) => covered[i] === 1)) return false;
-    steps.push(`${residual === true ? '*' : residual}>${groups.text}`);
-    if (residual !== true) return false;
-    for (const i of groups.members) {
-      if (covered[i] === 0) {
-        covered[i] = 1;
-        coveredCount++;
+  for (const list of steps) {
+    for (const step of list) {
+      if ('opaque' in step) {
+        out.push(step.opaque);
+        continue;
       }
-    }
-    return coveredCount === covered.length;
-  };
-  for (const list of shape.lists) {
-    if (list.overlap === 'most-specific') {
-      const held: string[] = [];
-      for (const rule of list.rules) {
-        const residual = reduce(rule.condition, patterns, true);
-        const groups = groupsOf(rule.ranking, shape.candidates);
-        if (residual === false || groups.members.every((i) => covered[i] === 1)) continue;
-        held.push(`${residual === true ? '*' : residual}>${groups.text}`);
-      }
-      if (held.length > 0) steps.push(`most-specific[${held.join(',')}]`);
-      continue;
-    }
-    for (const rule of list.rules) if (step(reduce(rule.condition, patterns, false), groupsOf(rule.ranking, shape.candidates))) return steps.join(';');
-  }
-  const all = oneGroup(shape.candidates, () => true);
-  switch (shape.otherwise.kind) {
-    case 'static-proximity': {
-      if (ranking !== null) {
-        step(true, groupsOf(ranking, shape.candidates));
-        break;
-      }
-      const defaults = shape.otherwise.defaults;
-      if (step(true, oneGroup(shape.candidates, (dc) => defaults.has(dc.name)))) break;
-      step(true, all);
-      break;
-    }
-    case 'every-available':
-      step(true, all);
-      break;
-    case 'client-independent':
-      steps.push('rank');
-      break;
-  }
-  return steps.join(';');
-}
-
-/** A stable text for a shape, for keying answer-class tables shared by records that decide alike. */
-export function decisionShapeId(shape: DecisionShape): string {
-  const lists = shape.lists.map((l) => `${l.overlap}{${l.rules.map((r) => `${conditionText(r.condition)}>${groupsOf(r.ranking, shape.candidates).text}`).join(',')}}`);
-  const o = shape.otherwise;
-  const otherwise = o.kind === 'static-proximity' ? `${o.kind}(${[...o.defaults].sort().join(',')})` : o.kind;
-  return `${shape.candidates.map((c) => c.index).join(',')}|${lists.join(';')}|${otherwise}`;
-}
-
-/** A condition with its location tests decided: a constant, or the text of what still depends on the query. */
-type Residual = boolean | string;
-
-/**
- * Folds the `clientLocation` tests of `c` to their truths in `patterns`. With `keepSpecificity`
- * (most-specific lists) a true branch of `any` does not absorb its siblings, whose subnets still
- * count for the rule's specificity (`condition.ts#ConditionEvaluator`).
- */
-function reduce(c: Condition, patterns: Uint8Array, keepSpecificity: boolean): Residual {
-  switch (c.kind) {
-    case 'always':
-      return true;
-    case 'location':
-      return patterns[c.slot] === 1;
-    case 'subnet':
-    case 'qname':
-      return conditionText(c);
-    case 'all': {
-      const parts: string[] = [];
-      for (const item of c.items) {
-        const r = reduce(item, patterns, keepSpecificity);
-        if (r === false) return false;
-        if (r !== true) parts.push(r);
-      }
-      return parts.length === 0 ? true : parts.length === 1 ? parts[0]! : `all(${parts.join(';')})`;
-    }
-    case 'any': {
-      const parts: string[] = [];
-      let anyTrue = false;
-      for (const item of c.items) {
-        const r = reduce(item, patterns, keepSpecificity);
-        if (r === false) continue;
-        if (r === true) {
-          if (!keepSpecificity) return true;
-          anyTrue = true;
-        } else {
-          parts.push(r);
+      if (step.residual === false) continue;
+      const g = rankGroups(step.ranking, candidates);
+      if (g.members.every((i) => covered[i] === 1)) continue;
+      out.push(`${step.residual === true ? '*' : step.residual}>${g.text}`);
+      if (step.residual !== true) continue;
+      for (const i of g.members) {
+        if (covered[i] === 0) {
+          covered[i] = 1;
+          coveredCount++;
         }
       }
-      if (anyTrue) return parts.length === 0 ? true : `any(*;${parts.join(';')})`;
-      return parts.length === 0 ? false : parts.length === 1 ? parts[0]! : `any(${parts.join(';')})`;
-    }
-    case 'not': {
-      const r = reduce(c.item, patterns, keepSpecificity);
-      return typeof r === 'boolean' ? !r : `not(${r})`;
+      if (coveredCount === candidates.length) return out.join(';');
     }
   }
-}
-
-/** A condition as text: `clientLocation` tests by their slot in the record's answer classes. */
-function conditionText(c: Condition): string {
-  switch (c.kind) {
-    case 'always':
-      return '*';
-    case 'location':
-      return `location#${c.slot}`;
-    case 'subnet':
-      return `subnet(${c.subnets.map((s) => s.text).join(',')})`;
-    case 'qname':
-      return `qname(${c.names.join(',')})`;
-    case 'all':
-      return `all(${c.items.map(conditionText).join(';')})`;
-    case 'any':
-      return `any(${c.items.map(conditionText).join(';')})`;
-    case 'not':
-      return `not(${conditionText(c.item)})`;
-  }
+  out.push('rest');
+  return out.join(';');
 }
 
 /** A ranking over the candidates: `text` names its non-empty groups in order; `members` are candidate positions. */
-interface Groups {
+export interface RankGroups {
   readonly text: string;
   readonly members: readonly number[];
 }
 
-function groupsOf(r: DcRanking, candidates: readonly CompiledDataCenter[]): Groups {
+/** The groups of `r` restricted to `candidates`, in rank order, empty ones dropped. */
+export function rankGroups(r: DcRanking, candidates: readonly CompiledDataCenter[]): RankGroups {
   const byGroup = new Map<number, number[]>();
   candidates.forEach((dc, i) => {
     const g = r.groupOf[dc.index] ?? -1;
@@ -198,10 +79,11 @@ function groupsOf(r: DcRanking, candidates: readonly CompiledDataCenter[]): Grou
   return { text: ordered.map((g) => g.join(',')).join('|'), members: ordered.flat() };
 }
 
-function oneGroup(candidates: readonly CompiledDataCenter[], keep: (dc: CompiledDataCenter) => boolean): Groups {
-  const members: number[] = [];
-  candidates.forEach((dc, i) => {
-    if (keep(dc)) members.push(i);
-  });
-  return { text: members.join(','), members };
+/** A ranking with the data centers `keep` selects as its one group (e.g. every candidate, or rule 5's defaults). */
+export function oneGroupRanking(dcs: readonly CompiledDataCenter[], keep: (dc: CompiledDataCenter) => boolean): DcRanking {
+  let size = 0;
+  for (const dc of dcs) if (dc.index >= size) size = dc.index + 1;
+  const groupOf = new Int16Array(size).fill(-1);
+  for (const dc of dcs) if (keep(dc)) groupOf[dc.index] = 0;
+  return { groupOf, groupCount: 1 };
 }

@@ -3,7 +3,9 @@ import { prefixLocationDb } from '../../test/support/prefixLocationDb.js';
 import { clientOf, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
 import { downHealth } from '../../test/support/selectionHarness.js';
 import type { ResolveContext } from '../core/views/resolveContext.js';
-import { buildPipeline, runSelection } from './pipeline.js';
+import { runSelection } from './pipeline.js';
+import { compileRecord } from './compileRecord.js';
+import { CAPABILITIES } from '../process/capabilities.js';
 import { TraceSink } from './trace.js';
 import type { SelectionResult } from './stage.js';
 import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
@@ -220,13 +222,17 @@ test('the trace exists only when asked for, one step per stage in slot order', (
   t.like(failsafe.steps.at(-1), { stage: 'failsafe', used: 'fail-safe list', ttl: 5 });
 });
 
-test('buildPipeline orders stages by slot', (t) => {
-  const stages = buildPipeline({ type: 'static-proximity', pickDcCount: 1, balanceAlgorithm: 'all', default: [] }, 'x/A');
+test('a record\'s pipeline: the query path\'s stages and the capabilities\', in slot order', (t) => {
+  const snap = snapshotOf(CONFIG, geo);
+  const www = snap.records.find((r) => r.name === 'www.example.test')!;
   t.deepEqual(
-    stages.map((s) => s.slot),
+    www.pipeline.map((s) => s.slot),
     ['candidates', 'gate', 'rank', 'pick', 'balance', 'fallback'],
   );
-  t.throws(() => buildPipeline({ type: 'static-proximity', pickDcCount: 1, balanceAlgorithm: 'nope', default: [] }, 'x/A'), {
+  const rec = { name: 'x.example.test', type: 'A', ttl: 30, service: 'web', policy: { type: 'static-proximity', pickDcCount: 1, balanceAlgorithm: 'nope', default: [] }, failsafe: [] } as never;
+  const algorithms = new Map(CAPABILITIES.flatMap((c) => ('balanceAlgorithms' in c ? c.balanceAlgorithms : [])).map((a) => [a.name, a]));
+  const comp = { config: snap.config, capabilities: [], algorithms, dataCenters: snap.dataCenters, dcByName: new Map(snap.dataCenters.map((d) => [d.name, d])), geo: undefined, reuseDecisions: true };
+  t.throws(() => compileRecord(rec, snap.config.services[0]!, comp), {
     message: 'unknown balance algorithm "nope"',
   });
 });

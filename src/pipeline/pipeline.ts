@@ -1,33 +1,22 @@
-import type { PolicyConfig } from './config/recordSchema.js';
-import { balanceAlgorithms } from '../capabilities/balance/registry.js';
+import type { BalanceAlgorithm } from './balanceAlgorithm.js';
 import { balanceStage } from './stages/balance.js';
 import { candidatesStage } from './stages/candidates.js';
-import { failsafeStage } from '../capabilities/health/failsafe.js';
-import { healthGateStage } from '../capabilities/health/healthGate.js';
-import { multiSourceStages } from '../capabilities/steering/multiSourceStages.js';
 import { pickDcsStage, rotationTieBreak } from './stages/pickDcs.js';
-import { staticProximityStage } from '../capabilities/proximity/staticProximity.js';
 import type { TraceSink } from './trace.js';
 import { STAGE_SLOTS, type LiveDc, type CompiledGslbRecord, type SelectionEnv, type SelectionResult, type SelectionState, type Stage } from './stage.js';
 import { type Client } from '../core/query.js';
 
 /**
- * Builds a record's pipeline from its policy: one stage per slot it needs, in slot order
- * (candidates → gate → policy → rank → pick → balance → fallback). A capability adds a stage by
- * returning it here for the policies that use it; stages never call each other. Stages of one
- * slot run in the order they are listed (the health gate before a metric gate). `policyStages`
- * are the record's DNS-policy or static-rule stages (`src/capabilities/policies/recordPolicies.ts`);
- * `recordService` is the record's service (multi-source service metrics default to it).
- * @throws Error when the policy names an unknown balance algorithm (the schema prevents it).
+ * A record's pipeline: the query path's own stages — candidates, the pick (by rotation when no
+ * capability contributed a pick stage) and the record's balance algorithm — and the stages the
+ * capabilities contributed (`contributed`, in capability order), in slot order (candidates → gate
+ * → policy → rank → pick → balance → fallback). Stages of one slot keep their order (the health
+ * gate before a metric gate); stages never call each other.
  */
-export function buildPipeline(policy: PolicyConfig, rotationKeyPrefix: string, policyStages: readonly Stage[] = [], recordService = ''): Stage[] {
-  const algorithm = balanceAlgorithms.get(policy.balanceAlgorithm);
-  if (!algorithm) throw new Error(`unknown balance algorithm "${policy.balanceAlgorithm}"`);
-  const stages: Stage[] = [candidatesStage, healthGateStage, ...policyStages, balanceStage(algorithm), failsafeStage];
-  if (policy.type === 'multi-source') stages.push(...multiSourceStages(policy, recordService));
-  else stages.push(pickDcsStage(policy.pickDcCount, rotationTieBreak(`${rotationKeyPrefix}/pick`)));
-  if (policy.type === 'static-proximity') stages.push(staticProximityStage(new Set(policy.default)));
-  return stages.sort((a, b) => STAGE_SLOTS.indexOf(a.slot) - STAGE_SLOTS.indexOf(b.slot));
+export function assemblePipeline(contributed: readonly Stage[], algorithm: BalanceAlgorithm, pickDcCount: number, rotationKeyPrefix: string): Stage[] {
+  const stages: Stage[] = [candidatesStage, ...contributed, balanceStage(algorithm)];
+  if (!contributed.some((st) => st.slot === 'pick')) stages.push(pickDcsStage(pickDcCount, rotationTieBreak(`${rotationKeyPrefix}/pick`)));
+  return stages.sort((x, y) => STAGE_SLOTS.indexOf(x.slot) - STAGE_SLOTS.indexOf(y.slot));
 }
 
 const NO_DCS: readonly LiveDc[] = Object.freeze([]);

@@ -1,6 +1,8 @@
-import type { DcListConfig } from '../capabilities/policies/policySchema.js';
 import type { LiveDc } from './stage.js';
 import type { CompiledDataCenter } from '../core/topology.js';
+
+/** Data center names in priority order; an inner list is one group of equals (`[dc-a, [dc-b, dc-c]]`). */
+export type DcListConfig = readonly (string | readonly string[])[];
 
 /**
  * A ranking of data centers fixed at load time (by an action or a static rule), applied per

@@ -1,9 +1,12 @@
-import type { Config } from '../process/configSchema.js';
 import { configuredName, isInZone, ownerInZone } from '../core/dns/name.js';
 import type { ResourceRecord, SoaData } from '../core/dns/records.js';
 import { WILDCARD, type Qualifiers } from '../core/location/location.js';
 import type { LocationDb } from '../core/location/locationDb.js';
+import type { Capability } from './capability.js';
 import { compileRecord } from './compileRecord.js';
+import type { GslbRecordConfig } from './config/recordSchema.js';
+import type { DataCenterConfig, ServiceConfig } from './config/topologySchema.js';
+import type { ZoneConfig } from './config/zoneSchema.js';
 import type { CompiledGslbRecord, SelectionEnv } from './stage.js';
 import type { CompiledDataCenter } from '../core/topology.js';
 import type { HealthView } from '../core/views/healthView.js';
@@ -23,12 +26,21 @@ export interface Snapshot extends AnswerSource {
   /** When the configuration of this snapshot was loaded (ms since the epoch). */
   readonly loadedAtMs: number;
   readonly file: string;
-  readonly config: Config;
+  /** The query path's sections of the configuration the snapshot was compiled from. */
+  readonly config: PipelineConfig;
   readonly records: readonly CompiledGslbRecord[];
   readonly dataCenters: readonly CompiledDataCenter[];
   readonly env: Omit<SelectionEnv, 'ctx'>;
   /** SOA serial per zone, carried from one snapshot to the next (see soaSerial.ts). */
   readonly serials: ReadonlyMap<string, ZoneSerial>;
+}
+
+/** The sections of the configuration the query path compiles (capabilities read theirs). */
+export interface PipelineConfig {
+  readonly zones: readonly ZoneConfig[];
+  readonly datacenters: readonly DataCenterConfig[];
+  readonly services: readonly ServiceConfig[];
+  readonly records: readonly GslbRecordConfig[];
 }
 
 /** State views a snapshot is built over. */
@@ -38,27 +50,28 @@ export interface SnapshotState {
   readonly metrics: MetricView;
 }
 
-/** How a snapshot is compiled, for tests and benchmarks that compare with the engine's default. */
-export interface SnapshotOptions {
+/** What a snapshot is compiled from. */
+export interface SnapshotInput<C extends PipelineConfig> {
+  /** The configuration file (shown by /status; relative paths in it are relative to its directory). */
+  readonly file: string;
+  readonly config: C;
+  /** The capabilities whose stages and balance algorithms the records use. */
+  readonly capabilities: readonly Capability<C>[];
+  readonly state: SnapshotState;
+  /** When the configuration was loaded (ms since the epoch; the SOA serial rule reads it). */
+  readonly nowMs: number;
+  /** The running snapshot on a reload: SOA serials and the generation carry forward. */
+  readonly previous?: Snapshot | undefined;
   /**
-   * False compiles every record without a decision cache (`selection/decisionCache.ts`): each
-   * query runs the whole pipeline, the reference a cached decision must equal. Default true.
+   * False compiles every record without a decision cache (`decisionCache.ts`): each query runs
+   * the whole pipeline, the reference a cached decision must equal. Default true.
    */
   readonly reuseDecisions?: boolean;
 }
 
-/**
- * Compiles a validated configuration into a snapshot. `previous` (the running snapshot on a
- * reload) carries SOA serials forward.
- */
-export function buildSnapshot(
-  file: string,
-  config: Config,
-  state: SnapshotState,
-  nowMs: number,
-  previous?: Snapshot,
-  options: SnapshotOptions = {},
-): Snapshot {
+/** Compiles a validated configuration into a snapshot. */
+export function compileSnapshot<C extends PipelineConfig>(input: SnapshotInput<C>): Snapshot {
+  const { file, config, state, nowMs, previous } = input;
   const dataCenters: CompiledDataCenter[] = config.datacenters.map((dc, index) => ({
     index,
     name: dc.name,
@@ -69,8 +82,9 @@ export function buildSnapshot(
   }));
   const dcByName = new Map(dataCenters.map((d) => [d.name, d]));
   const services = new Map(config.services.map((s) => [s.name, s]));
-  const policies = { global: config.policies, actions: new Map(config.actions.map((a) => [a.name, a])), dataCenters, dcByName, geo: state.geo };
-  const records = config.records.map((r) => compileRecord(r, services.get(r.service)!, dcByName, policies, config.site, options.reuseDecisions ?? true));
+  const algorithms = new Map(input.capabilities.flatMap((c) => c.balanceAlgorithms ?? []).map((a) => [a.name, a]));
+  const compilation = { config, capabilities: input.capabilities, algorithms, dataCenters, dcByName, geo: state.geo, reuseDecisions: input.reuseDecisions ?? true };
+  const records = config.records.map((r) => compileRecord(r, services.get(r.service)!, compilation));
 
   const zoneNames = config.zones.map((z) => z.name);
   const mostSpecificZone = (name: string): string | undefined =>

@@ -2,13 +2,15 @@ import type { GslbRecordType, RecordData } from '../core/dns/records.js';
 import type { Client } from '../core/query.js';
 import type { CompiledDataCenter, GslbEndpoint } from '../core/topology.js';
 import { ipv4BlocksScope } from '../core/net/ipv4InIpv6.js';
+import type { Location } from '../core/location/location.js';
 import type { LocationDb } from '../core/location/locationDb.js';
+import type { SubnetConfig } from '../core/net/subnet.js';
 import type { HealthView } from '../core/views/healthView.js';
 import type { MetricView } from '../core/views/metricView.js';
 import type { ResolveContext } from '../core/views/resolveContext.js';
 import type { DecisionCache } from './decisionCache.js';
-import type { CompiledRecordHealth } from '../capabilities/health/recordHealth.js';
 import type { LocationClasses } from './answerClasses.js';
+import type { DecisionStep } from './locationDecision.js';
 import type { TraceSink } from './trace.js';
 
 /** A data center that can answer a record: its enabled endpoints of the record's type. */
@@ -25,7 +27,23 @@ export interface LiveDc {
   readonly endpoints: readonly GslbEndpoint[];
 }
 
-/** One step of a record's selection pipeline (SPEC §3; docs/ARCHITECTURE.md). */
+/**
+ * One step of a record's selection pipeline (SPEC §3; README.md, "Writing a stage"). A stage
+ * runs over the per-query {@link SelectionState}: it reads what the slots before it left and
+ * replaces (never fills in place) what its slot owns. Stages never call each other.
+ *
+ * The contract with the decision cache (`decisionCache.ts`) is what makes reused answers and ECS
+ * scopes right for every client, so a stage must keep it:
+ * - every client-derived input it reads goes through the pipeline: the answer class
+ *   (`answerClasses.ts#classData`), a client subnet registered at compile time
+ *   ({@link ClientInputs.subnets}, tested with the read bit set), or {@link narrowScope} with the
+ *   largest aligned block around the client in which the input is constant;
+ * - anything else it consults that may differ between two queries with the same answer class,
+ *   subnet memberships and health view (rotation, random, the clock, a client hash, the
+ *   location itself) it reports by setting {@link SelectionState.varies}: such an outcome is
+ *   never reused;
+ * - it declares this with {@link cacheable}.
+ */
 export interface Stage {
   /** Pipeline slot: candidates, gate, policy, rank, pick, balance, fallback. */
   readonly slot: StageSlot;
@@ -41,6 +59,50 @@ export interface Stage {
    */
   readonly cacheable?: true | string;
   run(s: SelectionState): void;
+}
+
+/**
+ * What a stage reads from the client's location, declared at compile time so the pipeline can
+ * reduce every location of the data to the decision it leads to and merge neighbouring networks
+ * with equal decisions into answer classes (`answerClasses.ts`, `locationDecision.ts`). The stage
+ * then reads its part of the client's class with `classData(s, index)` instead of the location.
+ */
+export interface LocationReader {
+  /** The slot of the stage that reads it: the readers' steps compose in pipeline order. */
+  readonly slot: StageSlot;
+  /**
+   * Stable text of what the reader is configured with: records whose readers (and candidates) have
+   * equal ids share their class tables.
+   */
+  readonly id: string;
+  /**
+   * A short text of what the stage reads from one location (`known` is false for a location the
+   * data says nothing about): equal texts must give equal {@link classData}. Called once per
+   * location of the data at load.
+   */
+  read(location: Location, known: boolean): string;
+  /** What the stage keeps per answer class, computed from the class's first location. */
+  classData(location: Location, known: boolean): unknown;
+  /**
+   * The steps by which the stage decides, given its class data: rules with their residual
+   * conditions and rankings, in the order they are tried (`locationDecision.ts`). Two locations
+   * whose steps (over all readers of the record) are equal get the same answer under every health
+   * state, so they share a class.
+   */
+  steps(data: unknown): readonly DecisionStep[];
+}
+
+/** Where a capability registers, at compile time, the client inputs its stages read. */
+export interface ClientInputs {
+  /** Registers a location reader; returns its index in the record's answer classes. */
+  location(reader: LocationReader): number;
+  /**
+   * Registers client subnets a stage tests; returns the position of the first. Subnet `first + i`
+   * reports its read with `subnetReadBit(first + i)` (the decision cache keys on memberships).
+   */
+  subnets(list: readonly SubnetConfig[]): number;
+  /** Notes that a stage reads the query name (a record under a wildcard is then never cached). */
+  qname(): void;
 }
 
 /** The fixed order of pipeline slots; later capabilities add stages into slots. */
@@ -61,9 +123,7 @@ export interface CompiledGslbRecord {
   /** Operator's fail-safe data, answered with {@link failsafeTtl} when selection yields nothing. */
   readonly failsafe: readonly RecordData[];
   readonly failsafeTtl: number;
-  /** Tiers, cold start, all-down policy and TTL while down (src/capabilities/health/README.md). */
-  readonly health: CompiledRecordHealth;
-  /** The record's answer classes over the snapshot's location data (`locationClasses.ts`), when it reads the location. */
+  /** The record's answer classes over the snapshot's location data (`answerClasses.ts`), when a stage reads the location. */
   readonly locationClasses?: LocationClasses | undefined;
   /** Its reusable decisions, or why it has none (`decisionCache.ts`); one per compiled record, so a reload starts afresh. */
   readonly decisions: DecisionCache;

@@ -5,7 +5,8 @@ import { AdminServer } from '../admin/adminServer.js';
 import { registerCoreRoutes } from '../admin/coreRoutes.js';
 import { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 import { checkFileReferences } from './fileReferences.js';
-import { ConfigError, loadConfigFile } from '../core/config/load.js';
+import { ConfigError } from '../core/config/load.js';
+import { loadConfigFile } from './loadConfig.js';
 import type { AdminListenerConfig } from '../doors/listenerSchema.js';
 import type { Config } from './configSchema.js';
 import { CompactServer } from '../doors/compact/compactServer.js';
@@ -21,7 +22,8 @@ import { MetricStore } from '../capabilities/steering/metricStore.js';
 import { registerMetricRoutes } from '../capabilities/steering/pushRoutes.js';
 import { systemContext, type ResolveContext } from '../core/views/resolveContext.js';
 import { Engine } from '../pipeline/engine.js';
-import { buildSnapshot, withHealthView } from '../pipeline/snapshot.js';
+import { withHealthView } from '../pipeline/snapshot.js';
+import { buildSnapshot } from './snapshot.js';
 
 /** Outcome of a reload: the new generation, or why the running configuration was kept. */
 export type ReloadOutcome = { ok: true; generation: number } | { ok: false; error: string };
@@ -112,6 +114,7 @@ async function startAfterSignals(
   const metrics = new EngineMetrics();
   const health = new HealthMonitor({ log, registry: metrics.registry });
   const snapshot = buildSnapshot(file, config, { geo, health: health.configure(config, file), metrics: metricStore }, Date.now());
+  const runningConfig = { current: config };
   const engine = new Engine(snapshot, options.ctx ?? systemContext(), log);
   const statusSignals = new StatusSignals(health, metricStore);
   statusSignals.sync(engine.ctx.now());
@@ -131,12 +134,12 @@ async function startAfterSignals(
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, generation: snapshot.generation });
   const reload = (reason: string, reloadOptions: ReloadOptions = {}): Promise<ReloadOutcome> => {
-    reloading = reloading.then(() => reloadOnce(engine, metrics, metricStore, log, reason, health, statusSignals, reloadOptions, admin));
+    reloading = reloading.then(() => reloadOnce(engine, runningConfig, metrics, metricStore, log, reason, health, statusSignals, reloadOptions, admin));
     return reloading;
   };
   if (admin) {
     registerCoreRoutes(admin, { engine, metrics, reload });
-    registerMetricRoutes(admin, { store: metricStore, config: () => engine.snapshot.config.metrics, registry: metrics.registry, now: () => engine.ctx.now() });
+    registerMetricRoutes(admin, { store: metricStore, config: () => runningConfig.current.metrics, registry: metrics.registry, now: () => engine.ctx.now() });
     registerHealthRoutes(admin, health, engine);
   }
 
@@ -198,6 +201,7 @@ async function startAfterSignals(
 
 async function reloadOnce(
   engine: Engine,
+  runningConfig: { current: Config },
   metrics: EngineMetrics,
   metricStore: MetricStore,
   log: Logger,
@@ -212,15 +216,16 @@ async function reloadOnce(
     const { config } = loadConfigFile(running.file);
     checkFileReferences(config, running.file);
     const token = adminToken(config.listeners.admin, running.file);
-    const sameGeo = JSON.stringify(config.geo) === JSON.stringify(running.config.geo);
+    const sameGeo = JSON.stringify(config.geo) === JSON.stringify(runningConfig.current.geo);
     const geo = sameGeo && !options.geo ? running.env.geo : await timedGeoReload(config, running.file, log);
-    if (JSON.stringify(withoutToken(config.listeners)) !== JSON.stringify(withoutToken(running.config.listeners))) {
+    if (JSON.stringify(withoutToken(config.listeners)) !== JSON.stringify(withoutToken(runningConfig.current.listeners))) {
       log.warn({ reason }, 'listener settings changed; they take effect at the next restart');
     }
     const next = buildSnapshot(running.file, config, { ...running.env, geo, health: health.configure(config, running.file) }, Date.now(), running);
     metricStore.configure(config.metrics, config.datacenters.map((d) => d.name), config.services.map((s) => s.name));
     statusSignals.sync(engine.ctx.now());
     engine.publish(next);
+    runningConfig.current = config;
     admin?.setToken(token);
     metrics.generation.set(next.generation);
     metrics.reloads.inc({ result: 'ok' });

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { parseConfigText } from '../core/config/load.js';
+import { parseConfigText } from './loadConfig.js';
 import { createLogger } from '../core/telemetry/logger.js';
 import { metricId } from '../capabilities/steering/catalog.js';
 import { MetricStore } from '../capabilities/steering/metricStore.js';

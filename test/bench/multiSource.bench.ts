@@ -1,7 +1,8 @@
 import { parse } from 'yaml';
-import { parseConfigText } from '../../src/core/config/load.js';
+import { parseConfigText } from '../../src/process/loadConfig.js';
 import { TYPE_CODES } from '../../src/core/dns/records.js';
-import { buildSnapshot, type Snapshot } from '../../src/pipeline/snapshot.js';
+import { type Snapshot } from '../../src/pipeline/snapshot.js';
+import { buildSnapshot } from '../../src/process/snapshot.js';
 import { formatIp } from '../../src/core/net/ipAddress.js';
 import { ingestBatch } from '../../src/capabilities/steering/ingest.js';
 import { MetricStore } from '../../src/capabilities/steering/metricStore.js';

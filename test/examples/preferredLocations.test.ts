@@ -1,7 +1,7 @@
 import test from 'ava';
 import { fileURLToPath } from 'node:url';
-import { loadConfigFile } from '../../src/core/config/load.js';
-import { buildSnapshot } from '../../src/pipeline/snapshot.js';
+import { loadConfigFile } from '../../src/process/loadConfig.js';
+import { buildSnapshot } from '../../src/process/snapshot.js';
 import { loadConfiguredLocationDb } from '../../src/capabilities/geo/loadSources.js';
 import { ask, dcsDown, fixedContext } from '../support/selectionFixture.js';
 

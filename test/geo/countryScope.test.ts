@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { parseConfigText } from '../../src/core/config/load.js';
+import { parseConfigText } from '../../src/process/loadConfig.js';
 import { TYPE_CODES } from '../../src/core/dns/records.js';
-import { buildSnapshot } from '../../src/pipeline/snapshot.js';
+import { buildSnapshot } from '../../src/process/snapshot.js';
 import { readImage } from '../../src/capabilities/geo/compiledImage.js';
 import { formatIp, ipv4, ipv6, maskAddress, type IpAddress } from '../../src/core/net/ipAddress.js';
 import type { RangeLocationDb } from '../../src/core/location/locationDb.js';

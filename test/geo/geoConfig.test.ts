@@ -1,5 +1,6 @@
 import test from 'ava';
-import { ConfigError, parseConfigText } from '../../src/core/config/load.js';
+import { ConfigError } from '../../src/core/config/load.js';
+import { parseConfigText } from '../../src/process/loadConfig.js';
 
 const base = 'zones: [{ name: example.test, soa: { mname: ns1.example.test, rname: h.example.test }, ns: [ns1.example.test] }]\n';
 

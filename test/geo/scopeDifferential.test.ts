@@ -1,11 +1,12 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { loadConfigFile, parseConfigText } from '../../src/core/config/load.js';
+import { loadConfigFile, parseConfigText } from '../../src/process/loadConfig.js';
 import type { Config } from '../../src/process/configSchema.js';
 import { presentData } from '../../src/core/dns/presentation.js';
 import { TYPE_CODES } from '../../src/core/dns/records.js';
-import { buildSnapshot, withHealthView, type Snapshot } from '../../src/pipeline/snapshot.js';
+import { withHealthView, type Snapshot } from '../../src/pipeline/snapshot.js';
+import { buildSnapshot } from '../../src/process/snapshot.js';
 import { formatIp, ipv4, ipv6, maskWord, parseIp, type IpAddress } from '../../src/core/net/ipAddress.js';
 import { loadLocationImage } from '../../src/capabilities/geo/loadSources.js';
 import type { LocationDb, RangeLocationDb } from '../../src/core/location/locationDb.js';
@@ -19,6 +20,7 @@ import { RotationStore } from '../../src/core/views/rotationStore.js';
 import { resolve } from '../../src/pipeline/zones/authoritative.js';
 import { type Answer } from '../../src/core/query.js';
 import { clientMix } from '../bench/harness/clientMix.js';
+import { opaque } from '../support/prefixLocationDb.js';
 import { dcsDown } from '../support/selectionFixture.js';
 import { CopyableRandom, seededRandom } from '../support/seededRandom.js';
 import { CITY_IMAGE, readCityImage, repoRoot } from './cityImage.js';
@@ -107,7 +109,7 @@ records:
     policies:
       subnetOverlap: first
       rules:
-        - { name: japan, when: { clientLocation: "*.JP" }, action: asia }
+        - { name: japan, when: { clientLocation: "*.JP" }, action: far }
         - { name: korea, when: { clientLocation: "*.KR" }, action: asia }
         - { name: lab, when: { all: [{ clientSubnet: [193.0.0.0/16, "2001:67c::/32"] }, { clientLocation: EU }] }, action: pref }
   - name: metric.example.test
@@ -122,6 +124,7 @@ records:
         - { name: by-name, when: { qname: [a.w.example.test] }, action: asia }
 actions:
   - { name: asia, type: view, dcs: [ap-northeast] }
+  - { name: far, type: view, dcs: [eu-central] }
   - { name: south, type: view, dcs: [sa-east] }
   - { name: pref, type: preferred-locations, locations: ["EU.DE", "*.NL", "NA"] }
 policies:
@@ -266,6 +269,31 @@ for (const scenario of scenarios()) {
       }
     }
     t.log(`${compared} answers compared, ${reused} served from the cache`);
+    t.true(compared > 0);
+  });
+}
+
+for (const scenario of scenarios()) {
+  test(`answer classes decide as the location itself, with a scope never narrower, over the whole client mix (${scenario.name})`, (t) => {
+    const geo = locationDb(scenario);
+    const build = (db: LocationDb): Snapshot => buildSnapshot(scenario.file, scenario.config, { geo: db, health: allUpHealthView, metrics: emptyMetricView }, NOW);
+    const classes = build(geo);
+    const plain = build(opaque(geo));
+    const fresh = (): ResolveContext => ({ random: seededRandom(5), now: () => NOW, rotation: new RotationStore() });
+    let compared = 0;
+    for (const client of mix) {
+      for (const { name, type } of questions(scenario.config)) {
+        const q = { name, type, client, transport: 'udp' as const };
+        const want = resolve(q, plain, fresh());
+        const got = resolve(q, classes, fresh());
+        compared++;
+        const data = (a: Answer): string => a.answers.map((r) => presentData(r.type, r.data)).join();
+        if (data(got) !== data(want) || got.rcode !== want.rcode || got.scope > want.scope) {
+          t.fail(`${name} for ${formatIp(client.address)}/${client.sourcePrefix}: with answer classes ${data(got)} /${got.scope}, from the location itself ${data(want)} /${want.scope}`);
+          return;
+        }
+      }
+    }
     t.true(compared > 0);
   });
 }

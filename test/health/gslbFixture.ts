@@ -1,7 +1,8 @@
-import { parseConfigText } from '../../src/core/config/load.js';
+import { parseConfigText } from '../../src/process/loadConfig.js';
 import { TYPE_CODES, type RecordType } from '../../src/core/dns/records.js';
 import { presentData } from '../../src/core/dns/presentation.js';
-import { buildSnapshot, type Snapshot } from '../../src/pipeline/snapshot.js';
+import { type Snapshot } from '../../src/pipeline/snapshot.js';
+import { buildSnapshot } from '../../src/process/snapshot.js';
 import { parseIp } from '../../src/core/net/ipAddress.js';
 import { loadLocationDb } from '../../src/capabilities/geo/loadSources.js';
 import { MonitoredHealthView } from '../../src/capabilities/health/monitoredHealthView.js';

@@ -1,7 +1,8 @@
-import { parseConfigText } from '../../src/core/config/load.js';
+import { parseConfigText } from '../../src/process/loadConfig.js';
 import { presentData } from '../../src/core/dns/presentation.js';
 import { TYPE_CODES, type RecordType } from '../../src/core/dns/records.js';
-import { buildSnapshot, type Snapshot } from '../../src/pipeline/snapshot.js';
+import { type Snapshot } from '../../src/pipeline/snapshot.js';
+import { buildSnapshot } from '../../src/process/snapshot.js';
 import { familyBits, parseCidr } from '../../src/core/net/ipAddress.js';
 import { emptyLocationDb, type LocationDb } from '../../src/core/location/locationDb.js';
 import type { Client } from '../../src/core/query.js';

@@ -7,20 +7,18 @@ import { topNAlgorithm } from './topN.js';
 import { weightedRandomAlgorithm } from './weightedRandom.js';
 import { weightedRoundRobinAlgorithm } from './weightedRoundRobin.js';
 
-/** Every balance algorithm by its configuration name; adding one is one file and one line here. */
-export const balanceAlgorithms: ReadonlyMap<string, BalanceAlgorithm> = new Map(
-  [
-    allAlgorithm,
-    roundRobinAlgorithm,
-    topNAlgorithm(1),
-    topNAlgorithm(2),
-    topNAlgorithm(3),
-    weightedRoundRobinAlgorithm,
-    randomAlgorithm,
-    weightedRandomAlgorithm,
-    nearestAlgorithm,
-  ].map((a) => [a.name, a]),
-);
-
-/** Names accepted by `policy.balanceAlgorithm`. */
-export const balanceAlgorithmNames: readonly string[] = [...balanceAlgorithms.keys()];
+/**
+ * Every balance algorithm, in the order `policy.balanceAlgorithm` lists their names; adding one is
+ * one file and one line here.
+ */
+export const BALANCE_ALGORITHMS: readonly BalanceAlgorithm[] = [
+  allAlgorithm,
+  roundRobinAlgorithm,
+  topNAlgorithm(1),
+  topNAlgorithm(2),
+  topNAlgorithm(3),
+  weightedRoundRobinAlgorithm,
+  randomAlgorithm,
+  weightedRandomAlgorithm,
+  nearestAlgorithm,
+];

@@ -1,5 +1,6 @@
 import test from 'ava';
-import { ConfigError, parseConfigText } from '../../core/config/load.js';
+import { ConfigError } from '../../core/config/load.js';
+import { parseConfigText } from '../../process/loadConfig.js';
 import { parseIp } from '../../core/net/ipAddress.js';
 import { allUpHealthView } from '../../core/views/healthView.js';
 import { resolve } from '../../pipeline/zones/authoritative.js';

@@ -45,34 +45,35 @@ const memo = new WeakMap<CompiledRecordHealth, { view: HealthView; outcome: Gate
  * nothing for the fallback stage. Health never depends on the client, so the ECS scope is
  * untouched; the outcome is computed once per record and health view (and cold-start window).
  */
-export const healthGateStage: Stage = {
-  slot: 'gate',
-  name: 'health',
-  cacheable: true,
-  run(s) {
-    const health = s.record.health;
-    const view = s.env.health;
-    let outcome: GateOutcome;
-    if (s.trace) {
-      const detail: GateDetail = { out: [], unknown: [], waiting: [], tiers: [], answering: null, note: '' };
-      outcome = evaluate(health, view, selectionNow(s), detail);
-      s.trace.step('health', { ...detail, liveDcs: outcome.live.map((l) => l.candidate.dc.name) });
-    } else {
-      const m = memo.get(health);
-      if (m && m.view === view && (m.outcome.validUntilMs === Infinity || selectionNow(s) < m.outcome.validUntilMs)) {
-        outcome = m.outcome;
+export function healthGateStage(health: CompiledRecordHealth): Stage {
+  return {
+    slot: 'gate',
+    name: 'health',
+    cacheable: true,
+    run(s) {
+      const view = s.env.health;
+      let outcome: GateOutcome;
+      if (s.trace) {
+        const detail: GateDetail = { out: [], unknown: [], waiting: [], tiers: [], answering: null, note: '' };
+        outcome = evaluate(health, view, selectionNow(s), detail);
+        s.trace.step('health', { ...detail, liveDcs: outcome.live.map((l) => l.candidate.dc.name) });
       } else {
-        outcome = evaluate(health, view, selectionNow(s), undefined);
-        // Shared by every query on this view: frozen, so a stage sorting it in place fails loudly.
-        Object.freeze(outcome.live);
-        memo.set(health, { view, outcome });
+        const m = memo.get(health);
+        if (m && m.view === view && (m.outcome.validUntilMs === Infinity || selectionNow(s) < m.outcome.validUntilMs)) {
+          outcome = m.outcome;
+        } else {
+          outcome = evaluate(health, view, selectionNow(s), undefined);
+          // Shared by every query on this view: frozen, so a stage sorting it in place fails loudly.
+          Object.freeze(outcome.live);
+          memo.set(health, { view, outcome });
+        }
       }
-    }
-    s.live = outcome.live;
-    s.availability = outcome;
-    if (outcome.validUntilMs !== Infinity) s.varies = 'a cold-start wait is running (the outcome changes with time)';
-  },
-};
+      s.live = outcome.live;
+      s.availability = outcome;
+      if (outcome.validUntilMs !== Infinity) s.varies = 'a cold-start wait is running (the outcome changes with time)';
+    },
+  };
+}
 
 /**
  * The gate's decision for a record on a health view at `nowMs` (pure; `detail` collects the

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { parseConfigText } from '../../core/config/load.js';
+import { parseConfigText } from '../../process/loadConfig.js';
 import { createLogger } from '../../core/telemetry/logger.js';
 import type { HealthView } from '../../core/views/healthView.js';
 import { startHttpPeer, startTcpPeer, type Peer } from '../../../test/health/loopbackPeers.js';

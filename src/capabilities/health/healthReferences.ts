@@ -1,12 +1,12 @@
 import type { z } from 'zod';
 import type { MonitorConfig } from './healthSchema.js';
-import type { GslbRecordConfig } from '../../pipeline/config/recordSchema.js';
-import type { DataCenterConfig, EndpointConfig, ServiceConfig } from '../../pipeline/config/topologySchema.js';
+import type { EndpointConfig } from '../../pipeline/config/topologySchema.js';
+import type { HealthDataCenterConfig, HealthRecordConfig, HealthServiceConfig } from './healthTopology.js';
 
 interface HealthReferenced {
-  datacenters: DataCenterConfig[];
-  services: ServiceConfig[];
-  records: GslbRecordConfig[];
+  datacenters: readonly HealthDataCenterConfig[];
+  services: readonly HealthServiceConfig[];
+  records: readonly HealthRecordConfig[];
   site?: string | undefined;
   health: { monitors: MonitorConfig[] };
 }

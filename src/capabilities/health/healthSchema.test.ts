@@ -1,7 +1,8 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { buildHealthPlan } from './healthPlan.js';
-import { ConfigError, parseConfigText } from '../../core/config/load.js';
+import { ConfigError } from '../../core/config/load.js';
+import { parseConfigText } from '../../process/loadConfig.js';
 
 const ZONES = `
 zones: [{ name: example.test, soa: { mname: ns1.example.test, rname: h.example.test }, ns: [ns1.example.test] }]

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { parseConfigText } from '../../core/config/load.js';
+import { parseConfigText } from '../../process/loadConfig.js';
 import { EXAMPLE_ZONE } from '../../../test/support/exampleZone.js';
 import { buildHealthPlan } from './healthPlan.js';
 import { HealthMonitor } from './healthMonitor.js';

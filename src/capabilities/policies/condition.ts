@@ -1,11 +1,12 @@
-import type { ConditionConfig, SubnetConfig } from './policySchema.js';
+import type { SubnetConfig } from '../../core/net/subnet.js';
 import { asciiLower } from '../../core/dns/name.js';
 import { formatQualifiers, type Qualifiers } from '../../core/location/location.js';
-import { clientLocation } from '../../pipeline/clientLocation.js';
-import { recordClass } from '../../pipeline/answerClasses.js';
-import { narrowScope, subnetReadBit, type SelectionState } from '../../pipeline/stage.js';
 import { locationMatches } from '../../core/location/locationPattern.js';
 import { membershipScope, subnetMembership } from '../../core/net/subnet.js';
+import { classData } from '../../pipeline/answerClasses.js';
+import { clientLocation } from '../../pipeline/clientLocation.js';
+import { narrowScope, subnetReadBit, type ClientInputs, type SelectionState } from '../../pipeline/stage.js';
+import type { ConditionConfig } from './policySchema.js';
 
 export { locationMatches };
 
@@ -15,13 +16,13 @@ export type Condition =
   | {
       readonly kind: 'location';
       readonly patterns: readonly Qualifiers[];
-      /** Index of these patterns in the record's answer classes; −1: match the location itself. */
+      /** Index of these patterns in the policies' location reader; −1: match the location itself. */
       readonly slot: number;
     }
   | {
       readonly kind: 'subnet';
       readonly subnets: readonly SubnetConfig[];
-      /** Position of the first of these subnets in the record's {@link ConditionInputs.subnets}; −1: not collected. */
+      /** Position of the first of these subnets in the record's client inputs; −1: not collected. */
       readonly firstSlot: number;
     }
   | { readonly kind: 'qname'; readonly names: readonly string[] }
@@ -31,26 +32,19 @@ export type Condition =
 
 export const ALWAYS: Condition = { kind: 'always' };
 
-/** The client and query inputs a record's conditions read, collected while they are compiled. */
+/** What a record's conditions read, collected while they are compiled. */
 export interface ConditionInputs {
-  /** `clientLocation` pattern lists, one per slot of the record's answer classes. */
+  /** `clientLocation` pattern lists, one per slot of the policies' location reader (`locationSteps.ts`). */
   readonly locations: Qualifiers[][];
-  /** Every client subnet tested, in compilation order (the decision cache keys on their memberships). */
-  readonly subnets: SubnetConfig[];
-  /** True when some condition reads the query name. */
-  readsQname: boolean;
-}
-
-/** Empty {@link ConditionInputs}, to collect a record's into. */
-export function conditionInputs(): ConditionInputs {
-  return { locations: [], subnets: [], readsQname: false };
+  /** Where the client subnets and query-name reads are registered for the decision cache. */
+  readonly client: ClientInputs;
 }
 
 /**
  * Compiles a configured condition; every key of one object must hold (a conjunction). With
- * `inputs`, each `clientLocation` list takes the next slot of the record's answer classes (read
- * at query time), each `clientSubnet` list the next positions of its subnets (reported to the
- * decision cache when tested), and a `qname` test is noted.
+ * `inputs`, each `clientLocation` list takes the next slot of the policies' location reader
+ * (read from the client's answer class at query time), each `clientSubnet` list is registered
+ * with the record's client inputs (its read bits), and a `qname` test is noted.
  */
 export function compileCondition(c: ConditionConfig | undefined, inputs?: ConditionInputs): Condition {
   if (!c) return ALWAYS;
@@ -61,11 +55,11 @@ export function compileCondition(c: ConditionConfig | undefined, inputs?: Condit
     items.push({ kind: 'location', patterns: c.clientLocation, slot });
   }
   if (c.clientSubnet) {
-    const firstSlot = inputs ? inputs.subnets.push(...c.clientSubnet) - c.clientSubnet.length : -1;
+    const firstSlot = inputs ? inputs.client.subnets(c.clientSubnet) : -1;
     items.push({ kind: 'subnet', subnets: c.clientSubnet, firstSlot });
   }
   if (c.qname) {
-    if (inputs) inputs.readsQname = true;
+    inputs?.client.qname();
     items.push({ kind: 'qname', names: c.qname });
   }
   if (c.all) items.push({ kind: 'all', items: c.all.map(sub) });
@@ -92,6 +86,12 @@ export function qnameMatches(name: string, qname: string): boolean {
  * One evaluator per stage is reused across queries (queries run to completion synchronously).
  */
 export class ConditionEvaluator {
+  /**
+   * @param reader index of the policies' location reader in the record's answer classes
+   *   (`ClientInputs.location`); −1 when the conditions were compiled without one.
+   */
+  constructor(private readonly reader = -1) {}
+
   /** Longest client subnet a true condition matched outside `not`; −1 when none. */
   specificity = -1;
   /** Evaluate every subnet and every `any` branch, so {@link specificity} is exact (most-specific mode). */
@@ -114,8 +114,8 @@ export class ConditionEvaluator {
       case 'always':
         return true;
       case 'location': {
-        const cls = c.slot >= 0 ? recordClass(s) : undefined;
-        if (cls) return cls.patterns[c.slot] === 1;
+        const bits = c.slot >= 0 && this.reader >= 0 ? classData<Uint8Array>(s, this.reader) : undefined;
+        if (bits) return bits[c.slot] === 1;
         const { location } = clientLocation(s);
         for (const p of c.patterns) if (locationMatches(p, location.qualifiers)) return true;
         return false;

@@ -12,9 +12,10 @@ import type { LiveDc, SelectionState, Stage } from '../../pipeline/stage.js';
  * alike) and the rank stages are skipped. When no policy applies (none holds, or the ones that
  * hold have no available data center), nothing changes and the record's own ranking (static
  * proximity, multi-source criteria, …) runs.
+ * `reader` is the index of the policies' location reader in the record's answer classes (−1: none).
  */
-export function dnsPolicyStage(lists: readonly RuleList[]): Stage {
-  const ev = new ConditionEvaluator();
+export function dnsPolicyStage(lists: readonly RuleList[], reader: number): Stage {
+  const ev = new ConditionEvaluator(reader);
   return {
     slot: 'policy',
     name: 'dns-policy',

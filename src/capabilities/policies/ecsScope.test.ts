@@ -1,5 +1,6 @@
 import test from 'ava';
-import { ConfigError, parseConfigText } from '../../core/config/load.js';
+import { ConfigError } from '../../core/config/load.js';
+import { parseConfigText } from '../../process/loadConfig.js';
 import { prefixLocationDb, type PrefixEntry } from '../../../test/support/prefixLocationDb.js';
 import { ask, dcsDown, fixedContext, snapshotOf } from '../../../test/support/selectionFixture.js';
 import { EXAMPLE_ZONE } from '../../../test/support/exampleZone.js';

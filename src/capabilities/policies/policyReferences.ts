@@ -1,14 +1,16 @@
 import type { z } from 'zod';
 import { subnetsOverlap } from '../../core/net/subnet.js';
-import type { ActionConfig, ConditionConfig, DcListConfig, PolicyBindingConfig, SubnetConfig, SubnetOverlap } from './policySchema.js';
-import type { GslbRecordConfig } from '../../pipeline/config/recordSchema.js';
+import type { ActionConfig, ConditionConfig, PolicyBindingConfig, PoliciesRecordConfig, SubnetOverlap } from './policySchema.js';
+import type { DcListConfig } from '../../pipeline/ranking.js';
+import type { SubnetConfig } from '../../core/net/subnet.js';
+import { isStaticPolicy } from './policySchema.js';
 import type { DataCenterConfig } from '../../pipeline/config/topologySchema.js';
 
 interface PolicyReferenced {
-  datacenters: DataCenterConfig[];
-  records: GslbRecordConfig[];
+  datacenters: readonly DataCenterConfig[];
+  records: readonly PoliciesRecordConfig[];
   policies?: PolicyBindingConfig | undefined;
-  actions: ActionConfig[];
+  actions: readonly ActionConfig[];
 }
 
 type Path = (string | number)[];
@@ -69,7 +71,7 @@ export function checkPolicyReferences(cfg: PolicyReferenced, ctx: z.RefinementCt
   if (cfg.policies) checkBinding(cfg.policies, ['policies']);
   cfg.records.forEach((rec, i) => {
     const p = rec.policy;
-    if (p.type === 'static') {
+    if (isStaticPolicy(p)) {
       if (rec.policies) {
         issue(['records', i, 'policies'], 'DNS policies do not apply to a static record; put the condition into its rules');
       }

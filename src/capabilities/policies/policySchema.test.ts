@@ -1,5 +1,6 @@
 import test from 'ava';
-import { ConfigError, parseConfigText, type ConfigProblem } from '../../core/config/load.js';
+import { ConfigError, type ConfigProblem } from '../../core/config/load.js';
+import { parseConfigText } from '../../process/loadConfig.js';
 import { EXAMPLE_ZONE } from '../../../test/support/exampleZone.js';
 
 const HEAD = `

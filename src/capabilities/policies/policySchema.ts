@@ -1,22 +1,15 @@
 import { z } from 'zod';
-import { formatIp, parseCidr, type IpAddress } from '../../core/net/ipAddress.js';
+import { formatIp, parseCidr } from '../../core/net/ipAddress.js';
+import type { SubnetConfig } from '../../core/net/subnet.js';
 import { WILDCARD } from '../../core/location/location.js';
 import { domainNameSchema, locationSchema } from '../../core/config/fieldSchemas.js';
+import type { CommonPolicyShape, GslbRecordConfig, PolicyConfig } from '../../pipeline/config/recordSchema.js';
 import { nameSchema } from '../../pipeline/config/topologySchema.js';
 
 /**
  * Schemas of DNS policies (SPEC §4, seed 002): conditions over the request, the actions they
  * select, and the bindings that order them. The behaviour lives in `src/capabilities/policies/`.
  */
-
-/** A client subnet in a condition, parsed; IPv4-mapped IPv6 prefixes become IPv4 prefixes. */
-export interface SubnetConfig {
-  /** Canonical text (`10.20.0.0/16`, `2001:db8::/32`), as shown in errors and /explain. */
-  readonly text: string;
-  readonly address: IpAddress;
-  /** Prefix length in bits of `address.family`. */
-  readonly prefix: number;
-}
 
 /** `address/len` (a bare address is a host prefix); host bits beyond the length are an error. */
 export const subnetSchema = z.string().transform((s, ctx): SubnetConfig => {
@@ -130,8 +123,34 @@ export const staticRuleSchema = z.strictObject({
   dcs: dcListSchema,
 });
 
+/**
+ * `policy: {type: static}` (SPEC §3 static mode): ordered rules map clients (subnet, location,
+ * qname) to data center lists; no metrics and no DNS policies take part. When no rule holds, the
+ * fallback slot answers.
+ */
+export function staticPolicySchema(common: CommonPolicyShape) {
+  return z.strictObject({
+    type: z.literal('static'),
+    ...common,
+    /** Required when two rules' client subnets overlap (`first` or `most-specific`). */
+    subnetOverlap: subnetOverlapSchema.optional(),
+    rules: z.array(staticRuleSchema).min(1),
+  });
+}
+
+export type StaticPolicyConfig = z.output<ReturnType<typeof staticPolicySchema>>;
+
+/** True when a record's policy is the static mode this capability implements. */
+export function isStaticPolicy(p: PolicyConfig): p is PolicyConfig & StaticPolicyConfig {
+  return p.type === 'static';
+}
+
+/** A GSLB record with the key this capability adds: its own DNS policy binding. */
+export interface PoliciesRecordConfig extends GslbRecordConfig {
+  readonly policies?: PolicyBindingConfig | undefined;
+}
 export type SubnetOverlap = z.output<typeof subnetOverlapSchema>;
-export type DcListConfig = z.output<typeof dcListSchema>;
+
 export type DnsPolicyConfig = z.output<typeof dnsPolicySchema>;
 export type PolicyBindingConfig = z.output<typeof policyBindingSchema>;
 export type ActionConfig = z.output<typeof actionSchema>;

@@ -9,9 +9,10 @@ import type { LiveDc, SelectionState, Stage } from '../../pipeline/stage.js';
  * whose data centers is up does not apply (the next one is tried); when no rule applies, every
  * available data center answers as one group, so the name never vanishes for some clients while
  * others get answers. Only a record with nothing up reaches the all-down policy (fallback slot).
+ * `reader` is the index of the rules' location reader in the record's answer classes (−1: none).
  */
-export function staticRulesStage(list: RuleList): Stage {
-  const ev = new ConditionEvaluator();
+export function staticRulesStage(list: RuleList, reader: number): Stage {
+  const ev = new ConditionEvaluator(reader);
   return {
     slot: 'rank',
     name: 'static-rules',

@@ -2,7 +2,8 @@ import { formatQualifiers } from '../../core/location/location.js';
 import { unpackId } from '../../core/lpm/rangeTable.js';
 import { applyRanking, applySharedRanking } from '../../pipeline/ranking.js';
 import { clientLocation } from '../../pipeline/clientLocation.js';
-import { isUnknownLocation, recordClass } from '../../pipeline/answerClasses.js';
+import { classData, isUnknownLocation } from '../../pipeline/answerClasses.js';
+import type { DcRanking } from '../../pipeline/ranking.js';
 import { proximity, proximityRanking } from './proximityRanking.js';
 import type { LiveDc, SelectionState, Stage } from '../../pipeline/stage.js';
 
@@ -17,12 +18,13 @@ import type { LiveDc, SelectionState, Stage } from '../../pipeline/stage.js';
  *    configured.
  *
  * The decision depends on the client only through its location. With the record's answer
- * classes (`locationClasses.ts`) the ranking is precomputed per class and the ECS scope is the
- * class block: neighbouring locations that rank the data centers alike share it. Without them
+ * classes (`reader`: the index of its location reader, `proximityReader.ts`) the ranking is
+ * precomputed per class and the ECS scope is the class block: neighbouring locations that rank
+ * the data centers alike share it. Without them
  * (a location database that cannot be enumerated) the ranking is computed per query and the
  * scope is the client's block in the location table.
  */
-export function staticProximityStage(defaultDcs: ReadonlySet<string>): Stage {
+export function staticProximityStage(defaultDcs: ReadonlySet<string>, reader = -1): Stage {
   // Rule 5's group depends only on the live list: kept for the last frozen (shared) one.
   let unknownFor: readonly LiveDc[] | undefined;
   let unknownRanked: LiveDc[][] = [];
@@ -32,11 +34,9 @@ export function staticProximityStage(defaultDcs: ReadonlySet<string>): Stage {
     cacheable: true,
     run(s) {
       if (s.live.length === 0) return;
-      const cls = recordClass(s);
-      let ranking;
+      let ranking = reader >= 0 ? classData<DcRanking | null>(s, reader) : undefined;
       let shared = false;
-      if (cls) {
-        ranking = cls.ranking;
+      if (ranking !== undefined) {
         shared = true;
       } else {
         const { id, location } = clientLocation(s);

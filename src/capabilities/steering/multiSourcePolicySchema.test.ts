@@ -1,5 +1,6 @@
 import test from 'ava';
-import { ConfigError, parseConfigText } from '../../core/config/load.js';
+import { ConfigError } from '../../core/config/load.js';
+import { parseConfigText } from '../../process/loadConfig.js';
 import { multiSourceConfig } from '../../../test/support/multiSourceConfig.js';
 
 /** Configuration errors of multi-source policies and the metrics section, with exact paths and messages. */

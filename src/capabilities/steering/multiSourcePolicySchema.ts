@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { metricId, metricNames } from './catalog.js';
 import type { Criterion } from './criterion.js';
 import { parseGate } from './gateExpression.js';
-import { commonPolicyFields } from '../../pipeline/config/policyFields.js';
+import type { CommonPolicyShape, PolicyConfig } from '../../pipeline/config/recordSchema.js';
 
 const MARGIN_SYNTAX = 'a margin is a number ≥ 0 in the metric\'s unit, or a percentage of the best value such as "10%"';
 const CRITERION_SYNTAX = 'must be lowest, highest, {equals: <number|up|down>} or {within: <number|"N%">, prefer: lowest|highest}';
@@ -39,40 +39,47 @@ export const criterionSchema = z
  * - `pickDcCount` and `balanceAlgorithm` as for every policy. Tied data centers at the
  *   pickDcCount cut are chosen by a stable hash of record name and client network.
  */
-export const multiSourcePolicySchema = z
-  .strictObject({
-    type: z.literal('multi-source'),
-    ...commonPolicyFields,
-    source: z.enum(['host', 'service', 'client']),
-    metric: z.string().min(1),
-    service: z.string().min(1).optional(),
-    criterion: criterionSchema,
-    gate: z
-      .string()
-      .superRefine((text, ctx) => {
-        try {
-          parseGate(text);
-        } catch (e) {
-          ctx.addIssue({ code: 'custom', message: (e as Error).message });
-        }
-      })
-      .optional(),
-    unknown: z.enum(['rank-last', 'exclude']).default('rank-last'),
-  })
-  .superRefine((p, ctx) => {
-    const id = metricId(p.source, p.metric);
-    if (id < 0) {
-      ctx.addIssue({ code: 'custom', path: ['metric'], message: `"${p.metric}" is not a ${p.source} metric (${metricNames(p.source)})` });
-      return;
-    }
-    const isStatus = p.metric === 'status';
-    const c = p.criterion;
-    if (c.kind === 'equals' && isStatus !== (c.word !== undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['criterion', 'equals'], message: isStatus ? 'status equals up or down' : `up and down are status words; ${p.metric} is a number` });
-    }
-    if (c.kind === 'within' && isStatus) {
-      ctx.addIssue({ code: 'custom', path: ['criterion', 'within'], message: 'status is up or down; use {equals: up}' });
-    }
-  });
+export function multiSourcePolicySchema(common: CommonPolicyShape) {
+  return z
+    .strictObject({
+      type: z.literal('multi-source'),
+      ...common,
+      source: z.enum(['host', 'service', 'client']),
+      metric: z.string().min(1),
+      service: z.string().min(1).optional(),
+      criterion: criterionSchema,
+      gate: z
+        .string()
+        .superRefine((text, ctx) => {
+          try {
+            parseGate(text);
+          } catch (e) {
+            ctx.addIssue({ code: 'custom', message: (e as Error).message });
+          }
+        })
+        .optional(),
+      unknown: z.enum(['rank-last', 'exclude']).default('rank-last'),
+    })
+    .superRefine((p, ctx) => {
+      const id = metricId(p.source, p.metric);
+      if (id < 0) {
+        ctx.addIssue({ code: 'custom', path: ['metric'], message: `"${p.metric}" is not a ${p.source} metric (${metricNames(p.source)})` });
+        return;
+      }
+      const isStatus = p.metric === 'status';
+      const c = p.criterion;
+      if (c.kind === 'equals' && isStatus !== (c.word !== undefined)) {
+        ctx.addIssue({ code: 'custom', path: ['criterion', 'equals'], message: isStatus ? 'status equals up or down' : `up and down are status words; ${p.metric} is a number` });
+      }
+      if (c.kind === 'within' && isStatus) {
+        ctx.addIssue({ code: 'custom', path: ['criterion', 'within'], message: 'status is up or down; use {equals: up}' });
+      }
+    });
+}
 
-export type MultiSourcePolicyConfig = z.output<typeof multiSourcePolicySchema>;
+export type MultiSourcePolicyConfig = z.output<ReturnType<typeof multiSourcePolicySchema>>;
+
+/** True when a record's policy is multi-source. */
+export function isMultiSource(p: PolicyConfig): p is PolicyConfig & MultiSourcePolicyConfig {
+  return p.type === 'multi-source';
+}

@@ -2,8 +2,9 @@ import test from 'ava';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { balanceAlgorithmNames } from '../../capabilities/balance/registry.js';
-import { ConfigError, formatPath, loadConfigFile, parseConfigText, type ConfigProblem } from './load.js';
+import { BALANCE_ALGORITHMS } from '../../capabilities/balance/registry.js';
+import { ConfigError, formatPath, type ConfigProblem } from './load.js';
+import { loadConfigFile, parseConfigText } from '../../process/loadConfig.js';
 import { replaceOnce } from '../../../test/support/replaceOnce.js';
 
 /**
@@ -102,7 +103,7 @@ const errorCases: [title: string, text: string, path: string, message: string][]
     'unknown balance algorithm',
     edit(RECORD, 'service: web, policy: { type: static-proximity, balanceAlgorithm: rnd } }'),
     'records[0].policy.balanceAlgorithm',
-    `Invalid option: expected one of ${balanceAlgorithmNames.map((n) => `"${n}"`).join('|')}`,
+    `Invalid option: expected one of ${BALANCE_ALGORITHMS.map((a) => `"${a.name}"`).join('|')}`,
   ],
   ['unknown policy type', edit(RECORD, 'service: web, policy: { type: magic } }'), 'records[0].policy.type', 'must be one of: static-proximity, static, multi-source'],
   ['pickDcCount 0', edit(RECORD, 'service: web, policy: { type: static-proximity, pickDcCount: 0 } }'), 'records[0].policy.pickDcCount', 'Too small: expected number to be >=1'],

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { configSchema, type Config } from '../../process/configSchema.js';
 
 /** One problem in a configuration file: where (`records[2].policy.pickDcCount`) and why. */
 export interface ConfigProblem {
@@ -24,31 +23,31 @@ export class ConfigError extends Error {
 }
 
 /** A validated configuration and the file it came from. */
-export interface LoadedConfig {
+export interface LoadedConfig<T> {
   readonly file: string;
-  readonly config: Config;
+  readonly config: T;
 }
 
 /**
- * Reads, parses (YAML 1.2, so JSON works too) and validates a configuration file.
+ * Reads, parses (YAML 1.2, so JSON works too) and validates a configuration file against `schema`.
  * @throws ConfigError listing every problem: unreadable file, YAML syntax (with line:column),
  *   schema violations and broken cross references, each with its path.
  */
-export function loadConfigFile(file: string): LoadedConfig {
+export function loadConfigFileWith<S extends z.ZodType>(schema: S, file: string): LoadedConfig<z.output<S>> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
     throw new ConfigError(file, [{ path: '', message: `cannot read: ${(e as Error).message}` }]);
   }
-  return { file, config: parseConfigText(text, file) };
+  return { file, config: parseConfigWith(schema, text, file) };
 }
 
 /**
- * Parses and validates configuration text; `file` is only used in messages.
- * @throws ConfigError as {@link loadConfigFile}.
+ * Parses and validates configuration text against `schema`; `file` is only used in messages.
+ * @throws ConfigError as {@link loadConfigFileWith}.
  */
-export function parseConfigText(text: string, file = '<config>'): Config {
+export function parseConfigWith<S extends z.ZodType>(schema: S, text: string, file = '<config>'): z.output<S> {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     throw new ConfigError(
@@ -67,7 +66,7 @@ export function parseConfigText(text: string, file = '<config>'): Config {
     // beyond maxAliasCount — a "billion laughs" document.
     throw new ConfigError(file, [{ path: '', message: `YAML: ${(e as Error).message}` }]);
   }
-  const result = configSchema.safeParse(data);
+  const result = schema.safeParse(data);
   if (!result.success) throw new ConfigError(file, result.error.issues.flatMap(describeIssue));
   return result.data;
 }

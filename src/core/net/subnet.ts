@@ -1,6 +1,15 @@
 import type { IpAddress } from './ipAddress.js';
 import { outsideIpv4MappedScope } from './ipv4InIpv6.js';
 
+/** A client subnet as the configuration gives it, parsed; IPv4-mapped IPv6 prefixes become IPv4 prefixes. */
+export interface SubnetConfig {
+  /** Canonical text (`10.20.0.0/16`, `2001:db8::/32`), as shown in errors and /explain. */
+  readonly text: string;
+  readonly address: IpAddress;
+  /** Prefix length in bits of `address.family`. */
+  readonly prefix: number;
+}
+
 /**
  * Client-subnet arithmetic for conditions and their ECS scope (RFC 7871 §7.2.1, SPEC §8).
  * Addresses are {@link IpAddress} words; IPv4-mapped IPv6 is already folded to IPv4 on both

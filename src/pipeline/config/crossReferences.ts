@@ -3,7 +3,11 @@ import type { z } from 'zod';
 import { configuredName, isInZone, ownerInZone } from '../../core/dns/name.js';
 import { parseRecordData } from '../../core/dns/presentation.js';
 import type { GslbRecordType } from '../../core/dns/records.js';
+import type { Capability, PolicyReferences } from '../capability.js';
 import type { GslbRecordConfig } from './recordSchema.js';
+
+/** A capability's check of the references of a record's policy. */
+export type PolicyCheck = NonNullable<Capability['checkPolicy']>;
 import type { DataCenterConfig, EndpointConfig, ServiceConfig } from './topologySchema.js';
 import type { ZoneConfig } from './zoneSchema.js';
 
@@ -19,7 +23,7 @@ interface CrossReferenced {
  * GSLB records lie in a zone and their service can answer their type, a CNAME stands alone at
  * its name (RFC 1034 §3.6.2, RFC 2181 §10.1). Every issue carries the path of the offending field.
  */
-export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx): void {
+export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx, policyChecks: readonly PolicyCheck[] = []): void {
   const issue = (path: (string | number)[], message: string): void => {
     ctx.addIssue({ code: 'custom', path, message });
   };
@@ -73,6 +77,7 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx)
     zone.records.forEach((r, ri) => claim(ownerInZone(relativeOwner(r.name), zone.name), r.type, ['zones', zi, 'records', ri])),
   );
 
+  const refs: PolicyReferences = { dataCenters: dcNames, services: new Set(services.keys()) };
   cfg.records.forEach((rec, i) => {
     const path = ['records', i];
     if (!cfg.zones.some((z) => isInZone(rec.name, z.name))) issue([...path, 'name'], `"${rec.name}" is not inside any configured zone`);
@@ -86,14 +91,7 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx)
     } else if (!svc.endpoints.some((e) => endpointAnswers(e, rec.type))) {
       issue([...path, 'service'], `service "${rec.service}" has no endpoint that can answer ${rec.type}`);
     }
-    if ('default' in rec.policy) {
-      rec.policy.default.forEach((dc, di) => {
-        if (!dcNames.has(dc)) issue([...path, 'policy', 'default', di], `unknown data center "${dc}"`);
-      });
-    }
-    if (rec.policy.type === 'multi-source' && rec.policy.service !== undefined && !services.has(rec.policy.service)) {
-      issue([...path, 'policy', 'service'], `unknown service "${rec.policy.service}"`);
-    }
+    for (const check of policyChecks) check(rec.policy, refs, (at, message) => issue([...path, 'policy', ...at], message));
     rec.failsafe.forEach((text, fi) => {
       try {
         parseRecordData(rec.type, text);

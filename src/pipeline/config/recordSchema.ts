@@ -1,55 +1,64 @@
 import { z } from 'zod';
-import { GSLB_RECORD_TYPES } from '../../core/dns/records.js';
-import { multiSourcePolicySchema } from '../../capabilities/steering/multiSourcePolicySchema.js';
-import { commonPolicyFields } from './policyFields.js';
 import { domainNameSchema, ttlSchema } from '../../core/config/fieldSchemas.js';
-import { policyBindingSchema, staticRuleSchema, subnetOverlapSchema } from '../../capabilities/policies/policySchema.js';
-import { RECORD_HEALTH_DEFAULTS, recordHealthSchema } from '../../capabilities/health/healthSchema.js';
+import { GSLB_RECORD_TYPES, type GslbRecordType } from '../../core/dns/records.js';
 
 /**
- * Static proximity (SPEC §4): the data centers sharing the most leading location qualifiers
- * with the client win; ties go to the nearest by coordinates, then to rotation. A client whose
- * location is unknown gets the `default` data centers (all available ones when none are set).
+ * The fields every selection policy has, whatever capability implements it; `algorithms` are
+ * the `balanceAlgorithm` names the capabilities provide (the first of the composition's list
+ * order comes first in the schema's enum).
  */
-export const staticProximityPolicySchema = z.strictObject({
-  type: z.literal('static-proximity'),
-  ...commonPolicyFields,
-  default: z.array(z.string()).default([]),
-});
+export function commonPolicyFields(algorithms: readonly string[]) {
+  return {
+    /** How many data centers go into an answer (SPEC §3); fewer when fewer are available. */
+    pickDcCount: z.number().int().min(1).max(64).default(1),
+    /** How the records inside each chosen data center are spread (SPEC §3). */
+    balanceAlgorithm: z.enum(algorithms as [string, ...string[]]).default('round-robin'),
+  };
+}
+
+/** The shape of {@link commonPolicyFields}, which every capability's policy variant spreads. */
+export type CommonPolicyShape = ReturnType<typeof commonPolicyFields>;
 
 /**
- * Static mode (SPEC §3): ordered rules map clients (subnet, location, qname) to data center
- * lists; no metrics and no DNS policies take part. When no rule holds, the fallback slot answers.
+ * The keys every GSLB record has around its `policy`: a name and type whose answers are chosen
+ * per query from the endpoints of `service`. `failsafe` holds the operator's last-resort data
+ * (addresses for A/AAAA, names for CNAME, presentation form for MX/SRV), answered with
+ * `failsafeTtl` when selection yields nothing.
  */
-export const staticPolicySchema = z.strictObject({
-  type: z.literal('static'),
-  ...commonPolicyFields,
-  /** Required when two rules' client subnets overlap (`first` or `most-specific`). */
-  subnetOverlap: subnetOverlapSchema.optional(),
-  rules: z.array(staticRuleSchema).min(1),
-});
-
-/** The selection policy of a GSLB record, by `type`. */
-export const policySchema = z.discriminatedUnion('type', [staticProximityPolicySchema, staticPolicySchema, multiSourcePolicySchema]);
-
-/**
- * A GSLB record: a name and type whose answers are chosen per query from the endpoints of
- * `service`. `failsafe` holds the operator's last-resort data (addresses for A/AAAA, names for
- * CNAME, presentation form for MX/SRV), answered with `failsafeTtl` when selection yields nothing.
- */
-export const gslbRecordSchema = z.strictObject({
+const recordHead = {
   name: domainNameSchema,
   type: z.enum(GSLB_RECORD_TYPES),
   ttl: ttlSchema.default(30),
   service: z.string().min(1),
-  policy: policySchema.default({ type: 'static-proximity', pickDcCount: 1, balanceAlgorithm: 'round-robin', default: [] }),
+};
+const recordTail = {
   failsafe: z.array(z.string()).default([]),
   failsafeTtl: ttlSchema.optional(),
-  /** DNS policies bound to this record, tried before the global `policies` (not for `static` records). */
-  policies: policyBindingSchema.optional(),
-  /** Cold start, tiers, all-down policy, local-first and TTL while down (src/capabilities/health/README.md). */
-  health: recordHealthSchema.default(RECORD_HEALTH_DEFAULTS),
-});
+};
 
-export type PolicyConfig = z.output<typeof policySchema>;
-export type GslbRecordConfig = z.output<typeof gslbRecordSchema>;
+/**
+ * A GSLB record: its own keys, `policy` — one of the capabilities' policy variants, by `type`,
+ * `defaultPolicy` when absent — and then the keys capabilities add (`extra`, in their order).
+ */
+export function gslbRecordSchemaOf<P extends readonly [z.ZodObject, ...z.ZodObject[]], E extends z.ZodRawShape>(policies: P, defaultPolicy: Readonly<Record<string, unknown>>, extra: E) {
+  const policy = z.discriminatedUnion('type', policies).default(defaultPolicy as never);
+  return z.strictObject({ ...recordHead, policy, ...recordTail, ...extra });
+}
+
+/** What every policy variant has, as the query path reads it. */
+export interface PolicyConfig {
+  readonly type: string;
+  readonly pickDcCount: number;
+  readonly balanceAlgorithm: string;
+}
+
+/** What the query path reads of a GSLB record (capabilities read their own keys with their own types). */
+export interface GslbRecordConfig {
+  readonly name: string;
+  readonly type: GslbRecordType;
+  readonly ttl: number;
+  readonly service: string;
+  readonly policy: PolicyConfig;
+  readonly failsafe: readonly string[];
+  readonly failsafeTtl?: number | undefined;
+}

@@ -1,6 +1,7 @@
 import test from 'ava';
-import { parseConfigText } from '../../core/config/load.js';
-import { buildSnapshot, type Snapshot } from '../snapshot.js';
+import { parseConfigText } from '../../process/loadConfig.js';
+import { type Snapshot } from '../snapshot.js';
+import { buildSnapshot } from '../../process/snapshot.js';
 import { emptyLocationDb } from '../../core/location/locationDb.js';
 import { allUpHealthView } from '../../core/views/healthView.js';
 import { emptyMetricView } from '../../core/views/metricView.js';

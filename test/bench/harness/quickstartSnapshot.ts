@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { loadConfigFile } from '../../../src/core/config/load.js';
-import { buildSnapshot, type Snapshot } from '../../../src/pipeline/snapshot.js';
+import { loadConfigFile } from '../../../src/process/loadConfig.js';
+import { type Snapshot } from '../../../src/pipeline/snapshot.js';
+import { buildSnapshot } from '../../../src/process/snapshot.js';
 import { readImage } from '../../../src/capabilities/geo/compiledImage.js';
 import { loadLocationImage } from '../../../src/capabilities/geo/loadSources.js';
 import type { LocationDb, RangeLocationDb } from '../../../src/core/location/locationDb.js';
