@@ -90,7 +90,7 @@ export function compileRecord(
 }
 
 /** The stable key of an endpoint: `service/dc/address` or `service/dc/target[:port]`. */
-export function endpointKey(service: string, ep: EndpointConfig): string {
+export function endpointKey(service: string, ep: Pick<EndpointConfig, 'dc' | 'address' | 'target' | 'port'>): string {
   const where = ep.address ?? `${ep.target}${ep.port !== undefined ? `:${ep.port}` : ''}`;
   return `${service}/${ep.dc}/${where}`;
 }
