@@ -98,7 +98,7 @@ export function compileRecord<C>(rec: GslbRecordConfig, service: ServiceConfig, 
 }
 
 /** The stable key of an endpoint: `service/dc/address` or `service/dc/target[:port]`. */
-export function endpointKey(service: string, ep: EndpointConfig): string {
+export function endpointKey(service: string, ep: Pick<EndpointConfig, 'dc' | 'address' | 'target' | 'port'>): string {
   const where = ep.address ?? `${ep.target}${ep.port !== undefined ? `:${ep.port}` : ''}`;
   return `${service}/${ep.dc}/${where}`;
 }

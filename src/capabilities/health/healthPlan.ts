@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { MonitorConfig } from './healthSchema.js';
-import type { Config } from '../../process/configSchema.js';
 import { endpointKey } from '../../pipeline/compileRecord.js';
-import { defaultPort, type CheckTarget } from './checks/check.js';
+import type { CheckTarget } from './checks/check.js';
+import type { MonitorBase } from './checks/checkKind.js';
+import { CHECK_KINDS, defaultPort, type CheckKindList } from './checks/registry.js';
+import type { HealthConfigInput } from './healthConfig.js';
 
 /** One check to run: a monitor against a target. Endpoints sharing monitor and target share it. */
 export interface PlannedCheck {
@@ -13,7 +14,7 @@ export interface PlannedCheck {
    * spelling keeps its id across releases.
    */
   readonly id: string;
-  readonly monitor: MonitorConfig;
+  readonly monitor: MonitorBase;
   readonly target: CheckTarget;
   /** A hash of the monitor's definition (the target is in the id); state is kept only while id and fingerprint are equal. */
   readonly fingerprint: string;
@@ -48,14 +49,15 @@ export interface HealthPlan {
  * Derives the checks of a validated configuration: for every enabled endpoint, each of its
  * monitors against its check target (`check.address` ?? its address, `check.port` ?? the
  * monitor's port, `check.host`), and for every data center its WAN and LAN check points.
- * Identical (monitor, target) pairs become one check.
+ * Identical (monitor, target) pairs become one check. Default ports come from the monitors'
+ * kinds in `kinds`.
  */
-export function buildHealthPlan(config: Config): HealthPlan {
+export function buildHealthPlan(config: HealthConfigInput, kinds: CheckKindList = CHECK_KINDS): HealthPlan {
   const monitors = new Map(config.health.monitors.map((m) => [m.name, { monitor: m, definition: createHash('sha256').update(JSON.stringify(m)).digest('base64url').slice(0, 22) }]));
   const checks = new Map<string, PlannedCheck>();
   const plan = (monitorName: string, address: string, port: number | undefined, host: string | undefined): string => {
     const { monitor, definition } = monitors.get(monitorName)!;
-    const target: CheckTarget = { address, port: port ?? defaultPort(monitor)!, host };
+    const target: CheckTarget = { address, port: port ?? defaultPort(monitor, kinds)!, host };
     const id = `${monitor.name}@${address.includes(':') ? `[${address}]` : address}:${target.port}${host !== undefined ? `/${host}` : ''}`;
     if (!checks.has(id)) checks.set(id, { id, monitor, target, fingerprint: definition });
     return id;

@@ -1,29 +1,29 @@
 import type { z } from 'zod';
-import type { MonitorConfig } from './healthSchema.js';
-import type { EndpointConfig } from '../../pipeline/config/topologySchema.js';
-import type { HealthDataCenterConfig, HealthRecordConfig, HealthServiceConfig } from './healthTopology.js';
-
-interface HealthReferenced {
-  datacenters: readonly HealthDataCenterConfig[];
-  services: readonly HealthServiceConfig[];
-  records: readonly HealthRecordConfig[];
-  site?: string | undefined;
-  health: { monitors: MonitorConfig[] };
-}
+import type { MonitorBase } from './checks/checkKind.js';
+import { CHECK_KINDS, findKind, type CheckKindList } from './checks/registry.js';
+import type { HealthConfigInput, HealthEndpointInput } from './healthConfig.js';
 
 /**
  * Checks the references of the health configuration (src/capabilities/health/README.md): monitor names are
  * unique and exist where used, every monitored target has an address and a port, timeouts fit
  * in intervals, tiers name data centers and endpoints of the record's service at most once,
  * `failsafe` all-down needs a fail-safe list, `localFirst` needs the engine's `site`, and `site`
- * is a data center's site. Every issue carries the path of the offending field.
+ * is a data center's site. Every issue carries the path of the offending field. Whether a monitor
+ * needs a port comes from its kind in `kinds` (a kind without a default port).
  */
-export function checkHealthReferences(cfg: HealthReferenced, ctx: z.RefinementCtx): void {
+export function healthReferencesOf(kinds: CheckKindList): (cfg: HealthConfigInput, ctx: z.RefinementCtx) => void {
+  return (cfg, ctx) => checkReferences(cfg, ctx, kinds);
+}
+
+/** {@link healthReferencesOf} the engine's check kinds. */
+export const checkHealthReferences = healthReferencesOf(CHECK_KINDS);
+
+function checkReferences(cfg: HealthConfigInput, ctx: z.RefinementCtx, kinds: CheckKindList): void {
   const issue = (path: (string | number)[], message: string): void => {
     ctx.addIssue({ code: 'custom', path, message });
   };
 
-  const monitors = new Map<string, MonitorConfig>();
+  const monitors = new Map<string, MonitorBase>();
   cfg.health.monitors.forEach((m, i) => {
     if (monitors.has(m.name)) issue(['health', 'monitors', i, 'name'], `monitor "${m.name}" is defined twice`);
     monitors.set(m.name, m);
@@ -32,8 +32,12 @@ export function checkHealthReferences(cfg: HealthReferenced, ctx: z.RefinementCt
 
   const useMonitor = (name: string, port: number | undefined, path: (string | number)[]): void => {
     const m = monitors.get(name);
-    if (!m) issue(path, `unknown monitor "${name}"`);
-    else if (m.type === 'tcp' && m.port === undefined && port === undefined) issue(path, `monitor "${name}" (tcp) needs a port: set it on the monitor or in the check target`);
+    if (!m) return issue(path, `unknown monitor "${name}"`);
+    // A kind without a default port (tcp) needs one from the monitor or the check target.
+    const kind = findKind(m.type, kinds);
+    if (kind && kind.defaultPort === undefined && m.port === undefined && port === undefined) {
+      issue(path, `monitor "${name}" (${m.type}) needs a port: set it on the monitor or in the check target`);
+    }
   };
 
   cfg.services.forEach((svc, si) =>
@@ -84,6 +88,6 @@ export function checkHealthReferences(cfg: HealthReferenced, ctx: z.RefinementCt
 }
 
 /** How a tier names an endpoint: its address, or its target (with `:port` when it has one). */
-export function endpointLabel(e: EndpointConfig): string {
+export function endpointLabel(e: Pick<HealthEndpointInput, 'address' | 'target' | 'port'>): string {
   return e.address ?? `${e.target}${e.port !== undefined ? `:${e.port}` : ''}`;
 }

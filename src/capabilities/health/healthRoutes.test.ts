@@ -1,5 +1,9 @@
 import test from 'ava';
-import { canonicalEndpointKey } from './healthRoutes.js';
+import { parseConfigText } from '../../process/loadConfig.js';
+import { createLogger } from '../../core/telemetry/logger.js';
+import { EXAMPLE_ZONE } from '../../../test/support/exampleZone.js';
+import { HealthMonitor, type HealthReport } from './healthMonitor.js';
+import { canonicalEndpointKey, healthRoutes } from './healthRoutes.js';
 
 test('override keys: the address part in any spelling names the canonical key; targets and names are kept', (t) => {
   const cases: [key: string, canonical: string][] = [
@@ -13,4 +17,31 @@ test('override keys: the address part in any spelling names the canonical key; t
     ['nonsense', 'nonsense'],
   ];
   for (const [key, canonical] of cases) t.is(canonicalEndpointKey(key), canonical, key);
+});
+
+test('the routes as AdminRoute objects: report, override with the generation it is in, 400 and 404', async (t) => {
+  const m = new HealthMonitor({ log: createLogger('silent') });
+  t.teardown(() => m.stop());
+  m.configure(
+    parseConfigText(`
+${EXAMPLE_ZONE}
+datacenters: [{ name: dc1 }]
+services: [{ name: web, endpoints: [{ dc: dc1, address: 2001:db8::1 }] }]
+`),
+    '/tmp/x.yaml',
+  );
+  let generation = 7;
+  m.onChange(() => generation++);
+  const routes = new Map(healthRoutes(m, () => generation).map((r) => [`${r.method} ${r.path}`, r]));
+  t.deepEqual([...routes.keys()], ['GET /health', 'POST /health/override']);
+  t.false(routes.get('GET /health')!.mutating);
+  const override = routes.get('POST /health/override')!;
+  t.true(override.mutating);
+  const post = (body: unknown) => override.handle({ url: new URL('http://127.0.0.1/health/override'), body });
+
+  t.deepEqual(await post({ endpoint: 'web/dc1/2001:DB8::0001', override: 'drain' }), { status: 200, json: { endpoint: 'web/dc1/2001:db8::1', override: 'drain', generation: 8 } });
+  t.like(await post({ endpoint: 'web/dc1/192.0.2.9', override: 'drain' }), { status: 404 });
+  t.like(await post({ endpoint: 'web/dc1/2001:db8::1', override: 'off' }), { status: 400 });
+  const report = (await routes.get('GET /health')!.handle({ url: new URL('http://127.0.0.1/health'), body: undefined })).json as HealthReport;
+  t.like(report.endpoints[0], { endpoint: 'web/dc1/2001:db8::1', override: 'drain' });
 });

@@ -1,7 +1,7 @@
-import type { MonitorConfig } from '../healthSchema.js';
-import { dnsCheck } from './dnsCheck.js';
-import { httpCheck } from './httpCheck.js';
-import { tcpCheck } from './tcpCheck.js';
+/**
+ * The contract of one running check, shared by every check kind and the monitor: where it
+ * connects, what it reports, how it is started. Imports no check kind (the kinds import it).
+ */
 
 /** Where a check connects: an address and port, and the host name for HTTP Host and TLS SNI. */
 export interface CheckTarget {
@@ -33,43 +33,6 @@ export type CheckStart = (done: CheckDone) => void;
  * HTTP request's bytes and the SNI name) and returns how to start each check of it.
  */
 export type CheckRun = (target: CheckTarget) => CheckStart;
-
-/** Extra inputs a monitor needs that are not in its configuration value. */
-export interface CheckResources {
-  /** PEM of the CAs an https monitor trusts (its `caFile`), when set. */
-  readonly ca?: Buffer;
-}
-
-/**
- * The check function of a monitor: TCP connect, HTTP(S) request or DNS query over Node's own
- * `net`, `http`/`https` and `dgram` (no external processes).
- */
-export function checkFor(monitor: MonitorConfig, resources: CheckResources = {}): CheckRun {
-  switch (monitor.type) {
-    case 'tcp':
-      return tcpCheck(monitor.timeoutMs);
-    case 'http':
-    case 'https':
-      return httpCheck(monitor, resources.ca);
-    case 'dns':
-      return dnsCheck(monitor);
-  }
-}
-
-/** The port a monitor checks when the target does not name one (tcp has no default). */
-export function defaultPort(monitor: MonitorConfig): number | undefined {
-  if (monitor.port !== undefined) return monitor.port;
-  switch (monitor.type) {
-    case 'http':
-      return 80;
-    case 'https':
-      return 443;
-    case 'dns':
-      return 53;
-    default:
-      return undefined;
-  }
-}
 
 /** Milliseconds since `startMs` (a `performance.now()` reading: monotonic, and no BigInt per check). */
 export function elapsedMs(startMs: number): number {

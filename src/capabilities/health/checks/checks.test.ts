@@ -5,7 +5,8 @@ import { connect, createServer, type Socket } from 'node:net';
 import { monitorSchema } from '../healthSchema.js';
 import { selfSignedCertificate, startDnsPeer, startHttpPeer, startTcpPeer } from '../../../../test/health/loopbackPeers.js';
 import { sleep, waitFor } from '../../../../test/support/waitFor.js';
-import { checkFor as checkRunFor, type CheckOutcome, type CheckTarget } from './check.js';
+import type { CheckOutcome, CheckTarget } from './check.js';
+import { checkFor as checkRunFor } from './registry.js';
 
 /** The monitor's check as a function returning a promise of its outcome. */
 const checkFor = (...args: Parameters<typeof checkRunFor>): ((target: CheckTarget) => Promise<CheckOutcome>) => {
@@ -118,11 +119,11 @@ test('https: SNI and certificate verification (on: trusted CA and matching name;
   const peer = await startHttpPeer({ tls: pems });
   const ca = Buffer.from(pems.cert);
 
-  const verifying = checkFor(monitor({ type: 'https', sni: 'svc.example.test' }), { ca });
+  const verifying = checkFor(monitor({ type: 'https', sni: 'svc.example.test' }), { caFile: ca });
   t.like(await verifying(target(peer.port)), { ok: true });
   t.is(peer.seen.at(-1)!.servername, 'svc.example.test');
 
-  const wrongName = checkFor(monitor({ type: 'https', sni: 'other.example.test' }), { ca });
+  const wrongName = checkFor(monitor({ type: 'https', sni: 'other.example.test' }), { caFile: ca });
   t.like(await wrongName(target(peer.port)), { ok: false, error: 'ERR_TLS_CERT_ALTNAME_INVALID' });
 
   const untrusted = checkFor(monitor({ type: 'https', sni: 'svc.example.test' }));
@@ -131,7 +132,7 @@ test('https: SNI and certificate verification (on: trusted CA and matching name;
   const noVerify = checkFor(monitor({ type: 'https', tlsVerify: false }));
   t.like(await noVerify(target(peer.port)), { ok: true });
 
-  const sniFromHost = checkFor(monitor({ type: 'https' }), { ca });
+  const sniFromHost = checkFor(monitor({ type: 'https' }), { caFile: ca });
   t.like(await sniFromHost(target(peer.port, 'svc.example.test')), { ok: true });
   t.is(peer.seen.at(-1)!.servername, 'svc.example.test');
   t.is(peer.seen.at(-1)!.host, `svc.example.test:${peer.port}`);

@@ -2,13 +2,37 @@ import { createSocket } from 'node:dgram';
 import { randomInt } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import dnsPacket from 'dns-packet';
-import type { DnsMonitorConfig } from '../healthSchema.js';
+import { z } from 'zod';
+import { domainNameSchema } from '../../../core/config/fieldSchemas.js';
 import { parseRecordData, presentData } from '../../../core/dns/presentation.js';
 import { parseIp, sameAddress, type IpAddress } from '../../../core/net/ipAddress.js';
 import type { RecordData, RecordType } from '../../../core/dns/records.js';
 import { outcomeOnce, type CheckDone, type CheckRun, type CheckTarget } from './check.js';
 import { checkDeadlines } from './checkDeadlines.js';
+import { checkKind, monitorCommon } from './checkKind.js';
 import { checkSockets, type CheckConnection, type ConnectionEvents } from './checkSockets.js';
+
+/** One DNS query over UDP or TCP: up when the rcode (and, if set, an answer) is as expected. */
+export const dnsMonitorSchema = z.strictObject({
+  type: z.literal('dns'),
+  ...monitorCommon,
+  /** `udp` (default) or `tcp` (RFC 1035 §4.2.2 framing, a new connection per check). */
+  transport: z.enum(['udp', 'tcp']).default('udp'),
+  queryName: domainNameSchema,
+  queryType: z.enum(['A', 'AAAA', 'CNAME', 'MX', 'NS', 'SOA', 'SRV', 'TXT', 'PTR']).default('A'),
+  expectRcode: z.enum(['NOERROR', 'NXDOMAIN', 'REFUSED', 'SERVFAIL', 'NOTIMP', 'FORMERR']).default('NOERROR'),
+  /** An answer record of `queryType` whose data, in presentation form, equals this (e.g. `192.0.2.1`). */
+  expectAnswer: z.string().min(1).optional(),
+});
+
+export type DnsMonitorConfig = z.output<typeof dnsMonitorSchema>;
+
+/** The `dns` check kind: port 53 by default (RFC 1035 §4.2). */
+export const dnsCheckKind = checkKind({
+  schema: dnsMonitorSchema,
+  defaultPort: 53,
+  check: (m) => dnsCheck(m),
+});
 
 /** The result of judging one DNS message, or `undefined` when it is no answer to the query. */
 type Verdict = { ok: boolean; error: string } | undefined;

@@ -15,7 +15,8 @@ import { allUpHealthView } from '../../../core/views/healthView.js';
 import { emptyMetricView } from '../../../core/views/metricView.js';
 import { systemContext } from '../../../core/views/resolveContext.js';
 import { startDnsPeer } from '../../../../test/health/loopbackPeers.js';
-import { checkFor as checkRunFor, type CheckOutcome, type CheckTarget } from './check.js';
+import type { CheckOutcome, CheckTarget } from './check.js';
+import { checkFor as checkRunFor } from './registry.js';
 import { isTargetSource } from './dnsCheck.js';
 
 /** The monitor's check as a function returning a promise of its outcome. */

@@ -1,10 +1,100 @@
-import { isIPv6, type Socket } from 'node:net';
+import { isIP, isIPv6, type Socket } from 'node:net';
 import { connect as tlsConnect, TLSSocket } from 'node:tls';
-import { isSniName, type HttpMonitorConfig } from '../healthSchema.js';
+import { z } from 'zod';
+import { domainNameSchema } from '../../../core/config/fieldSchemas.js';
 import { elapsedMs, type CheckDone, type CheckRun, type CheckTarget } from './check.js';
 import { checkDeadlines, type TimedCheck } from './checkDeadlines.js';
+import { checkKind, monitorCommon } from './checkKind.js';
 import { checkSockets, resetCheckConnection, type ConnectionEvents } from './checkSockets.js';
 import { HttpResponseReader } from './httpResponse.js';
+
+/**
+ * An expected final status: 200–599 or a class `2xx`…`5xx`. 1xx responses are interim (RFC 9110
+ * §15.2): the reader skips them and judges the final response, so a 1xx could never match.
+ */
+const statusPatternSchema = z.union([
+  z.number().int().min(200, 'a 1xx response is interim (RFC 9110 §15.2), never the final status').max(599),
+  z.string().regex(/^[2-5]xx$/, 'a status class is written like "2xx" (1xx responses are interim, never final)'),
+]);
+
+const regexSchema = z.string().min(1).refine(
+  (s) => {
+    try {
+      new RegExp(s);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'not a valid regular expression' },
+);
+
+/** The fields of http and https monitors beyond {@link monitorCommon}. */
+const httpFields = {
+  method: z.enum(['GET', 'HEAD', 'POST', 'OPTIONS']).default('GET'),
+  path: z.string().startsWith('/', 'a path starts with "/"').default('/'),
+  /** Host header; defaults to the endpoint's `check.host`, else the checked address. */
+  host: z.string().min(1).optional(),
+  /** Accepted status codes (default 200 only, as gdnsd's http_status). */
+  expectStatus: z.array(statusPatternSchema).min(1).default([200]),
+  /** The body (first 64 KiB) must contain this text. */
+  bodyContains: z.string().min(1).optional(),
+  /** The body (first 64 KiB) must match this regular expression (JavaScript syntax). */
+  bodyMatches: regexSchema.optional(),
+};
+
+/**
+ * A HEAD response has no body (RFC 9110 §9.3.2), so `bodyContains` or `bodyMatches` with HEAD
+ * would fail every check: the monitor would hold its targets down for ever. Refused at load.
+ */
+function headHasNoBody(m: { method: string; bodyContains?: string; bodyMatches?: string }, ctx: z.RefinementCtx): void {
+  if (m.method !== 'HEAD') return;
+  for (const key of ['bodyContains', 'bodyMatches'] as const) {
+    if (m[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `a HEAD response has no body to check: use method GET, or drop ${key}` });
+  }
+}
+
+/** HTTP over a new connection per check. */
+export const httpMonitorSchema = z.strictObject({ type: z.literal('http'), ...monitorCommon, ...httpFields }).superRefine(headHasNoBody);
+
+/** HTTPS over a new connection per check: SNI and certificate verification as configured. */
+export const httpsMonitorSchema = z.strictObject({
+  type: z.literal('https'),
+  ...monitorCommon,
+  ...httpFields,
+  /** TLS server name (SNI); defaults to the Host header when that is a name. */
+  sni: domainNameSchema.optional(),
+  /** Verify the server certificate and its name (default true). */
+  tlsVerify: z.boolean().default(true),
+  /** PEM file of trusted CAs instead of Node's bundled roots (relative to the configuration file). */
+  caFile: z.string().min(1).optional(),
+}).superRefine(headHasNoBody);
+
+export type HttpMonitorConfig = z.output<typeof httpMonitorSchema> | z.output<typeof httpsMonitorSchema>;
+
+/** The schemes' default ports (RFC 9110 §4.2.1, §4.2.2): checked by default, and left out of the Host header. */
+const HTTP_PORT = 80;
+const HTTPS_PORT = 443;
+
+/** The `http` check kind: port 80 by default. */
+export const httpCheckKind = checkKind({
+  schema: httpMonitorSchema,
+  defaultPort: HTTP_PORT,
+  check: (m) => httpCheck(m, undefined),
+});
+
+/** The `https` check kind: port 443 by default; its `caFile` is read at configure. */
+export const httpsCheckKind = checkKind({
+  schema: httpsMonitorSchema,
+  defaultPort: HTTPS_PORT,
+  files: ['caFile'],
+  check: (m, files) => httpCheck(m, files.caFile),
+});
+
+/** True when `host` may be sent as TLS SNI (RFC 6066 §3: a host name, never an IP literal). */
+export function isSniName(host: string): boolean {
+  return isIP(host) === 0;
+}
 
 /** How much of a body is read for `bodyContains` / `bodyMatches` (bytes). */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -33,7 +123,7 @@ export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRu
   const statusOk = statusMatcher(m.expectStatus);
   const pattern = m.bodyMatches !== undefined ? new RegExp(m.bodyMatches) : undefined;
   const needBody = m.bodyContains !== undefined || pattern !== undefined;
-  const defaultPort = https ? 443 : 80;
+  const defaultPort = https ? HTTPS_PORT : HTTP_PORT;
 
   const verdict: ResponseVerdict = { statusOk, needBody, bodyContains: m.bodyContains, pattern, head: m.method === 'HEAD' };
   // The request bytes and SNI of a target never change: built at its first check (not all at

@@ -1,6 +1,18 @@
+import { z } from 'zod';
 import { outcomeOnce, type CheckRun } from './check.js';
 import { checkDeadlines } from './checkDeadlines.js';
+import { checkKind, monitorCommon } from './checkKind.js';
 import { checkSockets, type CheckConnection, type ConnectionEvents } from './checkSockets.js';
+
+/** TCP connect: up when the three-way handshake completes within the timeout. */
+export const tcpMonitorSchema = z.strictObject({ type: z.literal('tcp'), ...monitorCommon });
+
+/** The `tcp` check kind: no default port (the monitor or the check target sets one). */
+export const tcpCheckKind = checkKind({
+  schema: tcpMonitorSchema,
+  defaultPort: undefined,
+  check: (m) => tcpCheck(m.timeoutMs),
+});
 
 /**
  * TCP connect check: succeeds when the three-way handshake completes within `timeoutMs`, then
