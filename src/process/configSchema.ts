@@ -40,4 +40,5 @@ export const configSchema = z
 
 export type Config = z.output<typeof configSchema>;
 export { geoSchema, geoSourceSchema } from '../capabilities/geo/geoSchema.js';
-export type { GeoConfig, GeoCustomEntryConfig, GeoSourceConfig } from '../capabilities/geo/geoSchema.js';
+export type { GeoConfig, GeoSourceConfig } from '../capabilities/geo/geoSchema.js';
+export type { GeoCustomEntryConfig } from '../capabilities/geo/customEntries.js';
