@@ -5,7 +5,7 @@ import { downHealth } from '../../test/support/selectionHarness.js';
 import type { ResolveContext } from '../core/views/resolveContext.js';
 import { runSelection } from './pipeline.js';
 import { compileRecord } from './compileRecord.js';
-import { CAPABILITIES } from '../process/capabilities.js';
+import { BALANCE_ALGORITHMS } from '../capabilities/balance/registry.js';
 import { TraceSink } from './trace.js';
 import type { SelectionResult } from './stage.js';
 import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
@@ -230,7 +230,7 @@ test('a record\'s pipeline: the query path\'s stages and the capabilities\', in 
     ['candidates', 'gate', 'rank', 'pick', 'balance', 'fallback'],
   );
   const rec = { name: 'x.example.test', type: 'A', ttl: 30, service: 'web', policy: { type: 'static-proximity', pickDcCount: 1, balanceAlgorithm: 'nope', default: [] }, failsafe: [] } as never;
-  const algorithms = new Map(CAPABILITIES.flatMap((c) => ('balanceAlgorithms' in c ? c.balanceAlgorithms : [])).map((a) => [a.name, a]));
+  const algorithms = new Map(BALANCE_ALGORITHMS.map((a) => [a.name, a]));
   const comp = { config: snap.config, capabilities: [], algorithms, dataCenters: snap.dataCenters, dcByName: new Map(snap.dataCenters.map((d) => [d.name, d])), geo: undefined, reuseDecisions: true };
   t.throws(() => compileRecord(rec, snap.config.services[0]!, comp), {
     message: 'unknown balance algorithm "nope"',

@@ -27,4 +27,5 @@ export const configSchema = composeConfigSchema(
 
 export type Config = z.output<typeof configSchema>;
 export { geoSchema, geoSourceSchema } from '../capabilities/geo/geoSchema.js';
-export type { GeoConfig, GeoCustomEntryConfig, GeoSourceConfig } from '../capabilities/geo/geoSchema.js';
+export type { GeoConfig, GeoSourceConfig } from '../capabilities/geo/geoSchema.js';
+export type { GeoCustomEntryConfig } from '../capabilities/geo/customEntries.js';

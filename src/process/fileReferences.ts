@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { compiledPath, sourcePath } from '../capabilities/geo/loadSources.js';
+import { geoCapability } from '../capabilities/geo/capability.js';
 import { ConfigError, type ConfigProblem } from '../core/config/load.js';
 import type { Config } from './configSchema.js';
 
@@ -9,8 +9,8 @@ export const MIN_ADMIN_TOKEN_CHARS = 16;
 
 /**
  * Checks the files a valid configuration refers to, so `gslbd check-config` and start-up fail in
- * the same way and before minutes of location loading: `geo.compiled`, every `geo.sources[i]`
- * (`path`, or `package` resolved in the installed npm packages), `listeners.admin.tokenFile`
+ * the same way and before minutes of location loading: the geo capability's files (`geo.compiled`,
+ * `geo.sources[i]`: `geoCapability.fileReferenceProblems`), `listeners.admin.tokenFile`
  * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters) and every https monitor's
  * `caFile`. Relative paths are relative to the configuration file. Contents beyond that are
  * checked where they are read (a corrupt location file fails its load, naming the file). The
@@ -20,8 +20,9 @@ export const MIN_ADMIN_TOKEN_CHARS = 16;
 export function fileReferenceProblems(config: Config, configFile: string): ConfigProblem[] {
   const base = dirname(configFile);
   const problems: ConfigProblem[] = [];
-  // `full` is where the engine reads the file (resolved as the loaders resolve it); `path` as configured.
-  const regularFile = (path: string, key: string, full = resolve(base, path)): string | undefined => {
+  // `full` is where the engine reads the file; `path` as configured, for the message.
+  const regularFile = (path: string, key: string): string | undefined => {
+    const full = resolve(base, path);
     try {
       if (!statSync(full).isFile()) problems.push({ path: key, message: `"${path}" is not a regular file` });
       else return full;
@@ -30,17 +31,7 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
     }
     return undefined;
   };
-  if (config.geo.compiled !== undefined) regularFile(config.geo.compiled, 'geo.compiled', compiledPath(config.geo.compiled, configFile));
-  config.geo.sources.forEach((s, i) => {
-    if (s.path !== undefined) regularFile(s.path, `geo.sources[${i}].path`, sourcePath(s, configFile));
-    else {
-      try {
-        sourcePath(s, configFile);
-      } catch {
-        problems.push({ path: `geo.sources[${i}].package`, message: `"${s.package}" is not an installed package file (npm install)` });
-      }
-    }
-  });
+  problems.push(...geoCapability.fileReferenceProblems(config, configFile));
   const tokenFile = config.listeners.admin?.tokenFile;
   if (tokenFile !== undefined) {
     const full = regularFile(tokenFile, 'listeners.admin.tokenFile');

@@ -6,7 +6,7 @@ import { TYPE_CODES } from '../../src/core/dns/records.js';
 import { buildSnapshot } from '../../src/process/snapshot.js';
 import { readImage } from '../../src/capabilities/geo/compiledImage.js';
 import { formatIp, ipv4, ipv6, maskAddress, type IpAddress } from '../../src/core/net/ipAddress.js';
-import type { RangeLocationDb } from '../../src/core/location/locationDb.js';
+import type { RangeLocationDb } from '../../src/capabilities/geo/rangeLocationDb.js';
 import { openLocationDb } from '../../src/capabilities/geo/openLocationDb.js';
 import { allUpHealthView } from '../../src/core/views/healthView.js';
 import { emptyMetricView } from '../../src/core/views/metricView.js';

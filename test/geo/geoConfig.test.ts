@@ -1,5 +1,8 @@
 import test from 'ava';
+import { z } from 'zod';
+import { geoCapability } from '../../src/capabilities/geo/capability.js';
 import { ConfigError } from '../../src/core/config/load.js';
+import { configSchema } from '../../src/process/configSchema.js';
 import { parseConfigText } from '../../src/process/loadConfig.js';
 
 const base = 'zones: [{ name: example.test, soa: { mname: ns1.example.test, rname: h.example.test }, ns: [ns1.example.test] }]\n';
@@ -58,4 +61,11 @@ test('geo errors name the path and the reason', (t) => {
     'geo.sources: "compiled" and "sources" are exclusive: build the sources into the compiled file with `gslbd geo build`',
   ]);
   t.deepEqual(problems('  mode: sloppy\n'), ['geo.mode: Invalid option: expected one of "strict"|"lenient"']);
+});
+
+test("the geo capability's schema fragment is the configuration's geo key: same JSON Schema, same default", (t) => {
+  const options = { io: 'input', unrepresentable: 'any' } as const;
+  t.deepEqual(z.toJSONSchema(geoCapability.schema.root.geo, options), z.toJSONSchema(configSchema.shape.geo, options));
+  t.deepEqual(geoCapability.schema.root.geo.parse(undefined), configSchema.shape.geo.parse(undefined));
+  t.deepEqual(parseConfigText(base, 'g.yaml').geo, { sources: [], custom: [], mode: 'strict', implementation: 'auto' });
 });

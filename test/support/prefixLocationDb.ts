@@ -1,6 +1,7 @@
 import { parseCidr, type IpAddress } from '../../src/core/net/ipAddress.js';
 import { qualifiersFromData, type Location } from '../../src/core/location/location.js';
-import { RangeLocationDb, type LocationDb } from '../../src/core/location/locationDb.js';
+import { type LocationDb } from '../../src/core/location/locationDb.js';
+import { RangeLocationDb } from '../../src/capabilities/geo/rangeLocationDb.js';
 import { LocationTable } from '../../src/capabilities/geo/locationTable.js';
 import { RangeBuilder4, RangeBuilder6 } from '../../src/core/lpm/rangeTable.js';
 

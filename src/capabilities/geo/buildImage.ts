@@ -1,13 +1,11 @@
-import type { GeoCustomEntryConfig, GeoSourceConfig } from './geoSchema.js';
+import type { GeoSourceConfig } from './geoSchema.js';
 import { writeImage, type LocationImage } from './compiledImage.js';
-import { customOverlay } from './customEntries.js';
+import { customOverlay, type GeoCustomEntryConfig } from './customEntries.js';
 import type { LoadMode, SkippedLines } from './delimitedFile.js';
-import { loadIpLocationDb, loadIpLocationDbAsn, withAutonomousSystem, type AsnOverlay } from './ipLocationDbSource.js';
+import type { FamilyTilings, LocationFormat, OverlayLayer } from './locationFormat.js';
+import { LOCATION_FORMATS } from './locationFormats.js';
 import { LocationRecords } from './locationRecords.js';
 import { LocationTable } from './locationTable.js';
-import { loadMmdb } from './mmdbSource.js';
-import { loadNetScaler, type FamilyTilings } from './netscalerSource.js';
-import { RangeBuilder4, RangeBuilder6 } from '../../core/lpm/rangeTable.js';
 import { joinTilings, type Tiling } from '../../core/lpm/tiling.js';
 
 /** What to build a location image from: the `geo` section's sources and custom entries. */
@@ -17,6 +15,8 @@ export interface BuildInput {
   readonly mode: LoadMode;
   /** Resolves a source's `path` or `package` to a file. */
   readonly resolvePath: (source: GeoSourceConfig) => string;
+  /** The formats the sources are of; default {@link LOCATION_FORMATS}. */
+  readonly formats?: readonly LocationFormat[];
 }
 
 /** A built image and what the build skipped. */
@@ -27,47 +27,51 @@ export interface BuildResult {
 }
 
 /**
- * Builds a compiled location image (see `compiledImage.ts`) from location sources, in order:
- * 1. location sources (mmdb, NetScaler, ip-location-db country/city): each later source replaces
+ * Builds a compiled location image (see `compiledImage.ts`) from location sources, each read by
+ * the loader of its format (`locationFormat.ts`), in order:
+ * 1. location layers (mmdb, NetScaler, ip-location-db country/city): each later source replaces
  *    the earlier ones where it has data (so an IPv4 file and an IPv6 file combine, and a local
  *    NetScaler file can refine a MaxMind database);
- * 2. ASN overlays (ip-location-db asn): set ISP, qualifier 6 and ASN where they have data;
+ * 2. overlays (ip-location-db asn: set ISP, qualifier 6 and ASN) where they have data;
  * 3. custom entries: replace everything inside their ranges.
  * Neighbouring ranges with the same final location merge, so prefix lengths are those of the
  * largest blocks with identical locations; unused locations are dropped.
  * @throws Error naming the source (`location source FILE: …`, with `file:line` for bad lines in
- *   strict mode).
+ *   strict mode); Error for a source whose format is not in the list (the schema of the same list
+ *   rejects it first).
  */
 export function buildLocationImage(input: BuildInput): BuildResult {
+  const formats = new Map((input.formats ?? LOCATION_FORMATS).map((f) => [f.name, f]));
   const table = new LocationTable();
   const skipped: SkippedLines = { count: 0, first: [] };
+  const context = { table, mode: input.mode, skipped };
   const names: string[] = [];
   let acc: FamilyTilings | undefined;
-  const asns: AsnOverlay[] = [];
+  const overlays: OverlayLayer[] = [];
   for (const src of input.sources) {
+    const format = formats.get(src.format);
+    if (format === undefined) throw new Error(`location source format "${src.format}" is not one of ${[...formats.keys()].join(', ')}`);
     const file = input.resolvePath(src);
     const name = src.package ?? file;
     names.push(name);
     try {
-      if (src.format === 'ip-location-db-asn') {
-        asns.push(loadIpLocationDbAsn(file, src.ipVersion, input.mode, skipped));
-        continue;
-      }
-      const t = loadLocationSource(src, file, table, input.mode, skipped);
-      acc = acc === undefined ? t : overlay(acc, t, (base, top) => (top !== 0 ? top : base));
+      const layer = format.load(file, src, context);
+      if (layer.kind === 'overlay') overlays.push(layer);
+      else acc = acc === undefined ? layer : overlay(acc, layer, (base, top) => (top !== 0 ? top : base));
     } catch (e) {
       throw new Error(`location source ${name}: ${(e as Error).message}`, { cause: e });
     }
   }
   let result: FamilyTilings = acc ?? { v4: emptyTiling(1), v6: emptyTiling(4) };
-  for (const asn of asns) {
+  for (const layer of overlays) {
+    // One location per (location, overlay value) pair: refined once, interned once.
     const combined = new Map<number, number>();
-    result = overlay(result, asn, (loc, as) => {
-      if (as === 0) return loc;
-      const key = loc * 2 ** 22 + as;
+    result = overlay(result, layer, (loc, value) => {
+      if (value === 0) return loc;
+      const key = loc * 2 ** 22 + value;
       let id = combined.get(key);
       if (id === undefined) {
-        id = table.intern(withAutonomousSystem(table.get(loc), asn.systems[as - 1]!));
+        id = table.intern(layer.refine(table.get(loc), value));
         combined.set(key, id);
       }
       return id;
@@ -98,25 +102,6 @@ export function applyCustomEntries(image: LocationImage, custom: readonly GeoCus
   const v6 = joinTilings(6, image.v6, overlayData.v6, pick);
   const metadata = { sources: [...image.metadata.sources, 'custom entries'], builtAt: image.metadata.builtAt };
   return writeImage(records, v4, v6, metadata, { v4: image.v4.indexBits, v6: image.v6.indexBits });
-}
-
-function loadLocationSource(src: GeoSourceConfig, file: string, table: LocationTable, mode: LoadMode, skipped: SkippedLines): FamilyTilings {
-  switch (src.format) {
-    case 'mmdb': {
-      const v4 = new RangeBuilder4();
-      const v6 = new RangeBuilder6();
-      loadMmdb(file, table, v4, v6);
-      return { v4: v4.build(), v6: v6.build() };
-    }
-    case 'netscaler':
-      return loadNetScaler(file, table, mode, skipped);
-    case 'ip-location-db-country':
-      return loadIpLocationDb(file, 'country', src.ipVersion, table, mode, skipped);
-    case 'ip-location-db-city':
-      return loadIpLocationDb(file, 'city', src.ipVersion, table, mode, skipped);
-    case 'ip-location-db-asn':
-      throw new Error('an ASN file is an overlay, not a location source');
-  }
 }
 
 function overlay(base: FamilyTilings, top: FamilyTilings, combine: (base: number, top: number) => number): FamilyTilings {

@@ -1,5 +1,6 @@
 import type { Location } from '../../core/location/location.js';
 import type { LocationRecords } from './locationRecords.js';
+import type { NativeLayout } from '../../core/lpm/nativeAddon.js';
 import type { Tiling } from '../../core/lpm/tiling.js';
 
 /**
@@ -73,21 +74,6 @@ export interface LocationImage {
   readonly metadata: ImageMetadata;
   /** Byte offsets the native addon needs (`native/addon.cc` open()). */
   readonly layout: NativeLayout;
-}
-
-/** Section offsets and counts passed to the native addon, which checks them against the buffer. */
-export interface NativeLayout {
-  readonly locationCount: number;
-  readonly v4Count: number;
-  readonly v4IndexBits: number;
-  readonly v4IndexOffset: number;
-  readonly v4StartsOffset: number;
-  readonly v4IdsOffset: number;
-  readonly v6Count: number;
-  readonly v6IndexBits: number;
-  readonly v6IndexOffset: number;
-  readonly v6StartsOffset: number;
-  readonly v6IdsOffset: number;
 }
 
 /** Thrown for a file that is not a valid compiled location file; the message says what is wrong. */

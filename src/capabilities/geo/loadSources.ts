@@ -8,6 +8,8 @@ import { applyCustomEntries, buildLocationImage } from './buildImage.js';
 import { readImage } from './compiledImage.js';
 import type { SkippedLines } from './delimitedFile.js';
 import type { LocationDb } from '../../core/location/locationDb.js';
+import type { LocationFormat } from './locationFormat.js';
+import { LOCATION_FORMATS } from './locationFormats.js';
 import { openLocationDb, type OpenedLocationDb } from './openLocationDb.js';
 
 const require = createRequire(import.meta.url);
@@ -26,11 +28,11 @@ export interface ConfiguredLocationDb extends OpenedLocationDb {
 /**
  * The engine's location database for a `geo` section, loaded on the calling thread (start-up):
  * the native addon when it loads (unless `geo.implementation` says otherwise), else the
- * TypeScript reference with `fallbackReason` set.
+ * TypeScript reference with `fallbackReason` set. `formats` are those the sources are of.
  * @throws Error as {@link loadLocationImage}, or when `geo.implementation: native` cannot be met.
  */
-export function loadConfiguredLocationDb(geo: GeoConfig, configFile: string): ConfiguredLocationDb {
-  const { bytes, skipped } = loadLocationImage(geo, configFile);
+export function loadConfiguredLocationDb(geo: GeoConfig, configFile: string, formats: readonly LocationFormat[] = LOCATION_FORMATS): ConfiguredLocationDb {
+  const { bytes, skipped } = loadLocationImage(geo, configFile, formats);
   return { ...openLocationDb(readImage(bytes), geo.implementation), skipped };
 }
 
@@ -39,13 +41,14 @@ export function loadConfiguredLocationDb(geo: GeoConfig, configFile: string): Co
  * entries, native when the addon loads): a shorthand for tests and tools.
  * @throws Error as {@link loadConfiguredLocationDb}.
  */
-export function loadLocationDb(sources: readonly GeoSourceConfig[], configFile: string): LocationDb {
-  return loadConfiguredLocationDb({ sources: [...sources], custom: [], mode: 'strict', implementation: 'auto' }, configFile).db;
+export function loadLocationDb(sources: readonly GeoSourceConfig[], configFile: string, formats: readonly LocationFormat[] = LOCATION_FORMATS): LocationDb {
+  return loadConfiguredLocationDb({ sources: [...sources], custom: [], mode: 'strict', implementation: 'auto' }, configFile, formats).db;
 }
 
 /**
  * {@link loadConfiguredLocationDb} for reloads: the reading and building happen off the event loop (see
- * {@link loadLocationImageOffThread}); only opening the finished image (milliseconds) runs here.
+ * {@link loadLocationImageOffThread}, which reads the formats of {@link LOCATION_FORMATS}); only
+ * opening the finished image (milliseconds) runs here.
  */
 export async function reloadLocationDb(geo: GeoConfig, configFile: string): Promise<ConfiguredLocationDb> {
   const { bytes, skipped } = await loadLocationImageOffThread(geo, configFile);
@@ -54,17 +57,17 @@ export async function reloadLocationDb(geo: GeoConfig, configFile: string): Prom
 
 /**
  * Produces the compiled image for a `geo` section on the calling thread: reads `geo.compiled`
- * (then applies `geo.custom`), or builds from `geo.sources` and `geo.custom`.
+ * (then applies `geo.custom`), or builds from `geo.sources` (of `formats`) and `geo.custom`.
  * @throws Error naming the file or source and, for bad lines in strict mode, `file:line`.
  */
-export function loadLocationImage(geo: GeoConfig, configFile: string): LoadedImage {
+export function loadLocationImage(geo: GeoConfig, configFile: string, formats: readonly LocationFormat[] = LOCATION_FORMATS): LoadedImage {
   const noneSkipped = { count: 0, first: [] };
   if (geo.compiled !== undefined) {
     const file = compiledPath(geo.compiled, configFile);
     const bytes = readCompiled(file, readFileSync(file));
     return { bytes: geo.custom.length > 0 ? applyCustomEntries(readImage(bytes), geo.custom) : bytes, skipped: noneSkipped };
   }
-  const built = buildLocationImage({ sources: geo.sources, custom: geo.custom, mode: geo.mode, resolvePath: (s) => sourcePath(s, configFile) });
+  const built = buildLocationImage({ sources: geo.sources, custom: geo.custom, mode: geo.mode, resolvePath: (s) => sourcePath(s, configFile), formats });
   return { bytes: built.image, skipped: built.skipped };
 }
 
@@ -72,6 +75,7 @@ export function loadLocationImage(geo: GeoConfig, configFile: string): LoadedIma
  * {@link loadLocationImage} on a worker thread, so a reload that parses a 50 MB database (seconds)
  * never stalls queries; the image comes back as a transferred buffer (no copy). A compiled file
  * without custom entries is read asynchronously on this thread instead (no parsing to offload).
+ * The worker reads the formats of {@link LOCATION_FORMATS}: functions cannot be sent to a thread.
  * @throws Error as {@link loadLocationImage}.
  */
 export async function loadLocationImageOffThread(geo: GeoConfig, configFile: string): Promise<LoadedImage> {
@@ -90,7 +94,6 @@ export async function loadLocationImageOffThread(geo: GeoConfig, configFile: str
   });
 }
 
-/** Checks a compiled file's header (the contents are checked when the image is opened). */
 /**
  * Starts `imageWorker`. Under tsx (tests, development) the worker registers tsx first: workers do
  * not inherit `--import` hooks on Node 20.
@@ -101,6 +104,7 @@ function imageWorker(workerData: unknown): Worker {
   return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${script}); });`, { eval: true, workerData });
 }
 
+/** Checks a compiled file's header (the contents are checked when the image is opened). */
 function readCompiled(file: string, bytes: Uint8Array): Uint8Array {
   try {
     readImage(bytes);

@@ -4,7 +4,23 @@ import { createRequire } from 'node:module';
 import { qualifiersFromData, type Location } from '../../core/location/location.js';
 import type { LocationTable } from './locationTable.js';
 import { continentOfCountry } from '../../core/location/qualifierVocabulary.js';
-import type { RangeBuilder4, RangeBuilder6 } from '../../core/lpm/rangeTable.js';
+import { RangeBuilder4, RangeBuilder6 } from '../../core/lpm/rangeTable.js';
+import type { LocationFormat } from './locationFormat.js';
+
+/**
+ * `format: mmdb`: a MaxMind DB file (GeoIP2/GeoLite2 City or Country, ip-location-db `.mmdb`
+ * builds), read with {@link loadMmdb}. No options of its own.
+ */
+export const mmdbFormat: LocationFormat<{}> = {
+  name: 'mmdb',
+  options: {},
+  load(file, _source, { table }) {
+    const v4 = new RangeBuilder4();
+    const v6 = new RangeBuilder6();
+    loadMmdb(file, table, v4, v6);
+    return { kind: 'locations', v4: v4.build(), v6: v6.build() };
+  },
+};
 
 /**
  * Loads a MaxMind DB file (`.mmdb`, format 2.0) into range builders, walking every network of the

@@ -2,13 +2,17 @@ import { parseCoordinate, parseRangeFields, readDelimitedFile, type LoadMode, ty
 import { qualifiersFromData, type Location } from '../../core/location/location.js';
 import type { LocationTable } from './locationTable.js';
 import { continentOfCountry } from '../../core/location/qualifierVocabulary.js';
-import { resolveEntries, type Family, type RangeEntry, type Tiling } from '../../core/lpm/tiling.js';
+import { resolveEntries, type Family, type RangeEntry } from '../../core/lpm/tiling.js';
+import type { FamilyTilings, LocationFormat } from './locationFormat.js';
 
-/** A location source resolved into one tiling per address family (values are location ids). */
-export interface FamilyTilings {
-  readonly v4: Tiling;
-  readonly v6: Tiling;
-}
+/** `format: netscaler`: a NetScaler location file, read with {@link loadNetScaler}. No options of its own. */
+export const netscalerFormat: LocationFormat<{}> = {
+  name: 'netscaler',
+  options: {},
+  load(file, _source, { table, mode, skipped }) {
+    return { kind: 'locations', ...loadNetScaler(file, table, mode, skipped) };
+  },
+};
 
 /**
  * Loads a NetScaler location file (Citrix ADC "default netscaler format", CTX235799):

@@ -1,6 +1,7 @@
 import { verifyImage, verifyRecords, type LocationImage } from './compiledImage.js';
 import { ImageLocationTable } from './imageLocationTable.js';
-import { RangeLocationDb, type LocationDb } from '../../core/location/locationDb.js';
+import { type LocationDb } from '../../core/location/locationDb.js';
+import { RangeLocationDb } from './rangeLocationDb.js';
 import { loadGeoAddon } from '../../core/lpm/nativeAddon.js';
 import { NativeLocationDb } from './nativeLocationDb.js';
 import { RangeTable4, RangeTable6 } from '../../core/lpm/rangeTable.js';

@@ -1,15 +1,15 @@
 import type { IpAddress } from '../net/ipAddress.js';
-import type { Location } from './location.js';
-import { LocationTable, type LocationLookupTable } from '../../capabilities/geo/locationTable.js';
-import { RangeBuilder4, RangeBuilder6, type RangeTable4, type RangeTable6 } from '../lpm/rangeTable.js';
+import { UNKNOWN_LOCATION, type Location } from './location.js';
+import { RangeBuilder4, RangeBuilder6 } from '../lpm/rangeTable.js';
 import type { Tiling } from '../lpm/tiling.js';
 
 /**
  * The location database the engine asks on every query: client address → location id and the
  * prefix length of the largest aligned block around the address with the same location.
  *
- * Implementations: {@link RangeLocationDb} (TypeScript, sorted ranges + binary search; the
- * reference) and the native addon (issue "native LPM"), which must return identical results.
+ * Implementations (src/capabilities/geo/): `RangeLocationDb` (TypeScript, sorted ranges + binary
+ * search; the reference) and `NativeLocationDb` (the native addon), which must return identical
+ * results; and {@link emptyLocationDb} here.
  */
 export interface LocationDb {
   /**
@@ -21,16 +21,17 @@ export interface LocationDb {
   /** The location of an id returned by {@link lookup}; id 0 is the unknown location. */
   location(id: number): Location;
   /**
-   * Looks up many addresses of one family at once (log enrichment, tests, benchmarks; both
-   * implementations here have it, test doubles need not): IPv4 addresses are one word each,
-   * IPv6 four words (most significant first). Writes the location id and the prefix length of
+   * Looks up many addresses of one family at once (log enrichment, tests, benchmarks; the geo
+   * capability's implementations have it, test doubles need not): IPv4 addresses are one word
+   * each, IPv6 four words (most significant first). Writes the location id and the prefix length of
    * address i to `ids[i]` and `prefixes[i]`.
    * @throws RangeError when `ids` or `prefixes` are shorter than the number of addresses.
    */
   lookupBatch?(family: 4 | 6, addresses: Uint32Array, ids: Uint32Array, prefixes: Uint8Array): void;
   /**
    * The merged ranges behind the database, for tables derived from it at load (a record's
-   * answer classes, SPEC §8). Both implementations here have it; test doubles need not.
+   * answer classes, SPEC §8). The geo capability's implementations have it; test doubles need
+   * not.
    */
   tilings?(): LocationTilings;
   /** Which implementation answers: the TypeScript reference or the native addon. */
@@ -61,52 +62,24 @@ export interface LocationDbSummary {
   ipv6Ranges: number;
 }
 
-/** TypeScript location database over merged range tables. */
-export class RangeLocationDb implements LocationDb {
-  readonly implementation = 'typescript' as const;
-
-  constructor(
-    readonly table: LocationLookupTable,
-    readonly v4: RangeTable4,
-    readonly v6: RangeTable6,
-    readonly sources: readonly string[],
-  ) {}
-
-  lookup(a: IpAddress): number {
-    return a.family === 4 ? this.v4.lookup(a.w0) : this.v6.lookup(a.w0, a.w1, a.w2, a.w3);
-  }
-
-  location(id: number): Location {
-    return this.table.get(id);
-  }
-
-  tilings(): LocationTilings {
-    return { v4: this.v4, v6: this.v6, locationCount: this.table.size, decode: (id) => this.table.get(id) };
-  }
-
-  lookupBatch(family: 4 | 6, addresses: Uint32Array, ids: Uint32Array, prefixes: Uint8Array): void {
-    const count = family === 4 ? addresses.length : addresses.length >>> 2;
-    if (ids.length < count || prefixes.length < count) throw new RangeError('ids and prefixes must hold one entry per address');
-    for (let i = 0; i < count; i++) {
-      const packed =
-        family === 4 ? this.v4.lookup(addresses[i]!) : this.v6.lookup(addresses[4 * i]!, addresses[4 * i + 1]!, addresses[4 * i + 2]!, addresses[4 * i + 3]!);
-      ids[i] = Math.floor(packed / 256);
-      prefixes[i] = packed & 255;
-    }
-  }
-
-  describe(): LocationDbSummary {
-    return {
-      implementation: this.implementation,
-      sources: [...this.sources],
-      locations: this.table.size,
-      ipv4Ranges: this.v4.size,
-      ipv6Ranges: this.v6.size,
-    };
-  }
-}
-
-/** A database that knows no address: every lookup is the unknown location over the whole space. */
-export function emptyLocationDb(): RangeLocationDb {
-  return new RangeLocationDb(new LocationTable(), new RangeBuilder4().build(), new RangeBuilder6().build(), []);
+/**
+ * A database that knows no address: every lookup is the unknown location (id 0) over the whole
+ * address space (prefix length 0) in both families. For engines and tests without location data.
+ */
+export function emptyLocationDb(): LocationDb {
+  const v4 = new RangeBuilder4().build();
+  const v6 = new RangeBuilder6().build();
+  return {
+    implementation: 'typescript',
+    lookup: () => 0,
+    location: () => UNKNOWN_LOCATION,
+    lookupBatch(family, addresses, ids, prefixes) {
+      const count = family === 4 ? addresses.length : addresses.length >>> 2;
+      if (ids.length < count || prefixes.length < count) throw new RangeError('ids and prefixes must hold one entry per address');
+      ids.fill(0, 0, count);
+      prefixes.fill(0, 0, count);
+    },
+    tilings: () => ({ v4, v6, locationCount: 1, decode: () => UNKNOWN_LOCATION }),
+    describe: () => ({ implementation: 'typescript', sources: [], locations: 1, ipv4Ranges: v4.size, ipv6Ranges: v6.size }),
+  };
 }

@@ -2,7 +2,25 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { NativeLayout } from '../../capabilities/geo/compiledImage.js';
+
+/**
+ * Where a compiled location image's sections are (byte offsets into the buffer) and how large
+ * they are: what `open()` needs to bind a table (native/addon.cc checks each against the buffer).
+ * The image format itself is documented in src/capabilities/geo/compiledImage.ts.
+ */
+export interface NativeLayout {
+  readonly locationCount: number;
+  readonly v4Count: number;
+  readonly v4IndexBits: number;
+  readonly v4IndexOffset: number;
+  readonly v4StartsOffset: number;
+  readonly v4IdsOffset: number;
+  readonly v6Count: number;
+  readonly v6IndexBits: number;
+  readonly v6IndexOffset: number;
+  readonly v6StartsOffset: number;
+  readonly v6IdsOffset: number;
+}
 
 /** The functions `open()` binds to one table (native/addon.cc). */
 export interface NativeTable {

@@ -1,5 +1,5 @@
 import { ipv4, ipv6, maskAddress, type IpAddress } from '../../../src/core/net/ipAddress.js';
-import type { RangeLocationDb } from '../../../src/core/location/locationDb.js';
+import type { RangeLocationDb } from '../../../src/capabilities/geo/rangeLocationDb.js';
 import type { Client } from '../../../src/core/query.js';
 import { seededRandom } from '../../support/seededRandom.js';
 

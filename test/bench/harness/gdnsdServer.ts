@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { TYPE_CODES } from '../../../src/core/dns/records.js';
 import type { Snapshot } from '../../../src/pipeline/snapshot.js';
 import { familyBits, formatIp, ipv4, ipv6, type IpAddress } from '../../../src/core/net/ipAddress.js';
-import type { RangeLocationDb } from '../../../src/core/location/locationDb.js';
+import type { RangeLocationDb } from '../../../src/capabilities/geo/rangeLocationDb.js';
 import { systemContext } from '../../../src/core/views/resolveContext.js';
 import { resolve } from '../../../src/pipeline/zones/authoritative.js';
 import { exchange, queryPacket } from './dnsWire.js';

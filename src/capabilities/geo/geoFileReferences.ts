@@ -1,0 +1,37 @@
+import { statSync } from 'node:fs';
+import type { ConfigProblem } from '../../core/config/load.js';
+import type { GeoConfig } from './geoSchema.js';
+import { compiledPath, sourcePath } from './loadSources.js';
+
+/**
+ * Checks the files the `geo` section refers to, so `gslbd check-config` and start-up fail in the
+ * same way and before minutes of location loading: `geo.compiled` and every `geo.sources[i]`
+ * (`path` a regular file, `package` resolved in the installed npm packages), resolved as the
+ * loaders resolve them (relative to the configuration file). Contents are checked where they are
+ * read: a corrupt location file fails its load, naming the file.
+ * @returns every problem with its configuration path, in configuration order; empty when all
+ *   files are there.
+ */
+export function geoFileReferenceProblems(geo: GeoConfig, configFile: string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  // `full` is where the loader reads the file; `path` as configured, for the message.
+  const regularFile = (path: string, key: string, full: string): void => {
+    try {
+      if (!statSync(full).isFile()) problems.push({ path: key, message: `"${path}" is not a regular file` });
+    } catch (e) {
+      problems.push({ path: key, message: `cannot read "${path}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` });
+    }
+  };
+  if (geo.compiled !== undefined) regularFile(geo.compiled, 'geo.compiled', compiledPath(geo.compiled, configFile));
+  geo.sources.forEach((s, i) => {
+    if (s.path !== undefined) regularFile(s.path, `geo.sources[${i}].path`, sourcePath(s, configFile));
+    else {
+      try {
+        sourcePath(s, configFile);
+      } catch {
+        problems.push({ path: `geo.sources[${i}].package`, message: `"${s.package}" is not an installed package file (npm install)` });
+      }
+    }
+  });
+  return problems;
+}
