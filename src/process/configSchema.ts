@@ -3,7 +3,8 @@ import { checkCrossReferences } from '../pipeline/config/crossReferences.js';
 import { checkHealthReferences } from '../capabilities/health/healthReferences.js';
 import { healthSectionSchema } from '../capabilities/health/healthSchema.js';
 import { geoSchema } from '../capabilities/geo/geoSchema.js';
-import { dnsBehaviourSchema, listenersSchema } from '../doors/listenerSchema.js';
+import { doorRootShape, listenersSchema } from '../doors/listenersSchema.js';
+import { LISTENERS } from './frontDoors.js';
 import { metricsSchema } from '../capabilities/steering/metricsSchema.js';
 import { checkPolicyReferences } from '../capabilities/policies/policyReferences.js';
 import { actionSchema, policyBindingSchema } from '../capabilities/policies/policySchema.js';
@@ -18,8 +19,8 @@ export const loggingSchema = z.strictObject({
 /** The whole configuration file (SPEC §7). Unknown keys anywhere are errors. */
 export const configSchema = z
   .strictObject({
-    listeners: listenersSchema.default({ dns: [] }),
-    dns: dnsBehaviourSchema.default({ udpPayloadSize: 1232, tcpIdleTimeoutMs: 10000, tcpMaxConnections: 256, queryLogSampleRate: 0 }),
+    listeners: listenersSchema(LISTENERS).default({ dns: [] }),
+    ...doorRootShape(LISTENERS),
     geo: geoSchema.default({ sources: [], custom: [], mode: 'strict', implementation: 'auto' }),
     logging: loggingSchema.default({ level: 'info' }),
     metrics: metricsSchema.prefault({}),

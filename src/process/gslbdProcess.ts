@@ -6,7 +6,7 @@ import { registerCoreRoutes } from '../admin/coreRoutes.js';
 import { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 import { checkFileReferences } from './fileReferences.js';
 import { ConfigError, loadConfigFile } from '../core/config/load.js';
-import type { AdminListenerConfig } from '../doors/listenerSchema.js';
+import type { AdminListenerConfig } from '../admin/listenerSchema.js';
 import type { Config } from './configSchema.js';
 import { CompactServer } from '../doors/compact/compactServer.js';
 import { DnsServer } from '../doors/dns/dnsServer.js';
