@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { dnsBehaviourSchema, listenersSchema } from '../doors/listenerSchema.js';
+import { doorRootShape, listenersSchema } from '../doors/listenersSchema.js';
 import { composeConfigSchema } from '../pipeline/config/composeSchema.js';
 import { CAPABILITIES } from './capabilities.js';
+import { LISTENERS } from './frontDoors.js';
 
 export const loggingSchema = z.strictObject({
   level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -18,8 +19,8 @@ const KEY_ORDER = ['listeners', 'dns', 'geo', 'logging', 'metrics', 'zones', 'da
 export const configSchema = composeConfigSchema(
   CAPABILITIES,
   {
-    listeners: listenersSchema.default({ dns: [] }),
-    dns: dnsBehaviourSchema.default({ udpPayloadSize: 1232, tcpIdleTimeoutMs: 10000, tcpMaxConnections: 256, queryLogSampleRate: 0 }),
+    listeners: listenersSchema(LISTENERS).default({ dns: [] }),
+    ...doorRootShape(LISTENERS),
     logging: loggingSchema.default({ level: 'info' }),
   },
   KEY_ORDER,

@@ -7,7 +7,7 @@ import { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 import { checkFileReferences } from './fileReferences.js';
 import { ConfigError } from '../core/config/load.js';
 import { loadConfigFile } from './loadConfig.js';
-import type { AdminListenerConfig } from '../doors/listenerSchema.js';
+import type { AdminListenerConfig } from '../admin/listenerSchema.js';
 import type { Config } from './configSchema.js';
 import { CompactServer } from '../doors/compact/compactServer.js';
 import { DnsServer } from '../doors/dns/dnsServer.js';

@@ -199,7 +199,8 @@ async function measureHandlers(ctx: BenchContext, clients: readonly MixClient[])
   if (!ctx.wants(T_HANDLER, 'noop-answer') && !ctx.wants(T_HANDLER, 'gslbd-answer')) return;
   const { snapshot } = quickstartSnapshot();
   const engine = new Engine(snapshot, systemContext(), createLogger('silent'));
-  const gslbd = compactAnswerer({ engine, metrics: new EngineMetrics(), log: engine.log });
+  // The quickstart engine answers synchronously: no answer is a promise.
+  const gslbd = compactAnswerer({ engine, metrics: new EngineMetrics(), log: engine.log }) as (q: CompactQuery) => AnswerFrame;
   const frames = clients.map((c, i) => {
     const bytes = addressToBytes(c.address).subarray(0, Math.ceil(c.sourcePrefix / 8));
     const ecs = Buffer.concat([Buffer.from([0, c.address.family === 4 ? 1 : 2, c.sourcePrefix, 0]), Buffer.from(bytes)]);

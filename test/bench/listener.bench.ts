@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import dnsPacket from 'dns-packet';
 import { TYPE_CODES } from '../../src/core/dns/records.js';
+import { TIMING_SAMPLE } from '../../src/doors/answerWrapper.js';
 import { systemContext } from '../../src/core/views/resolveContext.js';
 import type { Snapshot } from '../../src/pipeline/snapshot.js';
 import { resolve } from '../../src/pipeline/zones/authoritative.js';
@@ -238,9 +239,11 @@ function describe(a: WireAnswer): string {
 
 /**
  * resolve()'s share of the gslbd process's CPU over one run, two ways: the resolve histogram's
- * sum (wall time around each call, which also counts time the process was descheduled, so it reads
- * high on a busy core) over the process CPU time; and the calls times resolve()'s in-process CPU
- * cost per call on the same questions (`inProcessUs`), over the same CPU time.
+ * sum (wall time around each timed call, which also counts time the process was descheduled, so it
+ * reads high on a busy core), scaled by the doors' timing sample ({@link TIMING_SAMPLE}: one call
+ * in 16 is timed), over the process CPU time; and the calls (the timed ones times the sample)
+ * times resolve()'s in-process CPU cost per call on the same questions (`inProcessUs`), over the
+ * same CPU time.
  */
 export async function resolveShare(
   gslbd: GslbdServer,
@@ -251,12 +254,14 @@ export async function resolveShare(
 ): Promise<Record<string, number>> {
   const after = await gslbd.scrape();
   const inResolve = after.resolveSeconds - before.resolveSeconds;
-  const calls = after.resolveCalls - before.resolveCalls;
-  if (calls < r.completed) throw new Error(`gslbd counted ${calls} resolve() calls for ${r.completed} answered queries`);
+  const timed = after.resolveCalls - before.resolveCalls;
+  const calls = timed * TIMING_SAMPLE;
+  // Every 16th call is timed, so `calls` is within one sample of the calls made.
+  if (calls + TIMING_SAMPLE < r.completed) throw new Error(`gslbd timed ${timed} resolve() calls for ${r.completed} answered queries`);
   return {
-    'resolve % of CPU (histogram)': (100 * inResolve) / cpuSeconds,
+    'resolve % of CPU (histogram)': (100 * inResolve * TIMING_SAMPLE) / cpuSeconds,
     'resolve % of CPU (in-process cost)': (100 * calls * inProcessUs) / 1e6 / cpuSeconds,
-    'resolve µs/call (histogram)': (inResolve / calls) * 1e6,
+    'resolve µs/call (histogram)': (inResolve / timed) * 1e6,
   };
 }
 

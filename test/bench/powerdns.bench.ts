@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { EngineMetrics } from '../../src/core/telemetry/engineMetrics.js';
 import { TYPE_CODES } from '../../src/core/dns/records.js';
 import { Engine } from '../../src/pipeline/engine.js';
+import { AnswerWrapper } from '../../src/doors/answerWrapper.js';
 import { PowerDnsMetrics } from '../../src/doors/powerdns/metrics.js';
 import { RemoteBackendSession } from '../../src/doors/powerdns/remoteBackend.js';
 import { formatIp } from '../../src/core/net/ipAddress.js';
@@ -246,7 +247,7 @@ async function measureHandlers(ctx: BenchContext, clients: readonly MixClient[])
   const session = new RemoteBackendSession({
     engine,
     metrics: new PowerDnsMetrics(metrics.registry),
-    engineMetrics: metrics,
+    answers: new AnswerWrapper({ engine, metrics, log: engine.log }),
     log: engine.log,
     lookOnlyCtx: { random: () => systemCtx.random(), now: () => systemCtx.now(), rotation: systemCtx.rotation.readOnlyView() },
   });

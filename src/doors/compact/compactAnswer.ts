@@ -1,82 +1,77 @@
-import { performance } from 'node:perf_hooks';
-import type { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
-import type { Engine } from '../../pipeline/engine.js';
-import { ipv4 } from '../../core/net/ipAddress.js';
-import type { Logger } from '../../core/telemetry/logger.js';
 import { RCODE } from '../../core/dns/rcode.js';
-import { clientFor, readEcs, replyScope, type EcsSubnet } from '../../core/wire/ecsOption.js';
-import { metaQtypeRcode } from '../../core/wire/metaQtype.js';
+import { ipv4 } from '../../core/net/ipAddress.js';
+import type { Answer } from '../../core/query.js';
+import { readEcs, replyScope, type EcsSubnet } from '../../core/wire/ecsOption.js';
+import { AnswerWrapper, type AnswerForm, type AnswerWrapperDeps } from '../answerWrapper.js';
 import type { AnswerFrame, CompactQuery } from './frameCodec.js';
 
 /** What answering a compact QUERY needs from the process. */
-export interface CompactAnswerDeps {
-  readonly engine: Engine;
-  readonly metrics: EngineMetrics;
-  readonly log: Logger;
-}
+export type CompactAnswerDeps = AnswerWrapperDeps;
 
-/** Answers one decoded QUERY; see {@link compactAnswerer}. */
-export type CompactAnswerer = (q: CompactQuery) => AnswerFrame;
+/**
+ * Answers one decoded QUERY; see {@link compactAnswerer}. A promise only when the engine answered
+ * with one.
+ */
+export type CompactAnswerer = (q: CompactQuery) => AnswerFrame | Promise<AnswerFrame>;
 
 const CLASS_IN = 1;
 /** Stand-in resolver address when the shim could not tell one (source family 0): location unknown. */
 const UNKNOWN_SOURCE = ipv4(0);
 const EMPTY: AnswerFrame['answers'] = [];
+/** Our `transport` label of `gslbd_dns_queries_total` and `gslbd_dns_malformed_total`. */
+const LABEL = 'compact';
 
-/** Every this many queries one resolve() is timed for `gslbd_resolve_duration_seconds`. */
-const TIMING_SAMPLE = 16;
+/**
+ * ANSWER frames from the engine's answers, with the ECS scope to echo computed here
+ * (RFC 7871 §7.2.1), so a shim only copies it.
+ */
+const FRAMES: AnswerForm<EcsSubnet | undefined, AnswerFrame> = {
+  answer(ecs: EcsSubnet | undefined, a: Answer): AnswerFrame {
+    return {
+      rcode: a.rcode,
+      authoritative: a.authoritative,
+      notOurs: a.rcode === RCODE.REFUSED,
+      ecsScope: ecs ? replyScope(ecs, a.scope) : 0,
+      clientScope: a.scope,
+      answers: a.answers,
+      authority: a.authority,
+      additional: a.additional,
+    };
+  },
+  error(_ecs: EcsSubnet | undefined, rcode: number): AnswerFrame {
+    return negative(rcode, false);
+  },
+};
 
 /**
  * Returns the function that answers compact QUERYs (docs/protocol.md, QUERY and ANSWER) with the
- * same rules as the standalone listener: the client is the ECS address when the source prefix is
- * > 0, else the resolver's; malformed ECS is FORMERR (RFC 7871 §7.1.1); a class other than IN is
- * REFUSED; zone transfers and other meta-QTYPEs get the listener's error code ({@link metaQtypeRcode}). The ECS scope to echo is computed here (RFC 7871 §7.2.1, SPEC §8), so a shim only
- * copies it. The answerer never throws: a failure inside the engine is answered SERVFAIL and
- * logged. The per-query cost is kept down: queries and data-center answers are counted in plain
- * numbers that reach Prometheus at scrape time (`EngineMetrics.countQuery`, `countDc`), and
- * every 16th resolve() is timed for the duration histogram (timing them all cost as much as a
- * tenth of a query's CPU).
+ * same rules as the standalone listener, through the shared answer wrapper
+ * (`src/doors/answerWrapper.ts`): the client is the ECS address when the source prefix is > 0,
+ * else the resolver's; zone transfers and other meta-QTYPEs get the listener's error code; a
+ * failure inside the engine is answered SERVFAIL and logged; one resolve() in 16 is timed.
+ * Before it, this door's own checks: malformed ECS is FORMERR (RFC 7871 §7.1.1) and a class
+ * other than IN is REFUSED. The per-query cost is kept down: queries and data-center answers are
+ * counted in plain numbers that reach Prometheus at scrape time (`EngineMetrics.countQuery`,
+ * `countDc`).
  */
 export function compactAnswerer(deps: CompactAnswerDeps): CompactAnswerer {
-  const countRcode = (a: AnswerFrame): AnswerFrame => {
-    deps.metrics.countQuery('compact', a.rcode);
-    return a;
-  };
-  let queries = 0;
-
+  const answers = new AnswerWrapper(deps, { label: LABEL, component: 'compact' });
   return (q) => {
     let ecs: EcsSubnet | undefined;
     if (q.ecs) {
       const parsed = readEcs(q.ecs, 0, q.ecs.length);
       if (typeof parsed === 'string') {
-        deps.metrics.malformed.inc({ transport: 'compact', outcome: 'FORMERR' });
-        return countRcode(negative(RCODE.FORMERR, false));
+        deps.metrics.malformed.inc({ transport: LABEL, outcome: 'FORMERR' });
+        answers.countReply(LABEL, RCODE.FORMERR);
+        return negative(RCODE.FORMERR, false);
       }
       ecs = parsed;
     }
-    if (q.qclass !== CLASS_IN) return countRcode(negative(RCODE.REFUSED, true));
-    const metaRcode = metaQtypeRcode(q.qtype);
-    if (metaRcode !== undefined) return countRcode(negative(metaRcode, false));
-    const client = clientFor(ecs, q.source ?? UNKNOWN_SOURCE);
-    const started = (queries++ & (TIMING_SAMPLE - 1)) === 0 ? performance.now() : -1;
-    try {
-      const a = deps.engine.resolve({ name: q.qname, type: q.qtype, client, transport: q.transport === 0 ? 'udp' : 'tcp' });
-      if (started >= 0) deps.metrics.resolveTimes.observe((performance.now() - started) / 1000);
-      for (const dc of a.dcs) deps.metrics.countDc(dc);
-      return countRcode({
-        rcode: a.rcode,
-        authoritative: a.authoritative,
-        notOurs: a.rcode === RCODE.REFUSED,
-        ecsScope: ecs ? replyScope(ecs, a.scope) : 0,
-        clientScope: a.scope,
-        answers: a.answers,
-        authority: a.authority,
-        additional: a.additional,
-      });
-    } catch (e) {
-      deps.log.error({ err: e, qname: q.qname, qtype: q.qtype, component: 'compact' }, 'resolve failed; answering SERVFAIL');
-      return countRcode(negative(RCODE.SERVFAIL, false));
+    if (q.qclass !== CLASS_IN) {
+      answers.countReply(LABEL, RCODE.REFUSED);
+      return negative(RCODE.REFUSED, true);
     }
+    return answers.answer(FRAMES, ecs, q.qname, q.qtype, q.transport === 0 ? 'udp' : 'tcp', ecs, q.source ?? UNKNOWN_SOURCE);
   };
 }
 

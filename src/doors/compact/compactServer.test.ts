@@ -308,7 +308,8 @@ function answerer(): (qname: string, ecs?: string) => AnswerFrame {
   const answer = compactAnswerer({ engine, metrics: new EngineMetrics(), log: engine.log });
   return (qname, ecs) => {
     const frame = encodeQuery({ id: 1, qtype: 1, qclass: 1, transport: 0, sourceAddress: '192.0.2.99', sourcePort: 5300, qname, ecs });
-    return answer(decodeQuery(frame, readHeader(frame).flags) as CompactQuery);
+    // The fixture engine answers synchronously.
+    return answer(decodeQuery(frame, readHeader(frame).flags) as CompactQuery) as AnswerFrame;
   };
 }
 

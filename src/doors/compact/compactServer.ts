@@ -1,10 +1,12 @@
 import type { Server, Socket } from 'node:net';
 import { Counter, Gauge } from 'prom-client';
-import type { CompactListenerConfig } from '../listenerSchema.js';
+import type { FrontDoor } from '../../core/frontDoor.js';
+import type { CompactListenerConfig } from './listenerSchema.js';
 import { compactAnswerer, type CompactAnswerDeps, type CompactAnswerer } from './compactAnswer.js';
 import {
   EngineState,
   ErrorCode,
+  type AnswerFrame,
   FrameKind,
   PROTOCOL_VERSION,
   decodeHello,
@@ -32,9 +34,11 @@ const ENGINE_NAME = 'gslbd';
  * read its replies (the send buffer is full) reading pauses until they drain. A broken length
  * field, a frame over `maxFrameBytes`, a missing HELLO, a version mismatch or no complete frame
  * for `idleTimeoutMs` (partial bytes do not count) closes that connection only; a malformed body
- * or an unknown kind gets an ERROR frame and the connection stays open.
+ * or an unknown kind gets an ERROR frame and the connection stays open. An answer the engine
+ * gives asynchronously is written when it settles, after the answers to later queries (the
+ * shim matches answers by id).
  */
-export class CompactServer {
+export class CompactServer implements FrontDoor {
   private server: Server | undefined;
   private readonly connections = new Map<Socket, StreamConnection>();
   private stopping = false;
@@ -74,6 +78,11 @@ export class CompactServer {
     const server = await listenUnixSocket('compact', this.path, this.config.mode, (conn) => this.accept(conn));
     server.on('error', (e) => this.deps.log.error({ err: e, component: 'compact' }, 'compact listener error'));
     this.server = server;
+  }
+
+  /** `compact`: the socket path. */
+  describe(): Record<string, unknown> {
+    return { compact: this.path };
   }
 
   /** Closes the listener and every connection, and removes the socket file. */
@@ -131,6 +140,21 @@ export class CompactServer {
       conn.end(encodeError(id, code, message));
       conn.destroySoon();
     };
+    // Written in a batch of its own: the batches of received chunks are flushed before their callback returns.
+    const answerLater = (id: number, answer: Promise<AnswerFrame>): void => {
+      answer.then(
+        (frame) => {
+          if (closing || conn.destroyed) return;
+          replies.answer(id, frame);
+          replies.flush();
+        },
+        (e: unknown) => {
+          this.deps.log.error({ err: e, component: 'compact' }, 'compact frame handling failed');
+          this.protocolErrors.inc({ reason: 'internal' });
+          conn.destroy();
+        },
+      );
+    };
     const reader = new FrameReader(this.config.maxFrameBytes, (frame) => {
       if (closing) return;
       frames++;
@@ -156,7 +180,9 @@ export class CompactServer {
             this.protocolErrors.inc({ reason: 'bad-body' });
             return send(encodeError(h.id, ErrorCode.BAD_REQUEST, q));
           }
-          return replies.answer(h.id, this.answer(q));
+          const answer = this.answer(q);
+          if (answer instanceof Promise) return answerLater(h.id, answer);
+          return replies.answer(h.id, answer);
         }
         case FrameKind.PING:
           return send(encodePong(h.id, this.state()));

@@ -1,9 +1,10 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, isIPv6, type Server, type Socket } from 'node:net';
-import type { DnsListenerConfig } from '../listenerSchema.js';
+import type { FrontDoor } from '../../core/frontDoor.js';
 import { parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
-import { handleMessage, type DnsFrontDoorDeps } from './handleMessage.js';
+import { MessageHandler, type DnsFrontDoorDeps } from './handleMessage.js';
+import type { DnsListenerConfig } from './listenerSchema.js';
 
 /** A bound listener: the same port on UDP and TCP. */
 export interface BoundDnsListener {
@@ -19,18 +20,24 @@ export interface BoundDnsListener {
  * for half the timeout, else it is closed at once); and back-pressure (reading and answering
  * pause while replies are unsent).
  * A message that cannot be answered is dropped; a TCP frame shorter than a header closes that
- * connection only.
+ * connection only. A reply the engine answers asynchronously is sent when it settles (over TCP
+ * possibly after replies to later queries, which RFC 7766 §7 allows); every other reply is sent
+ * in order, at once.
  */
-export class DnsServer {
+export class DnsServer implements FrontDoor {
   private readonly udp: UdpSocket[] = [];
   private readonly tcp: Server[] = [];
   private readonly connections = new Map<Socket, StreamConnection>();
+  private readonly messages: MessageHandler;
+  private stopping = false;
   readonly bound: BoundDnsListener[] = [];
 
   constructor(
     private readonly deps: DnsFrontDoorDeps,
     private readonly listeners: readonly DnsListenerConfig[],
-  ) {}
+  ) {
+    this.messages = new MessageHandler(deps);
+  }
 
   /**
    * Binds every listener. Port 0 picks a free port shared by UDP and TCP.
@@ -55,8 +62,14 @@ export class DnsServer {
     }
   }
 
+  /** `dns`: the bound addresses as `address:port` (`[address]:port` for IPv6). */
+  describe(): Record<string, unknown> {
+    return { dns: this.bound.map((b) => `${b.address.includes(':') ? `[${b.address}]` : b.address}:${b.port}`) };
+  }
+
   /** Closes every socket and connection. */
   async stop(): Promise<void> {
+    this.stopping = true;
     for (const c of this.connections.keys()) c.destroy();
     await Promise.all([
       ...this.udp.map((s) => new Promise<void>((r) => s.close(() => r()))),
@@ -70,18 +83,19 @@ export class DnsServer {
     let peerText = '';
     let peer: IpAddress | undefined;
     socket.on('message', (msg, rinfo) => {
-      let reply: Buffer | null;
+      let reply: Buffer | null | Promise<Buffer>;
       try {
         if (rinfo.address !== peerText || !peer) {
           peer = parseIp(rinfo.address);
           peerText = rinfo.address;
         }
-        reply = handleMessage(this.deps, msg, 'udp', peer);
+        reply = this.messages.handle(msg, 'udp', peer);
       } catch (e) {
         this.deps.log.error({ err: e }, 'UDP message handling failed');
         return;
       }
-      if (reply) socket.send(reply, rinfo.port, rinfo.address);
+      if (reply instanceof Promise) this.sendLater(socket, reply, rinfo.port, rinfo.address);
+      else if (reply) socket.send(reply, rinfo.port, rinfo.address);
     });
     return new Promise((resolve, reject) => {
       socket.once('error', reject);
@@ -91,6 +105,16 @@ export class DnsServer {
         resolve(socket);
       });
     });
+  }
+
+  /** Sends an asynchronous UDP reply when it settles, unless the socket closed meanwhile. */
+  private sendLater(socket: UdpSocket, reply: Promise<Buffer>, port: number, address: string): void {
+    reply.then(
+      (bytes) => {
+        if (!this.stopping) socket.send(bytes, port, address);
+      },
+      (e: unknown) => this.deps.log.error({ err: e }, 'UDP message handling failed'),
+    );
   }
 
   private tcpServer(): Server {
@@ -141,19 +165,25 @@ export class DnsServer {
           return;
         }
         stream.arm();
-        let reply: Buffer | null;
+        let reply: Buffer | null | Promise<Buffer>;
         try {
-          reply = handleMessage(this.deps, msg, 'tcp', peer);
+          reply = this.messages.handle(msg, 'tcp', peer);
         } catch (e) {
           this.deps.log.error({ err: e }, 'TCP message handling failed');
           conn.destroy();
           return;
         }
-        if (!reply) continue;
-        const frame = Buffer.allocUnsafe(2 + reply.length);
-        frame.writeUInt16BE(reply.length, 0);
-        reply.copy(frame, 2);
-        stream.send(frame);
+        if (reply instanceof Promise) {
+          reply.then(
+            (bytes) => {
+              if (!conn.destroyed) stream.send(lengthPrefixed(bytes));
+            },
+            (e: unknown) => {
+              this.deps.log.error({ err: e }, 'TCP message handling failed');
+              conn.destroy();
+            },
+          );
+        } else if (reply) stream.send(lengthPrefixed(reply));
       }
     };
     conn.on('data', (chunk: Buffer) => {
@@ -162,6 +192,14 @@ export class DnsServer {
     });
     return serve;
   }
+}
+
+/** A reply with its two-byte length prefix (RFC 1035 §4.2.2). */
+function lengthPrefixed(reply: Buffer): Buffer {
+  const frame = Buffer.allocUnsafe(2 + reply.length);
+  frame.writeUInt16BE(reply.length, 0);
+  reply.copy(frame, 2);
+  return frame;
 }
 
 function listenTcp(server: Server, address: string, port: number): Promise<number> {

@@ -33,7 +33,7 @@ export class PowerDnsMetrics {
   readonly selectionReuses: Counter;
   /** Lookups answered with a paired selection (copied into {@link selectionReuses} at scrape time). */
   reuses = 0;
-  /** Lookups seen, for sampling {@link lookupSeconds}. */
+  /** Lookups seen, repeated lines included. */
   lookups = 0;
   /** Timed lookups (s) not yet in {@link lookupSeconds}: observed in a batch at scrape time or when full. */
   private readonly timed = new Float64Array(TIMED_BATCH);

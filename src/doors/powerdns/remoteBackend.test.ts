@@ -3,6 +3,7 @@ import { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import type { Engine } from '../../pipeline/engine.js';
 import { fixtureEngine, fixtureSnapshot, healthWithDown, zonesConfig } from '../../../test/support/powerdnsFixture.js';
 import { json11Line } from '../../../test/support/json11.js';
+import { AnswerWrapper } from '../answerWrapper.js';
 import { PowerDnsMetrics } from './metrics.js';
 import { RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
 
@@ -26,7 +27,7 @@ function harness(health?: Parameters<typeof fixtureEngine>[0]): Harness {
   const deps: RemoteBackendDeps = {
     engine,
     metrics: new PowerDnsMetrics(engineMetrics.registry),
-    engineMetrics,
+    answers: new AnswerWrapper({ engine, metrics: engineMetrics, log: engine.log }),
     log: engine.log,
     lookOnlyCtx: { random: () => 0.5, now: () => clock.ms, rotation: engine.ctx.rotation.readOnlyView() },
   };

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import type { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import { canonicalName } from '../../core/dns/name.js';
 import { RECORD_TYPES, type RecordType } from '../../core/dns/records.js';
-import type { Engine } from '../../pipeline/engine.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import type { AnswerWrapper } from '../answerWrapper.js';
+import type { DoorEngine } from '../doorHost.js';
 import type { ResolveContext } from '../../core/views/resolveContext.js';
 import type { ZoneData } from '../../pipeline/zones/zoneIndex.js';
 import { LookupPairing } from './lookupPairing.js';
@@ -16,9 +16,13 @@ import { zoneIdsOf } from './zoneIds.js';
 
 /** What the protocol handler needs from the process. */
 export interface RemoteBackendDeps {
-  readonly engine: Engine;
+  readonly engine: DoorEngine;
   readonly metrics: PowerDnsMetrics;
-  readonly engineMetrics: EngineMetrics;
+  /**
+   * The door's shared answer wrapper (`src/doors/answerWrapper.ts`): its timing-sample policy,
+   * its data-center counts and its failure log line. One per door, shared by its connections.
+   */
+  readonly answers: AnswerWrapper;
   readonly log: Logger;
   /** The engine's context with a read-only rotation view, for packet-less lookups. */
   readonly lookOnlyCtx: ResolveContext;
@@ -164,7 +168,7 @@ export class RemoteBackendSession {
       this.count(method, invalid ? 'invalid' : 'error');
       const message = (e as Error).message;
       if (invalid) this.deps.log.warn({ instance: this.instance, method, reason: message }, 'invalid remote backend request; answering an error (SERVFAIL)');
-      else this.deps.log.error({ instance: this.instance, method, params: p, err: e }, 'remote backend request failed in the engine; answering an error (SERVFAIL)');
+      else this.deps.answers.logFailure(e, { instance: this.instance, method, params: p }, 'remote backend request failed in the engine; answering an error (SERVFAIL)');
       return { text: errorReply(invalid ? message : `engine error: ${message}`), close: false };
     }
   }
@@ -226,8 +230,9 @@ export class RemoteBackendSession {
 
   private lookup(p: LookupLine, line: string): string {
     const metrics = this.deps.metrics;
-    // Timing every lookup would cost as much as a cheap lookup; every 16th is representative.
-    const started = (metrics.lookups++ & 15) === 0 ? performance.now() : -1;
+    metrics.lookups++;
+    // Timing every lookup would cost as much as a cheap lookup: the doors' one sample policy.
+    const started = this.deps.answers.startTiming();
     const reply = this.lookupReply(p, line);
     if (started >= 0) metrics.observeLookup((performance.now() - started) / 1000);
     return reply;
@@ -282,7 +287,7 @@ export class RemoteBackendSession {
       return reply;
     }
     if (!rc.packetless) {
-      for (const rrset of contents.rrsets) for (const dc of rrset.dcs) this.deps.engineMetrics.countDc(dc);
+      for (const rrset of contents.rrsets) this.deps.answers.countDcs(rrset.dcs);
     }
     if (pairs && name !== contents.zone.name && !name.startsWith('*.')) this.pairing.put(line, qname, realRemote, remote, reply, snapshot, now);
     return reply;

@@ -1,9 +1,11 @@
 import { unlinkSync } from 'node:fs';
 import type { Server, Socket } from 'node:net';
+import type { FrontDoor } from '../../core/frontDoor.js';
 import type { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
-import type { PowerdnsListenerConfig } from '../listenerSchema.js';
-import type { Engine } from '../../pipeline/engine.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { AnswerWrapper } from '../answerWrapper.js';
+import type { DoorEngine } from '../doorHost.js';
+import type { PowerdnsListenerConfig } from './listenerSchema.js';
 import { PowerDnsMetrics } from './metrics.js';
 import { errorReply, RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
@@ -14,10 +16,11 @@ import { RequestLines } from './requestLines.js';
  * The PowerDNS front door of an engine (not yet listening: call `start()`), with its metrics on
  * the engine's registry. `path` is the absolute socket path.
  */
-export function powerDnsFrontDoor(engine: Engine, metrics: EngineMetrics, log: Logger, config: PowerdnsListenerConfig, path: string): RemoteBackendServer {
+export function powerDnsFrontDoor(engine: DoorEngine, metrics: EngineMetrics, log: Logger, config: PowerdnsListenerConfig, path: string): RemoteBackendServer {
   const ctx = engine.ctx;
   const lookOnlyCtx = { random: () => ctx.random(), now: () => ctx.now(), rotation: ctx.rotation.readOnlyView() };
-  const deps: RemoteBackendDeps = { engine, metrics: new PowerDnsMetrics(metrics.registry), engineMetrics: metrics, log, lookOnlyCtx };
+  const answers = new AnswerWrapper({ engine, metrics, log });
+  const deps: RemoteBackendDeps = { engine, metrics: new PowerDnsMetrics(metrics.registry), answers, log, lookOnlyCtx };
   return new RemoteBackendServer(deps, config, path);
 }
 
@@ -40,7 +43,7 @@ const REJECT_WARNING_INTERVAL_MS = 60000;
  * connection it finds closed costs a SERVFAIL. Replies wait for the peer to read them with one
  * `drain` listener (shared {@link StreamConnection}).
  */
-export class RemoteBackendServer {
+export class RemoteBackendServer implements FrontDoor {
   private server: Server | undefined;
   private readonly connections = new Map<Socket, StreamConnection>();
   /** Open connections per `instance` name, behind the connections gauge. */
@@ -64,6 +67,11 @@ export class RemoteBackendServer {
     const server = await listenUnixSocket('PowerDNS', this.path, this.config.mode, (conn) => this.accept(conn));
     server.on('error', (e) => this.deps.log.error({ err: e }, 'PowerDNS socket error'));
     this.server = server;
+  }
+
+  /** `powerdns`: the socket path. */
+  describe(): Record<string, unknown> {
+    return { powerdns: this.path };
   }
 
   /** Closes the socket and every connection, and removes the socket file. */

@@ -1,6 +1,6 @@
 import { familyBits, ipv4, ipv6, maskAddress, parseIp, sameAddress, type IpAddress } from '../../core/net/ipAddress.js';
 import type { Client } from '../../core/query.js';
-import { replyScope, type EcsOption } from '../../core/wire/ecsOption.js';
+import { clientFor, replyScope, type EcsOption } from '../../core/wire/ecsOption.js';
 
 /** Who a PowerDNS `lookup` is for, read from its `remote` and `real-remote` parameters. */
 export interface RemoteClient {
@@ -25,9 +25,10 @@ export interface RemoteClient {
  *   0.0.0.0 with a full-length prefix;
  * - a query without ECS carries `real-remote` = `remote` + "/32" (or "/128"): the client is the
  *   resolver's address, as in the standalone listener;
- * - otherwise `real-remote` is the ECS source prefix as sent: the ECS address is the client when
- *   its source prefix is > 0 (RFC 7871 §7.1.1: /0 asks us not to use client data, so the resolver
- *   address is used), IPv4-mapped IPv6 folded to IPv4 with its prefix reduced by 96.
+ * - otherwise `real-remote` is the ECS source prefix as sent, IPv4-mapped IPv6 folded to IPv4
+ *   with its prefix reduced by 96, and the client is chosen by every door's rule
+ *   ({@link clientFor}): the ECS address when its source prefix is > 0 (RFC 7871 §7.1.1: /0 asks
+ *   us not to use client data, so the resolver address is used).
  * Host bits beyond the prefix are cleared rather than rejected.
  * @throws Error naming the parameter when an address or prefix length is invalid.
  */
@@ -47,17 +48,11 @@ export function remoteClient(realRemote: string, remote: string): RemoteClient {
   if (sourcePrefix < 0 || sourcePrefix > sentBits) {
     throw new Error(`lookup parameter "real-remote" has no valid prefix length: ${JSON.stringify(realRemote)}`);
   }
-  if (sourcePrefix === sentBits && sameAddress(address, peer)) {
-    return { client: { address: peer, sourcePrefix: familyBits(peer.family), fromEcs: false }, ecs: undefined, packetless: false };
-  }
+  if (sourcePrefix === sentBits && sameAddress(address, peer)) return { client: clientFor(undefined, peer), ecs: undefined, packetless: false };
   const effectivePrefix = address.mapped ? Math.max(0, sourcePrefix - 96) : sourcePrefix;
   const masked = maskAddress(address, effectivePrefix);
   const ecs: EcsOption = { family: address.family === 4 && !address.mapped ? 1 : 2, sourcePrefix, addressBytes: NO_BYTES, address: masked, effectivePrefix };
-  const client: Client =
-    effectivePrefix > 0
-      ? { address: masked, sourcePrefix: effectivePrefix, fromEcs: true }
-      : { address: peer, sourcePrefix: familyBits(peer.family), fromEcs: false };
-  return { client, ecs, packetless: false };
+  return { client: clientFor(ecs, peer), ecs, packetless: false };
 }
 
 /**

@@ -26,9 +26,9 @@ export interface GslbdServer {
 
 /** Cumulative values from `/metrics`. */
 export interface GslbdCounters {
-  /** `gslbd_resolve_duration_seconds_sum`: wall time inside resolve() (s). */
+  /** `gslbd_resolve_duration_seconds_sum`: wall time inside the timed resolve() calls (s). */
   readonly resolveSeconds: number;
-  /** `gslbd_resolve_duration_seconds_count`: resolve() calls. */
+  /** `gslbd_resolve_duration_seconds_count`: timed resolve() calls (one in `TIMING_SAMPLE`, `src/doors/answerWrapper.ts`). */
   readonly resolveCalls: number;
 }
 

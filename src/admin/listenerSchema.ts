@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { ipSchema, listenPortSchema } from '../core/config/fieldSchemas.js';
+import type { ListenerSection } from '../core/frontDoor.js';
+
+/**
+ * The admin HTTP listener (loopback by default). Mutating endpoints need `token` (or the token
+ * read from `tokenFile`, relative to the configuration file, at least 16 characters) as
+ * `Authorization: Bearer <token>`; without one they answer 403.
+ */
+export const adminListenerSchema = z
+  .strictObject({
+    address: ipSchema.default('127.0.0.1'),
+    port: listenPortSchema.default(8053),
+    token: z.string().min(16, 'an admin token has at least 16 characters').optional(),
+    tokenFile: z.string().min(1).optional(),
+  })
+  .refine((a) => a.token === undefined || a.tokenFile === undefined, { message: 'set "token" or "tokenFile", not both' });
+
+export type AdminListenerConfig = z.output<typeof adminListenerSchema>;
+
+/** `listeners.admin`: absent means no admin listener. */
+export const adminListener = {
+  name: 'admin',
+  listener: adminListenerSchema.optional(),
+} as const satisfies ListenerSection;

@@ -1,0 +1,97 @@
+import type { z } from 'zod';
+import type { Answer, Query } from './query.js';
+import type { EngineMetrics } from './telemetry/engineMetrics.js';
+import type { Logger } from './telemetry/logger.js';
+import type { ResolveContext } from './views/resolveContext.js';
+
+/**
+ * The front-door contract: how a protocol that asks the engine for decisions (a DNS listener, a
+ * DNS server's backend protocol, later an HTTP redirect listener or a native batch receiver)
+ * plugs into the process. The composition root (`src/process/`) keeps the list of door kinds;
+ * adding a door is one folder and one line there (`src/doors/README.md`, "Adding a front door").
+ *
+ * The contract is sized for doors that do not exist yet:
+ * - asynchronous answers: {@link QueryEngine.resolve} may return a promise (a record whose
+ *   decision asks another name server); a synchronous answer stays a plain value, so the doors'
+ *   synchronous path allocates no promise and awaits nothing;
+ * - work after the answer is built (DNSSEC signing): {@link FrontDoorHost.afterAnswer}, run in
+ *   order on every answer the engine built, each step synchronous or not;
+ * - doors that are not DNS: {@link FrontDoor} is only a lifecycle; meta-QTYPEs, rcodes and
+ *   SERVFAIL belong to the DNS answer wrapper of `src/doors/`, which such a door does not use;
+ * - batched doors (many queries per call): the engine answers one query per call without
+ *   per-call state, so a door answers a batch by calling it once per query.
+ */
+
+/**
+ * One front door, created by its {@link FrontDoorKind} and opened by the composition root once
+ * the first snapshot is published (so no door answers before the configuration is loaded).
+ */
+export interface FrontDoor {
+  /**
+   * Opens its sockets and starts answering.
+   * @throws Error when it cannot listen (address in use, socket path taken or too long).
+   */
+  start(): Promise<void>;
+  /** Stops answering, closes its sockets and connections, and removes files it created. */
+  stop(): Promise<void>;
+  /** Fields for the `gslbd up` log line (where it listens), keyed by the door's name. */
+  describe(): Record<string, unknown>;
+}
+
+/** One key of the configuration's `listeners` section: its name and the schema of its value. */
+export interface ListenerSection<N extends string = string, L extends z.ZodType = z.ZodType> {
+  /** The key under `listeners` (`listeners.<name>`); also the door's name in logs. */
+  readonly name: N;
+  /** Schema of `listeners.<name>`, with its `.optional()` or `.default()`: an absent key is valid. */
+  readonly listener: L;
+}
+
+/**
+ * A kind of front door: its listener key, the top-level configuration keys it owns, and how it
+ * is built from the validated configuration.
+ *
+ * `C` is the part of the validated configuration the door reads (its `listeners.<name>` value
+ * and its root keys); `H` what the process gives it ({@link FrontDoorHost} or an extension of it).
+ */
+export interface FrontDoorKind<C = unknown, H extends FrontDoorHost = FrontDoorHost, N extends string = string, L extends z.ZodType = z.ZodType>
+  extends ListenerSection<N, L> {
+  /** Top-level keys of the configuration file it owns besides its listener key (the standalone listener's `dns`). */
+  readonly root?: z.ZodRawShape;
+  /**
+   * The door for `config`, not yet listening (the composition root calls `start`), or undefined
+   * when the configuration does not ask for it.
+   */
+  create(config: C, host: H): FrontDoor | undefined;
+}
+
+/** What the process gives every front door. */
+export interface FrontDoorHost {
+  /** The configuration file: relative paths in a listener's settings are relative to its folder. */
+  readonly file: string;
+  readonly engine: QueryEngine;
+  /** The engine's Prometheus metrics: query, rcode and data-center counters, resolve() durations; a door registers its own on `metrics.registry`. */
+  readonly metrics: EngineMetrics;
+  readonly log: Logger;
+  /** Run in order on every answer the engine built, before the door encodes it; empty today. */
+  readonly afterAnswer: readonly AfterAnswerHook[];
+}
+
+/** The engine as every front door sees it. */
+export interface QueryEngine {
+  /**
+   * Answers one query on the snapshot current at the call. A promise only when the answer waits
+   * on something outside the process; an answer known at once is returned as it is.
+   * @throws Error (or rejects) on an internal failure: the door answers its error form (SERVFAIL).
+   */
+  resolve(query: Query): Answer | Promise<Answer>;
+  /** The engine's random source, clock and rotation store (doors sample their query logs with it). */
+  readonly ctx: ResolveContext;
+}
+
+/**
+ * A step after the engine built an answer and before the door encodes it (DNSSEC signing: the
+ * signed answer). Returns the answer to go on with, which may be `answer` itself; a promise only
+ * when the step has to wait.
+ * @throws Error (or rejects) when the answer cannot be completed: the door answers SERVFAIL.
+ */
+export type AfterAnswerHook = (query: Query, answer: Answer) => Answer | Promise<Answer>;

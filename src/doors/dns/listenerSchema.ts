@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { ipSchema, listenPortSchema } from '../../core/config/fieldSchemas.js';
+
+/** One address:port the standalone DNS listener binds, UDP and TCP. */
+export const dnsListenerSchema = z.strictObject({
+  address: ipSchema,
+  port: listenPortSchema.default(53),
+});
+
+/** Standalone DNS listener behaviour (sizes in bytes, times in ms): the root `dns` key. */
+export const dnsBehaviourSchema = z.strictObject({
+  /** EDNS payload size we advertise and the UDP response limit for EDNS queries (RFC 6891 §6.2.5; DNS flag day 2020). */
+  udpPayloadSize: z.number().int().min(512).max(4096).default(1232),
+  /** A TCP connection with no complete query for this long is closed (RFC 7766 §6.2.3). */
+  tcpIdleTimeoutMs: z.number().int().min(100).max(600000).default(10000),
+  /**
+   * Concurrent TCP connections, counted over all DNS listener addresses together; at the cap a new connection replaces the one idle longest if that
+   * has had no complete query for half `tcpIdleTimeoutMs` (RFC 7766 §6.2.3), else it is closed at once.
+   */
+  tcpMaxConnections: z.number().int().min(1).max(100000).default(256),
+  /** Fraction (0–1) of queries logged, with client addresses truncated to /24 and /48. */
+  queryLogSampleRate: z.number().min(0).max(1).default(0),
+});
+
+/** `listeners.dns`: the addresses of the standalone listener (none by default: no DNS socket). */
+export const dnsListenersSchema = z.array(dnsListenerSchema).default([]);
+
+/** The root `dns` key, every field at its default when absent. */
+export const dnsRootSchema = dnsBehaviourSchema.default({ udpPayloadSize: 1232, tcpIdleTimeoutMs: 10000, tcpMaxConnections: 256, queryLogSampleRate: 0 });
+
+export type DnsListenerConfig = z.output<typeof dnsListenerSchema>;
+export type DnsBehaviourConfig = z.output<typeof dnsBehaviourSchema>;

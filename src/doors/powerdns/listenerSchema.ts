@@ -1,0 +1,24 @@
+import { z } from 'zod';
+
+/**
+ * The PowerDNS remote backend front door (src/doors/powerdns/README.md): a Unix socket that
+ * pdns_server connects to with `launch=remote` and `remote-connection-string=unix:path=<path>`.
+ * A relative `path` is relative to the configuration file's directory. `mode` is the socket
+ * file's permission (octal text, e.g. "0660": pdns_server's user must be able to write it).
+ * Connections beyond `maxConnections` are closed at once; a request line longer than
+ * `maxRequestBytes` closes its connection (pdns sends a few hundred bytes per request). A
+ * connection that sends no complete request within `requestTimeoutMs` of connecting, or leaves a
+ * request incomplete that long, is closed (pdns writes each request whole and `initialize` at once).
+ */
+export const powerdnsListenerSchema = z.strictObject({
+  path: z.string().min(1),
+  mode: z
+    .string()
+    .regex(/^0?[0-7]{3}$/, 'expected an octal file mode such as "0660"')
+    .default('0660'),
+  maxConnections: z.number().int().min(1).max(4096).default(64),
+  maxRequestBytes: z.number().int().min(1024).max(1048576).default(65536),
+  requestTimeoutMs: z.number().int().min(100).max(600000).default(10000),
+});
+
+export type PowerdnsListenerConfig = z.output<typeof powerdnsListenerSchema>;
