@@ -1,14 +1,15 @@
 import type { Engine } from '../pipeline/engine.js';
 import { explainQuery } from '../pipeline/explain.js';
-import type { ReloadOptions, ReloadOutcome } from '../process/gslbdProcess.js';
-import type { RouteSink } from '../core/adminRoute.js';
+import type { AdminRoute } from '../core/adminRoute.js';
+import type { ReloadOutcome } from '../pipeline/capability.js';
 import type { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 
 /** What the core routes read. */
 export interface CoreRouteDeps {
   readonly engine: Engine;
   readonly metrics: EngineMetrics;
-  readonly reload: (reason: string, options?: ReloadOptions) => Promise<ReloadOutcome>;
+  /** Re-reads the configuration (as SIGHUP does). */
+  readonly reload: (reason: string) => Promise<ReloadOutcome>;
 }
 
 /**
@@ -17,13 +18,13 @@ export interface CoreRouteDeps {
  * - `GET /status`: snapshot generation, zones, records, data centers, location data, health view;
  * - `GET /metrics`: Prometheus exposition;
  * - `GET /explain?name=&type=&client=`: the decision trace (client is an address or `addr/len`);
- * - `POST /reload` (token): re-reads the configuration; 422 with the reasons when it is invalid;
- * - `POST /reload/geo` (token): the same, and re-reads the location data even when the `geo`
- *   section is unchanged (new data files); queries keep the old table until the new one is ready.
+ * - `POST /reload` (token): re-reads the configuration; 422 with the reasons when it is invalid.
+ * Capabilities add their own (`/health`, `/metrics/*` pushes, `/reload/geo`).
  */
-export function registerCoreRoutes(admin: RouteSink, deps: CoreRouteDeps): void {
+export function coreRoutes(deps: CoreRouteDeps): AdminRoute[] {
   const { engine, metrics } = deps;
-  admin.route({
+  const routes: AdminRoute[] = [];
+  routes.push({
     method: 'GET',
     path: '/healthz',
     mutating: false,
@@ -36,7 +37,7 @@ export function registerCoreRoutes(admin: RouteSink, deps: CoreRouteDeps): void 
       return { status: 200, json: { status: 'ok', generation: engine.snapshot.generation, warnings } };
     },
   });
-  admin.route({
+  routes.push({
     method: 'GET',
     path: '/status',
     mutating: false,
@@ -57,7 +58,7 @@ export function registerCoreRoutes(admin: RouteSink, deps: CoreRouteDeps): void 
       };
     },
   });
-  admin.route({
+  routes.push({
     method: 'GET',
     path: '/metrics',
     mutating: false,
@@ -65,7 +66,7 @@ export function registerCoreRoutes(admin: RouteSink, deps: CoreRouteDeps): void 
       return { status: 200, text: await metrics.registry.metrics(), contentType: metrics.registry.contentType };
     },
   });
-  admin.route({
+  routes.push({
     method: 'GET',
     path: '/explain',
     mutating: false,
@@ -80,7 +81,7 @@ export function registerCoreRoutes(admin: RouteSink, deps: CoreRouteDeps): void 
       }
     },
   });
-  admin.route({
+  routes.push({
     method: 'POST',
     path: '/reload',
     mutating: true,
@@ -89,13 +90,5 @@ export function registerCoreRoutes(admin: RouteSink, deps: CoreRouteDeps): void 
       return r.ok ? { status: 200, json: r } : { status: 422, json: r };
     },
   });
-  admin.route({
-    method: 'POST',
-    path: '/reload/geo',
-    mutating: true,
-    async handle() {
-      const r = await deps.reload('admin API (location data)', { geo: true });
-      return r.ok ? { status: 200, json: r } : { status: 422, json: r };
-    },
-  });
+  return routes;
 }

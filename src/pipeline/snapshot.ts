@@ -126,6 +126,14 @@ export function compileSnapshot<C extends PipelineConfig>(input: SnapshotInput<C
 }
 
 /**
+ * The same snapshot over new state views (a capability published a change: health, location
+ * data): configuration, zones and serials are shared; the generation advances.
+ */
+export function withEnv(s: Snapshot, part: Partial<SnapshotState>): Snapshot {
+  return { ...s, generation: s.generation + 1, env: { ...s.env, ...part } };
+}
+
+/**
  * The same snapshot over a new health view (a health change, src/capabilities/health/): configuration, zones
  * and serials are shared; the generation advances.
  */

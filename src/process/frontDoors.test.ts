@@ -73,7 +73,9 @@ test('a door kind added to the list gets its listener key validated, with path-n
 test('a door kind added to the list is created, started and stopped; doors not configured are not created', async (t) => {
   const config = rootSchema.parse({ listeners: { dummy: { greeting: 'hello' } } });
   const doors = createDoors(WITH_DUMMY, config, host());
-  t.deepEqual([...doors.keys()], ['dummy']);
+  // The standalone listener is always created (with no address it binds nothing: `dns: []`).
+  t.deepEqual([...doors.keys()], ['dns', 'dummy']);
+  t.deepEqual(doors.get('dns')!.describe(), { dns: [] });
   for (const door of doors.values()) await door.start();
   t.deepEqual(doors.get('dummy')!.describe(), { dummy: 'port 8080' });
   for (const door of doors.values()) await door.stop();

@@ -1,60 +1,67 @@
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve as resolvePath } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { AdminServer } from '../admin/adminServer.js';
-import { registerCoreRoutes } from '../admin/coreRoutes.js';
-import { EngineMetrics } from '../core/telemetry/engineMetrics.js';
-import { checkFileReferences } from './fileReferences.js';
-import { ConfigError } from '../core/config/load.js';
-import { loadConfigFile } from './loadConfig.js';
 import type { AdminListenerConfig } from '../admin/listenerSchema.js';
-import type { Config } from './configSchema.js';
-import { CompactServer } from '../doors/compact/compactServer.js';
-import { DnsServer } from '../doors/dns/dnsServer.js';
-import { powerDnsFrontDoor, type RemoteBackendServer } from '../doors/powerdns/remoteBackendServer.js';
-import { loadConfiguredLocationDb, reloadLocationDb, type ConfiguredLocationDb } from '../capabilities/geo/loadSources.js';
-import type { LocationDb } from '../core/location/locationDb.js';
-import { HealthMonitor } from '../capabilities/health/healthMonitor.js';
-import { registerHealthRoutes } from '../capabilities/health/healthRoutes.js';
-import { StatusSignals } from './statusSignals.js';
+import { AdminServer } from '../admin/adminServer.js';
+import { coreRoutes } from '../admin/coreRoutes.js';
+import type { HealthMonitor } from '../capabilities/health/healthMonitor.js';
+import type { MetricStore } from '../capabilities/steering/metricStore.js';
+import { ConfigError } from '../core/config/load.js';
+import type { FrontDoor } from '../core/frontDoor.js';
+import { InProcessStateStore, type StateStore } from '../core/stateStore.js';
+import { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 import { createLogger, type Logger } from '../core/telemetry/logger.js';
-import { MetricStore } from '../capabilities/steering/metricStore.js';
-import { registerMetricRoutes } from '../capabilities/steering/pushRoutes.js';
 import { systemContext, type ResolveContext } from '../core/views/resolveContext.js';
+import type { CompactServer } from '../doors/compact/compactServer.js';
+import { createDoors } from '../doors/createDoors.js';
+import type { DnsServer } from '../doors/dns/dnsServer.js';
+import type { DoorHost } from '../doors/doorHost.js';
+import type { RemoteBackendServer } from '../doors/powerdns/remoteBackendServer.js';
+import { healthCapability } from '../capabilities/health/capability.js';
+import { steeringCapability } from '../capabilities/steering/capability.js';
+import type { CapabilityHost, CapabilityRuntime, ReloadOutcome } from '../pipeline/capability.js';
 import { Engine } from '../pipeline/engine.js';
-import { withHealthView } from '../pipeline/snapshot.js';
-import { buildSnapshot } from './snapshot.js';
+import { compileSnapshot, withEnv, type Snapshot, type SnapshotState } from '../pipeline/snapshot.js';
+import { CAPABILITIES } from './capabilities.js';
+import type { Config } from './configSchema.js';
+import { checkFileReferences } from './fileReferences.js';
+import { LISTENERS } from './frontDoors.js';
+import { loadConfigFile } from './loadConfig.js';
+import { StatusSignals } from './statusSignals.js';
 
-/** Outcome of a reload: the new generation, or why the running configuration was kept. */
-export type ReloadOutcome = { ok: true; generation: number } | { ok: false; error: string };
+export type { ReloadOutcome } from '../pipeline/capability.js';
+
+/** What a reload re-reads beyond the configuration file. */
+export interface ReloadOptions {
+  /** Capabilities that re-read their own data even when their section is unchanged (`geo`: new location files). */
+  readonly refresh?: readonly string[];
+}
 
 /** A running engine process with its front doors. */
 export interface RunningGslbd {
   readonly engine: Engine;
   readonly metrics: EngineMetrics;
+  readonly log: Logger;
+  /** Every front door `listeners` configured, by kind name (`dns`, `powerdns`, `compact`). */
+  readonly doors: ReadonlyMap<string, FrontDoor>;
+  /** The standalone DNS listener (binds nothing when `listeners.dns` is empty). */
   readonly dns: DnsServer;
   /** The PowerDNS remote backend socket, when `listeners.powerdns` is configured. */
   readonly powerdns: RemoteBackendServer | undefined;
   /** The compact-protocol listener (CoreDNS bridge), when `listeners.compact` is configured. */
   readonly compact: CompactServer | undefined;
   readonly admin: AdminServer | undefined;
+  /** Where health observations, overrides and pushed metrics are kept (in this process). */
+  readonly store: StateStore;
   readonly health: HealthMonitor;
-  readonly log: Logger;
   /** Host, service and client metrics; the snapshot's `env.metrics` view. */
   readonly metricStore: MetricStore;
   /**
    * Re-reads the configuration file; an invalid file keeps the running snapshot. Reloads run one
-   * at a time. Location data is re-read when the `geo` section changed or `options.geo` is set;
-   * it is read and built off the event loop, so queries keep being answered from the old table.
+   * at a time. A capability re-reads its own data when its section changed or `refresh` names it
+   * (location data is read and built off the event loop, so queries keep the old table).
    */
   reload(reason: string, options?: ReloadOptions): Promise<ReloadOutcome>;
   stop(): Promise<void>;
-}
-
-/** What a reload re-reads beyond the configuration file. */
-export interface ReloadOptions {
-  /** Re-read the location data even when the `geo` section is unchanged (new data files). */
-  readonly geo?: boolean;
 }
 
 /** Options for tests and embedding. */
@@ -69,11 +76,15 @@ export interface StartOptions {
 }
 
 /**
- * Starts the engine: loads and validates the configuration, loads the location data, builds the
- * first snapshot, then opens the front doors (so no listener ever answers before the
- * configuration is loaded) and the admin listener, and arms SIGHUP and the file watch.
- * @throws ConfigError when the configuration is invalid; Error when location data cannot be
- *   loaded or a listener cannot bind.
+ * Starts the engine: loads and validates the configuration, starts the capabilities
+ * (`capabilities.ts`) and lets each prepare its part of the state (location data, health view,
+ * metric store), builds the first snapshot, then opens the front doors in `listeners` order
+ * (`frontDoors.ts`: the standalone listener, the admin API, then the Unix sockets whose existence
+ * tells PowerDNS and CoreDNS set-ups the engine is loaded), starts the capabilities' background
+ * work, and arms SIGHUP and the file watch. No listener ever answers before the configuration is
+ * loaded.
+ * @throws ConfigError when the configuration is invalid; Error when a capability cannot load its
+ *   data or a listener cannot bind.
  */
 export async function startGslbd(file: string, options: StartOptions = {}): Promise<RunningGslbd> {
   // SIGHUP's default action ends the process. It is caught from the first moment; one that
@@ -109,124 +120,165 @@ async function startAfterSignals(
   const adminCfg = config.listeners.admin;
   const token = adminToken(adminCfg, file);
   const log = createLogger(config.logging.level, options.logDestination);
-  const geo = timedGeoLoad(config, file, log);
-  const metricStore = new MetricStore(config.metrics, config.datacenters.map((d) => d.name), config.services.map((s) => s.name));
   const metrics = new EngineMetrics();
-  const health = new HealthMonitor({ log, registry: metrics.registry });
-  const snapshot = buildSnapshot(file, config, { geo, health: health.configure(config, file), metrics: metricStore }, Date.now());
-  const runningConfig = { current: config };
-  const engine = new Engine(snapshot, options.ctx ?? systemContext(), log);
-  const statusSignals = new StatusSignals(health, metricStore);
-  statusSignals.sync(engine.ctx.now());
-  metrics.generation.set(snapshot.generation);
-  health.onChange((view) => {
-    statusSignals.sync(engine.ctx.now());
-    engine.publish(withHealthView(engine.snapshot, view));
-    metrics.generation.set(engine.snapshot.generation);
+  const store = new InProcessStateStore();
+  const ctx = options.ctx ?? systemContext();
+  // The engine exists once the first snapshot does; capabilities publish only after their start.
+  const engineRef: { engine?: Engine } = {};
+  let reload: (reason: string, options?: ReloadOptions) => Promise<ReloadOutcome> = () => Promise.resolve({ ok: false, error: 'the engine is starting' });
+  let statusSignals: StatusSignals | undefined;
+  const host = (): CapabilityHost => ({
+    file,
+    log,
+    metrics,
+    store,
+    now: () => ctx.now(),
+    generation: () => engineRef.engine?.snapshot.generation ?? 0,
+    publish(part) {
+      const engine = engineRef.engine;
+      if (!engine) return;
+      statusSignals?.sync(ctx.now());
+      engine.publish(withEnv(engine.snapshot, part));
+      metrics.generation.set(engine.snapshot.generation);
+    },
+    reload: (reason, refresh) => reload(reason, { refresh: refresh ?? [] }),
   });
+  const started = new Map<unknown, { readonly name: string; readonly runtime: CapabilityRuntime<Config> }>();
+  for (const c of CAPABILITIES) if ('start' in c) started.set(c, { name: c.name, runtime: c.start(host()) as CapabilityRuntime<Config> });
+  const runtimes = [...started.values()];
+  const health = runtimeOf(started, healthCapability);
+  const steering = runtimeOf(started, steeringCapability);
 
-  const dns = new DnsServer({ engine, metrics, log, behaviour: config.dns }, config.listeners.dns);
-  const admin = adminCfg ? new AdminServer(token, log) : undefined;
-  const pdnsCfg = config.listeners.powerdns;
-  const powerdns = pdnsCfg ? powerDnsFrontDoor(engine, metrics, log, pdnsCfg, resolvePath(dirname(file), pdnsCfg.path)) : undefined;
-  const compactCfg = config.listeners.compact;
-  const compact = compactCfg ? new CompactServer({ engine, metrics, log }, compactCfg, resolvePath(dirname(file), compactCfg.path)) : undefined;
+  const state = await prepareAll(runtimes, config, []);
+  const snapshot = compileSnapshot<Config>({ file, config, capabilities: CAPABILITIES, state, nowMs: Date.now() });
+  const engine = new Engine(snapshot, ctx, log);
+  engineRef.engine = engine;
+  for (const { runtime } of runtimes) runtime.commit?.(config);
+  // Monitor verdicts are also the metric store's host.status and service.status (seed 004).
+  statusSignals = new StatusSignals(health.monitor, steering.store);
+  statusSignals.sync(ctx.now());
+  metrics.generation.set(snapshot.generation);
 
+  const running = { config };
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, generation: snapshot.generation });
-  const reload = (reason: string, reloadOptions: ReloadOptions = {}): Promise<ReloadOutcome> => {
-    reloading = reloading.then(() => reloadOnce(engine, runningConfig, metrics, metricStore, log, reason, health, statusSignals, reloadOptions, admin));
+  reload = (reason, reloadOptions = {}) => {
+    reloading = reloading.then(() => reloadOnce({ engine, running, runtimes, metrics, log, reason, statusSignals: statusSignals!, refresh: reloadOptions.refresh ?? [], admin }));
     return reloading;
   };
+
+  const doorHost: DoorHost = { file, engine, metrics, log, afterAnswer: [] };
+  const doors = createDoors(LISTENERS, config, doorHost);
+  const admin = adminCfg ? new AdminServer(token, log) : undefined;
   if (admin) {
-    registerCoreRoutes(admin, { engine, metrics, reload });
-    registerMetricRoutes(admin, { store: metricStore, config: () => runningConfig.current.metrics, registry: metrics.registry, now: () => engine.ctx.now() });
-    registerHealthRoutes(admin, health, engine);
+    for (const r of coreRoutes({ engine, metrics, reload })) admin.route(r);
+    for (const { runtime } of runtimes) for (const r of runtime.routes ?? []) admin.route(r);
   }
 
-  // The Unix sockets open last: their existence tells PowerDNS and CoreDNS set-ups that the
-  // engine is loaded, so they must not appear for a start that then fails on a port.
-  const started: { stop(): Promise<void> }[] = [];
+  const up: Record<string, unknown> = {};
+  const listening: { stop(): Promise<void> }[] = [];
   try {
-    await dns.start();
-    started.push(dns);
-    if (admin) {
-      await admin.start(adminCfg!.address, adminCfg!.port);
-      started.push(admin);
-    }
-    for (const socket of [powerdns, compact]) {
-      if (!socket) continue;
-      await socket.start();
-      started.push(socket);
+    for (const section of LISTENERS) {
+      if (section.name === 'admin') {
+        if (admin) {
+          await admin.start(adminCfg!.address, adminCfg!.port);
+          listening.push(admin);
+        }
+        up.admin = admin ? `${adminCfg!.address}:${admin.port}` : null;
+        continue;
+      }
+      const door = doors.get(section.name);
+      if (door) {
+        await door.start();
+        listening.push(door);
+      }
+      up[section.name] = door ? door.describe()[section.name] : null;
     }
   } catch (e) {
-    await Promise.all(started.map((s) => s.stop()));
+    await Promise.all(listening.map((s) => s.stop()));
     throw e;
   }
 
   armSignals(reload);
   const watcher = options.watchFile ?? true ? watchConfig(file, () => void reload('file changed'), log) : undefined;
-  health.start();
+  for (const { runtime } of runtimes) runtime.run?.();
 
-  log.info(
-    {
-      dns: dns.bound.map((b) => `${b.address.includes(':') ? `[${b.address}]` : b.address}:${b.port}`),
-      admin: admin ? `${adminCfg!.address}:${admin.port}` : null,
-      powerdns: powerdns?.path ?? null,
-      compact: compact?.path ?? null,
-      generation: snapshot.generation,
-      location: geo.describe(),
-    },
-    'gslbd up',
-  );
+  log.info({ ...up, generation: snapshot.generation, ...Object.assign({}, ...runtimes.map(({ runtime }) => runtime.describe?.() ?? {})) }, 'gslbd up');
 
   return {
     engine,
     metrics,
-    dns,
-    powerdns,
-    compact,
-    admin,
-    health,
     log,
-    metricStore,
+    doors,
+    dns: doors.get('dns') as DnsServer,
+    powerdns: doors.get('powerdns') as RemoteBackendServer | undefined,
+    compact: doors.get('compact') as CompactServer | undefined,
+    admin,
+    store,
+    health: health.monitor,
+    metricStore: steering.store,
     reload,
     async stop() {
       process.off('SIGHUP', onHup);
       watcher?.close();
-      await Promise.all([dns.stop(), powerdns?.stop(), compact?.stop(), admin?.stop(), health.stop()]);
+      await Promise.all([...[...doors.values()].map((d) => d.stop()), admin?.stop(), ...runtimes.map(({ runtime }) => runtime.stop?.())]);
       log.flush();
     },
   };
 }
 
-async function reloadOnce(
-  engine: Engine,
-  runningConfig: { current: Config },
-  metrics: EngineMetrics,
-  metricStore: MetricStore,
-  log: Logger,
-  reason: string,
-  health: HealthMonitor,
-  statusSignals: StatusSignals,
-  options: ReloadOptions,
-  admin: AdminServer | undefined,
-): Promise<ReloadOutcome> {
-  const running = engine.snapshot;
+/** A started capability, by name. */
+interface Started {
+  readonly name: string;
+  readonly runtime: CapabilityRuntime<Config>;
+}
+
+/** The runtime `capability.start` gave, with its own type (the composition root wires a few across capabilities). */
+function runtimeOf<C extends { start(host: CapabilityHost): unknown }>(started: ReadonlyMap<unknown, Started>, capability: C): ReturnType<C['start']> {
+  return started.get(capability)!.runtime as ReturnType<C['start']>;
+}
+
+/**
+ * The snapshot state from every runtime's `prepare`, in list order, over `base` (a reload keeps
+ * what no capability replaces); `refresh` names capabilities that must re-read their own data.
+ */
+async function prepareAll(runtimes: readonly Started[], config: Config, refresh: readonly string[], base?: SnapshotState): Promise<SnapshotState> {
+  const state: Partial<SnapshotState> = { ...base };
+  for (const { name, runtime } of runtimes) Object.assign(state, (await runtime.prepare?.(config, refresh.includes(name))) ?? {});
+  return state as SnapshotState;
+}
+
+/** What one reload works with. */
+interface ReloadContext {
+  readonly engine: Engine;
+  /** The configuration the published snapshot was built from. */
+  readonly running: { config: Config };
+  readonly runtimes: readonly Started[];
+  readonly metrics: EngineMetrics;
+  readonly log: Logger;
+  readonly reason: string;
+  readonly statusSignals: StatusSignals;
+  /** Capability names asked to re-read their own data. */
+  readonly refresh: readonly string[];
+  readonly admin: AdminServer | undefined;
+}
+
+async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
+  const { engine, log, metrics, reason } = r;
+  const current: Snapshot = engine.snapshot;
   try {
-    const { config } = loadConfigFile(running.file);
-    checkFileReferences(config, running.file);
-    const token = adminToken(config.listeners.admin, running.file);
-    const sameGeo = JSON.stringify(config.geo) === JSON.stringify(runningConfig.current.geo);
-    const geo = sameGeo && !options.geo ? running.env.geo : await timedGeoReload(config, running.file, log);
-    if (JSON.stringify(withoutToken(config.listeners)) !== JSON.stringify(withoutToken(runningConfig.current.listeners))) {
+    const { config } = loadConfigFile(current.file);
+    checkFileReferences(config, current.file);
+    const token = adminToken(config.listeners.admin, current.file);
+    if (JSON.stringify(withoutToken(config.listeners)) !== JSON.stringify(withoutToken(r.running.config.listeners))) {
       log.warn({ reason }, 'listener settings changed; they take effect at the next restart');
     }
-    const next = buildSnapshot(running.file, config, { ...running.env, geo, health: health.configure(config, running.file) }, Date.now(), running);
-    metricStore.configure(config.metrics, config.datacenters.map((d) => d.name), config.services.map((s) => s.name));
-    statusSignals.sync(engine.ctx.now());
+    const state = await prepareAll(r.runtimes, config, r.refresh, current.env);
+    const next = compileSnapshot<Config>({ file: current.file, config, capabilities: CAPABILITIES, state, nowMs: Date.now(), previous: current });
     engine.publish(next);
-    runningConfig.current = config;
-    admin?.setToken(token);
+    r.running.config = config;
+    for (const { runtime } of r.runtimes) runtime.commit?.(config);
+    r.statusSignals.sync(engine.ctx.now());
+    r.admin?.setToken(token);
     metrics.generation.set(next.generation);
     metrics.reloads.inc({ result: 'ok' });
     log.info({ reason, generation: next.generation }, 'configuration reloaded');
@@ -252,31 +304,6 @@ function adminToken(admin: AdminListenerConfig | undefined, configFile: string):
 /** Listener settings without the admin token, which a reload applies (addresses need a restart). */
 function withoutToken(listeners: Config['listeners']): unknown {
   return { ...listeners, admin: listeners.admin && { ...listeners.admin, token: undefined, tokenFile: undefined } };
-}
-
-function timedGeoLoad(config: Config, file: string, log: Logger): LocationDb {
-  log.info({ sources: config.geo.sources.length, compiled: config.geo.compiled ?? null }, 'loading location data');
-  const started = performance.now();
-  return reportGeo(loadConfiguredLocationDb(config.geo, file), started, log);
-}
-
-async function timedGeoReload(config: Config, file: string, log: Logger): Promise<LocationDb> {
-  const started = performance.now();
-  return reportGeo(await reloadLocationDb(config.geo, file), started, log);
-}
-
-/** Logs a location load; the TypeScript fallback is a loud warning (also shown by /healthz). */
-function reportGeo(loaded: ConfiguredLocationDb, started: number, log: Logger): LocationDb {
-  const { db, fallbackReason, skipped } = loaded;
-  log.info({ ms: Math.round(performance.now() - started), ...db.describe() }, 'location data loaded');
-  if (skipped.count > 0) log.warn({ skipped: skipped.count, first: skipped.first }, 'lenient location load skipped bad lines');
-  if (db.implementation === 'typescript' && db.describe().sources.length > 0) {
-    log.warn(
-      { reason: fallbackReason ?? 'geo.implementation is typescript' },
-      'location lookups use the TypeScript reference implementation, several times slower than the native addon (npm run build:native)',
-    );
-  }
-  return db;
 }
 
 /**

@@ -13,5 +13,5 @@ export interface SnapshotOptions {
  * (`capabilities.ts`). `previous` (the running snapshot on a reload) carries SOA serials forward.
  */
 export function buildSnapshot(file: string, config: Config, state: SnapshotState, nowMs: number, previous?: Snapshot, options: SnapshotOptions = {}): Snapshot {
-  return compileSnapshot({ file, config, capabilities: CAPABILITIES as never, state, nowMs, previous, reuseDecisions: options.reuseDecisions });
+  return compileSnapshot<Config>({ file, config, capabilities: CAPABILITIES, state, nowMs, previous, reuseDecisions: options.reuseDecisions });
 }

@@ -118,7 +118,7 @@ test('a location reload that fails keeps the running table and says why', async 
   t.teardown(() => g.stop());
   const before = g.engine.snapshot.env.geo;
   writeFileSync(csv, '10.0.0.0,10.255.255.255,EU,NL\n10.1.0.0,banana,NA,US\n');
-  const r = await g.reload('test', { geo: true });
+  const r = await g.reload('test', { refresh: ['geo'] });
   t.deepEqual(r, { ok: false, error: `location source ${csv}: ${csv}:2: "banana" is not an address (dotted IPv4, IPv6 or a decimal number)` });
   t.is(g.engine.snapshot.env.geo, before);
   t.is(answerFor(g, '10.1.0.0/16'), '198.51.100.10 EU.NL/8');

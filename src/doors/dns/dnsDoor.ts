@@ -10,14 +10,14 @@ export interface DnsDoorConfig {
 
 /**
  * The standalone DNS listener as a front-door kind: `listeners.dns` (a list of addresses) and
- * the root `dns` key (its behaviour). Not created when no address is configured.
+ * the root `dns` key (its behaviour). Always created: with no address it binds nothing, and the
+ * `gslbd up` line says `dns: []`.
  */
 export const dnsDoor = {
   name: 'dns',
   listener: dnsListenersSchema,
   root: { dns: dnsRootSchema },
-  create(config: DnsDoorConfig, host: FrontDoorHost): DnsServer | undefined {
-    if (config.listeners.dns.length === 0) return undefined;
+  create(config: DnsDoorConfig, host: FrontDoorHost): DnsServer {
     const { engine, metrics, log, afterAnswer } = host;
     return new DnsServer({ engine, metrics, log, afterAnswer, behaviour: config.dns }, config.listeners.dns);
   },
