@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AdminReply, AdminRoute, RouteSink } from '../core/adminRoute.js';
+import type { AdminReply, AdminRoute, RouteSink } from '../core/contracts/adminRoute.js';
 import type { Logger } from '../core/telemetry/logger.js';
 
 /** Largest request body accepted (bytes); larger ones get 413. */

@@ -1,6 +1,6 @@
 import type { Engine } from '../pipeline/engine.js';
 import { explainQuery } from '../pipeline/explain.js';
-import type { AdminRoute } from '../core/adminRoute.js';
+import type { AdminRoute } from '../core/contracts/adminRoute.js';
 import type { ReloadOutcome } from '../pipeline/capability.js';
 import type { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 

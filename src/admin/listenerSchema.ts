@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ipSchema, listenPortSchema } from '../core/config/fieldSchemas.js';
-import type { ListenerSection } from '../core/frontDoor.js';
+import type { ListenerSection } from '../core/contracts/frontDoor.js';
 
 /**
  * The admin HTTP listener (loopback by default). Mutating endpoints need `token` (or the token

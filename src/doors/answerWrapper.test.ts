@@ -1,8 +1,8 @@
 import test from 'ava';
 import { RCODE } from '../core/dns/rcode.js';
-import type { AfterAnswerHook, QueryEngine } from '../core/frontDoor.js';
+import type { AfterAnswerHook, QueryEngine } from '../core/contracts/frontDoor.js';
 import { parseIp } from '../core/net/ipAddress.js';
-import type { Answer, Query } from '../core/query.js';
+import type { Answer, Query } from '../core/model/query.js';
 import { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import { fixedContext } from '../../test/support/selectionFixture.js';

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { RCODE } from '../core/dns/rcode.js';
-import type { AfterAnswerHook, FrontDoorHost } from '../core/frontDoor.js';
+import type { AfterAnswerHook, FrontDoorHost } from '../core/contracts/frontDoor.js';
 import type { IpAddress } from '../core/net/ipAddress.js';
-import type { Answer, Query } from '../core/query.js';
+import type { Answer, Query } from '../core/model/query.js';
 import { clientFor, type EcsSubnet } from '../core/wire/ecsOption.js';
 import { metaQtypeRcode } from '../core/wire/metaQtype.js';
 

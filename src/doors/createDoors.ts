@@ -1,4 +1,4 @@
-import type { FrontDoor, FrontDoorHost, FrontDoorKind, ListenerSection } from '../core/frontDoor.js';
+import type { FrontDoor, FrontDoorHost, FrontDoorKind, ListenerSection } from '../core/contracts/frontDoor.js';
 
 /** True for the sections of a listener list that are front-door kinds (the admin listener is not). */
 export function isFrontDoorKind<C, H extends FrontDoorHost>(s: ListenerSection | FrontDoorKind<C, H>): s is FrontDoorKind<C, H> {

@@ -1,4 +1,4 @@
-import type { FrontDoorHost, QueryEngine } from '../core/frontDoor.js';
+import type { FrontDoorHost, QueryEngine } from '../core/contracts/frontDoor.js';
 import type { Engine } from '../pipeline/engine.js';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ListenerSection } from '../core/frontDoor.js';
+import type { ListenerSection } from '../core/contracts/frontDoor.js';
 
 /** The `listeners` shape of a list of sections: each section's schema under its name. */
 export type ListenersShape<S extends readonly ListenerSection[]> = { -readonly [K in S[number] as K['name']]: K['listener'] };

@@ -1,13 +1,13 @@
 import type { z } from 'zod';
-import type { AdminRoute } from '../core/adminRoute.js';
-import type { StateStore } from '../core/stateStore.js';
+import type { AdminRoute } from '../core/contracts/adminRoute.js';
+import type { StateStore } from '../core/contracts/stateStore.js';
 import type { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 import type { Logger } from '../core/telemetry/logger.js';
-import type { CompiledDataCenter } from '../core/topology.js';
+import type { CompiledDataCenter } from '../core/model/topology.js';
 import type { LocationDb } from '../core/location/locationDb.js';
-import type { BalanceAlgorithm } from './balanceAlgorithm.js';
+import type { BalanceAlgorithm } from './selection/balanceAlgorithm.js';
 import type { CommonPolicyShape, PolicyConfig } from './config/recordSchema.js';
-import type { ClientInputs, DcCandidate, SelectionEnv, Stage } from './stage.js';
+import type { ClientInputs, DcCandidate, SelectionEnv, Stage } from './selection/stage.js';
 
 /**
  * One capability of the engine — proximity, DNS policies, steering by metrics, health, location

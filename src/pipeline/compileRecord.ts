@@ -2,16 +2,16 @@ import { parseRecordData } from '../core/dns/presentation.js';
 import type { GslbRecordType, RecordData } from '../core/dns/records.js';
 import type { SubnetConfig } from '../core/net/subnet.js';
 import type { LocationDb } from '../core/location/locationDb.js';
-import type { CompiledDataCenter, GslbEndpoint } from '../core/topology.js';
-import { locationClassesFor } from './answerClasses.js';
-import type { BalanceAlgorithm } from './balanceAlgorithm.js';
+import type { CompiledDataCenter, GslbEndpoint } from '../core/model/topology.js';
+import { locationClassesFor } from './selection/answerClasses.js';
+import type { BalanceAlgorithm } from './selection/balanceAlgorithm.js';
 import type { Capability } from './capability.js';
-import { endpointAnswers } from './config/crossReferences.js';
+import { endpointAnswers } from './crossReferences.js';
 import type { GslbRecordConfig } from './config/recordSchema.js';
 import type { EndpointConfig, ServiceConfig } from './config/topologySchema.js';
-import { DecisionCache } from './decisionCache.js';
-import { assemblePipeline } from './pipeline.js';
-import type { ClientInputs, CompiledGslbRecord, DcCandidate, LocationReader } from './stage.js';
+import { DecisionCache } from './selection/decisionCache.js';
+import { assemblePipeline } from './selection/pipeline.js';
+import type { ClientInputs, CompiledGslbRecord, DcCandidate, LocationReader } from './selection/stage.js';
 
 /** What compiling the records of one snapshot shares. */
 export interface RecordCompilation<C> {

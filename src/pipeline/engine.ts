@@ -1,9 +1,9 @@
 import type { Logger } from '../core/telemetry/logger.js';
 import type { ResolveContext } from '../core/views/resolveContext.js';
 import type { RecordType } from '../core/dns/records.js';
-import type { Client } from '../core/query.js';
+import type { Client } from '../core/model/query.js';
 import { resolve, type ExplainedSelection } from './zones/authoritative.js';
-import { type Answer, type Query } from '../core/query.js';
+import { type Answer, type Query } from '../core/model/query.js';
 import { nameRrsets, type NameContents } from './zones/nameRrsets.js';
 import type { ZoneData } from './zones/zoneIndex.js';
 import type { Snapshot } from './snapshot.js';

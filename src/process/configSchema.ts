@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { doorRootShape, listenersSchema } from '../doors/listenersSchema.js';
-import { composeConfigSchema } from '../pipeline/config/composeSchema.js';
+import { composeConfigSchema } from '../pipeline/composeSchema.js';
 import { CAPABILITIES } from './capabilities.js';
 import { LISTENERS } from './frontDoors.js';
 

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { z } from 'zod';
-import type { FrontDoor, FrontDoorHost, FrontDoorKind } from '../core/frontDoor.js';
+import type { FrontDoor, FrontDoorHost, FrontDoorKind } from '../core/contracts/frontDoor.js';
 import { parseIp } from '../core/net/ipAddress.js';
 import { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 import { createLogger } from '../core/telemetry/logger.js';

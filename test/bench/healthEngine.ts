@@ -16,7 +16,7 @@ import type { SavedState } from '../../src/capabilities/health/stateFile.js';
 import { createLogger } from '../../src/core/telemetry/logger.js';
 import { emptyMetricView } from '../../src/core/views/metricView.js';
 import { systemContext } from '../../src/core/views/resolveContext.js';
-import type { Query } from '../../src/core/query.js';
+import type { Query } from '../../src/core/model/query.js';
 import { targetAddress } from './healthTargets.js';
 
 /**

@@ -6,7 +6,7 @@ import { TIMING_SAMPLE } from '../../src/doors/answerWrapper.js';
 import { systemContext } from '../../src/core/views/resolveContext.js';
 import type { Snapshot } from '../../src/pipeline/snapshot.js';
 import { resolve } from '../../src/pipeline/zones/authoritative.js';
-import { type Query } from '../../src/core/query.js';
+import { type Query } from '../../src/core/model/query.js';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { clientMix, type MixClient } from './harness/clientMix.js';
 import { exchange, lengthPrefixed, queryPacket, type WireAnswer } from './harness/dnsWire.js';

@@ -9,7 +9,7 @@ import { allUpHealthView } from '../../src/core/views/healthView.js';
 import { emptyMetricView } from '../../src/core/views/metricView.js';
 import { systemContext } from '../../src/core/views/resolveContext.js';
 import { resolve } from '../../src/pipeline/zones/authoritative.js';
-import { type Query } from '../../src/core/query.js';
+import { type Query } from '../../src/core/model/query.js';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { clientMix, type MixClient } from './harness/clientMix.js';
 import { quickstartSnapshot } from './harness/quickstartSnapshot.js';

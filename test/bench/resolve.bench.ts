@@ -2,7 +2,7 @@ import { TYPE_CODES } from '../../src/core/dns/records.js';
 import { formatIp, parseCidr } from '../../src/core/net/ipAddress.js';
 import { systemContext } from '../../src/core/views/resolveContext.js';
 import { resolve } from '../../src/pipeline/zones/authoritative.js';
-import { type Query } from '../../src/core/query.js';
+import { type Query } from '../../src/core/model/query.js';
 import type { Snapshot } from '../../src/pipeline/snapshot.js';
 import { pinAllThreads } from './harness/affinity.js';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';

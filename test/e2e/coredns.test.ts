@@ -180,7 +180,7 @@ const www = (ip: string, ttl = 30): string => `www.example.test. ${ttl} IN A ${i
 
 test.serial('GSLB answers through CoreDNS: the client subnet picks the data center, AA set, the engine scope echoed', async (t) => {
   // Scopes are the record's answer-class blocks: the largest block around the client in which
-  // every network of the data gets the same data center (src/pipeline/answerClasses.ts).
+  // every network of the data gets the same data center (src/pipeline/selection/answerClasses.ts).
   const cases: [string, string, string][] = [
     ['8.8.8.0/24', '192.0.2.10', '8.8.8.0/24/17'],
     ['193.0.14.0/24', '198.51.100.10', '193.0.14.0/24/19'],

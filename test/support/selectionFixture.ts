@@ -5,7 +5,7 @@ import { type Snapshot } from '../../src/pipeline/snapshot.js';
 import { buildSnapshot } from '../../src/process/snapshot.js';
 import { familyBits, parseCidr } from '../../src/core/net/ipAddress.js';
 import { emptyLocationDb, type LocationDb } from '../../src/core/location/locationDb.js';
-import type { Client } from '../../src/core/query.js';
+import type { Client } from '../../src/core/model/query.js';
 import { UNMONITORED_UP, type HealthView } from '../../src/core/views/healthView.js';
 import { emptyMetricView } from '../../src/core/views/metricView.js';
 import type { ResolveContext } from '../../src/core/views/resolveContext.js';

@@ -16,7 +16,7 @@ import type { MetricSource } from '../../src/core/views/metricView.js';
 import type { ResolveContext } from '../../src/core/views/resolveContext.js';
 import { RotationStore } from '../../src/core/views/rotationStore.js';
 import { resolve, type ExplainedSelection } from '../../src/pipeline/zones/authoritative.js';
-import { type Answer } from '../../src/core/query.js';
+import { type Answer } from '../../src/core/model/query.js';
 import { seededRandom } from './seededRandom.js';
 
 

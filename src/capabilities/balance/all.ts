@@ -1,4 +1,4 @@
-import type { BalanceAlgorithm } from '../../pipeline/balanceAlgorithm.js';
+import type { BalanceAlgorithm } from '../../pipeline/selection/balanceAlgorithm.js';
 
 /** `all`: every live endpoint of the data center, in configuration order. */
 export const allAlgorithm: BalanceAlgorithm = {

@@ -1,8 +1,8 @@
-import { oneEndpointAlgorithm, type BalanceAlgorithm } from '../../pipeline/balanceAlgorithm.js';
+import { oneEndpointAlgorithm, type BalanceAlgorithm } from '../../pipeline/selection/balanceAlgorithm.js';
 import { distanceKm } from '../../core/location/location.js';
-import { clientLocation } from '../../pipeline/clientLocation.js';
-import type { LiveDc, SelectionState } from '../../pipeline/stage.js';
-import type { GslbEndpoint } from '../../core/topology.js';
+import { clientLocation } from '../../pipeline/selection/clientLocation.js';
+import type { LiveDc, SelectionState } from '../../pipeline/selection/stage.js';
+import type { GslbEndpoint } from '../../core/model/topology.js';
 
 /**
  * `nearest` (seed 004 "proximity to the requester"): the live endpoint nearest to the client's

@@ -1,5 +1,5 @@
 import { allAlgorithm } from './all.js';
-import type { BalanceAlgorithm } from '../../pipeline/balanceAlgorithm.js';
+import type { BalanceAlgorithm } from '../../pipeline/selection/balanceAlgorithm.js';
 import { nearestAlgorithm } from './nearest.js';
 import { randomAlgorithm } from './random.js';
 import { roundRobinAlgorithm } from './roundRobin.js';

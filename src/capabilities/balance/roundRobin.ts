@@ -1,4 +1,4 @@
-import { oneEndpointAlgorithm, type BalanceAlgorithm } from '../../pipeline/balanceAlgorithm.js';
+import { oneEndpointAlgorithm, type BalanceAlgorithm } from '../../pipeline/selection/balanceAlgorithm.js';
 
 /**
  * `round-robin`: one endpoint per answer, advancing through the live endpoints in configuration

@@ -1,7 +1,7 @@
-import { clientNetworkPrefix, clientTieBreakHash, rendezvousChoose } from '../../pipeline/tieBreakHash.js';
-import { narrowScope } from '../../pipeline/stage.js';
-import { type GslbEndpoint } from '../../core/topology.js';
-import type { BalanceAlgorithm } from '../../pipeline/balanceAlgorithm.js';
+import { clientNetworkPrefix, clientTieBreakHash, rendezvousChoose } from '../../pipeline/selection/tieBreakHash.js';
+import { narrowScope } from '../../pipeline/selection/stage.js';
+import { type GslbEndpoint } from '../../core/model/topology.js';
+import type { BalanceAlgorithm } from '../../pipeline/selection/balanceAlgorithm.js';
 
 const byPriorityThenWeight = (a: GslbEndpoint, b: GslbEndpoint): number => a.priority - b.priority || b.weight - a.weight;
 const tied = (a: GslbEndpoint, b: GslbEndpoint): boolean => a.priority === b.priority && a.weight === b.weight;

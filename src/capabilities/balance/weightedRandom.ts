@@ -1,5 +1,5 @@
-import { oneEndpointAlgorithm, type BalanceAlgorithm } from '../../pipeline/balanceAlgorithm.js';
-import { effectiveWeight } from '../../pipeline/weightPool.js';
+import { oneEndpointAlgorithm, type BalanceAlgorithm } from '../../pipeline/selection/balanceAlgorithm.js';
+import { effectiveWeight } from '../../pipeline/selection/weightPool.js';
 
 /**
  * `weighted-random`: one live endpoint, chosen with probability weight / (sum of the live

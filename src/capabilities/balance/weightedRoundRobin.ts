@@ -1,5 +1,5 @@
-import type { BalanceAlgorithm } from '../../pipeline/balanceAlgorithm.js';
-import { effectiveWeight } from '../../pipeline/weightPool.js';
+import type { BalanceAlgorithm } from '../../pipeline/selection/balanceAlgorithm.js';
+import { effectiveWeight } from '../../pipeline/selection/weightPool.js';
 
 /**
  * `weighted-round-robin`, smooth (nginx's algorithm, `ngx_http_upstream_get_peer` since nginx

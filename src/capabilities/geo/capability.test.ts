@@ -7,7 +7,7 @@ import { formatQualifiers } from '../../core/location/location.js';
 import type { LocationDb } from '../../core/location/locationDb.js';
 import { parseIp } from '../../core/net/ipAddress.js';
 import { unpackId } from '../../core/lpm/rangeTable.js';
-import { InProcessStateStore } from '../../core/stateStore.js';
+import { InProcessStateStore } from '../../core/contracts/stateStore.js';
 import { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import type { CapabilityHost, EnvPart, ReloadOutcome } from '../../pipeline/capability.js';
 import { geoCapability, geoRootSchema, type GeoSection } from './capability.js';

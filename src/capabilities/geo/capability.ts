@@ -1,4 +1,4 @@
-import type { AdminRoute } from '../../core/adminRoute.js';
+import type { AdminRoute } from '../../core/contracts/adminRoute.js';
 import type { ConfigProblem } from '../../core/config/load.js';
 import type { LocationDb } from '../../core/location/locationDb.js';
 import type { Logger } from '../../core/telemetry/logger.js';

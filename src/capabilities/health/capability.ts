@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AdminRoute } from '../../core/adminRoute.js';
+import type { AdminRoute } from '../../core/contracts/adminRoute.js';
 import type { Capability, CapabilityHost, CapabilityRuntime, EnvPart } from '../../pipeline/capability.js';
 import { failsafeStage } from './failsafe.js';
 import { healthGateStage } from './healthGate.js';

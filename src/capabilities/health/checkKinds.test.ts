@@ -1,7 +1,7 @@
 import test from 'ava';
 import { z } from 'zod';
 import { parseConfigText } from '../../process/loadConfig.js';
-import { InProcessStateStore } from '../../core/stateStore.js';
+import { InProcessStateStore } from '../../core/contracts/stateStore.js';
 import { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import { createLogger } from '../../core/telemetry/logger.js';
 import type { HealthView } from '../../core/views/healthView.js';

@@ -1,4 +1,4 @@
-import type { StateMap } from '../../core/stateStore.js';
+import type { StateMap } from '../../core/contracts/stateStore.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { CheckOutcome, CheckRun, CheckStart } from './checks/check.js';
 import type { CheckFiles } from './checks/checkKind.js';

@@ -1,4 +1,4 @@
-import type { Stage } from '../../pipeline/stage.js';
+import type { Stage } from '../../pipeline/selection/stage.js';
 import type { CompiledRecordHealth } from './recordHealth.js';
 
 /**

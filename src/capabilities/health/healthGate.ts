@@ -1,7 +1,7 @@
 import type { HealthView } from '../../core/views/healthView.js';
 import type { CompiledRecordHealth, CompiledTier } from './recordHealth.js';
-import { selectionNow, type LiveDc, type RecordAvailability, type Stage } from '../../pipeline/stage.js';
-import { type GslbEndpoint } from '../../core/topology.js';
+import { selectionNow, type LiveDc, type RecordAvailability, type Stage } from '../../pipeline/selection/stage.js';
+import { type GslbEndpoint } from '../../core/model/topology.js';
 
 /** Why an endpoint was left out, as the /explain trace says it. */
 type OutReason = 'down' | 'data center down' | 'forced down' | 'drained';

@@ -1,6 +1,6 @@
 import { dirname, resolve as resolvePath } from 'node:path';
 import type { Registry } from 'prom-client';
-import { InProcessStateStore, type StateStore } from '../../core/stateStore.js';
+import { InProcessStateStore, type StateStore } from '../../core/contracts/stateStore.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { HealthStatus, HealthView } from '../../core/views/healthView.js';
 import type { CheckOutcome } from './checks/check.js';

@@ -1,4 +1,4 @@
-import type { AdminRoute, RouteSink } from '../../core/adminRoute.js';
+import type { AdminRoute, RouteSink } from '../../core/contracts/adminRoute.js';
 import type { Engine } from '../../pipeline/engine.js';
 import { canonicalIfIpText } from '../../core/net/ipAddress.js';
 import type { HealthMonitor } from './healthMonitor.js';

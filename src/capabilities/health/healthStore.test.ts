@@ -1,6 +1,6 @@
 import test from 'ava';
 import { parseConfigText } from '../../process/loadConfig.js';
-import { InProcessStateStore } from '../../core/stateStore.js';
+import { InProcessStateStore } from '../../core/contracts/stateStore.js';
 import { createLogger } from '../../core/telemetry/logger.js';
 import type { AdminOverride, HealthView } from '../../core/views/healthView.js';
 import { EXAMPLE_ZONE } from '../../../test/support/exampleZone.js';

@@ -1,8 +1,8 @@
-import type { StateMap, StateStore } from '../../core/stateStore.js';
+import type { StateMap, StateStore } from '../../core/contracts/stateStore.js';
 import type { AdminOverride, HealthStatus } from '../../core/views/healthView.js';
 
 /**
- * What health keeps in the {@link StateStore} (src/core/stateStore.ts): the latest verdict of
+ * What health keeps in the {@link StateStore} (src/core/contracts/stateStore.ts): the latest verdict of
  * every check and the operators' overrides, as plain JSON values. The monitor writes them and
  * builds its views from what it watches; the query path reads only the views.
  */

@@ -1,4 +1,4 @@
-import type { GslbEndpoint } from '../../core/topology.js';
+import type { GslbEndpoint } from '../../core/model/topology.js';
 import { UNMONITORED_UP, type EndpointHealth, type HealthStatus, type HealthView } from '../../core/views/healthView.js';
 
 /**

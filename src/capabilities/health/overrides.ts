@@ -1,4 +1,4 @@
-import type { StateMap } from '../../core/stateStore.js';
+import type { StateMap } from '../../core/contracts/stateStore.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { AdminOverride } from '../../core/views/healthView.js';
 

@@ -1,6 +1,6 @@
 import type { RecordHealthConfig } from './healthSchema.js';
-import type { DcCandidate, LiveDc } from '../../pipeline/stage.js';
-import type { GslbEndpoint } from '../../core/topology.js';
+import type { DcCandidate, LiveDc } from '../../pipeline/selection/stage.js';
+import type { GslbEndpoint } from '../../core/model/topology.js';
 
 /** What a record does when no endpoint of any tier can answer (src/capabilities/health/README.md). */
 export type AllDownPolicy = 'fail-open' | 'fail-closed' | 'failsafe';

@@ -1,4 +1,4 @@
-import type { StateMap } from '../../core/stateStore.js';
+import type { StateMap } from '../../core/contracts/stateStore.js';
 import { UNMONITORED_UP, type AdminOverride, type EndpointHealth, type HealthStatus } from '../../core/views/healthView.js';
 import { combineStatus, groupStatus } from './checkState.js';
 import type { HealthMetrics } from './healthMetrics.js';

@@ -3,9 +3,9 @@ import { asciiLower } from '../../core/dns/name.js';
 import { formatQualifiers, type Qualifiers } from '../../core/location/location.js';
 import { locationMatches } from '../../core/location/locationPattern.js';
 import { membershipScope, subnetMembership } from '../../core/net/subnet.js';
-import { classData } from '../../pipeline/answerClasses.js';
-import { clientLocation } from '../../pipeline/clientLocation.js';
-import { narrowScope, subnetReadBit, type ClientInputs, type SelectionState } from '../../pipeline/stage.js';
+import { classData } from '../../pipeline/selection/answerClasses.js';
+import { clientLocation } from '../../pipeline/selection/clientLocation.js';
+import { narrowScope, subnetReadBit, type ClientInputs, type SelectionState } from '../../pipeline/selection/stage.js';
 import type { ConditionConfig } from './policySchema.js';
 
 export { locationMatches };

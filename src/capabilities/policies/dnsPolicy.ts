@@ -1,9 +1,9 @@
 import { formatQualifiers } from '../../core/location/location.js';
 import { ConditionEvaluator } from './condition.js';
-import { applySharedRanking } from '../../pipeline/ranking.js';
+import { applySharedRanking } from '../../pipeline/selection/ranking.js';
 import { matchPreferred } from './preferredLocations.js';
 import { decidingRule, type PolicyRule, type RuleList, type RuleVerdict } from './ruleList.js';
-import type { LiveDc, SelectionState, Stage } from '../../pipeline/stage.js';
+import type { LiveDc, SelectionState, Stage } from '../../pipeline/selection/stage.js';
 
 /**
  * `policy`: DNS policies (SPEC §4, seed 002). The record's own rules are tried first, then the

@@ -1,9 +1,9 @@
 import type { Qualifiers } from '../../core/location/location.js';
 import { locationMatches } from '../../core/location/locationPattern.js';
-import type { CompiledDataCenter } from '../../core/topology.js';
-import { rankGroups, type DecisionStep } from '../../pipeline/locationDecision.js';
-import type { DcRanking } from '../../pipeline/ranking.js';
-import type { LocationReader, StageSlot } from '../../pipeline/stage.js';
+import type { CompiledDataCenter } from '../../core/model/topology.js';
+import { rankGroups, type DecisionStep } from '../../pipeline/selection/locationDecision.js';
+import type { DcRanking } from '../../pipeline/selection/ranking.js';
+import type { LocationReader, StageSlot } from '../../pipeline/selection/stage.js';
 import type { Condition } from './condition.js';
 import type { RuleList } from './ruleList.js';
 

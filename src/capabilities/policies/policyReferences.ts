@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { subnetsOverlap } from '../../core/net/subnet.js';
 import type { ActionConfig, ConditionConfig, PolicyBindingConfig, PoliciesRecordConfig, SubnetOverlap } from './policySchema.js';
-import type { DcListConfig } from '../../pipeline/ranking.js';
+import type { DcListConfig } from '../../pipeline/selection/ranking.js';
 import type { SubnetConfig } from '../../core/net/subnet.js';
 import { isStaticPolicy } from './policySchema.js';
 import type { DataCenterConfig } from '../../pipeline/config/topologySchema.js';

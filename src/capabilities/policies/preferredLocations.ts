@@ -1,6 +1,6 @@
 import { WILDCARD, type Qualifiers } from '../../core/location/location.js';
-import type { CompiledDataCenter } from '../../core/topology.js';
-import type { DcRanking } from '../../pipeline/ranking.js';
+import type { CompiledDataCenter } from '../../core/model/topology.js';
+import type { DcRanking } from '../../pipeline/selection/ranking.js';
 
 /** How a data center's location matches one preferred location (seed 002). */
 export type PreferredMatch = 'perfect' | 'partial' | 'no';

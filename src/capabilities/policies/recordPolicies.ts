@@ -1,8 +1,8 @@
 import type { Qualifiers } from '../../core/location/location.js';
 import type { RecordStageInput } from '../../pipeline/capability.js';
-import { oneGroupRanking } from '../../pipeline/locationDecision.js';
-import { rankingFromDcList } from '../../pipeline/ranking.js';
-import type { Stage, StageSlot } from '../../pipeline/stage.js';
+import { oneGroupRanking } from '../../pipeline/selection/locationDecision.js';
+import { rankingFromDcList } from '../../pipeline/selection/ranking.js';
+import type { Stage, StageSlot } from '../../pipeline/selection/stage.js';
 import { compileCondition, type ConditionInputs } from './condition.js';
 import { dnsPolicyStage } from './dnsPolicy.js';
 import { policyLocationReader } from './locationSteps.js';

@@ -1,8 +1,8 @@
 import type { SubnetOverlap } from './policySchema.js';
 import type { Qualifiers } from '../../core/location/location.js';
-import type { SelectionState } from '../../pipeline/stage.js';
+import type { SelectionState } from '../../pipeline/selection/stage.js';
 import { describeCondition, type Condition, type ConditionEvaluator } from './condition.js';
-import { ranksAny, type DcRanking } from '../../pipeline/ranking.js';
+import { ranksAny, type DcRanking } from '../../pipeline/selection/ranking.js';
 
 /** One rule compiled for one record: a condition and the ranking its action gives that record. */
 export interface PolicyRule {

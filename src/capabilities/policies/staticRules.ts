@@ -1,7 +1,7 @@
 import { ConditionEvaluator } from './condition.js';
-import { applySharedRanking } from '../../pipeline/ranking.js';
+import { applySharedRanking } from '../../pipeline/selection/ranking.js';
 import { decidingRule, type RuleList, type RuleVerdict } from './ruleList.js';
-import type { LiveDc, SelectionState, Stage } from '../../pipeline/stage.js';
+import type { LiveDc, SelectionState, Stage } from '../../pipeline/selection/stage.js';
 
 /**
  * `rank` for static records (SPEC §3 static mode): the deciding rule's data center list, in

@@ -1,6 +1,6 @@
 import { distanceKm, WILDCARD, type Location, type Qualifiers } from '../../core/location/location.js';
-import type { DcRanking } from '../../pipeline/ranking.js';
-import type { CompiledDataCenter } from '../../core/topology.js';
+import type { DcRanking } from '../../pipeline/selection/ranking.js';
+import type { CompiledDataCenter } from '../../core/model/topology.js';
 
 /**
  * The canonical static-proximity order of data centers for a known client location (SPEC §4;

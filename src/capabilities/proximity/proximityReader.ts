@@ -1,8 +1,8 @@
 import type { Location } from '../../core/location/location.js';
-import type { CompiledDataCenter } from '../../core/topology.js';
-import { oneGroupRanking, type DecisionStep } from '../../pipeline/locationDecision.js';
-import type { DcRanking } from '../../pipeline/ranking.js';
-import type { LocationReader } from '../../pipeline/stage.js';
+import type { CompiledDataCenter } from '../../core/model/topology.js';
+import { oneGroupRanking, type DecisionStep } from '../../pipeline/selection/locationDecision.js';
+import type { DcRanking } from '../../pipeline/selection/ranking.js';
+import type { LocationReader } from '../../pipeline/selection/stage.js';
 import { distanceTo, proximityRanking, sharedScore } from './proximityRanking.js';
 
 /**

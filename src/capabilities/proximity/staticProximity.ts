@@ -1,11 +1,11 @@
 import { formatQualifiers } from '../../core/location/location.js';
 import { unpackId } from '../../core/lpm/rangeTable.js';
-import { applyRanking, applySharedRanking } from '../../pipeline/ranking.js';
-import { clientLocation } from '../../pipeline/clientLocation.js';
-import { classData, isUnknownLocation } from '../../pipeline/answerClasses.js';
-import type { DcRanking } from '../../pipeline/ranking.js';
+import { applyRanking, applySharedRanking } from '../../pipeline/selection/ranking.js';
+import { clientLocation } from '../../pipeline/selection/clientLocation.js';
+import { classData, isUnknownLocation } from '../../pipeline/selection/answerClasses.js';
+import type { DcRanking } from '../../pipeline/selection/ranking.js';
 import { proximity, proximityRanking } from './proximityRanking.js';
-import type { LiveDc, SelectionState, Stage } from '../../pipeline/stage.js';
+import type { LiveDc, SelectionState, Stage } from '../../pipeline/selection/stage.js';
 
 /**
  * `rank` by static proximity (SPEC §4; Citrix ADC static proximity). The canonical rules 1–4

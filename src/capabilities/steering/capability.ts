@@ -1,4 +1,4 @@
-import type { AdminRoute } from '../../core/adminRoute.js';
+import type { AdminRoute } from '../../core/contracts/adminRoute.js';
 import type { Capability, CapabilityHost, CapabilityRuntime, EnvPart } from '../../pipeline/capability.js';
 import type { GslbRecordConfig } from '../../pipeline/config/recordSchema.js';
 import { MetricStore } from './metricStore.js';

@@ -1,8 +1,8 @@
 import { formatIp, maskAddress } from '../../core/net/ipAddress.js';
 import { clientNetworkKey, type MetricSource } from '../../core/views/metricView.js';
 import { describeCriterion, rankByCriterion, type Criterion } from './criterion.js';
-import { clientNetworkPrefix } from '../../pipeline/tieBreakHash.js';
-import { narrowScope, selectionNow, type LiveDc, type SelectionState, type Stage } from '../../pipeline/stage.js';
+import { clientNetworkPrefix } from '../../pipeline/selection/tieBreakHash.js';
+import { narrowScope, selectionNow, type LiveDc, type SelectionState, type Stage } from '../../pipeline/selection/stage.js';
 
 /** What a multi-source rank stage ranks by. */
 export interface CriterionRankOptions {

@@ -1,5 +1,5 @@
 import { evaluateGate, triName, TRUE, UNKNOWN, type Gate } from './gateExpression.js';
-import { selectionNow, type LiveDc, type Stage } from '../../pipeline/stage.js';
+import { selectionNow, type LiveDc, type Stage } from '../../pipeline/selection/stage.js';
 
 /**
  * `gate` (metrics): keeps the live data centers whose gate expression holds (SPEC §3 "gating",

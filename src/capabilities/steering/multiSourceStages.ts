@@ -3,8 +3,8 @@ import { metricId } from './catalog.js';
 import { parseGate } from './gateExpression.js';
 import { criterionRankStage } from './criterionRank.js';
 import { metricGateStage } from './metricGate.js';
-import { clientHashTieBreak, pickDcsStage } from '../../pipeline/stages/pickDcs.js';
-import type { Stage } from '../../pipeline/stage.js';
+import { clientHashTieBreak, pickDcsStage } from '../../pipeline/selection/pickDcs.js';
+import type { Stage } from '../../pipeline/selection/stage.js';
 
 /**
  * The stages of a `multi-source` policy (SPEC §3): the metric gate (when the policy has one),

@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { RouteSink } from '../../core/adminRoute.js';
+import type { RouteSink } from '../../core/contracts/adminRoute.js';
 import type { MetricsConfig } from './metricsSchema.js';
 import type { MetricSource } from '../../core/views/metricView.js';
 import { METRIC_CATALOG, METRIC_SOURCES } from './catalog.js';

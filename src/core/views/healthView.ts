@@ -1,4 +1,4 @@
-import type { GslbEndpoint } from '../topology.js';
+import type { GslbEndpoint } from '../model/topology.js';
 
 /** What monitors say about a target: `unknown` until the first check result (src/capabilities/health/README.md). */
 export type HealthStatus = 'up' | 'down' | 'unknown';

@@ -1,5 +1,5 @@
 import { addressFromBytes, familyBits, ipv4, type IpAddress } from '../net/ipAddress.js';
-import type { Client } from '../query.js';
+import type { Client } from '../model/query.js';
 
 /** EDNS option code of Client Subnet (RFC 7871 §6). */
 export const ECS_OPTION_CODE = 8;

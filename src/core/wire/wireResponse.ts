@@ -1,7 +1,7 @@
 import dnsPacket from 'dns-packet';
 import { asciiLower } from '../dns/name.js';
 import { TYPE_CODES, type RecordData, type RecordType, type ResourceRecord } from '../dns/records.js';
-import type { Answer } from '../query.js';
+import type { Answer } from '../model/query.js';
 import { ECS_OPTION_CODE, replyScope } from './ecsOption.js';
 import type { WireEdns, WireQuestion } from './wireQuery.js';
 

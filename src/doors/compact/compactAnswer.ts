@@ -1,6 +1,6 @@
 import { RCODE } from '../../core/dns/rcode.js';
 import { ipv4 } from '../../core/net/ipAddress.js';
-import type { Answer } from '../../core/query.js';
+import type { Answer } from '../../core/model/query.js';
 import { readEcs, replyScope, type EcsSubnet } from '../../core/wire/ecsOption.js';
 import { AnswerWrapper, type AnswerForm, type AnswerWrapperDeps } from '../answerWrapper.js';
 import type { AnswerFrame, CompactQuery } from './frameCodec.js';

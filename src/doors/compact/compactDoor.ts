@@ -1,5 +1,5 @@
 import { dirname, resolve as resolvePath } from 'node:path';
-import type { FrontDoorHost, FrontDoorKind } from '../../core/frontDoor.js';
+import type { FrontDoorHost, FrontDoorKind } from '../../core/contracts/frontDoor.js';
 import { CompactServer } from './compactServer.js';
 import { compactListenerSchema, type CompactListenerConfig } from './listenerSchema.js';
 

@@ -1,6 +1,6 @@
 import type { Server, Socket } from 'node:net';
 import { Counter, Gauge } from 'prom-client';
-import type { FrontDoor } from '../../core/frontDoor.js';
+import type { FrontDoor } from '../../core/contracts/frontDoor.js';
 import type { CompactListenerConfig } from './listenerSchema.js';
 import { compactAnswerer, type CompactAnswerDeps, type CompactAnswerer } from './compactAnswer.js';
 import {

@@ -1,4 +1,4 @@
-import type { FrontDoorHost, FrontDoorKind } from '../../core/frontDoor.js';
+import type { FrontDoorHost, FrontDoorKind } from '../../core/contracts/frontDoor.js';
 import { DnsServer } from './dnsServer.js';
 import { dnsListenersSchema, dnsRootSchema, type DnsBehaviourConfig, type DnsListenerConfig } from './listenerSchema.js';
 

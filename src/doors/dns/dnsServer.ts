@@ -1,6 +1,6 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, isIPv6, type Server, type Socket } from 'node:net';
-import type { FrontDoor } from '../../core/frontDoor.js';
+import type { FrontDoor } from '../../core/contracts/frontDoor.js';
 import { parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
 import { MessageHandler, type DnsFrontDoorDeps } from './handleMessage.js';

@@ -1,6 +1,6 @@
 import { RCODE_NAMES } from '../../core/dns/rcode.js';
 import { formatIp, maskAddress, type IpAddress } from '../../core/net/ipAddress.js';
-import type { Answer, Query } from '../../core/query.js';
+import type { Answer, Query } from '../../core/model/query.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { decodeQuery, type WireQuestion } from '../../core/wire/wireQuery.js';
 import { encodeReply, type ReplyHeader } from '../../core/wire/wireResponse.js';

@@ -1,5 +1,5 @@
 import { dirname, resolve as resolvePath } from 'node:path';
-import type { FrontDoorKind } from '../../core/frontDoor.js';
+import type { FrontDoorKind } from '../../core/contracts/frontDoor.js';
 import type { DoorHost } from '../doorHost.js';
 import { powerdnsListenerSchema, type PowerdnsListenerConfig } from './listenerSchema.js';
 import { powerDnsFrontDoor, type RemoteBackendServer } from './remoteBackendServer.js';

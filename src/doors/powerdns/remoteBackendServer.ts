@@ -1,6 +1,6 @@
 import { unlinkSync } from 'node:fs';
 import type { Server, Socket } from 'node:net';
-import type { FrontDoor } from '../../core/frontDoor.js';
+import type { FrontDoor } from '../../core/contracts/frontDoor.js';
 import type { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { AnswerWrapper } from '../answerWrapper.js';

@@ -1,5 +1,5 @@
 import { familyBits, ipv4, ipv6, maskAddress, parseIp, sameAddress, type IpAddress } from '../../core/net/ipAddress.js';
-import type { Client } from '../../core/query.js';
+import type { Client } from '../../core/model/query.js';
 import { clientFor, replyScope, type EcsOption } from '../../core/wire/ecsOption.js';
 
 /** Who a PowerDNS `lookup` is for, read from its `remote` and `real-remote` parameters. */

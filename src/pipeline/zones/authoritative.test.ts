@@ -5,7 +5,7 @@ import { presentData } from '../../core/dns/presentation.js';
 import type { ResourceRecord } from '../../core/dns/records.js';
 import { resolve, type ExplainedSelection } from './authoritative.js';
 import { RCODE } from '../../core/dns/rcode.js';
-import { type Answer } from '../../core/query.js';
+import { type Answer } from '../../core/model/query.js';
 
 /**
  * The authoritative answer logic on a fixture zone set: query → rcode, AA, sections, scope.

@@ -1,10 +1,10 @@
 import { canonicalName, parentName } from '../../core/dns/name.js';
 import { RECORD_TYPES, TYPE_CODES, type RecordType, type ResourceRecord } from '../../core/dns/records.js';
-import { decide } from '../decisionCache.js';
-import { TraceSink } from '../trace.js';
+import { decide } from '../selection/decisionCache.js';
+import { TraceSink } from '../selection/trace.js';
 import { RCODE } from '../../core/dns/rcode.js';
-import type { Answer, Client, Query } from '../../core/query.js';
-import type { CompiledGslbRecord, SelectionEnv } from '../stage.js';
+import type { Answer, Client, Query } from '../../core/model/query.js';
+import type { CompiledGslbRecord, SelectionEnv } from '../selection/stage.js';
 import { selectionEnv } from './selectionEnv.js';
 import type { ZoneData, ZoneIndex, ZoneNode } from './zoneIndex.js';
 

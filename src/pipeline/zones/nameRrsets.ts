@@ -1,8 +1,8 @@
 import { isInZone } from '../../core/dns/name.js';
 import type { RecordType, ResourceRecord } from '../../core/dns/records.js';
-import { decide } from '../decisionCache.js';
-import type { SelectionEnv } from '../stage.js';
-import type { Client } from '../../core/query.js';
+import { decide } from '../selection/decisionCache.js';
+import type { SelectionEnv } from '../selection/stage.js';
+import type { Client } from '../../core/model/query.js';
 import type { AnswerSource } from './authoritative.js';
 import { selectionEnv } from './selectionEnv.js';
 import type { ZoneData, ZoneNode } from './zoneIndex.js';

@@ -1,4 +1,4 @@
-import type { SelectionEnv } from '../stage.js';
+import type { SelectionEnv } from '../selection/stage.js';
 import type { AnswerSource } from './authoritative.js';
 
 /** Environments by context, then by a snapshot's state views; both weak, so neither side is kept alive by the cache. */

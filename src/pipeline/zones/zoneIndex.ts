@@ -1,6 +1,6 @@
 import { isInZone, parentName } from '../../core/dns/name.js';
 import type { RecordType, ResourceRecord, SoaData } from '../../core/dns/records.js';
-import type { CompiledGslbRecord } from '../stage.js';
+import type { CompiledGslbRecord } from '../selection/stage.js';
 
 /** One owner name in a zone: its static RRsets and GSLB records. An empty node is an empty non-terminal. */
 export interface ZoneNode {

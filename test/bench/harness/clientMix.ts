@@ -1,6 +1,6 @@
 import { ipv4, ipv6, maskAddress, type IpAddress } from '../../../src/core/net/ipAddress.js';
 import type { RangeLocationDb } from '../../../src/capabilities/geo/rangeLocationDb.js';
-import type { Client } from '../../../src/core/query.js';
+import type { Client } from '../../../src/core/model/query.js';
 import { seededRandom } from '../../support/seededRandom.js';
 
 /** Where a benchmark client address comes from. */

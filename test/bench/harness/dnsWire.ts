@@ -1,7 +1,7 @@
 import { createSocket } from 'node:dgram';
 import dnsPacket from 'dns-packet';
 import { formatIp } from '../../../src/core/net/ipAddress.js';
-import type { Client } from '../../../src/core/query.js';
+import type { Client } from '../../../src/core/model/query.js';
 
 /** EDNS payload size the benchmark queries advertise (the DNS flag day 2020 value). */
 const UDP_PAYLOAD = 1232;

@@ -1,5 +1,5 @@
-import { clientNetworkPrefix, clientTieBreakHash, rendezvousChoose } from '../tieBreakHash.js';
-import { narrowScope, type LiveDc, type SelectionState, type Stage } from '../stage.js';
+import { clientNetworkPrefix, clientTieBreakHash, rendezvousChoose } from './tieBreakHash.js';
+import { narrowScope, type LiveDc, type SelectionState, type Stage } from './stage.js';
 
 /** How the pick stage splits a rank group that straddles the pickDcCount cut. */
 export interface TieBreak {

@@ -1,6 +1,6 @@
-import type { BalanceAlgorithm } from '../balanceAlgorithm.js';
-import { weightPool } from '../weightPool.js';
-import type { Stage } from '../stage.js';
+import type { BalanceAlgorithm } from './balanceAlgorithm.js';
+import { weightPool } from './weightPool.js';
+import type { Stage } from './stage.js';
 
 const CHOICE_VARIES = 'the balance algorithm chooses among several endpoints (rotation, random draw or client input)';
 

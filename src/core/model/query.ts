@@ -1,5 +1,5 @@
-import type { ResourceRecord } from './dns/records.js';
-import type { IpAddress } from './net/ipAddress.js';
+import type { ResourceRecord } from '../dns/records.js';
+import type { IpAddress } from '../net/ipAddress.js';
 
 /**
  * What every front door exchanges with the engine: a question, the client it is asked for, and
@@ -34,7 +34,7 @@ export interface Answer {
   authoritative: boolean;
   /**
    * Answer section. The records of a GSLB decision reused from the record's decision cache
-   * (`src/pipeline/decisionCache.ts`) are its frozen objects, the same for every query the decision
+   * (`src/pipeline/selection/decisionCache.ts`) are its frozen objects, the same for every query the decision
    * serves while it stays valid: a front door may key a WeakMap on them to reuse their encoding.
    */
   answers: ResourceRecord[];

@@ -1,5 +1,5 @@
-import type { RecordData } from './dns/records.js';
-import type { Qualifiers } from './location/location.js';
+import type { RecordData } from '../dns/records.js';
+import type { Qualifiers } from '../location/location.js';
 
 /** Data centers and endpoints as the engine knows them once the configuration is compiled (SPEC §2). */
 

@@ -1,15 +1,15 @@
 import { isIP } from 'node:net';
 import type { z } from 'zod';
-import { configuredName, isInZone, ownerInZone } from '../../core/dns/name.js';
-import { parseRecordData } from '../../core/dns/presentation.js';
-import type { GslbRecordType } from '../../core/dns/records.js';
-import type { Capability, PolicyReferences } from '../capability.js';
-import type { GslbRecordConfig } from './recordSchema.js';
+import { configuredName, isInZone, ownerInZone } from '../core/dns/name.js';
+import { parseRecordData } from '../core/dns/presentation.js';
+import type { GslbRecordType } from '../core/dns/records.js';
+import type { Capability, PolicyReferences } from './capability.js';
+import type { GslbRecordConfig } from './config/recordSchema.js';
 
 /** A capability's check of the references of a record's policy. */
 export type PolicyCheck = NonNullable<Capability['checkPolicy']>;
-import type { DataCenterConfig, EndpointConfig, ServiceConfig } from './topologySchema.js';
-import type { ZoneConfig } from './zoneSchema.js';
+import type { DataCenterConfig, EndpointConfig, ServiceConfig } from './config/topologySchema.js';
+import type { ZoneConfig } from './config/zoneSchema.js';
 
 interface CrossReferenced {
   zones: ZoneConfig[];

@@ -1,15 +1,15 @@
-import type { SubnetConfig } from '../core/net/subnet.js';
-import type { RecordData, ResourceRecord } from '../core/dns/records.js';
-import type { IpAddress } from '../core/net/ipAddress.js';
-import { unpackPrefix } from '../core/lpm/rangeTable.js';
-import { ipv4BlocksScope } from '../core/net/ipv4InIpv6.js';
-import { membershipScope, subnetMembershipWords } from '../core/net/subnet.js';
-import type { HealthView } from '../core/views/healthView.js';
+import type { SubnetConfig } from '../../core/net/subnet.js';
+import type { RecordData, ResourceRecord } from '../../core/dns/records.js';
+import type { IpAddress } from '../../core/net/ipAddress.js';
+import { unpackPrefix } from '../../core/lpm/rangeTable.js';
+import { ipv4BlocksScope } from '../../core/net/ipv4InIpv6.js';
+import { membershipScope, subnetMembershipWords } from '../../core/net/subnet.js';
+import type { HealthView } from '../../core/views/healthView.js';
 import type { LocationClasses } from './answerClasses.js';
 import { afterRankIndex, runPipeline, runStages, selectionState } from './pipeline.js';
 import type { TraceSink } from './trace.js';
 import { LOCATION_READ, MAX_READ_SUBNETS, subnetReadBit, type CompiledGslbRecord, type LiveDc, type RecordAvailability, type SelectionEnv, type SelectionState, type Stage } from './stage.js';
-import { type Client } from '../core/query.js';
+import { type Client } from '../../core/model/query.js';
 
 /** A record's answer for one client, as the zones' query path and `nameRrsets` copy it into theirs. */
 export interface Decision {

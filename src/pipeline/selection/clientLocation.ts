@@ -1,5 +1,5 @@
-import type { Location } from '../core/location/location.js';
-import { unpackId, unpackPrefix } from '../core/lpm/rangeTable.js';
+import type { Location } from '../../core/location/location.js';
+import { unpackId, unpackPrefix } from '../../core/lpm/rangeTable.js';
 import { narrowScope, type SelectionState } from './stage.js';
 
 /**

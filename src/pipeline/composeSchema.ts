@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { Capability } from '../capability.js';
+import type { Capability } from './capability.js';
 import { checkCrossReferences } from './crossReferences.js';
-import { commonPolicyFields, gslbRecordSchemaOf, type CommonPolicyShape } from './recordSchema.js';
-import { dataCenterSchemaOf, endpointSchemaOf, serviceSchemaOf } from './topologySchema.js';
-import { zoneSchema } from './zoneSchema.js';
+import { commonPolicyFields, gslbRecordSchemaOf, type CommonPolicyShape } from './config/recordSchema.js';
+import { dataCenterSchemaOf, endpointSchemaOf, serviceSchemaOf } from './config/topologySchema.js';
+import { zoneSchema } from './config/zoneSchema.js';
 
 /**
  * The schema of the whole configuration file, composed from the fragments of the capabilities (in

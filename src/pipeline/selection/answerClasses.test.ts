@@ -1,9 +1,9 @@
 import test from 'ava';
-import { BucketRangeTable4 } from '../core/lpm/bucketRangeTable.js';
-import { opaque, prefixLocationDb } from '../../test/support/prefixLocationDb.js';
-import { smallDbs } from '../../test/geo/smallDb.js';
-import { ask, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
-import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
+import { BucketRangeTable4 } from '../../core/lpm/bucketRangeTable.js';
+import { opaque, prefixLocationDb } from '../../../test/support/prefixLocationDb.js';
+import { smallDbs } from '../../../test/geo/smallDb.js';
+import { ask, fixedContext, snapshotOf } from '../../../test/support/selectionFixture.js';
+import { EXAMPLE_ZONE } from '../../../test/support/exampleZone.js';
 
 const CONFIG = `
 ${EXAMPLE_ZONE}

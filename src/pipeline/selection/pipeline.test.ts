@@ -1,14 +1,14 @@
 import test from 'ava';
-import { prefixLocationDb } from '../../test/support/prefixLocationDb.js';
-import { clientOf, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
-import { downHealth } from '../../test/support/selectionHarness.js';
-import type { ResolveContext } from '../core/views/resolveContext.js';
+import { prefixLocationDb } from '../../../test/support/prefixLocationDb.js';
+import { clientOf, fixedContext, snapshotOf } from '../../../test/support/selectionFixture.js';
+import { downHealth } from '../../../test/support/selectionHarness.js';
+import type { ResolveContext } from '../../core/views/resolveContext.js';
 import { runSelection } from './pipeline.js';
-import { compileRecord } from './compileRecord.js';
-import { BALANCE_ALGORITHMS } from '../capabilities/balance/registry.js';
+import { compileRecord } from '../compileRecord.js';
+import { BALANCE_ALGORITHMS } from '../../capabilities/balance/registry.js';
 import { TraceSink } from './trace.js';
 import type { SelectionResult } from './stage.js';
-import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
+import { EXAMPLE_ZONE } from '../../../test/support/exampleZone.js';
 
 /**
  * The selection pipeline on a fixture built in code: five data centers, a location map of a few

@@ -1,25 +1,25 @@
 import test from 'ava';
-import { parseConfigText } from '../process/loadConfig.js';
-import { TYPE_CODES } from '../core/dns/records.js';
-import { withHealthView, type Snapshot } from './snapshot.js';
-import { buildSnapshot } from '../process/snapshot.js';
-import { formatIp, parseCidr, parseIp, type IpAddress } from '../core/net/ipAddress.js';
-import { HealthMonitor } from '../capabilities/health/healthMonitor.js';
-import { createLogger } from '../core/telemetry/logger.js';
-import { allUpHealthView, type AdminOverride, type HealthStatus, type HealthView } from '../core/views/healthView.js';
-import { emptyMetricView } from '../core/views/metricView.js';
-import type { ResolveContext } from '../core/views/resolveContext.js';
-import { RotationStore } from '../core/views/rotationStore.js';
-import { resolve } from './zones/authoritative.js';
-import { type Answer } from '../core/query.js';
-import { nameRrsets } from './zones/nameRrsets.js';
-import { viewOf } from '../../test/health/gslbFixture.js';
-import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
-import { prefixLocationDb } from '../../test/support/prefixLocationDb.js';
-import { PREF_ACTIONS, PREF_RECORD, SEED002_APP_SERVICE, SEED002_DATACENTERS_WITH_COORDINATES } from '../../test/support/seed002Service.js';
-import { CopyableRandom, seededUint32 } from '../../test/support/seededRandom.js';
+import { parseConfigText } from '../../process/loadConfig.js';
+import { TYPE_CODES } from '../../core/dns/records.js';
+import { withHealthView, type Snapshot } from '../snapshot.js';
+import { buildSnapshot } from '../../process/snapshot.js';
+import { formatIp, parseCidr, parseIp, type IpAddress } from '../../core/net/ipAddress.js';
+import { HealthMonitor } from '../../capabilities/health/healthMonitor.js';
+import { createLogger } from '../../core/telemetry/logger.js';
+import { allUpHealthView, type AdminOverride, type HealthStatus, type HealthView } from '../../core/views/healthView.js';
+import { emptyMetricView } from '../../core/views/metricView.js';
+import type { ResolveContext } from '../../core/views/resolveContext.js';
+import { RotationStore } from '../../core/views/rotationStore.js';
+import { resolve } from '../zones/authoritative.js';
+import { type Answer } from '../../core/model/query.js';
+import { nameRrsets } from '../zones/nameRrsets.js';
+import { viewOf } from '../../../test/health/gslbFixture.js';
+import { EXAMPLE_ZONE } from '../../../test/support/exampleZone.js';
+import { prefixLocationDb } from '../../../test/support/prefixLocationDb.js';
+import { PREF_ACTIONS, PREF_RECORD, SEED002_APP_SERVICE, SEED002_DATACENTERS_WITH_COORDINATES } from '../../../test/support/seed002Service.js';
+import { CopyableRandom, seededUint32 } from '../../../test/support/seededRandom.js';
 import { MAX_DECISIONS } from './decisionCache.js';
-import type { Client } from '../core/query.js';
+import type { Client } from '../../core/model/query.js';
 
 /**
  * The decision cache against the pipeline it replaces: the same configuration compiled twice,

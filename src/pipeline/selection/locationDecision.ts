@@ -1,4 +1,4 @@
-import type { CompiledDataCenter } from '../core/topology.js';
+import type { CompiledDataCenter } from '../../core/model/topology.js';
 import type { DcRanking } from './ranking.js';
 
 /**

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { prefixLocationDb } from '../../test/support/prefixLocationDb.js';
-import { ask, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
-import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
+import { prefixLocationDb } from '../../../test/support/prefixLocationDb.js';
+import { ask, fixedContext, snapshotOf } from '../../../test/support/selectionFixture.js';
+import { EXAMPLE_ZONE } from '../../../test/support/exampleZone.js';
 
 /**
  * The ECS scope across address families (RFC 7871 §7.3: a resolver serves an answer to every

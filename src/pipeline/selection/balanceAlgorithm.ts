@@ -1,5 +1,5 @@
 import type { LiveDc, SelectionState } from './stage.js';
-import type { GslbEndpoint } from '../core/topology.js';
+import type { GslbEndpoint } from '../../core/model/topology.js';
 
 /**
  * How the records inside one chosen data center are spread (SPEC §3 `balanceAlgorithm`).

@@ -1,4 +1,4 @@
-import type { CompiledGslbRecord, LiveDc, Stage } from '../stage.js';
+import type { CompiledGslbRecord, LiveDc, Stage } from './stage.js';
 
 /** Each record's candidates as live data centers, built once per record and shared (frozen) by every query. */
 const liveByRecord = new WeakMap<CompiledGslbRecord, LiveDc[]>();

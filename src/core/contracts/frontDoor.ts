@@ -1,8 +1,8 @@
 import type { z } from 'zod';
-import type { Answer, Query } from './query.js';
-import type { EngineMetrics } from './telemetry/engineMetrics.js';
-import type { Logger } from './telemetry/logger.js';
-import type { ResolveContext } from './views/resolveContext.js';
+import type { Answer, Query } from '../model/query.js';
+import type { EngineMetrics } from '../telemetry/engineMetrics.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { ResolveContext } from '../views/resolveContext.js';
 
 /**
  * The front-door contract: how a protocol that asks the engine for decisions (a DNS listener, a

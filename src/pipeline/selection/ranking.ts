@@ -1,5 +1,5 @@
 import type { LiveDc } from './stage.js';
-import type { CompiledDataCenter } from '../core/topology.js';
+import type { CompiledDataCenter } from '../../core/model/topology.js';
 
 /** Data center names in priority order; an inner list is one group of equals (`[dc-a, [dc-b, dc-c]]`). */
 export type DcListConfig = readonly (string | readonly string[])[];

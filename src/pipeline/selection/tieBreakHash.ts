@@ -1,4 +1,4 @@
-import { maskWord } from '../core/net/ipAddress.js';
+import { maskWord } from '../../core/net/ipAddress.js';
 import type { SelectionState } from './stage.js';
 
 /**

@@ -1,11 +1,11 @@
-import type { IpAddress } from '../core/net/ipAddress.js';
-import { formatQualifiers, type Location } from '../core/location/location.js';
-import type { LocationDb, LocationTilings } from '../core/location/locationDb.js';
-import { BucketRangeTable4 } from '../core/lpm/bucketRangeTable.js';
-import { hugePageBuffer, rangesInHugePages } from '../core/lpm/hugePages.js';
-import { narrowIds, RangeTable4, RangeTable6, unpackPrefix, type RangeIds } from '../core/lpm/rangeTable.js';
-import type { Tiling } from '../core/lpm/tiling.js';
-import type { CompiledDataCenter } from '../core/topology.js';
+import type { IpAddress } from '../../core/net/ipAddress.js';
+import { formatQualifiers, type Location } from '../../core/location/location.js';
+import type { LocationDb, LocationTilings } from '../../core/location/locationDb.js';
+import { BucketRangeTable4 } from '../../core/lpm/bucketRangeTable.js';
+import { hugePageBuffer, rangesInHugePages } from '../../core/lpm/hugePages.js';
+import { narrowIds, RangeTable4, RangeTable6, unpackPrefix, type RangeIds } from '../../core/lpm/rangeTable.js';
+import type { Tiling } from '../../core/lpm/tiling.js';
+import type { CompiledDataCenter } from '../../core/model/topology.js';
 import { locationDecisionKey } from './locationDecision.js';
 import { LOCATION_READ, narrowScope, STAGE_SLOTS, type LocationReader, type SelectionState } from './stage.js';
 

@@ -1,10 +1,10 @@
 import type { BalanceAlgorithm } from './balanceAlgorithm.js';
-import { balanceStage } from './stages/balance.js';
-import { candidatesStage } from './stages/candidates.js';
-import { pickDcsStage, rotationTieBreak } from './stages/pickDcs.js';
+import { balanceStage } from './balanceStage.js';
+import { candidatesStage } from './candidatesStage.js';
+import { pickDcsStage, rotationTieBreak } from './pickDcs.js';
 import type { TraceSink } from './trace.js';
 import { STAGE_SLOTS, type LiveDc, type CompiledGslbRecord, type SelectionEnv, type SelectionResult, type SelectionState, type Stage } from './stage.js';
-import { type Client } from '../core/query.js';
+import { type Client } from '../../core/model/query.js';
 
 /**
  * A record's pipeline: the query path's own stages — candidates, the pick (by rotation when no
