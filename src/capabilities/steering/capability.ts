@@ -1,7 +1,8 @@
 import type { AdminRoute } from '../../core/contracts/adminRoute.js';
 import type { Capability, CapabilityHost, CapabilityRuntime, EnvPart } from '../../pipeline/capability.js';
 import type { GslbRecordConfig } from '../../pipeline/config/recordSchema.js';
-import { MetricStore } from './metricStore.js';
+import type { MetricSource } from '../../core/views/metricView.js';
+import { MetricStore, type MetricWrite } from './metricStore.js';
 import { metricsSchema, type MetricsConfig } from './metricsSchema.js';
 import { multiSourceStages } from './multiSourceStages.js';
 import { isMultiSource, multiSourcePolicySchema } from './multiSourcePolicySchema.js';
@@ -15,11 +16,23 @@ export interface SteeringConfig {
   readonly records: readonly GslbRecordConfig[];
 }
 
+/** The state-store map of pushed batches: the last validated batch per source (`host`, `service`, `client`). */
+export const PUSHES_MAP = 'steering.pushes';
+
+/** One validated push as the state store keeps it (an absent metric value is `undefined`, `null` in JSON). */
+export interface PushedBatch {
+  readonly writes: readonly MetricWrite[];
+  /** When the engine received it (ms since the epoch): staleness counts from here. */
+  readonly atMs: number;
+}
+
 /** A started steering capability: its runtime and the metric store (the snapshot's metric view). */
 export interface SteeringRuntime extends CapabilityRuntime<SteeringConfig> {
   /** Host, service and client metrics; `host.status` / `service.status` also take monitor verdicts. */
   readonly store: MetricStore;
   readonly routes: readonly AdminRoute[];
+  prepare(config: SteeringConfig, refresh: boolean): EnvPart;
+  commit(config: SteeringConfig): void;
 }
 
 /**
@@ -50,8 +63,15 @@ export const steeringCapability = {
       store.configure(config.metrics, config.datacenters.map((d) => d.name), config.services.map((s) => s.name));
       running = config.metrics;
     };
+    // Validated pushes go to the state store, and the metric store applies what it sees there: in
+    // this process at once (inside the push), on a shared store also the pushes of other nodes.
+    const pushes = host.store.map<PushedBatch>(PUSHES_MAP);
+    pushes.watch((source, batch) => {
+      if (batch) store.apply(source as MetricSource, batch.writes, batch.atMs);
+    });
+    const apply = (source: MetricSource, writes: readonly MetricWrite[], atMs: number): void => pushes.set(source, { writes, atMs });
     const routes: AdminRoute[] = [];
-    registerMetricRoutes({ route: (r) => routes.push(r) }, { store, config: () => running!, registry: host.metrics.registry, now: () => host.now() });
+    registerMetricRoutes({ route: (r) => routes.push(r) }, { store, config: () => running!, registry: host.metrics.registry, now: () => host.now(), apply });
     return {
       store,
       routes,

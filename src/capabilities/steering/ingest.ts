@@ -87,12 +87,16 @@ export const pushBodySchemas = {
   client: batchOf(clientSampleSchema),
 } as const;
 
+/** Where a validated batch goes: the metric store itself, or the state store the metric store watches. */
+export type BatchSink = (source: MetricSource, writes: readonly MetricWrite[], nowMs: number) => void;
+
 /**
  * Validates a pushed batch (the parsed JSON body) and applies it to the store at `nowMs`, all
  * or nothing. NaN cannot be written in JSON and `1e999` parses to Infinity, which is rejected
  * like every non-finite, negative or out-of-range value.
+ * `apply` receives the batch once it is valid (default: the metric store's `apply`).
  */
-export function ingestBatch(store: MetricStore, source: MetricSource, body: unknown, nowMs: number): IngestOutcome {
+export function ingestBatch(store: MetricStore, source: MetricSource, body: unknown, nowMs: number, apply: BatchSink = (src, writes, at) => store.apply(src, writes, at)): IngestOutcome {
   const parsed = pushBodySchemas[source].safeParse(body);
   if (!parsed.success) {
     return { ok: false, status: 400, problems: parsed.error.issues.map((i) => ({ path: formatPath(i.path) || '(body)', message: describe(i) })) };
@@ -121,7 +125,7 @@ export function ingestBatch(store: MetricStore, source: MetricSource, body: unkn
     const malformed = problems.some((p) => p.path.endsWith('.network'));
     return { ok: false, status: malformed ? 400 : 422, problems };
   }
-  store.apply(source, writes, nowMs);
+  apply(source, writes, nowMs);
   return { ok: true, accepted: writes.length };
 }
 

@@ -3,7 +3,7 @@ import type { RouteSink } from '../../core/contracts/adminRoute.js';
 import type { MetricsConfig } from './metricsSchema.js';
 import type { MetricSource } from '../../core/views/metricView.js';
 import { METRIC_CATALOG, METRIC_SOURCES } from './catalog.js';
-import { ingestBatch } from './ingest.js';
+import { ingestBatch, type BatchSink } from './ingest.js';
 import type { MetricStore } from './metricStore.js';
 
 /** What the metric routes need. */
@@ -14,6 +14,8 @@ export interface MetricRouteDeps {
   readonly registry: Registry;
   /** Clock (ms since the epoch); samples are stamped with their arrival time. */
   readonly now: () => number;
+  /** Where a validated batch goes (default: straight into `store`). */
+  readonly apply?: BatchSink;
 }
 
 /**
@@ -69,7 +71,7 @@ export function registerMetricRoutes(admin: RouteSink, deps: MetricRouteDeps): v
       path: `/metrics/${source}`,
       mutating: true,
       handle({ body }) {
-        const outcome = ingestBatch(store, source, body, deps.now());
+        const outcome = ingestBatch(store, source, body, deps.now(), deps.apply);
         if (outcome.ok) {
           pushes.inc({ source, result: 'accepted' });
           samples.inc({ source }, outcome.accepted);
