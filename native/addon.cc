@@ -1,5 +1,5 @@
 // N-API bindings of the range index (node-addon-api for set-up, raw node_api.h for the two
-// per-query calls, which saves 10-20 ns a call; ../shared/notes/lpm.md §3.5).
+// per-query calls, which saves 10-20 ns a call; docs/notes/lpm.md §3.5).
 //
 // open(buffer, layout) borrows a compiled location file held in a JS ArrayBuffer (no copy), checks
 // every section lies inside it and the tilings are well formed (ascending starts, ids below the

@@ -7,7 +7,7 @@ import type { Logger } from '../core/telemetry/logger.js';
 export const MAX_BODY_BYTES = 1 << 20;
 
 /**
- * The admin HTTP listener (SPEC §7), loopback by default. Mutating routes need
+ * The admin HTTP listener (docs/PRODUCT.md §7), loopback by default. Mutating routes need
  * `Authorization: Bearer <token>`: 401 without or with a wrong token, 403 when no token is
  * configured (mutation disabled). Bad JSON gets 400, unknown paths 404, wrong methods 405; a
  * failing handler gets 500 and a log line, and the listener keeps serving.

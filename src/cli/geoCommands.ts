@@ -14,7 +14,7 @@ import { openLocationDb, type GeoImplementation } from '../capabilities/geo/open
 import { unpackId, unpackPrefix } from '../core/lpm/rangeTable.js';
 
 /**
- * `gslbd geo build` and `gslbd geo lookup` (SPEC §7). Exit codes as the rest of the CLI: 0 success,
+ * `gslbd geo build` and `gslbd geo lookup` (docs/PRODUCT.md §7). Exit codes as the rest of the CLI: 0 success,
  * 1 invalid input (arguments, configuration, a bad source line in strict mode), 2 runtime failure.
  */
 export function registerGeoCommands(program: Command): void {

@@ -9,7 +9,7 @@ import { startGslbd } from '../process/gslbdProcess.js';
 import { registerGeoCommands } from './geoCommands.js';
 
 /**
- * The `gslbd` command line (SPEC §7): serve, check-config, schema, explain, geo build|lookup.
+ * The `gslbd` command line (docs/PRODUCT.md §7): serve, check-config, schema, explain, geo build|lookup.
  * Exit codes: 0 success, 1 invalid input (configuration, arguments), 2 runtime failure.
  */
 const program = new Command()

@@ -12,7 +12,7 @@ export const loggingSchema = z.strictObject({
 const KEY_ORDER = ['listeners', 'dns', 'geo', 'logging', 'metrics', 'zones', 'datacenters', 'services', 'records', 'policies', 'actions', 'site', 'health'];
 
 /**
- * The whole configuration file (SPEC §7), composed from the capabilities' fragments
+ * The whole configuration file (docs/PRODUCT.md §7), composed from the capabilities' fragments
  * (`capabilities.ts`), the front doors' listeners and the engine's own `logging`. Unknown keys
  * anywhere are errors.
  */

@@ -8,7 +8,7 @@ export interface MonitorStatusSink {
 
 /**
  * Writes the monitors' data center and service statuses into the metric store as the monitor
- * side of `host.status` and `service.status` (SPEC §3; the store combines them with pushed
+ * side of `host.status` and `service.status` (docs/PRODUCT.md §3; the store combines them with pushed
  * statuses: both must say up). Unknown is no verdict; a status no monitor covers any more (after a
  * reload) is cleared. Call after every published health view and after every reconfiguration.
  */

@@ -21,7 +21,7 @@ import { LISTENER_GSLB_TABLE, recordListenerRecordRuns } from './listener.bench.
 import { RESOLVE_TABLE, recordResolveRows } from './resolve.bench.js';
 import { EXAMPLE_ZONE } from '../support/exampleZone.js';
 
-/** The three multi-source records: one per signal source (SPEC §3), same topology and balance. */
+/** The three multi-source records: one per signal source (docs/PRODUCT.md §3), same topology and balance. */
 const SOURCES: readonly { source: MetricSource; name: string; policy: string; label: string }[] = [
   { source: 'host', name: 'host.example.test', policy: 'source: host, metric: cpu, criterion: lowest', label: 'host.cpu lowest' },
   {
@@ -43,7 +43,7 @@ const CHECKED_CLIENTS = 300;
 const TOKEN = 'bench-admin-token-0123456789';
 
 /**
- * Multi-source selection (seed 004) beside the quickstart's static proximity: resolve()
+ * Multi-source selection (seed 004, docs/PRODUCT.md §3) beside the quickstart's static proximity: resolve()
  * decisions/s and p50/p99 in-process for a record per signal source — host `cpu` lowest,
  * service `healthyBackends` highest behind the gate `host.status == up && host.cpu < 90`, client
  * `packetLoss` lowest per /24 (/48) — each over 3 data centers × 4 endpoints, pickDcCount 2,

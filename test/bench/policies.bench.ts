@@ -21,7 +21,7 @@ import { EXAMPLE_ZONE } from '../support/exampleZone.js';
 import { PREF_ACTIONS, PREF_RECORD, SEED002_APP_SERVICE, SEED002_DATACENTERS_WITH_COORDINATES } from '../support/seed002Service.js';
 
 /**
- * resolve() decisions/s for the records of issue 6 (seed 002) over the real GeoLite2 data, in the
+ * resolve() decisions/s for the records of issue 6 (seed 002, docs/PRODUCT.md §4) over the real GeoLite2 data, in the
  * resolve table beside the quickstart record: a preferred-locations record (8 data centers, 2 DNS
  * policies: a view for internal subnets, preferred locations for clients in Africa, else static
  * proximity), and a static-proximity record over the same 8 data centers — with its answer

@@ -126,7 +126,7 @@ test('engine killed and restarted while PowerDNS runs: SERVFAIL meanwhile, never
   t.deepEqual(whileDown, Array(7).fill('SERVFAIL'));
 
   engine = await startEngine(configFile);
-  // Each PowerDNS connection that held the old socket fails its first query (notes §6): at most
+  // Each PowerDNS connection that held the old socket fails its first query (docs/notes/powerdns-remote-backend.md §6): at most
   // receiver-threads × distributor-threads + 1 (TCP) SERVFAILs, then answers.
   const after: string[] = [];
   for (let i = 0; i < 12; i++) {

@@ -5,7 +5,7 @@ import { buildSnapshot } from '../../src/process/snapshot.js';
 import { loadConfiguredLocationDb } from '../../src/capabilities/geo/loadSources.js';
 import { ask, dcsDown, fixedContext } from '../support/selectionFixture.js';
 
-/** examples/preferred-locations.yaml loads with its custom location entries and answers as its comments say. */
+/** examples/preferred-locations.yaml loads with its custom location entries and answers as its comments say (seed 002: docs/PRODUCT.md §4). */
 
 const FILE = fileURLToPath(new URL('../../examples/preferred-locations.yaml', import.meta.url));
 const { config } = loadConfigFile(FILE);

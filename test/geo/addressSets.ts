@@ -27,7 +27,7 @@ export function uniformV6(rand: () => number, n: number): Uint32Array {
 
 /**
  * `n` addresses each drawn uniformly inside a uniformly chosen range that has a location: this
- * weights small networks, the worst case for lookups (../shared/notes/lpm.md "v4s"/"v6s").
+ * weights small networks, the worst case for lookups (docs/notes/lpm.md "v4s"/"v6s").
  */
 export function insideNetworks(image: LocationImage, family: 4 | 6, rand: () => number, n: number): Uint32Array {
   const t = family === 4 ? image.v4 : image.v6;

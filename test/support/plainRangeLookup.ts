@@ -3,7 +3,7 @@
  * (src/core/lpm/bucketRangeTable.ts, the answer classes' tables in huge pages): binary search for the
  * last start at or below the address, then the prefix of the largest aligned block around it
  * inside the range — one more than the bits the address shares with the address below the range
- * and with the next range's start, whichever is longer (RFC 7871 §7.2.1 scope; SPEC §8).
+ * and with the next range's start, whichever is longer (RFC 7871 §7.2.1 scope; docs/PRODUCT.md §8).
  * @param starts Range starts, ascending, the first 0.
  * @param bits Address width: 32 (IPv4) or 128 (IPv6).
  * @returns Packed `id * 256 + prefix`, as the tables return it.

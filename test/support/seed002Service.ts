@@ -1,5 +1,5 @@
 /**
- * The `app` service of seed 002's preferred-locations example: one endpoint in each of its eight
+ * The `app` service of seed 002's preferred-locations example (docs/PRODUCT.md, Sources): one endpoint in each of its eight
  * data centers (`in`, `jpn`, `hk`, `uk`, `ru`, `eg`, `sd`, `zmb` → 192.0.2.1 … 192.0.2.8, in that
  * order), as a whole top-level `services:` section of YAML (no trailing newline, so it stands on
  * its own line in a template). The data centers themselves differ by test (with or without

@@ -2,7 +2,7 @@ import type { Capability } from '../../pipeline/capability.js';
 import { BALANCE_ALGORITHMS } from './registry.js';
 
 /**
- * The balance algorithms (SPEC §3 `balanceAlgorithm`): how the endpoints inside each chosen data
+ * The balance algorithms (docs/PRODUCT.md §3 `balanceAlgorithm`): how the endpoints inside each chosen data
  * center are spread. One file per algorithm, one line in `registry.ts`.
  */
 export const balanceCapability = {

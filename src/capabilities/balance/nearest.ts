@@ -5,7 +5,7 @@ import type { LiveDc, SelectionState } from '../../pipeline/selection/stage.js';
 import type { GslbEndpoint } from '../../core/model/topology.js';
 
 /**
- * `nearest` (seed 004 "proximity to the requester"): the live endpoint nearest to the client's
+ * `nearest` (seed 004 "proximity to the requester", docs/PRODUCT.md §3): the live endpoint nearest to the client's
  * location by great-circle distance, rounded to whole km; an endpoint without coordinates takes
  * its data center's (compileRecord.ts), and one with neither ranks after those with. Endpoints
  * tied for nearest — and all of them when the client's location or coordinates are unknown —

@@ -7,7 +7,7 @@ const byPriorityThenWeight = (a: GslbEndpoint, b: GslbEndpoint): number => a.pri
 const tied = (a: GslbEndpoint, b: GslbEndpoint): boolean => a.priority === b.priority && a.weight === b.weight;
 
 /**
- * `top-1`, `top-2`, `top-3` (seed 004 "top-N concentration"): the N best endpoints of the data
+ * `top-1`, `top-2`, `top-3` (seed 004 "top-N concentration", docs/PRODUCT.md §3): the N best endpoints of the data
  * center, ordered by priority (lower first) then weight (higher first); all of them when fewer
  * are live. Endpoints tied (same priority and weight) across the cut are chosen by the client
  * tie-break hash (tieBreakHash.ts), so one client network always gets the same ones and many

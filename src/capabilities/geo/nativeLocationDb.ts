@@ -9,7 +9,7 @@ import type { GeoAddon, NativeTable } from '../../core/lpm/nativeAddon.js';
  * The location database answered by the native addon (`native/`), over a compiled image held in
  * memory. The query path is one N-API call with no string parsing and no allocation: IPv4 passes
  * the address as a number; IPv6 writes four words into the addon's scratch buffer and calls with
- * no arguments (../shared/notes/lpm.md §3.5). Results are identical to {@link RangeLocationDb}
+ * no arguments (docs/notes/lpm.md §3.5). Results are identical to {@link RangeLocationDb}
  * over the same image (differential tests in test/geo/).
  */
 export class NativeLocationDb implements LocationDb {

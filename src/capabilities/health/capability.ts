@@ -44,7 +44,7 @@ export function healthCapabilityOf<const K extends CheckKindList>(kinds: K) {
     name: 'health',
     schema: {
       root: {
-        /** The site this engine instance runs at (a data center's `site`); `localFirst` records answer it first (SPEC §6). */
+        /** The site this engine instance runs at (a data center's `site`); `localFirst` records answer it first (docs/PRODUCT.md §6). */
         site: z.string().min(1).optional(),
         health: healthSectionSchemaOf(kinds).default({ monitors: [], stateMaxAgeMs: 300_000 }),
       },

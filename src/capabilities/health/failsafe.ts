@@ -8,7 +8,7 @@ import type { CompiledRecordHealth } from './recordHealth.js';
  * `downTtl` while any endpoint of the record is down. Without one (every endpoint down, or a
  * policy left nothing): `fail-closed` answers NODATA — empty data with the negative TTL, which
  * the zones layer sends as the SOA in the authority section (RFC 2308 §2.2); `failsafe` answers
- * the fail-safe list with its own TTL (SPEC §3); `fail-open` answers the fail-safe list when there
+ * the fail-safe list with its own TTL (docs/PRODUCT.md §3); `fail-open` answers the fail-safe list when there
  * is one, else the first tier's endpoints that are not forced down or drained, else NODATA. A GSLB
  * name never turns into NXDOMAIN or an empty NOERROR without SOA.
  */

@@ -34,7 +34,7 @@ export const checkPointSchema = z.strictObject({
 });
 
 /**
- * A data center's status (`host.status`, SPEC §3) from its WAN and LAN check points: each group
+ * A data center's status (`host.status`, docs/PRODUCT.md §3) from its WAN and LAN check points: each group
  * is up by `rule` (`all` up, `any` up, `quorum`: more than half up), and the data center is up
  * when every non-empty group is.
  */

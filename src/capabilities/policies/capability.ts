@@ -5,7 +5,7 @@ import { policyStages, type PoliciesConfig } from './recordPolicies.js';
 import { actionSchema, policyBindingSchema, staticPolicySchema } from './policySchema.js';
 
 /**
- * DNS policies, views and static rules (seed 002, SPEC §3–4): the global `policies` binding and
+ * DNS policies, views and static rules (seed 002, docs/PRODUCT.md §3–4): the global `policies` binding and
  * `actions`, each record's own `policies`, and the `static` selection policy (README.md).
  */
 export const policiesCapability = {

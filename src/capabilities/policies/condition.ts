@@ -77,7 +77,7 @@ export function qnameMatches(name: string, qname: string): boolean {
 
 /**
  * Evaluates conditions for one selection. Every client-derived input it reads narrows the ECS
- * scope (SPEC §8): the location by its block in the record's answer classes (or in the location
+ * scope (docs/PRODUCT.md §8): the location by its block in the record's answer classes (or in the location
  * table when the record has none), each client subnet it tests
  * by the largest block around the client in which that membership is constant. Only inputs
  * actually read count: inside the resulting block every one of them has the same value, so the

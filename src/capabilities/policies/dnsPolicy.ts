@@ -6,7 +6,7 @@ import { decidingRule, type PolicyRule, type RuleList, type RuleVerdict } from '
 import type { LiveDc, SelectionState, Stage } from '../../pipeline/selection/stage.js';
 
 /**
- * `policy`: DNS policies (SPEC §4, seed 002). The record's own rules are tried first, then the
+ * `policy`: DNS policies (docs/PRODUCT.md §4, seed 002). The record's own rules are tried first, then the
  * global ones; in each list the overlap rule picks the deciding policy. Its action fixes the rank
  * groups (preferred locations, or a view's data centers; data centers a gate demoted follow, ranked
  * alike) and the rank stages are skipped. When no policy applies (none holds, or the ones that

@@ -8,7 +8,7 @@ import { EXAMPLE_ZONE } from '../../../test/support/exampleZone.js';
 /**
  * ECS scope tables in the style of gdnsd's t/013clientsub: exact answer and exact scope for each
  * client, with the location map 10.0.0.0/8 -> a, 10.20.0.0/16 -> b, 10.20.30.0/24 -> c,
- * 2001:db8::/32 -> a, everything else -> d (issue 6; SPEC §8).
+ * 2001:db8::/32 -> a, everything else -> d (issue 6; docs/PRODUCT.md §8).
  */
 const TABLE: [client: string, answer: string, scope: number][] = [
   ['10.20.30.5/32', '192.0.2.3', 24],

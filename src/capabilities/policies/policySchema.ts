@@ -7,7 +7,7 @@ import type { CommonPolicyShape, GslbRecordConfig, PolicyConfig } from '../../pi
 import { nameSchema } from '../../pipeline/config/topologySchema.js';
 
 /**
- * Schemas of DNS policies (SPEC §4, seed 002): conditions over the request, the actions they
+ * Schemas of DNS policies (docs/PRODUCT.md §4, seed 002): conditions over the request, the actions they
  * select, and the bindings that order them. The behaviour lives in `src/capabilities/policies/`.
  */
 
@@ -92,7 +92,7 @@ export const policyBindingSchema = z.strictObject({
 });
 
 /**
- * Preferred locations (seed 002): up to 8 dotted locations in descending priority, matched
+ * Preferred locations (seed 002, docs/PRODUCT.md §4): up to 8 dotted locations in descending priority, matched
  * perfectly then partially against the data centers' locations.
  */
 export const preferredLocationsActionSchema = z.strictObject({
@@ -124,7 +124,7 @@ export const staticRuleSchema = z.strictObject({
 });
 
 /**
- * `policy: {type: static}` (SPEC §3 static mode): ordered rules map clients (subnet, location,
+ * `policy: {type: static}` (docs/PRODUCT.md §3 static mode): ordered rules map clients (subnet, location,
  * qname) to data center lists; no metrics and no DNS policies take part. When no rule holds, the
  * fallback slot answers.
  */

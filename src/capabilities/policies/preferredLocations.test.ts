@@ -18,7 +18,7 @@ test('perfect, partial and no match as seed 002 defines them', (t) => {
     ['Asia.HK', 'Asia.jpn', 'partial'],
     ['Asia.HK', 'asia.hk', 'perfect'],
     ['Asia.HK', 'Europe.UK', 'no'],
-    // A wildcard on the data center side equals only a wildcard (SPEC §4).
+    // A wildcard on the data center side equals only a wildcard (docs/PRODUCT.md §4).
     ['Europe.UK', '*.UK', 'partial'],
     ['Europe.*.*.*', '*', 'no'],
     ['Europe.*.*.*', 'Europe.UK', 'perfect'],
@@ -30,6 +30,7 @@ test('perfect, partial and no match as seed 002 defines them', (t) => {
   for (const [p, dc, expected] of table) t.is(matchPreferred(loc(p), loc(dc)), expected, `${p} vs ${dc}`);
 });
 
+// Seed 002's worked example (docs/PRODUCT.md §4 and Sources): its eight services, action and policy.
 const SEED_CONFIG = `
 ${EXAMPLE_ZONE}
 datacenters:

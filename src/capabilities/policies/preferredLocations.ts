@@ -2,7 +2,7 @@ import { WILDCARD, type Qualifiers } from '../../core/location/location.js';
 import type { CompiledDataCenter } from '../../core/model/topology.js';
 import type { DcRanking } from '../../pipeline/selection/ranking.js';
 
-/** How a data center's location matches one preferred location (seed 002). */
+/** How a data center's location matches one preferred location (seed 002, docs/PRODUCT.md §4). */
 export type PreferredMatch = 'perfect' | 'partial' | 'no';
 
 /**
@@ -10,7 +10,7 @@ export type PreferredMatch = 'perfect' | 'partial' | 'no';
  * it: *perfect* when every non-wildcard qualifier of the preferred location equals the data
  * center's (`*.UK.*.*` is matched perfectly by `*.UK.*.*` and by `Europe.UK.*.*`); *partial* when
  * only a non-empty part of them does (`Europe.EG` for `Europe.UK`); otherwise *no*. A wildcard on
- * the data center side equals only a wildcard (SPEC §4): `*.UK` is partial for `Europe.UK`.
+ * the data center side equals only a wildcard (docs/PRODUCT.md §4): `*.UK` is partial for `Europe.UK`.
  */
 export function matchPreferred(preferred: Qualifiers, dc: Qualifiers): PreferredMatch {
   let wanted = 0;

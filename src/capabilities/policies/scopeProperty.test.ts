@@ -6,7 +6,7 @@ import { ask, dcsDown, fixedContext, snapshotOf } from '../../../test/support/se
 import { EXAMPLE_ZONE } from '../../../test/support/exampleZone.js';
 
 /**
- * The ECS scope is never wrong (SPEC §8): for random location maps, random DNS policies (subnet
+ * The ECS scope is never wrong (docs/PRODUCT.md §8): for random location maps, random DNS policies (subnet
  * and location conditions, both overlap rules, views and preferred locations) and random
  * clients and health states, every address inside the block the answer's scope names gets the
  * same answer, and every client gets data (a GSLB name never changes existence by client). The

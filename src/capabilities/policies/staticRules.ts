@@ -4,7 +4,7 @@ import { decidingRule, type RuleList, type RuleVerdict } from './ruleList.js';
 import type { LiveDc, SelectionState, Stage } from '../../pipeline/selection/stage.js';
 
 /**
- * `rank` for static records (SPEC §3 static mode): the deciding rule's data center list, in
+ * `rank` for static records (docs/PRODUCT.md §3 static mode): the deciding rule's data center list, in
  * priority order, restricted to the data centers that are up. No metrics are read. A rule none of
  * whose data centers is up does not apply (the next one is tried); when no rule applies, every
  * available data center answers as one group, so the name never vanishes for some clients while

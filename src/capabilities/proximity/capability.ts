@@ -5,7 +5,7 @@ import { staticProximityStage } from './staticProximity.js';
 import { DEFAULT_POLICY, isStaticProximity, staticProximityPolicySchema } from './policySchema.js';
 
 /**
- * Static proximity (SPEC §4; Citrix ADC static proximity): the `static-proximity` selection
+ * Static proximity (docs/PRODUCT.md §4; Citrix ADC static proximity): the `static-proximity` selection
  * policy, the one a record has when it names none (README.md).
  */
 export const proximityCapability = {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { CommonPolicyShape, PolicyConfig } from '../../pipeline/config/recordSchema.js';
 
 /**
- * `policy: {type: static-proximity}` (SPEC §4): the data centers sharing the most leading location
+ * `policy: {type: static-proximity}` (docs/PRODUCT.md §4): the data centers sharing the most leading location
  * qualifiers with the client win; ties go to the nearest by coordinates, then to rotation. A
  * client whose location is unknown gets the `default` data centers (all available ones when none
  * are set). It is the policy of a record that names none.

@@ -3,7 +3,7 @@ import type { DcRanking } from '../../pipeline/selection/ranking.js';
 import type { CompiledDataCenter } from '../../core/model/topology.js';
 
 /**
- * The canonical static-proximity order of data centers for a known client location (SPEC §4;
+ * The canonical static-proximity order of data centers for a known client location (docs/PRODUCT.md §4;
  * Citrix ADC static proximity), rules 1–4 of `stages/staticProximity.ts`:
  *
  * 1. A data center's location is a pattern. Walking the six qualifiers from the continent, a

@@ -8,7 +8,7 @@ import { proximity, proximityRanking } from './proximityRanking.js';
 import type { LiveDc, SelectionState, Stage } from '../../pipeline/selection/stage.js';
 
 /**
- * `rank` by static proximity (SPEC §4; Citrix ADC static proximity). The canonical rules 1–4
+ * `rank` by static proximity (docs/PRODUCT.md §4; Citrix ADC static proximity). The canonical rules 1–4
  * (shared leading qualifiers → the data center's pattern matches the client → nearest by km →
  * one tie group in configuration order) are in `proximityRanking.ts`. Rule 5:
  *

@@ -36,7 +36,7 @@ export interface SteeringRuntime extends CapabilityRuntime<SteeringConfig> {
 }
 
 /**
- * Multi-source selection (seed 004, SPEC §3): host, service and client metrics pushed by agents
+ * Multi-source selection (seed 004, docs/PRODUCT.md §3): host, service and client metrics pushed by agents
  * (`metrics` section, `POST /metrics/*`) and the `multi-source` selection policy that ranks data
  * centers by one of them (README.md). Its runtime keeps the metric store: it is the snapshot's
  * metric view, updated in place by each validated push; a reload reconfigures it once the new

@@ -1,7 +1,7 @@
 import type { MetricSource } from '../../core/views/metricView.js';
 
 /**
- * The metrics each source offers (seed 004: five host metrics, eight service metrics, four
+ * The metrics each source offers (seed 004, docs/PRODUCT.md §3: five host metrics, eight service metrics, four
  * client metrics), with their units and the range ingestion accepts. A metric's id is its
  * position in its source's list; the store keeps samples in arrays indexed by id.
  */

@@ -1,5 +1,5 @@
 /**
- * The client metric rows of the metric store (SPEC §3): per client network, the latest sample of
+ * The client metric rows of the metric store (docs/PRODUCT.md §3): per client network, the latest sample of
  * every client metric for every data center, kept in flat typed arrays rather than objects.
  *
  * Why flat: a query for a client-metric record reads one network's metric for every data center.

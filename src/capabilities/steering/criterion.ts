@@ -1,5 +1,5 @@
 /**
- * The criterion DSL (SPEC §3; seed 004: "lowest value wins, highest value wins, value equals a
+ * The criterion DSL (docs/PRODUCT.md §3; seed 004: "lowest value wins, highest value wins, value equals a
  * target, value within a margin"), one language for host, service and client metrics:
  *
  * - `lowest` / `highest`: data centers in value order; equal values form one rank group.

@@ -17,7 +17,7 @@ export interface CriterionRankOptions {
 }
 
 /**
- * `rank` by a metric and a criterion (SPEC §3 multi-source selection): reads the metric of every
+ * `rank` by a metric and a criterion (docs/PRODUCT.md §3 multi-source selection): reads the metric of every
  * live data center (host: per DC; service: per (service, DC); client: per (client network, DC)),
  * ranks the known values by the criterion (criterion.ts), and places data centers whose value is
  * unknown (never received or stale) in one group after them (`unknown: rank-last`) or drops them

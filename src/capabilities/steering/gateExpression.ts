@@ -2,7 +2,7 @@ import { METRIC_CATALOG, metricId, metricNames } from './catalog.js';
 import type { MetricView } from '../../core/views/metricView.js';
 
 /**
- * Gate expressions (SPEC §3 "gating"): a condition on a data center's host and service metrics,
+ * Gate expressions (docs/PRODUCT.md §3 "gating"): a condition on a data center's host and service metrics,
  * evaluated before the ranking criterion, e.g. `host.status == up && host.cpu < 90`.
  *
  * Grammar (whitespace free between tokens):

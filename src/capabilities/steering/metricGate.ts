@@ -2,7 +2,7 @@ import { evaluateGate, triName, TRUE, UNKNOWN, type Gate } from './gateExpressio
 import { selectionNow, type LiveDc, type Stage } from '../../pipeline/selection/stage.js';
 
 /**
- * `gate` (metrics): keeps the live data centers whose gate expression holds (SPEC §3 "gating",
+ * `gate` (metrics): keeps the live data centers whose gate expression holds (docs/PRODUCT.md §3 "gating",
  * e.g. `host.status == up && host.cpu < 90`), evaluated before the ranking criterion. A gate
  * that comes out unknown (a metric missing or stale) follows the record's `unknown` rule:
  * `exclude` gates the data center out, `rank-last` keeps it in `s.demoted`, behind every data

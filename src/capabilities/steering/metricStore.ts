@@ -27,7 +27,7 @@ export interface MetricStoreStats {
 const MOS_ID = metricId('client', 'mos');
 
 /**
- * The metric store (SPEC §3): the latest sample of every host, service and client metric, with
+ * The metric store (docs/PRODUCT.md §3): the latest sample of every host, service and client metric, with
  * the time it arrived, so staleness is decided when a query reads it. It is both the writer side
  * (ingestion, monitors) and the {@link MetricView} the snapshot carries.
  *

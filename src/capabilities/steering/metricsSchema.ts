@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Cadence of one metric source (SPEC §3): agents push every `intervalSeconds`; a sample older
+ * Cadence of one metric source (docs/PRODUCT.md §3): agents push every `intervalSeconds`; a sample older
  * than `staleAfterSeconds` (default three intervals, so one lost push is tolerated) is stale and
  * follows the record's `unknown` rule.
  */

@@ -15,7 +15,7 @@
  *   MOS = 1 + 0.035·R + R·(R − 60)·(100 − R)·7·10⁻⁶     for 0 ≤ R ≤ 100
  *   MOS = 4.5                                           for R > 100
  *
- * A perfect path scores 4.43 (R = 94.2); the curve is the one VoIP monitors (and the seed 004's
+ * A perfect path scores 4.43 (R = 94.2); the curve is the one VoIP monitors (and seed 004's
  * vendor) use to rank paths, not a listening test.
  *
  * @param latencyMs one-way network latency in ms (agents measuring RTT send half of it), ≥ 0
@@ -40,7 +40,7 @@ export function mosFromR(r: number): number {
 
 /**
  * Exponentially weighted moving average of successive MOS windows, so a score converges over a
- * few measurement windows instead of jumping with one noisy probe (seed 004: MOS "converges
+ * few measurement windows instead of jumping with one noisy probe (seed 004, docs/PRODUCT.md §3: MOS "converges
  * within a few measurement windows" for first-time clients). `weight` is the share of the new
  * window (1 = no smoothing); with the default 0.5 an old value's weight halves every window,
  * under 13 % after three. Without a previous (fresh) value the window is taken as it is.

@@ -28,7 +28,7 @@ export const criterionSchema = z
   });
 
 /**
- * Multi-source selection (SPEC §3, seed 004), per GSLB record:
+ * Multi-source selection (docs/PRODUCT.md §3, seed 004), per GSLB record:
  * - `source` (`host` | `service` | `client`) and `metric` (catalog.ts: e.g. `service` +
  *   `healthyBackends`, `client` + `packetLoss`) choose the signal;
  * - `service` names the service whose metrics count (default: the record's service);

@@ -7,7 +7,7 @@ import { clientHashTieBreak, pickDcsStage } from '../../pipeline/selection/pickD
 import type { Stage } from '../../pipeline/selection/stage.js';
 
 /**
- * The stages of a `multi-source` policy (SPEC §3): the metric gate (when the policy has one),
+ * The stages of a `multi-source` policy (docs/PRODUCT.md §3): the metric gate (when the policy has one),
  * the criterion rank, and the pick stage with the client-network hash tie-break. The candidates,
  * health gate, balance and fallback stages are common to every policy.
  * @throws GateSyntaxError when the gate does not parse (the schema rejects such configurations).

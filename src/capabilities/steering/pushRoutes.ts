@@ -19,7 +19,7 @@ export interface MetricRouteDeps {
 }
 
 /**
- * Registers the metric push routes on the admin listener (SPEC §7 "metric push endpoints for
+ * Registers the metric push routes on the admin listener (docs/PRODUCT.md §7 "metric push endpoints for
  * agents"):
  * - `POST /metrics/host`, `POST /metrics/service`, `POST /metrics/client` (admin token): a JSON
  *   batch `{"samples": [...]}`; 200 `{accepted}` when every sample was applied, else the whole

@@ -2,7 +2,7 @@ import test from 'ava';
 import { distanceKm, formatQualifiers, normaliseQualifier, parseDottedLocation, qualifiersFromData, UNKNOWN_LOCATION } from './location.js';
 import { continentOfCountry, normaliseContinent, normaliseCountry } from './qualifierVocabulary.js';
 
-// written → normalised (SPEC §4: continent names ↔ codes, alpha-3 ↔ alpha-2, UK = GB, any case).
+// written → normalised (docs/PRODUCT.md §4: continent names ↔ codes, alpha-3 ↔ alpha-2, UK = GB, any case).
 const continents: [string, string][] = [
   ['Europe', 'EU'],
   ['europe', 'EU'],

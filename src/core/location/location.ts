@@ -1,7 +1,7 @@
 import { normaliseContinent, normaliseCountry } from './qualifierVocabulary.js';
 
 /**
- * The location model (SPEC §4, after Citrix ADC's static proximity): six qualifiers,
+ * The location model (docs/PRODUCT.md §4, after Citrix ADC's static proximity): six qualifiers,
  * `continent.country.region.city.isp.qualifier6`, compared case-insensitively after
  * normalisation. `''` is an unknown data field (it matches only `*`); `*` is a wildcard and appears
  * only in configured locations (data centers, policies, preferred locations), never in data.

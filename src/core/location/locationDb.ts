@@ -30,7 +30,7 @@ export interface LocationDb {
   lookupBatch?(family: 4 | 6, addresses: Uint32Array, ids: Uint32Array, prefixes: Uint8Array): void;
   /**
    * The merged ranges behind the database, for tables derived from it at load (a record's
-   * answer classes, SPEC §8). The geo capability's implementations have it; test doubles need
+   * answer classes, docs/PRODUCT.md §8). The geo capability's implementations have it; test doubles need
    * not.
    */
   tilings?(): LocationTilings;

@@ -2,7 +2,7 @@ import { continents, countries, getCountryData } from 'countries-list';
 
 /**
  * Normalisation of the first two location qualifiers through the `countries-list` dataset
- * (SPEC §4): continent names and codes compare equal (`Europe` = `EU`, `North America` =
+ * (docs/PRODUCT.md §4): continent names and codes compare equal (`Europe` = `EU`, `North America` =
  * `NorthAmerica` = `NA`), ISO 3166-1 alpha-3 equals alpha-2 (`JPN` = `JP`), and `UK` = `GB`.
  * Everything is compared upper-case; values the dataset does not know are kept as written.
  */

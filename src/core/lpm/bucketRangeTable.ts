@@ -5,7 +5,7 @@ import { RangeTable4, type RangeIds } from './rangeTable.js';
  * (`selection/locationClasses.ts`), which every query with a different client address reads once,
  * after the socket work has evicted them. Same contract and results as {@link RangeTable4} (packed
  * `id * 256 + prefixLength`, the prefix being the largest aligned block around the address inside
- * one range: RFC 7871 §7.2.1, SPEC §8), for ids below 65,536.
+ * one range: RFC 7871 §7.2.1, docs/PRODUCT.md §8), for ids below 65,536.
  *
  * Layout, per /16 of the address space (two words in `top`, one cache line with its neighbours):
  * - a /16 inside one range holds its lookup result itself (`[DIRECT, packed]`): the prefix of

@@ -6,7 +6,7 @@
  * location id (0 = unknown). Neighbouring ranges with the same id are merged when the table is
  * built, so the prefix length a lookup returns is that of the largest aligned block around the
  * address inside which the location is identical: the ECS scope of a location-based answer
- * (RFC 7871 §7.2.1; SPEC §8). For the range `10.20.31.0–10.20.255.255` and the address
+ * (RFC 7871 §7.2.1; docs/PRODUCT.md §8). For the range `10.20.31.0–10.20.255.255` and the address
  * `10.20.99.0` that is 18, not the 16 of the enclosing database network.
  *
  * Lookups return a packed number `id * 256 + prefixLength`; {@link unpackId} and

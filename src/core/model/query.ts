@@ -6,7 +6,7 @@ import type { IpAddress } from '../net/ipAddress.js';
  * the authoritative answer, independent of any wire format.
  */
 
-/** The client a decision is made for (SPEC §2). */
+/** The client a decision is made for (docs/PRODUCT.md §2). */
 export interface Client {
   /** ECS address when the query carried one with a source prefix > 0, else the resolver's address. */
   readonly address: IpAddress;

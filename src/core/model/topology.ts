@@ -1,7 +1,7 @@
 import type { RecordData } from '../dns/records.js';
 import type { Qualifiers } from '../location/location.js';
 
-/** Data centers and endpoints as the engine knows them once the configuration is compiled (SPEC §2). */
+/** Data centers and endpoints as the engine knows them once the configuration is compiled (docs/PRODUCT.md §2). */
 
 /** A data center as the selection stages see it (compiled from the configuration). */
 export interface CompiledDataCenter {

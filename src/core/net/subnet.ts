@@ -11,7 +11,7 @@ export interface SubnetConfig {
 }
 
 /**
- * Client-subnet arithmetic for conditions and their ECS scope (RFC 7871 §7.2.1, SPEC §8).
+ * Client-subnet arithmetic for conditions and their ECS scope (RFC 7871 §7.2.1, docs/PRODUCT.md §8).
  * Addresses are {@link IpAddress} words; IPv4-mapped IPv6 is already folded to IPv4 on both
  * sides, so a mapped client matches IPv4 subnets — and an IPv4 subnet, seen from IPv6, is a
  * block inside `::ffff:0:0/96` that no (unfolded) IPv6 client is in.

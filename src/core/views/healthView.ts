@@ -25,7 +25,7 @@ export interface EndpointHealth {
  * the decision cache (`selection/decisionCache.ts`) reuse results for as long as they see the
  * same view object, so an implementation must never change what a view it handed out says.
  *
- * `hostStatus` and `serviceStatus` are the `host.status` and `service.status` signals of SPEC §3
+ * `hostStatus` and `serviceStatus` are the `host.status` and `service.status` signals of docs/PRODUCT.md §3
  * that multi-source ranking and gating read (key: a data center name; a service name and a data
  * center name).
  */

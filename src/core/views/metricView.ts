@@ -1,7 +1,7 @@
 import { maskWord, type IpAddress } from '../net/ipAddress.js';
 
 /**
- * Read-only view of live metrics (host, service and client sources, SPEC §3) with explicit
+ * Read-only view of live metrics (host, service and client sources, docs/PRODUCT.md §3) with explicit
  * staleness. The metric store (`src/capabilities/steering/`) implements it; until metrics are configured the
  * engine uses {@link emptyMetricView}, which holds nothing.
  *
@@ -49,11 +49,11 @@ export interface MetricView {
   read(source: MetricSource, subject: string | number, dc: string, metric: number, nowMs: number): number;
   /** The same metric described for /explain (value, age, freshness, monitor opinion). */
   describe(source: MetricSource, subject: string | number, dc: string, metric: number, nowMs: number): MetricReading;
-  /** Lengths that define a client network (SPEC §3 default /24 and /48). */
+  /** Lengths that define a client network (docs/PRODUCT.md §3 default /24 and /48). */
   readonly clientNetworkPrefix: ClientNetworkPrefix;
 }
 
-/** The default client network lengths: /24 for IPv4, /48 for IPv6 (SPEC §3). */
+/** The default client network lengths: /24 for IPv4, /48 for IPv6 (docs/PRODUCT.md §3). */
 export const DEFAULT_CLIENT_NETWORK_PREFIX: ClientNetworkPrefix = { ipv4: 24, ipv6: 48 };
 
 /** Longest IPv6 client network whose number is an exact double: 52 bits, so `-1 - n` stays exact. */

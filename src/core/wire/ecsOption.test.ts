@@ -2,7 +2,7 @@ import test from 'ava';
 import { formatIp } from '../net/ipAddress.js';
 import { parseEcs, readEcs, replyScope, type EcsOption } from './ecsOption.js';
 
-/** The ECS option codec (RFC 7871 §6) and the scope a reply carries (§7.2.1, SPEC §8). */
+/** The ECS option codec (RFC 7871 §6) and the scope a reply carries (§7.2.1, docs/PRODUCT.md §8). */
 
 const ecs = (bytes: number[]): EcsOption => {
   const r = parseEcs(Buffer.from(bytes));

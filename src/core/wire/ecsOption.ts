@@ -82,7 +82,7 @@ export function replyScope(ecs: EcsSubnet, scope: number): number {
 }
 
 /**
- * The client a query is answered for (SPEC §2, RFC 7871 §7.1.1): the ECS address when the query
+ * The client a query is answered for (docs/PRODUCT.md §2, RFC 7871 §7.1.1): the ECS address when the query
  * carries ECS with a source prefix > 0 (in bits of the folded family), else the resolver's address
  * `peer`. Shared by every front door that sees ECS, so they all select for the same client.
  */

@@ -13,7 +13,7 @@ export interface BoundDnsListener {
 }
 
 /**
- * The standalone DNS listener (SPEC §1): UDP and TCP on each configured address. TCP follows
+ * The standalone DNS listener (docs/PRODUCT.md §1): UDP and TCP on each configured address. TCP follows
  * RFC 7766: pipelined queries answered in order; an idle timeout that only a complete query (or
  * the drain of unsent replies) restarts, so a peer trickling bytes is closed too (§6.2.3); a
  * connection cap (at the cap a new connection replaces the one idle longest if that has been idle

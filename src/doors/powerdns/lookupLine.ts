@@ -22,7 +22,7 @@ const ZONE_ID = '", "zone-id": ';
  * Reads a `lookup` request line exactly as PowerDNS 4.x writes it, without `JSON.parse`: json11's
  * `dump()` of `{"method": "lookup", "parameters": {"local", "qname", "qtype", "real-remote",
  * "remote", "zone-id"}}` — keys in alphabetical order (a std::map), `": "` and `", "` separators,
- * no other whitespace (notes §2.1, §3.2). Parsing is most of what a lookup costs besides the
+ * no other whitespace (docs/notes/powerdns-remote-backend.md §2.1, §3.2). Parsing is most of what a lookup costs besides the
  * selection (every lookup of a GSLB name that is not a repeated line; src/doors/powerdns/README.md).
  *
  * Returns undefined for any line of another shape — another method, other or more keys, a string

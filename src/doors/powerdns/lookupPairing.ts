@@ -24,7 +24,7 @@ interface Entry {
  *
  * Why: for a name below the zone apex, PowerDNS 4.7 looks the name up with qtype ANY twice per
  * query, on the same connection and with the same client: once in the referral search
- * (`getBestReferralNS`) and once for the answer (packethandler.cc, notes §4). The two requests
+ * (`getBestReferralNS`) and once for the answer (packethandler.cc, docs/notes/powerdns-remote-backend.md §4). The two requests
  * are identical, so they cannot be told apart; instead, a selection made by the first lookup is
  * handed, once, to the next identical lookup on the same connection within
  * {@link PAIRING_WINDOW_MS}, made on the same snapshot (a reload or a health change publishes a

@@ -39,7 +39,7 @@ interface RrsetTexts {
 const sharedTexts = new WeakMap<readonly ResourceRecord[], RrsetTexts>();
 
 /**
- * The JSON reply to a `lookup` (notes §3.2), with its newline: every record of every RRset, owner written as
+ * The JSON reply to a `lookup` (docs/notes/powerdns-remote-backend.md §3.2), with its newline: every record of every RRset, owner written as
  * `qnameJson` (the qname exactly as PowerDNS sent it, JSON-encoded, so its case and presentation
  * escapes round-trip), `qtype` as a type name, `content` in presentation form with MX/SRV
  * priorities inside, `ttl` as a JSON number (a string would become 0), `domain_id` on the SOA

@@ -89,7 +89,7 @@ const NOT_OFFERED_LINE = `${NOT_OFFERED_REPLY}\n`;
 class InvalidRequest extends Error {}
 
 /**
- * One connection's side of the PowerDNS remote backend protocol (notes §2–§6): turns each
+ * One connection's side of the PowerDNS remote backend protocol (docs/notes/powerdns-remote-backend.md §2–§6): turns each
  * request line into exactly one JSON reply document. Never throws.
  *
  * - `initialize`: `{"result": true}`; every connection-string option arrives as a string, and
@@ -333,12 +333,12 @@ function lookupParams(p: Record<string, unknown>): LookupLine {
   return { qname, qnameJson: JSON.stringify(qname), qtype, remote, realRemote, zoneId };
 }
 
-/** A reply line without `result`: PowerDNS raises "No 'result' field", answers SERVFAIL and reconnects (notes §6). */
+/** A reply line without `result`: PowerDNS raises "No 'result' field", answers SERVFAIL and reconnects (docs/notes/powerdns-remote-backend.md §6). */
 export function errorReply(message: string): string {
   return `${JSON.stringify({ error: message })}\n`;
 }
 
-/** The domain-info object PowerDNS reads (`parseDomainInfo`, notes §3.1): a native zone with its serial. */
+/** The domain-info object PowerDNS reads (`parseDomainInfo`, docs/notes/powerdns-remote-backend.md §3.1): a native zone with its serial. */
 function domainInfo(zone: ZoneData, id: number): object {
   const serial = zone.soa.data.serial;
   return { id, zone: zone.name === '' ? '.' : `${zone.name}.`, kind: 'native', serial, notified_serial: serial, last_check: 0, masters: [] };

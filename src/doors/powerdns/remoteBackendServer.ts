@@ -28,7 +28,7 @@ export function powerDnsFrontDoor(engine: DoorEngine, metrics: EngineMetrics, lo
 const REJECT_WARNING_INTERVAL_MS = 60000;
 
 /**
- * The PowerDNS remote backend front door: a Unix socket server (SPEC §1) that pdns_server
+ * The PowerDNS remote backend front door: a Unix socket server (docs/PRODUCT.md §1) that pdns_server
  * connects to (`remote-connection-string=unix:path=...`). Each connection gets its own
  * {@link RemoteBackendSession}; requests are newline-delimited JSON, answered in order, one reply
  * document per request. PowerDNS keeps one request outstanding per connection and gets its

@@ -20,7 +20,7 @@ export interface RemoteClient {
 }
 
 /**
- * Reads the client of a lookup (notes §3.2, PowerDNS 4.7.3 `RemoteBackend::lookup`):
+ * Reads the client of a lookup (docs/notes/powerdns-remote-backend.md §3.2, PowerDNS 4.7.3 `RemoteBackend::lookup`):
  * - packet-less lookups carry `remote` "0.0.0.0" and `real-remote` "0.0.0.0/0": the client is
  *   0.0.0.0 with a full-length prefix;
  * - a query without ECS carries `real-remote` = `remote` + "/32" (or "/128"): the client is the
@@ -192,10 +192,10 @@ function prefixLength(text: string, start: number): number {
 /**
  * The `scopeMask` to send with an RRset whose selection scope is `scope` (bits of the client's
  * family). PowerDNS copies the largest scopeMask of a response into its ECS option verbatim,
- * without clamping or family checks (notes §5.3), so this is exactly the scope the standalone
+ * without clamping or family checks (docs/notes/powerdns-remote-backend.md §5.3), so this is exactly the scope the standalone
  * listener would put on the wire (`replyScope`: 0 for a /0 source, 96 + v4 scope for mapped
  * IPv4, never beyond the family). Without ECS nothing reaches the wire, but a non-zero mask still
- * keeps PowerDNS from caching a client-dependent RRset for everyone (notes §5.5).
+ * keeps PowerDNS from caching a client-dependent RRset for everyone (docs/notes/powerdns-remote-backend.md §5.5).
  */
 export function scopeMask(rc: RemoteClient, scope: number): number {
   if (scope === 0) return 0;

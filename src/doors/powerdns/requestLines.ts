@@ -1,7 +1,7 @@
 /**
  * Splits a byte stream into newline-terminated request lines, bounded in size. PowerDNS writes
  * one JSON document per request followed by exactly one `\n`, and never a raw newline inside one
- * (json11 escapes control characters), so LF is a safe separator (notes §2.1).
+ * (json11 escapes control characters), so LF is a safe separator (docs/notes/powerdns-remote-backend.md §2.1).
  */
 export class RequestLines {
   private pending: Buffer | undefined;

@@ -10,7 +10,7 @@ const byIndex = new WeakMap<ZoneIndex, ZoneIds>();
 
 /**
  * Domain ids for PowerDNS (`getAllDomains` `id`, `domain_id` on SOA records, the `zone-id`
- * parameter of later lookups; notes §3.1–3.2). PowerDNS keeps them in its zone cache for up to
+ * parameter of later lookups; docs/notes/powerdns-remote-backend.md §3.1–3.2). PowerDNS keeps them in its zone cache for up to
  * `zone-cache-refresh-interval` (300 s) and keys its query cache with them, so an id is derived
  * from the zone's name alone: 31-bit FNV-1a of the canonical name, stable across reloads and
  * engine restarts. Collisions (never seen in practice) are resolved by probing upwards in name

@@ -9,9 +9,9 @@ import { GSLB_RECORD_TYPES, type GslbRecordType } from '../../core/dns/records.j
  */
 export function commonPolicyFields(algorithms: readonly string[]) {
   return {
-    /** How many data centers go into an answer (SPEC §3); fewer when fewer are available. */
+    /** How many data centers go into an answer (docs/PRODUCT.md §3); fewer when fewer are available. */
     pickDcCount: z.number().int().min(1).max(64).default(1),
-    /** How the records inside each chosen data center are spread (SPEC §3). */
+    /** How the records inside each chosen data center are spread (docs/PRODUCT.md §3). */
     balanceAlgorithm: z.enum(algorithms as [string, ...string[]]).default('round-robin'),
   };
 }

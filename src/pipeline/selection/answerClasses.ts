@@ -18,7 +18,7 @@ import { LOCATION_READ, narrowScope, STAGE_SLOTS, type LocationReader, type Sele
  * Locations that read differently but decide alike (two countries bound to the same view, a
  * ranking no health state can reach) share a class. A lookup in these tables gives the class and
  * the largest aligned block around the client with that class, so neighbouring locations that
- * get the same answer share one wider ECS scope (SPEC §8 goal).
+ * get the same answer share one wider ECS scope (docs/PRODUCT.md §8 goal).
  *
  * A class keeps what each reader keeps of its first location (its representative): the stages
  * evaluate that, which decides exactly as every other member's would, for every health state,

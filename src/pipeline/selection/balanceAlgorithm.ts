@@ -2,7 +2,7 @@ import type { LiveDc, SelectionState } from './stage.js';
 import type { GslbEndpoint } from '../../core/model/topology.js';
 
 /**
- * How the records inside one chosen data center are spread (SPEC §3 `balanceAlgorithm`).
+ * How the records inside one chosen data center are spread (docs/PRODUCT.md §3 `balanceAlgorithm`).
  * One algorithm per file, registered in `registry.ts`.
  */
 export interface BalanceAlgorithm {

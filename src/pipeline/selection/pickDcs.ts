@@ -42,7 +42,7 @@ export const clientHashTieBreak: TieBreak = {
 };
 
 /**
- * `pick`: takes the best `count` data centers (pickDcCount, SPEC §3) in rank order. A rank group
+ * `pick`: takes the best `count` data centers (pickDcCount, docs/PRODUCT.md §3) in rank order. A rank group
  * that straddles the cut is split by `tieBreak`; fewer available means all of them, and no data
  * center is ever invented. The trace lists every ranked data center with why it was or was
  * not picked.

@@ -38,7 +38,7 @@ const memo = new WeakMap<DcRanking, { live: readonly LiveDc[]; demoted: readonly
 
 /**
  * Rank groups of the live data centers under a ranking, best first, without empty groups; then
- * those of `demoted` (gated in with an unknown metric, SPEC §3), ranked the same way after them.
+ * those of `demoted` (gated in with an unknown metric, docs/PRODUCT.md §3), ranked the same way after them.
  */
 export function applyRanking(live: readonly LiveDc[], r: DcRanking, demoted: readonly LiveDc[] = NONE): LiveDc[][] {
   const ranked: LiveDc[][] = [];

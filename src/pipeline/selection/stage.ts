@@ -28,7 +28,7 @@ export interface LiveDc {
 }
 
 /**
- * One step of a record's selection pipeline (SPEC §3; README.md, "Writing a stage"). A stage
+ * One step of a record's selection pipeline (docs/PRODUCT.md §3; README.md, "Writing a stage"). A stage
  * runs over the per-query {@link SelectionState}: it reads what the slots before it left and
  * replaces (never fills in place) what its slot owns. Stages never call each other.
  *
@@ -157,7 +157,7 @@ export interface SelectionState {
   /** Rank groups, best first; members of a group are tied (set by rank stages). */
   ranked: LiveDc[][];
   /**
-   * Set by a policy-slot stage whose action fixed `ranked` (a DNS policy, SPEC §4): the
+   * Set by a policy-slot stage whose action fixed `ranked` (a DNS policy, docs/PRODUCT.md §4): the
    * rank-slot stages are then skipped.
    */
   rankedByPolicy: boolean;
@@ -168,7 +168,7 @@ export interface SelectionState {
   ttl: number;
   /**
    * ECS scope prefix length so far: the largest aligned block around the client inside which
-   * every client-derived input used so far is identical (SPEC §8). 0 until a stage consults the
+   * every client-derived input used so far is identical (docs/PRODUCT.md §8). 0 until a stage consults the
    * client; each such stage narrows it with {@link narrowScope}.
    */
   scope: number;

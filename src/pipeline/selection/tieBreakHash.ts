@@ -2,7 +2,7 @@ import { maskWord } from '../../core/net/ipAddress.js';
 import type { SelectionState } from './stage.js';
 
 /**
- * The deterministic tie-break of multi-source selection (SPEC §3 "ties are broken
+ * The deterministic tie-break of multi-source selection (docs/PRODUCT.md §3 "ties are broken
  * deterministically and documented"): among tied members (data centers at the pickDcCount cut,
  * endpoints at a top-N cut), each member scores `mix32(hash(member) ^ clientHash)` where
  * `clientHash` mixes the record name with the client network (the client address masked to

@@ -220,7 +220,7 @@ interface Selection {
  * A selection with no data (the record's all-down policy is fail-closed, src/capabilities/health/README.md)
  * means NODATA: with `zone` given, the SOA
  * goes into the authority section at min(the selection's TTL, the zone's negative TTL) (RFC 2308
- * §2.2, §5), and the answer's ECS scope stays as it is (negative answers carry scope 0, SPEC §8).
+ * §2.2, §5), and the answer's ECS scope stays as it is (negative answers carry scope 0, docs/PRODUCT.md §8).
  */
 function select(record: CompiledGslbRecord, owner: string, client: Client, out: Answer, sel: Selection, zone?: ZoneData): number {
   const explain = sel.explain;
