@@ -108,3 +108,46 @@ test('the check sees a missing document, a missing section and an outside citati
   for (const text of outside) t.true(FORBIDDEN.some(([p]) => p.test(text)), text);
   t.false(FORBIDDEN.some(([p]) => p.test('(docs/PRODUCT.md §8, docs/notes/powerdns-remote-backend.md §2.1)')));
 });
+
+/**
+ * A code file or README a Markdown document names in backticks (`pipeline/selection/stage.ts`,
+ * `../capabilities/health/README.md`): relative to the document's folder, to the repository or to
+ * `src/`.
+ * Fenced code blocks (examples of files to write) and absolute paths are not citations.
+ */
+const NAMED_FILE = /`((?:\.{1,2}\/)*(?:[\w-]+\/)*[\w.-]+\.(?:ts|md|go))(?:[#:][^`]*)?`/g;
+
+function staleNames(): string[] {
+  const found: string[] = [];
+  for (const file of textFiles()) {
+    if (!file.endsWith('.md')) continue;
+    const name = relative(ROOT, file);
+    const dir = join(file, '..');
+    let fenced = false;
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (line.trimStart().startsWith('```')) fenced = !fenced;
+        if (fenced) return;
+        for (const m of line.matchAll(NAMED_FILE)) {
+          const path = m[1]!;
+          if (!path.includes('/')) continue;
+          const exists = [join(dir, path), join(ROOT, path), join(ROOT, 'src', path)].some((p) => {
+            try {
+              statSync(p);
+              return true;
+            } catch {
+              return false;
+            }
+          });
+          if (!exists) found.push(`${name}:${i + 1}: names ${path}, which does not exist`);
+        }
+      });
+  }
+  return found;
+}
+
+test('every file a README or document names in backticks exists (relative to it, to the repository or to src/)', (t) => {
+  const found = staleNames();
+  t.deepEqual(found, [], found.join('\n'));
+});
