@@ -105,7 +105,11 @@ test('the check sees a missing document, a missing section and an outside citati
   t.false(sectionsOf(join(ROOT, 'docs/PRODUCT.md'), new Map()).has('99'));
   t.true(sectionsOf(join(ROOT, 'docs/notes/lpm.md'), new Map()).has('3.5'));
   const outside = ['(SPEC §8)', '(notes §2.1)', '../shared/notes/lpm.md', '/work/shared/x'];
-  for (const text of outside) t.true(FORBIDDEN.some(([p]) => p.test(text)), text);
+  for (const text of outside)
+    t.true(
+      FORBIDDEN.some(([p]) => p.test(text)),
+      text,
+    );
   t.false(FORBIDDEN.some(([p]) => p.test('(docs/PRODUCT.md §8, docs/notes/powerdns-remote-backend.md §2.1)')));
 });
 

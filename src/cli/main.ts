@@ -12,10 +12,7 @@ import { registerGeoCommands } from './geoCommands.js';
  * The `gslbd` command line (docs/PRODUCT.md §7): serve, check-config, schema, explain, geo build|lookup.
  * Exit codes: 0 success, 1 invalid input (configuration, arguments), 2 runtime failure.
  */
-const program = new Command()
-  .name('gslbd')
-  .description('Global server load balancing engine for authoritative DNS')
-  .showHelpAfterError();
+const program = new Command().name('gslbd').description('Global server load balancing engine for authoritative DNS').showHelpAfterError();
 
 program
   .command('serve')

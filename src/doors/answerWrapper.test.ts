@@ -69,7 +69,10 @@ test('a synchronous answer: the client from ECS or the resolver, the form writes
   t.deepEqual(h.asked[1]!.client, { address: RESOLVER, sourcePrefix: 32, fromEcs: false }, 'ECS /0: the resolver');
   h.wrapper.answer(FORM, 'c3', 'www.example.test', 1, 'tcp', undefined, RESOLVER);
   t.deepEqual(h.asked[2]!.client, { address: RESOLVER, sourcePrefix: 32, fromEcs: false }, 'no ECS: the resolver');
-  t.is(await h.metric('gslbd_dns_queries_total'), ['gslbd_dns_queries_total{transport="udp",rcode="NOERROR"} 1', 'gslbd_dns_queries_total{transport="tcp",rcode="NOERROR"} 2'].join('\n'));
+  t.is(
+    await h.metric('gslbd_dns_queries_total'),
+    ['gslbd_dns_queries_total{transport="udp",rcode="NOERROR"} 1', 'gslbd_dns_queries_total{transport="tcp",rcode="NOERROR"} 2'].join('\n'),
+  );
   t.is(await h.metric('gslbd_dc_answers_total'), ['gslbd_dc_answers_total{dc="eu"} 3', 'gslbd_dc_answers_total{dc="us"} 3'].join('\n'));
 });
 
@@ -175,11 +178,14 @@ test('an asynchronous hook makes the reply a promise and the hooks after it stil
   t.like(await reply, { kind: 'answer', answer: { additional: [{ type: 'TXT' }] } });
   t.deepEqual(counted, ['after the signature']);
 
-  const failing = harness(() => Promise.resolve(answerOf(RCODE.NOERROR)), [
-    () => {
-      throw new Error('no key');
-    },
-  ]);
+  const failing = harness(
+    () => Promise.resolve(answerOf(RCODE.NOERROR)),
+    [
+      () => {
+        throw new Error('no key');
+      },
+    ],
+  );
   t.like(await failing.wrapper.answer(FORM, '', 'www.example.test', 1, 'udp', undefined, RESOLVER), { kind: 'error', rcode: RCODE.SERVFAIL });
   t.is(failing.errors.length, 1);
 });

@@ -84,7 +84,15 @@ export class AnswerWrapper {
    * @returns the reply; a promise only when the engine or a hook answered with one (it never rejects
    *   for an engine or hook failure, which is SERVFAIL).
    */
-  answer<Q, R>(form: AnswerForm<Q, R>, q: Q, name: string, type: number, transport: 'udp' | 'tcp', ecs: EcsSubnet | undefined, resolver: IpAddress): R | Promise<R> {
+  answer<Q, R>(
+    form: AnswerForm<Q, R>,
+    q: Q,
+    name: string,
+    type: number,
+    transport: 'udp' | 'tcp',
+    ecs: EcsSubnet | undefined,
+    resolver: IpAddress,
+  ): R | Promise<R> {
     const label = this.label ?? transport;
     const metaRcode = metaQtypeRcode(type);
     if (metaRcode !== undefined) {

@@ -65,7 +65,10 @@ test('standalone listener: an answer the engine gives later is sent over UDP whe
 test('standalone listener over TCP: a later answer does not hold up the pipelined queries after it (RFC 7766 §7)', async (t) => {
   const { server, stop } = await dnsServer();
   t.teardown(stop);
-  const bytes = Buffer.concat([frame(buildQuery({ name: 'slow.example.test', type: 'A', id: 1 })), frame(buildQuery({ name: 'ns1.example.test', type: 'A', id: 2 }))]);
+  const bytes = Buffer.concat([
+    frame(buildQuery({ name: 'slow.example.test', type: 'A', id: 1 })),
+    frame(buildQuery({ name: 'ns1.example.test', type: 'A', id: 2 })),
+  ]);
   const { replies } = await tcpExchange(server, bytes, 2);
   t.deepEqual(
     replies.map((r) => decodeReply(r)).map((r) => [r.id, r.answers]),
@@ -88,14 +91,19 @@ test('standalone listener: the after-answer hooks shape the reply, for answers g
 test('compact listener: a later answer is written when it settles, after the answers to later queries (matched by id)', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'gslbd-a-'));
   const path = join(dir, 'engine.sock');
-  const compact = new CompactServer({ engine: laterEngine(), metrics: new EngineMetrics(), log: createLogger('silent'), afterAnswer: [marked] }, compactListenerSchema.parse({ path }), path);
+  const compact = new CompactServer(
+    { engine: laterEngine(), metrics: new EngineMetrics(), log: createLogger('silent'), afterAnswer: [marked] },
+    compactListenerSchema.parse({ path }),
+    path,
+  );
   await compact.start();
   t.teardown(async () => {
     await compact.stop();
     rmSync(dir, { recursive: true, force: true });
   });
   const c = await CompactTestClient.open(path);
-  const query = (id: number, qname: string): Buffer => encodeQuery({ id, qtype: 1, qclass: 1, transport: 0, sourceAddress: '192.0.2.99', sourcePort: 5300, qname });
+  const query = (id: number, qname: string): Buffer =>
+    encodeQuery({ id, qtype: 1, qclass: 1, transport: 0, sourceAddress: '192.0.2.99', sourcePort: 5300, qname });
   c.send(Buffer.concat([query(1, 'slow.example.test'), query(2, 'ns1.example.test')]));
   t.like(await c.next(), { kind: 'ANSWER', id: 2, rcode: 0, answers: [{ data: '192.0.2.53' }], additionals: [{ type: 'TXT' }] });
   t.like(await c.next(), { kind: 'ANSWER', id: 1, rcode: 0, answers: [{ data: '192.0.2.7' }], additionals: [{ type: 'TXT' }] });

@@ -10,7 +10,11 @@ export function isFrontDoorKind<C, H extends FrontDoorHost>(s: ListenerSection |
  * none listens yet (the composition root starts them, in this order, once the first snapshot
  * is published). Sections that are not door kinds are skipped.
  */
-export function createDoors<C, H extends FrontDoorHost>(sections: readonly (ListenerSection | FrontDoorKind<C, H>)[], config: C, host: H): Map<string, FrontDoor> {
+export function createDoors<C, H extends FrontDoorHost>(
+  sections: readonly (ListenerSection | FrontDoorKind<C, H>)[],
+  config: C,
+  host: H,
+): Map<string, FrontDoor> {
   const doors = new Map<string, FrontDoor>();
   for (const s of sections) {
     if (!isFrontDoorKind(s)) continue;

@@ -68,12 +68,27 @@ export function compileRecord<C>(rec: GslbRecordConfig, service: ServiceConfig, 
       readsQname = true;
     },
   };
-  const input = { record: rec as never, config: comp.config, candidates, dataCenters: comp.dataCenters, dcByName: comp.dcByName, rotationKeyPrefix, geo: comp.geo, inputs };
+  const input = {
+    record: rec as never,
+    config: comp.config,
+    candidates,
+    dataCenters: comp.dataCenters,
+    dcByName: comp.dcByName,
+    rotationKeyPrefix,
+    geo: comp.geo,
+    inputs,
+  };
   const contributed = comp.capabilities.flatMap((c) => c.stages?.(input) ?? []);
   const algorithm = comp.algorithms.get(rec.policy.balanceAlgorithm);
   if (!algorithm) throw new Error(`unknown balance algorithm "${rec.policy.balanceAlgorithm}"`);
   const pipeline = assemblePipeline(contributed, algorithm, rec.policy.pickDcCount, rotationKeyPrefix);
-  const locationClasses = comp.geo ? locationClassesFor(comp.geo, readers, candidates.map((c) => c.dc)) : undefined;
+  const locationClasses = comp.geo
+    ? locationClassesFor(
+        comp.geo,
+        readers,
+        candidates.map((c) => c.dc),
+      )
+    : undefined;
   const decisions = DecisionCache.forRecord({
     name: rec.name,
     pipeline,

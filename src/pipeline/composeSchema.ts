@@ -16,7 +16,11 @@ import { zoneSchema } from './config/zoneSchema.js';
  * editors); keys it does not name follow in composition order.
  * @throws Error when two fragments claim the same key, or no capability provides a policy.
  */
-export function composeConfigSchema<const L extends readonly Capability<never>[], X extends z.ZodRawShape>(capabilities: L, extra: X, keyOrder: readonly string[]) {
+export function composeConfigSchema<const L extends readonly Capability<never>[], X extends z.ZodRawShape>(
+  capabilities: L,
+  extra: X,
+  keyOrder: readonly string[],
+) {
   const algorithms = capabilities.flatMap((c) => (c.balanceAlgorithms ?? []).map((a) => a.name));
   const common = commonPolicyFields(algorithms);
   const policies = capabilities.flatMap((c) => c.schema?.policies?.(common) ?? []) as unknown as PoliciesOf<L>;

@@ -35,7 +35,10 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx,
     zone.records.forEach((r, ri) => {
       const owner = relativeOwner(r.name);
       if (owner !== '@' && zone.name !== '' && isInZone(owner, zone.name)) {
-        issue(['zones', zi, 'records', ri, 'name'], `owner names in a zone are relative: write "${owner.slice(0, -zone.name.length - 1) || '@'}", not "${r.name}"`);
+        issue(
+          ['zones', zi, 'records', ri, 'name'],
+          `owner names in a zone are relative: write "${owner.slice(0, -zone.name.length - 1) || '@'}", not "${r.name}"`,
+        );
       }
     });
   });
@@ -73,9 +76,7 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx,
     claim(zone.name, 'SOA', ['zones', zi, 'soa']);
     claim(zone.name, 'NS', ['zones', zi, 'ns']);
   });
-  cfg.zones.forEach((zone, zi) =>
-    zone.records.forEach((r, ri) => claim(ownerInZone(relativeOwner(r.name), zone.name), r.type, ['zones', zi, 'records', ri])),
-  );
+  cfg.zones.forEach((zone, zi) => zone.records.forEach((r, ri) => claim(ownerInZone(relativeOwner(r.name), zone.name), r.type, ['zones', zi, 'records', ri])));
 
   const refs: PolicyReferences = { dataCenters: dcNames, services: new Set(services.keys()) };
   cfg.records.forEach((rec, i) => {

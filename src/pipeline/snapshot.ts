@@ -83,12 +83,19 @@ export function compileSnapshot<C extends PipelineConfig>(input: SnapshotInput<C
   const dcByName = new Map(dataCenters.map((d) => [d.name, d]));
   const services = new Map(config.services.map((s) => [s.name, s]));
   const algorithms = new Map(input.capabilities.flatMap((c) => c.balanceAlgorithms ?? []).map((a) => [a.name, a]));
-  const compilation = { config, capabilities: input.capabilities, algorithms, dataCenters, dcByName, geo: state.geo, reuseDecisions: input.reuseDecisions ?? true };
+  const compilation = {
+    config,
+    capabilities: input.capabilities,
+    algorithms,
+    dataCenters,
+    dcByName,
+    geo: state.geo,
+    reuseDecisions: input.reuseDecisions ?? true,
+  };
   const records = config.records.map((r) => compileRecord(r, services.get(r.service)!, compilation));
 
   const zoneNames = config.zones.map((z) => z.name);
-  const mostSpecificZone = (name: string): string | undefined =>
-    zoneNames.filter((z) => isInZone(name, z)).sort((a, b) => b.length - a.length)[0];
+  const mostSpecificZone = (name: string): string | undefined => zoneNames.filter((z) => isInZone(name, z)).sort((a, b) => b.length - a.length)[0];
 
   const serials = new Map<string, ZoneSerial>();
   const zones: ZoneData[] = config.zones.map((z) => {

@@ -49,7 +49,13 @@ const client = { address: parseIp('198.51.100.7'), sourcePrefix: 32, fromEcs: fa
 function answer(capabilities: readonly Capability<never>[], text: string, name: string): string[] {
   const schema = composeConfigSchema(capabilities, {}, KEY_ORDER);
   const config = parseConfigWith(schema, text) as never;
-  const snap = compileSnapshot({ file: '<test>', config, capabilities: capabilities as never, state: { geo: emptyLocationDb(), health: allUpHealthView, metrics: emptyMetricView }, nowMs: 0 });
+  const snap = compileSnapshot({
+    file: '<test>',
+    config,
+    capabilities: capabilities as never,
+    state: { geo: emptyLocationDb(), health: allUpHealthView, metrics: emptyMetricView },
+    nowMs: 0,
+  });
   return resolve({ name, type: TYPE_CODES.A, client, transport: 'udp' }, snap, fixedContext()).answers.map((r) => String(r.data));
 }
 

@@ -35,7 +35,12 @@ const dummyDoor = {
     events.push(`${cfg.greeting}: created`);
     return {
       async start() {
-        const a = await host.engine.resolve({ name: 'ns1.example.test', type: 1, client: { address: parseIp('192.0.2.99'), sourcePrefix: 32, fromEcs: false }, transport: 'tcp' });
+        const a = await host.engine.resolve({
+          name: 'ns1.example.test',
+          type: 1,
+          client: { address: parseIp('192.0.2.99'), sourcePrefix: 32, fromEcs: false },
+          transport: 'tcp',
+        });
         events.push(`${cfg.greeting}: started, asked the engine: ${a.answers.map((r) => r.data as string).join()}`);
       },
       async stop() {

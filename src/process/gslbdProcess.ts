@@ -162,7 +162,9 @@ async function startAfterSignals(
   const running = { config };
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, generation: snapshot.generation });
   reload = (reason, reloadOptions = {}) => {
-    reloading = reloading.then(() => reloadOnce({ engine, running, runtimes, metrics, log, reason, statusSignals: statusSignals!, refresh: reloadOptions.refresh ?? [], admin }));
+    reloading = reloading.then(() =>
+      reloadOnce({ engine, running, runtimes, metrics, log, reason, statusSignals: statusSignals!, refresh: reloadOptions.refresh ?? [], admin }),
+    );
     return reloading;
   };
 
@@ -199,7 +201,7 @@ async function startAfterSignals(
   }
 
   armSignals(reload);
-  const watcher = options.watchFile ?? true ? watchConfig(file, () => void reload('file changed'), log) : undefined;
+  const watcher = (options.watchFile ?? true) ? watchConfig(file, () => void reload('file changed'), log) : undefined;
   for (const { runtime } of runtimes) runtime.run?.();
 
   log.info({ ...up, generation: snapshot.generation, ...Object.assign({}, ...runtimes.map(({ runtime }) => runtime.describe?.() ?? {})) }, 'gslbd up');

@@ -37,7 +37,11 @@ health:
   t.true(Number.isNaN(store.read('host', '', 'a', HOST_STATUS, 1000)), 'unknown is no verdict');
   monitor.onChange(() => signals.sync(2000));
   monitor.start();
-  await waitFor('verdicts', () => store.read('host', '', 'a', HOST_STATUS, 2000) === 1 && store.read('service', 'web', 'a', SERVICE_STATUS, 2000) === 1, 10_000);
+  await waitFor(
+    'verdicts',
+    () => store.read('host', '', 'a', HOST_STATUS, 2000) === 1 && store.read('service', 'web', 'a', SERVICE_STATUS, 2000) === 1,
+    10_000,
+  );
   t.true(Number.isNaN(store.read('service', 'web', 'b', SERVICE_STATUS, 2000)), 'an unmonitored service gives no verdict');
   t.true(Number.isNaN(store.read('host', '', 'b', HOST_STATUS, 2000)), 'a DC without check points gives no verdict');
 

@@ -142,7 +142,11 @@ const group: BenchGroup = {
         block(ports.noop, `gslb {\n        socket ${noopSocket}\n        connections 2\n    }`) +
         block(ports.file, `file ${join(dir, 'example.test.zone')}`),
     );
-    const coredns = ctx.processes.start('coredns-gslb', COREDNS, ['-conf', join(dir, 'Corefile')], { cpu: SERVER_CPU, cwd: dir, logFile: join(dir, 'coredns.log') });
+    const coredns = ctx.processes.start('coredns-gslb', COREDNS, ['-conf', join(dir, 'Corefile')], {
+      cpu: SERVER_CPU,
+      cwd: dir,
+      logFile: join(dir, 'coredns.log'),
+    });
     await checkAnswers(ctx, clients, ports, coredns);
     const geoip = ctx.wants(TABLE.gslb, ROW.geoip) ? await startGeoip(ctx, clients) : undefined;
     const port: Record<Front, number> = { ...ports, geoip: geoip?.port ?? 0 };
@@ -152,9 +156,7 @@ const group: BenchGroup = {
       static: { queryFile: staticFile, binary: false, edns: true },
       gslb: { queryFile: gslbFile, binary: true, edns: false },
     };
-    const plan = (['static', 'gslb'] as const).flatMap((kind) =>
-      FRONTS[kind].filter((f) => ctx.wants(TABLE[kind], ROW[f])).map((front) => ({ kind, front })),
-    );
+    const plan = (['static', 'gslb'] as const).flatMap((kind) => FRONTS[kind].filter((f) => ctx.wants(TABLE[kind], ROW[f])).map((front) => ({ kind, front })));
     const dnsperf = (kind: QueryKind, front: Front, seconds: number): Promise<DnsperfResult> =>
       runDnsperf(ctx.processes, { server: '127.0.0.1', port: port[front], ...files[kind], seconds, cpu: LOAD_CPU, clients: 4 }, dir, ctx.signal);
 
@@ -204,7 +206,16 @@ async function measureHandlers(ctx: BenchContext, clients: readonly MixClient[])
   const frames = clients.map((c, i) => {
     const bytes = addressToBytes(c.address).subarray(0, Math.ceil(c.sourcePrefix / 8));
     const ecs = Buffer.concat([Buffer.from([0, c.address.family === 4 ? 1 : 2, c.sourcePrefix, 0]), Buffer.from(bytes)]);
-    return encodeQuery({ id: i, qtype: 1, qclass: 1, transport: 0, sourceAddress: '127.0.0.1', sourcePort: 5300, ecs: ecs.toString('hex'), qname: 'www.example.test' });
+    return encodeQuery({
+      id: i,
+      qtype: 1,
+      qclass: 1,
+      transport: 0,
+      sourceAddress: '127.0.0.1',
+      sourcePort: 5300,
+      ecs: ecs.toString('hex'),
+      qname: 'www.example.test',
+    });
   });
   for (const frame of frames.slice(0, CHECKED_CLIENTS)) {
     const a = gslbd(decodeQuery(frame, readHeader(frame).flags) as CompactQuery);
@@ -260,7 +271,12 @@ function zoneFile(): string {
  * and ECS scopes equal resolve() in-process for a sample of the client mix (a fast wrong bridge
  * is not a result). Waits for CoreDNS to connect to both engines first.
  */
-async function checkAnswers(ctx: BenchContext, clients: readonly MixClient[], ports: Record<Exclude<Front, 'geoip'>, number>, coredns: BenchProcess): Promise<void> {
+async function checkAnswers(
+  ctx: BenchContext,
+  clients: readonly MixClient[],
+  ports: Record<Exclude<Front, 'geoip'>, number>,
+  coredns: BenchProcess,
+): Promise<void> {
   for (const front of ['gslbd', 'noop', 'file'] as const) {
     for (let i = 0; ; i++) {
       try {
@@ -286,7 +302,9 @@ async function checkAnswers(ctx: BenchContext, clients: readonly MixClient[], po
     // A tie between data centers is split by rotation, so its answer changes call by call.
     const tie = new Set([expected.data, inProcess(client).data, inProcess(client).data]).size > 1;
     if (got.rcode !== 'NOERROR' || (got.answers.join() !== expected.data && !tie) || got.scope !== expected.scope) {
-      throw new Error(`gslbd through CoreDNS answers ${JSON.stringify(got)} for ${JSON.stringify(client)}; resolve() answers ${expected.data} scope ${expected.scope}`);
+      throw new Error(
+        `gslbd through CoreDNS answers ${JSON.stringify(got)} for ${JSON.stringify(client)}; resolve() answers ${expected.data} scope ${expected.scope}`,
+      );
     }
     checked++;
   }

@@ -231,7 +231,9 @@ function compileHarness(ctx: BenchContext): string {
   try {
     execFileSync('cc', ['-O2', '-o', out, join(REPO_ROOT, 'test', 'bench', 'mmdbHarness.c'), '-lmaxminddb'], { stdio: 'pipe' });
   } catch (e) {
-    throw new Error(`cannot build the libmaxminddb harness (apt-get install libmaxminddb-dev; test/setup.sh does): ${(e as { stderr?: Buffer }).stderr?.toString() ?? e}`);
+    throw new Error(
+      `cannot build the libmaxminddb harness (apt-get install libmaxminddb-dev; test/setup.sh does): ${(e as { stderr?: Buffer }).stderr?.toString() ?? e}`,
+    );
   }
   return out;
 }

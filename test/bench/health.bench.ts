@@ -72,7 +72,10 @@ const group: BenchGroup = {
         if (!ctx.wants('health', row)) continue;
         const r = await runEngine(ctx, dir, mode, port, run);
         if (mode === 'idle' && r.upAtStart !== ENDPOINTS) throw new Error(`idle engine: ${r.upAtStart} of ${ENDPOINTS} endpoints up from the state file`);
-        if (mode === 'checks' && r.upAtStart < ENDPOINTS) ctx.note(`run ${run}: ${r.upAtStart} of ${ENDPOINTS} endpoints up after the warm-up (checks not yet run or failed: the engine or the HTTP server was starved of CPU)`);
+        if (mode === 'checks' && r.upAtStart < ENDPOINTS)
+          ctx.note(
+            `run ${run}: ${r.upAtStart} of ${ENDPOINTS} endpoints up after the warm-up (checks not yet run or failed: the engine or the HTTP server was starved of CPU)`,
+          );
         const checksPerSecond = r.cpuChecks / (CPU_MS.checks / 1000);
         ctx.record('health', row, 1e6 / r.resolveMeanUs, {
           'resolve p50 µs': r.resolveP50Us,
@@ -102,7 +105,7 @@ const group: BenchGroup = {
       `${RECORDS} GSLB records × 4 data centers = ${ENDPOINTS} endpoints, monitor http GET /health every ${INTERVAL_MS} ms (jitter 0.1, timeout 2 s), answered by one Node HTTP server bound to ${ENDPOINTS} addresses in 127.1.0.0/16; ` +
         `engine = the real schema, snapshot, Engine and HealthMonitor in one process (healthEngine.ts), no front doors; warm-up ${WARMUP_MS.checks / 1000} s, then engine CPU % over ${CPU_MS.checks / 1000} s with nothing else in the process, then ${LATENCY_MS / 1000} s of resolve() sampling (32 timed calls every 10 ms on random records) while the checks go on; ` +
         '"CPU % while sampled" is the process CPU of the sampling window minus the sampler\'s own time (its 100 wake-ups per second stay in); decisions/s = 1 / mean sampled call time; live heap = heap after a full collection at the end. ' +
-        'On loopback the kernel work of the server side of each connection is partly charged to the engine (sys time). Reference from a peer\'s documentation: 10k records × 3 backends ≈ 60 % CPU and 667 MB.',
+        "On loopback the kernel work of the server side of each connection is partly charged to the engine (sys time). Reference from a peer's documentation: 10k records × 3 backends ≈ 60 % CPU and 667 MB.",
     );
   },
 };
@@ -113,8 +116,25 @@ async function runEngine(ctx: BenchContext, dir: string, mode: 'idle' | 'checks'
   // --expose-gc: after measuring, the engine collects once and reports the live heap beside the RSS.
   // --cpu-prof: the engine writes its profile when it exits (summarise with cpuProfileTop.js --from fire).
   const profile = ctx.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfileDir}`] : [];
-  const args = ['--expose-gc', ...profile, join(BENCH_DIST, 'healthEngine.js'), mode, String(port), String(RECORDS), String(INTERVAL_MS), String(WARMUP_MS[mode]), String(CPU_MS[mode]), String(LATENCY_MS)];
-  const { code, output } = await ctx.processes.runToEnd('health engine', process.execPath, args, { cpu: ENGINE_CPU, logFile: join(dir, `engine-${mode}-${run}.log`) }, ctx.signal);
+  const args = [
+    '--expose-gc',
+    ...profile,
+    join(BENCH_DIST, 'healthEngine.js'),
+    mode,
+    String(port),
+    String(RECORDS),
+    String(INTERVAL_MS),
+    String(WARMUP_MS[mode]),
+    String(CPU_MS[mode]),
+    String(LATENCY_MS),
+  ];
+  const { code, output } = await ctx.processes.runToEnd(
+    'health engine',
+    process.execPath,
+    args,
+    { cpu: ENGINE_CPU, logFile: join(dir, `engine-${mode}-${run}.log`) },
+    ctx.signal,
+  );
   const line = output.split('\n').find((l) => l.startsWith('{'));
   if (code !== 0 || !line) throw new Error(`health engine (${mode}) exited with ${code}:\n${output.slice(-2000)}`);
   return JSON.parse(line) as HealthEngineResult;

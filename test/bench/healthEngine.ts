@@ -125,7 +125,9 @@ export function benchConfig(targetPort: number, records: number, intervalMs: num
 /** Writes a state file with every check of `config` up (written now), for the idle engine; returns its path. */
 function writeAllUpState(config: Config): string {
   const now = Date.now();
-  const checks = Object.fromEntries([...buildHealthPlan(config).checks.values()].map((c) => [c.id, { fingerprint: c.fingerprint, status: 'up' as const, sinceMs: now, lastSuccessMs: now }]));
+  const checks = Object.fromEntries(
+    [...buildHealthPlan(config).checks.values()].map((c) => [c.id, { fingerprint: c.fingerprint, status: 'up' as const, sinceMs: now, lastSuccessMs: now }]),
+  );
   const path = join(mkdtempSync(join(tmpdir(), 'gslbd-health-bench-')), 'state.json');
   writeFileSync(path, JSON.stringify({ version: 1, writtenAtMs: now, checks, overrides: {} } satisfies SavedState));
   return path;
@@ -144,7 +146,11 @@ async function measureCpu(ms: number): Promise<{ cpuNs: number; sysNs: number; w
 async function main(): Promise<void> {
   const [mode, ...numbers] = process.argv.slice(2);
   const [targetPort, records, intervalMs, warmupMs, cpuMs, latencyMs] = numbers.map(Number) as [number, number, number, number, number, number];
-  if ((mode !== 'checks' && mode !== 'idle') || numbers.length !== 6 || [targetPort, records, intervalMs, warmupMs, cpuMs, latencyMs].some((n) => !Number.isFinite(n) || n <= 0)) {
+  if (
+    (mode !== 'checks' && mode !== 'idle') ||
+    numbers.length !== 6 ||
+    [targetPort, records, intervalMs, warmupMs, cpuMs, latencyMs].some((n) => !Number.isFinite(n) || n <= 0)
+  ) {
     process.stderr.write('usage: healthEngine.js <checks|idle> <targetPort> <records> <intervalMs> <warmupMs> <cpuMs> <latencyMs>\n');
     process.exit(2);
   }

@@ -19,7 +19,10 @@ async function main(): Promise<void> {
     process.stderr.write('usage: healthFloor.js <port> <count> <checksPerSecond> <tickMs> <warmupMs> <measureMs>\n');
     process.exit(2);
   }
-  const request = Buffer.from('GET /health HTTP/1.1\r\nHost: 127.1.0.1\r\nUser-Agent: gslbd-health-check\r\nAccept: */*\r\nConnection: close\r\n\r\n', 'latin1');
+  const request = Buffer.from(
+    'GET /health HTTP/1.1\r\nHost: 127.1.0.1\r\nUser-Agent: gslbd-health-check\r\nAccept: */*\r\nConnection: close\r\n\r\n',
+    'latin1',
+  );
   const readBuffer = Buffer.allocUnsafe(16 * 1024);
   const idle: Socket[] = [];
   let counting = false;
@@ -66,7 +69,9 @@ async function main(): Promise<void> {
   await new Promise((r) => setTimeout(r, measureMs));
   const cpu = process.cpuUsage(cpu0);
   const seconds = (performance.now() - wall0) / 1000;
-  process.stdout.write(`${JSON.stringify({ tickMs, checksPerSecond: checks / seconds, failures, cpuPercent: (100 * (cpu.user + cpu.system)) / 1e6 / seconds, cpuUsPerCheck: (cpu.user + cpu.system) / checks, kernelUsPerCheck: cpu.system / checks })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ tickMs, checksPerSecond: checks / seconds, failures, cpuPercent: (100 * (cpu.user + cpu.system)) / 1e6 / seconds, cpuUsPerCheck: (cpu.user + cpu.system) / checks, kernelUsPerCheck: cpu.system / checks })}\n`,
+  );
   process.exit(0);
 }
 

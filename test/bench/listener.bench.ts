@@ -149,7 +149,9 @@ const group: BenchGroup = {
           ctx.note(`${server} ${kind} run ${run}: ${notNoError} answers not NOERROR (${JSON.stringify(r.rcodes)})`);
         }
         ctx.record(TABLE[kind], ROW[kind][server], r.queriesPerSecond, details);
-        ctx.log(`run ${run} ${kind} ${server}: ${Math.round(r.queriesPerSecond)} q/s, ${details['server CPU µs/query']!.toFixed(1)} µs CPU/query, lost ${r.lost}`);
+        ctx.log(
+          `run ${run} ${kind} ${server}: ${Math.round(r.queriesPerSecond)} q/s, ${details['server CPU µs/query']!.toFixed(1)} µs CPU/query, lost ${r.lost}`,
+        );
       }
     }
     ctx.note(
@@ -177,10 +179,15 @@ function fixedReply(name: string, type: 'A' | 'AAAA', data: string, ecs: boolean
 async function startResponder(ctx: BenchContext, reply: Buffer, dir: string): Promise<{ port: number; proc: BenchProcess }> {
   const port = await freePort();
   // gslbd's production Node flags, as gslbd gets them: equal settings.
-  const proc = ctx.processes.start('fixed responder', process.execPath, [...GSLBD_NODE_FLAGS, join(BENCH_DIST, 'fixedResponder.js'), String(port), reply.toString('hex')], {
-    cpu: SERVER_CPU,
-    logFile: join(dir, `responder-${port}.log`),
-  });
+  const proc = ctx.processes.start(
+    'fixed responder',
+    process.execPath,
+    [...GSLBD_NODE_FLAGS, join(BENCH_DIST, 'fixedResponder.js'), String(port), reply.toString('hex')],
+    {
+      cpu: SERVER_CPU,
+      logFile: join(dir, `responder-${port}.log`),
+    },
+  );
   const probe = queryPacket(7, 'probe.example.test', 'A');
   for (let i = 0; ; i++) {
     try {
@@ -299,7 +306,9 @@ export async function recordListenerRecordRuns(
       ...(await resolveShare(gslbd, before.metrics, cpu, r, resolveCpuPerCall(queries, snapshot))),
     };
     ctx.record(LISTENER_GSLB_TABLE, rowId, r.queriesPerSecond, details);
-    ctx.log(`run ${run} ${name} through the listener: ${Math.round(r.queriesPerSecond)} q/s, resolve ${details['resolve % of CPU (in-process cost)']!.toFixed(1)} % of CPU`);
+    ctx.log(
+      `run ${run} ${name} through the listener: ${Math.round(r.queriesPerSecond)} q/s, resolve ${details['resolve % of CPU (in-process cost)']!.toFixed(1)} % of CPU`,
+    );
   }
 }
 

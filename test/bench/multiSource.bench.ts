@@ -30,7 +30,12 @@ const SOURCES: readonly { source: MetricSource; name: string; policy: string; la
     policy: 'source: service, metric: healthyBackends, criterion: highest, gate: "host.status == up && host.cpu < 90"',
     label: 'service.healthyBackends highest, host gate',
   },
-  { source: 'client', name: 'client.example.test', policy: 'source: client, metric: packetLoss, criterion: lowest', label: 'client.packetLoss lowest per /24, /48' },
+  {
+    source: 'client',
+    name: 'client.example.test',
+    policy: 'source: client, metric: packetLoss, criterion: lowest',
+    label: 'client.packetLoss lowest per /24, /48',
+  },
 ];
 const rowId = (source: MetricSource): string => `multi-source-${source}`;
 const LISTENER_ROW = 'gslbd-multi-source-client';
@@ -53,7 +58,8 @@ const TOKEN = 'bench-admin-token-0123456789';
  */
 const group: BenchGroup = {
   name: 'multi-source',
-  description: 'resolve() per multi-source record (host/service/client metrics, 3 DCs × 4 endpoints, pickDcCount 2, weighted-random); client record through the listener',
+  description:
+    'resolve() per multi-source record (host/service/client metrics, 3 DCs × 4 endpoints, pickDcCount 2, weighted-random); client record through the listener',
   tables: [
     {
       id: RESOLVE_TABLE,
@@ -74,7 +80,11 @@ const group: BenchGroup = {
     const clients = clientMix(geo, 10_000, 2);
     const yaml = benchConfig();
     const config = parseConfigText(yaml, 'multi-source bench');
-    const store = new MetricStore(config.metrics, config.datacenters.map((d) => d.name), config.services.map((s) => s.name));
+    const store = new MetricStore(
+      config.metrics,
+      config.datacenters.map((d) => d.name),
+      config.services.map((s) => s.name),
+    );
     const batches = metricBatches(clients);
     const now = Date.now();
     for (const [source, samples] of batches) {
@@ -82,7 +92,9 @@ const group: BenchGroup = {
       if (!r.ok) throw new Error(`bench metrics rejected: ${JSON.stringify(r.problems.slice(0, 3))}`);
     }
     const snapshot = buildSnapshot('multi-source bench', config, { geo, health: allUpHealthView, metrics: store }, now);
-    ctx.note(`multi-source: ${store.stats().clientNetworks} client networks with packetLoss for each of ${DCS.length} data centers; staleness set to 1 h so no sample ages out during the run`);
+    ctx.note(
+      `multi-source: ${store.stats().clientNetworks} client networks with packetLoss for each of ${DCS.length} data centers; staleness set to 1 h so no sample ages out during the run`,
+    );
 
     await recordResolveRows(
       ctx,
@@ -101,7 +113,13 @@ const group: BenchGroup = {
 export default group;
 
 /** The client-sourced record through the standalone listener under dnsperf, with resolve()'s CPU share. */
-async function listenerRow(ctx: BenchContext, yaml: string, batches: readonly [MetricSource, unknown[]][], clients: readonly MixClient[], snapshot: Snapshot): Promise<void> {
+async function listenerRow(
+  ctx: BenchContext,
+  yaml: string,
+  batches: readonly [MetricSource, unknown[]][],
+  clients: readonly MixClient[],
+  snapshot: Snapshot,
+): Promise<void> {
   const dir = ctx.tempDir('multi-source-listener');
   const gslbd = await startGslbd(ctx.processes, { cpu: SERVER_CPU, dir, config: parse(yaml) as Record<string, unknown>, adminToken: TOKEN }, ctx.signal);
   for (const [source, samples] of batches) {
@@ -129,7 +147,9 @@ async function checkAnswers(ctx: BenchContext, gslbd: GslbdServer, clients: read
     const wire = await exchange(gslbd.dnsPort, queryPacket(1, 'client.example.test', 'A', client));
     const wireDcs = wire.answers.map((a) => dcOf.get(a.replace(/^A /, '')) ?? a).join();
     if (wireDcs !== expected.dcs.join() || wire.scope !== expected.scope) {
-      throw new Error(`client ${formatIp(client.address)}/${client.sourcePrefix}: listener answers DCs ${wireDcs} scope ${wire.scope}, resolve() ${expected.dcs.join()} scope ${expected.scope}`);
+      throw new Error(
+        `client ${formatIp(client.address)}/${client.sourcePrefix}: listener answers DCs ${wireDcs} scope ${wire.scope}, resolve() ${expected.dcs.join()} scope ${expected.scope}`,
+      );
     }
   }
   ctx.note(`multi-source listener check on ${CHECKED_CLIENTS} ECS clients: the wire answers come from the data centers resolve() picks, with its ECS scope`);

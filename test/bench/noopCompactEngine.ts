@@ -1,7 +1,17 @@
 import { unlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { EngineState, FrameKind, PROTOCOL_VERSION, decodeQuery, encodeHelloAck, encodePong, readHeader, type AnswerFrame, type CompactQuery } from '../../src/doors/compact/frameCodec.js';
+import {
+  EngineState,
+  FrameKind,
+  PROTOCOL_VERSION,
+  decodeQuery,
+  encodeHelloAck,
+  encodePong,
+  readHeader,
+  type AnswerFrame,
+  type CompactQuery,
+} from '../../src/doors/compact/frameCodec.js';
 import { FrameReader } from '../../src/doors/compact/frameReader.js';
 import { ReplyBatch } from '../../src/doors/compact/replyBatch.js';
 

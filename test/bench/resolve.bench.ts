@@ -48,14 +48,22 @@ const group: BenchGroup = {
   async run(ctx) {
     ctx.log('loading the quickstart snapshot with the GeoLite2 data');
     const { snapshot, geo, engineGeo, loadSeconds } = quickstartSnapshot();
-    ctx.note(`quickstart snapshot loaded in ${loadSeconds.toFixed(1)} s (${geo.v4.size} IPv4 and ${geo.v6.size} IPv6 merged ranges; lookups: ${engineGeo.implementation})`);
+    ctx.note(
+      `quickstart snapshot loaded in ${loadSeconds.toFixed(1)} s (${geo.v4.size} IPv4 and ${geo.v6.size} IPv6 merged ranges; lookups: ${engineGeo.implementation})`,
+    );
     checkQuickstartAnswers(snapshot);
     const clients = clientMix(geo, 10_000, 2);
     await recordResolveRows(ctx, CPU, [
-      { id: 'www-static-proximity', snapshot, queries: clients.map((client): Query => ({ name: 'www.example.test', type: TYPE_CODES.A, client, transport: 'udp' })) },
+      {
+        id: 'www-static-proximity',
+        snapshot,
+        queries: clients.map((client): Query => ({ name: 'www.example.test', type: TYPE_CODES.A, client, transport: 'udp' })),
+      },
       { id: 'static-aaaa', snapshot, queries: clients.map((client): Query => ({ name: 'v6.example.test', type: TYPE_CODES.AAAA, client, transport: 'udp' })) },
     ]);
-    ctx.note(`client mix: 10,000 ECS clients, 80% IPv4 /24 inside real networks, 10% IPv6 /56 inside real networks, 10% IPv4 /24 without a location; calls pinned to CPU ${CPU}; latency is per ${BATCH}-call batch`);
+    ctx.note(
+      `client mix: 10,000 ECS clients, 80% IPv4 /24 inside real networks, 10% IPv6 /56 inside real networks, 10% IPv4 /24 without a location; calls pinned to CPU ${CPU}; latency is per ${BATCH}-call batch`,
+    );
   },
 };
 
@@ -72,7 +80,11 @@ function checkQuickstartAnswers(snapshot: Snapshot): void {
   ];
   for (const [subnet, want] of expected) {
     const { address, prefix } = parseCidr(subnet);
-    const a = resolve({ name: 'www.example.test', type: TYPE_CODES.A, client: { address, sourcePrefix: prefix, fromEcs: true }, transport: 'udp' }, snapshot, ctx);
+    const a = resolve(
+      { name: 'www.example.test', type: TYPE_CODES.A, client: { address, sourcePrefix: prefix, fromEcs: true }, transport: 'udp' },
+      snapshot,
+      ctx,
+    );
     const got = a.answers.map((r) => r.data).join(',');
     if (got !== want) throw new Error(`quickstart answer for ${subnet} is ${got || 'empty'}, expected ${want} (client ${formatIp(address)})`);
   }
@@ -100,7 +112,9 @@ export async function recordResolveRows(ctx: BenchContext, cpu: string, rows: re
         if (ctx.signal.aborted) throw ctx.signal.reason;
         const m = measureResolve(row.snapshot, row.queries);
         ctx.record(RESOLVE_TABLE, row.id, m.perSecond, { 'p50 µs': m.p50Us, 'p99 µs': m.p99Us, 'CPU µs/call': m.cpuUs, ...row.details });
-        ctx.log(`run ${run} ${row.id}: ${Math.round(m.perSecond)} decisions/s, p50 ${m.p50Us.toFixed(2)} µs, p99 ${m.p99Us.toFixed(2)} µs, ${m.cpuUs.toFixed(2)} CPU µs/call`);
+        ctx.log(
+          `run ${run} ${row.id}: ${Math.round(m.perSecond)} decisions/s, p50 ${m.p50Us.toFixed(2)} µs, p99 ${m.p99Us.toFixed(2)} µs, ${m.cpuUs.toFixed(2)} CPU µs/call`,
+        );
       }
       await new Promise((r) => setImmediate(r));
     }

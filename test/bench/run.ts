@@ -47,7 +47,13 @@ function parseOptions(argv: readonly string[]): Options {
       if (v === undefined) usage(`${arg} needs a value`);
       return v;
     };
-    if (arg === '--filter') o.filters.push(...value().split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
+    if (arg === '--filter')
+      o.filters.push(
+        ...value()
+          .split(',')
+          .map((s) => s.trim().toLowerCase())
+          .filter(Boolean),
+      );
     else if (arg === '--runs') o.runs = positiveInt(arg, value());
     else if (arg === '--budget') o.budgetSeconds = positiveInt(arg, value());
     else if (arg === '--json') o.jsonFile = value();
@@ -71,7 +77,9 @@ function usage(problem: string): never {
 
 async function discoverGroups(): Promise<BenchGroup[]> {
   const dir = dirname(fileURLToPath(import.meta.url));
-  const files = readdirSync(dir).filter((f) => f.endsWith('.bench.js')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.bench.js'))
+    .sort();
   const groups: BenchGroup[] = [];
   for (const f of files) {
     const mod = (await import(pathToFileURL(join(dir, f)).href)) as { default?: BenchGroup };
@@ -185,7 +193,9 @@ async function main(): Promise<number> {
 
   const started = Date.now();
   const loadBefore = loadavg();
-  process.stderr.write(`bench: ${selected.map((g) => g.name).join(', ')}; ${options.runs} runs; estimated ${Math.round(estimate)} s of ${options.budgetSeconds} s\n`);
+  process.stderr.write(
+    `bench: ${selected.map((g) => g.name).join(', ')}; ${options.runs} runs; estimated ${Math.round(estimate)} s of ${options.budgetSeconds} s\n`,
+  );
   const notes: { group: string; text: string }[] = [];
   let tempCount = 0;
   for (const g of selected) {

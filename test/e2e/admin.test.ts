@@ -19,10 +19,19 @@ test.before(async () => {
   [engine, tokenless, fileToken] = await Promise.all([
     startEngine(fixtureConfig(), { files: fixtureLocationFiles() }),
     // The TypeScript reference lookups, chosen in the configuration: /healthz must warn about them.
-    startEngine(replaceOnce(fixtureConfig({ adminToken: null }), 'geo:\n  sources:', 'geo:\n  implementation: typescript\n  sources:'), { files: fixtureLocationFiles() }),
-    startEngine(replaceOnce(fixtureConfig({ adminToken: null }), 'admin: { address: 127.0.0.1, port: 0 }', 'admin: { address: 127.0.0.1, port: 0, tokenFile: admin-token.txt }'), {
-      files: { ...fixtureLocationFiles(), 'admin-token.txt': `${FILE_TOKEN}\n` },
+    startEngine(replaceOnce(fixtureConfig({ adminToken: null }), 'geo:\n  sources:', 'geo:\n  implementation: typescript\n  sources:'), {
+      files: fixtureLocationFiles(),
     }),
+    startEngine(
+      replaceOnce(
+        fixtureConfig({ adminToken: null }),
+        'admin: { address: 127.0.0.1, port: 0 }',
+        'admin: { address: 127.0.0.1, port: 0, tokenFile: admin-token.txt }',
+      ),
+      {
+        files: { ...fixtureLocationFiles(), 'admin-token.txt': `${FILE_TOKEN}\n` },
+      },
+    ),
   ]);
 });
 test.after.always(stopAllEngines);

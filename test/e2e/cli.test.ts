@@ -62,10 +62,7 @@ test('check-config accepts every example file (round trip of examples/), exit 0'
 
 test('check-config on a bad file: exit 1, one path-named message per problem', async (t) => {
   const file = join(dir, 'bad.yaml');
-  writeFileSync(
-    file,
-    replaceOnce(replaceOnce(fixtureConfig(), '    service: web\n', '    service: webx\n    bogus: 1\n'), 'Europe.NL', 'Europe..NL'),
-  );
+  writeFileSync(file, replaceOnce(replaceOnce(fixtureConfig(), '    service: web\n', '    service: webx\n    bogus: 1\n'), 'Europe.NL', 'Europe..NL'));
   const r = await gslbd(['check-config', file]);
   t.is(r.code, 1);
   t.is(r.stdout, '');
@@ -147,11 +144,13 @@ test('check-config and serve name every missing or unusable file with its key: e
   const file = join(dir, 'files.yaml');
   writeFileSync(
     file,
-    ([
-      ['admin: { address: 127.0.0.1, port: 0 }', 'admin: { address: 127.0.0.1, port: 0, tokenFile: short-token.txt }'],
-      ['path: loc4.mmdb', 'path: /nonexistent/x.mmdb'],
-      ['path: loc6.mmdb', 'package: no-such-package/x.mmdb'],
-    ] as [string, string][]).reduce((text, [from, to]) => replaceOnce(text, from, to), fixtureConfig({ adminToken: null })),
+    (
+      [
+        ['admin: { address: 127.0.0.1, port: 0 }', 'admin: { address: 127.0.0.1, port: 0, tokenFile: short-token.txt }'],
+        ['path: loc4.mmdb', 'path: /nonexistent/x.mmdb'],
+        ['path: loc6.mmdb', 'package: no-such-package/x.mmdb'],
+      ] as [string, string][]
+    ).reduce((text, [from, to]) => replaceOnce(text, from, to), fixtureConfig({ adminToken: null })),
   );
   const expected = [
     `${file}: geo.sources[0].path: cannot read "/nonexistent/x.mmdb": ENOENT`,

@@ -232,7 +232,11 @@ test.serial('NOTIFY → NOTIMP; AXFR and IXFR REFUSED; MAILB NOTIMP, as on the s
   const notify = await dig(fx.dnsPort, 'example.test', 'SOA', '+opcode=notify');
   t.is(notify.status, 'NOTIMP');
   const server = { address: '127.0.0.1', port: fx.dnsPort };
-  for (const [qtype, rcode] of [[252, 5], [251, 5], [253, 4]] as const) {
+  for (const [qtype, rcode] of [
+    [252, 5],
+    [251, 5],
+    [253, 4],
+  ] as const) {
     const query = buildQuery({ name: 'example.test', type: 'A' });
     query.writeUInt16BE(qtype, query.length - 4);
     for (const reply of [await udpQuery(server, query), await tcpQuery(server, query)]) {
@@ -272,34 +276,37 @@ test.serial('UDP answers fit 1232 bytes and the OPT advertises 1232 whatever the
   t.is(tcp.answers.length, 30);
 });
 
-test.serial('engine killed: stale answers for blocks seen before, the fail-safe zone for others, never NXDOMAIN; restart resumes without restarting CoreDNS', async (t) => {
-  t.timeout(300000);
-  fx.engine.signal('SIGKILL');
-  await fx.engine.stop();
-  await until('CoreDNS not ready once the engine is gone', async () => (await readyStatus(fx.readyPort)) === 503, 10000);
+test.serial(
+  'engine killed: stale answers for blocks seen before, the fail-safe zone for others, never NXDOMAIN; restart resumes without restarting CoreDNS',
+  async (t) => {
+    t.timeout(300000);
+    fx.engine.signal('SIGKILL');
+    await fx.engine.stop();
+    await until('CoreDNS not ready once the engine is gone', async () => (await readyStatus(fx.readyPort)) === 503, 10000);
 
-  const stale = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=193.0.14.0/24');
-  t.like(stale, { status: 'NOERROR', answer: [www('198.51.100.10', 10)], subnet: '193.0.14.0/24/19' });
-  t.true(stale.flags.includes('aa'));
-  // Another client inside the /19 block the engine's answer was valid for.
-  const sameBlock = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=193.0.1.0/24');
-  t.deepEqual(sameBlock.answer, [www('198.51.100.10', 10)]);
+    const stale = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=193.0.14.0/24');
+    t.like(stale, { status: 'NOERROR', answer: [www('198.51.100.10', 10)], subnet: '193.0.14.0/24/19' });
+    t.true(stale.flags.includes('aa'));
+    // Another client inside the /19 block the engine's answer was valid for.
+    const sameBlock = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=193.0.1.0/24');
+    t.deepEqual(sameBlock.answer, [www('198.51.100.10', 10)]);
 
-  // A block never answered before: the next plugin (file, the fail-safe zone) answers.
-  const fallthrough = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=203.0.113.0/24');
-  t.like(fallthrough, { status: 'NOERROR', answer: [www('192.0.2.250')] });
-  const unknown = await dig(fx.dnsPort, 'v6.example.test', 'AAAA');
-  t.not(unknown.status, 'NXDOMAIN', 'a name the fail-safe zone lacks is the file plugin’s answer, not ours');
+    // A block never answered before: the next plugin (file, the fail-safe zone) answers.
+    const fallthrough = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=203.0.113.0/24');
+    t.like(fallthrough, { status: 'NOERROR', answer: [www('192.0.2.250')] });
+    const unknown = await dig(fx.dnsPort, 'v6.example.test', 'AAAA');
+    t.not(unknown.status, 'NXDOMAIN', 'a name the fail-safe zone lacks is the file plugin’s answer, not ours');
 
-  const metrics = await (await fetch(`http://127.0.0.1:${fx.metricsPort}/metrics`)).text();
-  t.regex(metrics, /coredns_gslb_requests_total\{result="stale",server="dns:\/\/127\.0\.0\.1:\d+"\} [1-9]/);
-  t.regex(metrics, /coredns_gslb_requests_total\{result="fallthrough",server="dns:\/\/127\.0\.0\.1:\d+"\} [1-9]/);
-  t.regex(metrics, /coredns_gslb_engine_up\{socket="[^"]+"\} 0/);
+    const metrics = await (await fetch(`http://127.0.0.1:${fx.metricsPort}/metrics`)).text();
+    t.regex(metrics, /coredns_gslb_requests_total\{result="stale",server="dns:\/\/127\.0\.0\.1:\d+"\} [1-9]/);
+    t.regex(metrics, /coredns_gslb_requests_total\{result="fallthrough",server="dns:\/\/127\.0\.0\.1:\d+"\} [1-9]/);
+    t.regex(metrics, /coredns_gslb_engine_up\{socket="[^"]+"\} 0/);
 
-  fx.engine = await startEngine(fx.engineConfig, { startTimeoutMs: ENGINE_START_MS });
-  await until('CoreDNS ready again', async () => (await readyStatus(fx.readyPort)) === 200, 30000, fx.coredns);
-  // TTL 30 (not the stale 10): a fresh answer from the restarted engine.
-  const fresh = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=8.8.8.0/24');
-  t.like(fresh, { status: 'NOERROR', answer: [www('192.0.2.10')], subnet: '8.8.8.0/24/17' });
-  t.is(fx.coredns.child.exitCode, null, 'CoreDNS kept running');
-});
+    fx.engine = await startEngine(fx.engineConfig, { startTimeoutMs: ENGINE_START_MS });
+    await until('CoreDNS ready again', async () => (await readyStatus(fx.readyPort)) === 200, 30000, fx.coredns);
+    // TTL 30 (not the stale 10): a fresh answer from the restarted engine.
+    const fresh = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=8.8.8.0/24');
+    t.like(fresh, { status: 'NOERROR', answer: [www('192.0.2.10')], subnet: '8.8.8.0/24/17' });
+    t.is(fx.coredns.child.exitCode, null, 'CoreDNS kept running');
+  },
+);

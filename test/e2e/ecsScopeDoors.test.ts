@@ -141,7 +141,10 @@ async function startCoredns(socket: string): Promise<Coredns> {
     const [port, readyPort] = [await freePort(), await freePort()];
     const dir = mkdtempSync(join(tmpdir(), 'gslbd-ecs-coredns-'));
     const corefile = join(dir, 'Corefile');
-    writeFileSync(corefile, `example.test:${port} {\n    bind 127.0.0.1\n    errors\n    ready 127.0.0.1:${readyPort}\n    gslb {\n        socket ${socket}\n        timeout 1s\n    }\n}\n`);
+    writeFileSync(
+      corefile,
+      `example.test:${port} {\n    bind 127.0.0.1\n    errors\n    ready 127.0.0.1:${readyPort}\n    gslb {\n        socket ${socket}\n        timeout 1s\n    }\n}\n`,
+    );
     const child = spawn(COREDNS, ['-conf', corefile], { stdio: ['ignore', 'pipe', 'pipe'] });
     corednsChildren.add(child);
     child.once('exit', () => corednsChildren.delete(child));
@@ -154,7 +157,12 @@ async function startCoredns(socket: string): Promise<Coredns> {
         'coredns-gslb ready (engine connected)',
         async () => {
           if (child.exitCode !== null) throw new Error(`coredns-gslb exited with ${child.exitCode}:\n${out}`);
-          return (await fetch(`http://127.0.0.1:${readyPort}/ready`).then((r) => r.status, () => 0)) === 200;
+          return (
+            (await fetch(`http://127.0.0.1:${readyPort}/ready`).then(
+              (r) => r.status,
+              () => 0,
+            )) === 200
+          );
         },
         15000,
         { everyMs: 50, detail: () => out },
@@ -221,5 +229,6 @@ async function checkOrder(t: import('ava').ExecutionContext, door: Door, name: s
 
 for (const door of DOORS) {
   test(`${door}: IPv6 first, then IPv4 — IPv4 scopes stay exact (order A)`, (t) => checkOrder(t, door, `a-${door}.example.test`, ORDER_A));
-  test(`${door}: IPv4 first, then IPv6 — IPv6 scopes stay exact and clear of ::ffff:0:0/96 (order B)`, (t) => checkOrder(t, door, `b-${door}.example.test`, ORDER_B));
+  test(`${door}: IPv4 first, then IPv6 — IPv6 scopes stay exact and clear of ::ffff:0:0/96 (order B)`, (t) =>
+    checkOrder(t, door, `b-${door}.example.test`, ORDER_B));
 }

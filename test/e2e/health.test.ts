@@ -73,7 +73,8 @@ test('the full sequence: all up → one down → tier 1 down → all down → on
   const peers: HttpPeer[] = [];
   for (let i = 0; i < 4; i++) peers.push(await startHttpPeer());
   const [p11, p12, p21, p22] = peers as [HttpPeer, HttpPeer, HttpPeer, HttpPeer];
-  const ep = (dc: string, address: string, p: Peer) => `      - { dc: ${dc}, address: ${address}, monitors: [http], check: { address: 127.0.0.1, port: ${p.port}, host: www.example.test } }`;
+  const ep = (dc: string, address: string, p: Peer) =>
+    `      - { dc: ${dc}, address: ${address}, monitors: [http], check: { address: 127.0.0.1, port: ${p.port}, host: www.example.test } }`;
   const file = await writeConfig(
     dir,
     `
@@ -265,8 +266,16 @@ records:
     t.is((await admin(g, '/health/override', { endpoint: 'web/dc1/192.0.2.1', override: 'none' })).status, 200);
     t.deepEqual(aRecords(await ask(g)), ['192.0.2.1']);
     const report = (await (await admin(g, '/health')).json()) as { endpoints: { endpoint: string; override: string | null }[] };
-    t.deepEqual(report.endpoints.map((e) => [e.endpoint, e.override]), [['web/dc1/192.0.2.1', null], ['web/dc1/192.0.2.2', 'force-down']]);
-    const explain = (await (await admin(g, '/explain?name=www.example.test&client=192.0.2.200')).json()) as { selections: { steps: { stage: string; out?: unknown }[] }[] };
+    t.deepEqual(
+      report.endpoints.map((e) => [e.endpoint, e.override]),
+      [
+        ['web/dc1/192.0.2.1', null],
+        ['web/dc1/192.0.2.2', 'force-down'],
+      ],
+    );
+    const explain = (await (await admin(g, '/explain?name=www.example.test&client=192.0.2.200')).json()) as {
+      selections: { steps: { stage: string; out?: unknown }[] }[];
+    };
     t.deepEqual(explain.selections[0]!.steps.find((s) => s.stage === 'health')!.out, [{ endpoint: 'web/dc1/192.0.2.2', reason: 'forced down' }]);
   } finally {
     await g.stop();
@@ -299,7 +308,9 @@ health:
     t.deepEqual(aRecords(await ask(g)), ['200.200.200.1']);
     await local.stop();
     await answersBecome(g, ['174.14.70.1'], 2 * INTERVAL * 1.1 + SLACK);
-    const explain = (await (await admin(g, '/explain?name=www.example.test&client=192.0.2.200')).json()) as { selections: { steps: { stage: string; note?: string }[] }[] };
+    const explain = (await (await admin(g, '/explain?name=www.example.test&client=192.0.2.200')).json()) as {
+      selections: { steps: { stage: string; note?: string }[] }[];
+    };
     t.is(explain.selections[0]!.steps.find((s) => s.stage === 'health')!.note, 'local site down, answering peer');
     await local.restart();
     await answersBecome(g, ['200.200.200.1'], 2 * INTERVAL * 1.1 + SLACK);

@@ -46,7 +46,10 @@ for (const [subnet, answer, scope] of ecsTable) {
     const r = await dig(v4(), ['www.example.test', 'A', `+subnet=${subnet}`]);
     t.is(r.status, 'NOERROR');
     t.true(r.flags.includes('aa'));
-    t.deepEqual(r.answer.map((a) => [a.name, a.ttl, a.type, a.data]), [['www.example.test.', 30, 'A', answer]]);
+    t.deepEqual(
+      r.answer.map((a) => [a.name, a.ttl, a.type, a.data]),
+      [['www.example.test.', 30, 'A', answer]],
+    );
     t.deepEqual(r.ecs, { subnet: subnet.split('/')[0]!, source: Number(subnet.split('/')[1]), scope });
   });
   test(`dns-packet ECS ${subnet} → ${answer} scope /${scope}`, async (t) => {
@@ -132,7 +135,11 @@ test('an EDNS option running past the OPT record → FORMERR with OPT', async (t
 });
 
 test('two ECS options → FORMERR', async (t) => {
-  const r = await udpQuery(v4(), { name: 'www.example.test', type: 'A', edns: { ecs: '10.0.0.0/8', options: [{ code: 8, data: Buffer.from([0, 1, 8, 0, 10]) }] } });
+  const r = await udpQuery(v4(), {
+    name: 'www.example.test',
+    type: 'A',
+    edns: { ecs: '10.0.0.0/8', options: [{ code: 8, data: Buffer.from([0, 1, 8, 0, 10]) }] },
+  });
   t.is(r.rcode, 1);
 });
 
@@ -159,7 +166,10 @@ test('rcodes: REFUSED outside our zones, NXDOMAIN and NODATA with the SOA, AA on
 
 test('the question case is preserved in the answer', async (t) => {
   const r = await dig(v4(), ['WwW.ExAmPlE.TeSt', 'A', '+subnet=10.20.30.0/24']);
-  t.deepEqual(r.answer.map((a) => a.name), ['WwW.ExAmPlE.TeSt.']);
+  t.deepEqual(
+    r.answer.map((a) => a.name),
+    ['WwW.ExAmPlE.TeSt.'],
+  );
 });
 
 test('EDNS: OPT only when the query had one; payload 1232 advertised', async (t) => {
@@ -343,7 +353,11 @@ function garbage(): Buffer[] {
   missing.writeUInt16BE(3, 10);
   out.push(missing);
   // A name longer than 255 octets in the question.
-  const longName = Buffer.concat([header(1, 0, 0), ...Array.from({ length: 5 }, () => Buffer.concat([Buffer.from([63]), Buffer.alloc(63, 0x61)])), Buffer.from([0, 0, 1, 0, 1])]);
+  const longName = Buffer.concat([
+    header(1, 0, 0),
+    ...Array.from({ length: 5 }, () => Buffer.concat([Buffer.from([63]), Buffer.alloc(63, 0x61)])),
+    Buffer.from([0, 0, 1, 0, 1]),
+  ]);
   out.push(longName);
   return out;
 }
@@ -362,11 +376,18 @@ test('garbage datagrams get FORMERR or nothing, and a good query is still answer
   for (const r of replies) if (typeof r === 'object') t.not(r.rcode, 2, 'never SERVFAIL for bad input');
   const good = await udpQuery(v4(), { name: 'ns1.example.test', type: 'A' });
   t.deepEqual(good.answers, ['ns1.example.test A 192.0.2.53']);
-  t.false(engine.logs().some((l) => l.level >= 50), 'no error logged');
+  t.false(
+    engine.logs().some((l) => l.level >= 50),
+    'no error logged',
+  );
 });
 
 test('the specific malformed messages get the specific answers', async (t) => {
-  const raws = await Promise.all(garbage().slice(150).map((b) => udpExchange(v4(), b, 3000)));
+  const raws = await Promise.all(
+    garbage()
+      .slice(150)
+      .map((b) => udpExchange(v4(), b, 3000)),
+  );
   // empty, truncated header → dropped; the rest → FORMERR.
   t.deepEqual(
     raws.map((raw) => (raw ? decodeReply(raw).rcode : 'none')),
@@ -375,14 +396,21 @@ test('the specific malformed messages get the specific answers', async (t) => {
 });
 
 test('garbage over TCP closes or answers that connection only', async (t) => {
-  await Promise.all(garbage().slice(0, 40).map((g) => tcpExchange(v4(), Buffer.concat([frame(g), frame(g)]), 2, 1000)));
+  await Promise.all(
+    garbage()
+      .slice(0, 40)
+      .map((g) => tcpExchange(v4(), Buffer.concat([frame(g), frame(g)]), 2, 1000)),
+  );
   t.deepEqual((await tcpQuery(v4(), { name: 'ns1.example.test', type: 'A' })).answers, ['ns1.example.test A 192.0.2.53']);
 });
 
 test('the IPv6 loopback listener answers over UDP and TCP', async (t) => {
   t.is(v6().address, '::1');
   const d = await dig(v6(), ['v6.example.test', 'AAAA']);
-  t.deepEqual(d.answer.map((a) => a.data), ['2001:db8::10']);
+  t.deepEqual(
+    d.answer.map((a) => a.data),
+    ['2001:db8::10'],
+  );
   const u = await udpQuery(v6(), { name: 'www.example.test', type: 'A' });
   t.deepEqual(u.answers, [`www.example.test A ${WWW.us}`], '::1 has no location: the default DC');
   const tcp = await tcpQuery(v6(), { name: 'www.example.test', type: 'A', edns: { ecs: '10.20.30.0/24' } });
@@ -392,10 +420,16 @@ test('the IPv6 loopback listener answers over UDP and TCP', async (t) => {
 test('ANY over UDP → one HINFO (RFC 8482); over TCP → every RRset', async (t) => {
   // dig 9.18 asks ANY over TCP unless told otherwise.
   const udp = await dig(v4(), ['example.test', 'ANY', '+notcp']);
-  t.deepEqual(udp.answer.map((a) => `${a.type} ${a.data}`), ['HINFO "RFC8482" ""']);
+  t.deepEqual(
+    udp.answer.map((a) => `${a.type} ${a.data}`),
+    ['HINFO "RFC8482" ""'],
+  );
   t.regex(udp.output, /\(UDP\)/);
   const tcp = await dig(v4(), ['example.test', 'ANY', '+tcp']);
-  t.deepEqual(tcp.answer.map((a) => a.type), ['SOA', 'NS']);
+  t.deepEqual(
+    tcp.answer.map((a) => a.type),
+    ['SOA', 'NS'],
+  );
 });
 
 const metaQtypes: [name: string, qtype: number, rcode: number][] = [
@@ -419,7 +453,10 @@ for (const [name, qtype, rcode] of metaQtypes) {
 }
 
 test('dig AXFR and IXFR: the transfer is refused', async (t) => {
-  for (const args of [['example.test', 'AXFR'], ['example.test', 'IXFR=1']]) {
+  for (const args of [
+    ['example.test', 'AXFR'],
+    ['example.test', 'IXFR=1'],
+  ]) {
     const output = await runDig([`@${v4().address}`, '-p', String(v4().port), '+time=2', '+tries=1', ...args]);
     t.regex(output, /; Transfer failed\./, args.join(' '));
     t.notRegex(output, /\tSOA\t/, 'no record of the zone is sent');
@@ -501,7 +538,10 @@ test.serial('at the connection cap a new connection replaces one with no complet
   t.teardown(() => slow.forEach((s) => s.socket.destroy()));
   await new Promise((r) => setTimeout(r, 2200));
   const third = await tcpExchange(limited.server, frame(buildQuery({ name: 'ns1.example.test', type: 'A' })), 1, 5000);
-  t.deepEqual(third.replies.map((r) => decodeReply(r).answers), [['ns1.example.test A 192.0.2.53']]);
+  t.deepEqual(
+    third.replies.map((r) => decodeReply(r).answers),
+    [['ns1.example.test A 192.0.2.53']],
+  );
   const first = await Promise.race(slow.map((s) => s.closed));
   t.true(first < 4000, `one trickling connection was closed to make room (not by the 4 s timeout), after ${first} ms`);
   await Promise.all(slow.map((s) => s.closed));
@@ -537,7 +577,17 @@ test('the sampled query log truncates client and resolver addresses to /24 and /
   const from = limited.logs().length;
   await udpQuery(limited.server, { name: 'www.example.test', type: 'A', edns: { ecs: '10.20.30.77/32' } });
   const line = await limited.waitForLog((l) => l.component === 'query-log', 5000, from);
-  t.like(line, { qname: 'www.example.test', qtype: 1, transport: 'udp', client: '10.20.30.0/24', resolver: '127.0.0.0/24', ecs: true, rcode: 'NOERROR', scope: 24, answers: 1 });
+  t.like(line, {
+    qname: 'www.example.test',
+    qtype: 1,
+    transport: 'udp',
+    client: '10.20.30.0/24',
+    resolver: '127.0.0.0/24',
+    ecs: true,
+    rcode: 'NOERROR',
+    scope: 24,
+    answers: 1,
+  });
   const from6 = limited.logs().length;
   await udpQuery(limited.dns[1]!, { name: 'www.example.test', type: 'A', edns: { ecs: '2001:db8:1234:5678::/64' } });
   const line6 = await limited.waitForLog((l) => l.component === 'query-log', 5000, from6);

@@ -81,13 +81,27 @@ test('pushing metrics through the admin API changes the answers dig gets', async
 
   t.deepEqual(await dig(dnsPort, 'www.example.test'), { answers: ['203.0.113.99'], ecs: null }, 'no metrics yet: every DC excluded, fail-safe');
 
-  t.is(await push('host', [{ dc: 'a', cpu: 30, status: 'up' }, { dc: 'b', cpu: 70, status: 'up' }, { dc: 'c', cpu: 10, status: 'down' }]), 200);
+  t.is(
+    await push('host', [
+      { dc: 'a', cpu: 30, status: 'up' },
+      { dc: 'b', cpu: 70, status: 'up' },
+      { dc: 'c', cpu: 10, status: 'down' },
+    ]),
+    200,
+  );
   t.deepEqual((await dig(dnsPort, 'www.example.test')).answers, ['192.0.2.1'], 'c has the lowest cpu but is down');
 
   t.is(await push('host', [{ dc: 'b', cpu: 5 }]), 200);
   t.deepEqual((await dig(dnsPort, 'www.example.test')).answers, ['192.0.2.2'], 'b is now the least loaded');
 
-  t.is(await push('host', [{ dc: 'a', cpu: 1 }, { dc: 'b', cpu: -3 }]), 400, 'a negative value rejects the whole batch');
+  t.is(
+    await push('host', [
+      { dc: 'a', cpu: 1 },
+      { dc: 'b', cpu: -3 },
+    ]),
+    400,
+    'a negative value rejects the whole batch',
+  );
   t.deepEqual((await dig(dnsPort, 'www.example.test')).answers, ['192.0.2.2'], 'nothing of the rejected batch was applied');
 
   t.is(
@@ -102,7 +116,11 @@ test('pushing metrics through the admin API changes the answers dig gets', async
   );
   t.deepEqual(await dig(dnsPort, 'voip.example.test', ['+subnet=198.51.100.0/24']), { answers: ['192.0.2.2'], ecs: '198.51.100.0/24/24' });
   t.deepEqual(await dig(dnsPort, 'voip.example.test', ['+subnet=203.0.113.128/25']), { answers: ['192.0.2.3'], ecs: '203.0.113.128/25/24' });
-  t.deepEqual(await dig(dnsPort, 'voip.example.test', ['+subnet=192.0.2.0/24']), { answers: ['203.0.113.99'], ecs: '192.0.2.0/24/24' }, 'a network without client metrics: fail-safe');
+  t.deepEqual(
+    await dig(dnsPort, 'voip.example.test', ['+subnet=192.0.2.0/24']),
+    { answers: ['203.0.113.99'], ecs: '192.0.2.0/24/24' },
+    'a network without client metrics: fail-safe',
+  );
 
   const explain = (await (await fetch(`http://127.0.0.1:${adminPort}/explain?name=www.example.test&type=A&client=198.51.100.1`)).json()) as {
     selections: { steps: { stage: string; dcs?: { dc: string; value?: number; state?: string }[] }[] }[];

@@ -65,7 +65,9 @@ interface Dug {
 }
 
 async function dig(server: string, port: number, extra: string[]): Promise<Dug> {
-  const { stdout } = await execFileP('dig', [`@${server}`, '-p', String(port), 'www.example.test', 'A', '+norec', '+time=3', '+tries=2', ...extra], { timeout: 20000 });
+  const { stdout } = await execFileP('dig', [`@${server}`, '-p', String(port), 'www.example.test', 'A', '+norec', '+time=3', '+tries=2', ...extra], {
+    timeout: 20000,
+  });
   const answers = [...stdout.matchAll(/^www\.example\.test\.\s+\d+\s+IN\s+A\s+(\S+)$/gm)].map((m) => m[1]!);
   const ecs = /CLIENT-SUBNET: (\S+)/.exec(stdout)?.[1] ?? null;
   return { answers, ecs };
@@ -131,7 +133,8 @@ test('the view through PowerDNS: pdns_server answers with the scopeMask of the e
   const pdns = await startPdns({ socketPath: join(dir, 'gslbd.sock'), instance: 'policies' });
   t.teardown(() => pdns.stop());
   const rows: [string, Dug][] = [];
-  for (const subnet of ['10.1.2.0/24', '11.0.0.0/24', '192.0.2.0/24', '::ffff:10.1.2.0/120']) rows.push([subnet, await dig('127.0.0.1', pdns.port, [`+subnet=${subnet}`])]);
+  for (const subnet of ['10.1.2.0/24', '11.0.0.0/24', '192.0.2.0/24', '::ffff:10.1.2.0/120'])
+    rows.push([subnet, await dig('127.0.0.1', pdns.port, [`+subnet=${subnet}`])]);
   t.deepEqual(rows, [
     ['10.1.2.0/24', { answers: ['10.0.0.10'], ecs: '10.1.2.0/24/8' }],
     ['11.0.0.0/24', { answers: ['192.0.2.10'], ecs: '11.0.0.0/24/8' }],

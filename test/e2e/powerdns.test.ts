@@ -64,7 +64,12 @@ function dig(port: number, args: string[]): Promise<Reply> {
         const out: string[] = [];
         for (const line of text.slice(start).split('\n').slice(1)) {
           if (line.trim() === '' || line.startsWith(';')) break;
-          out.push(line.replace(/\s+IN\s+/, ' ').replace(/\s+/g, ' ').trim());
+          out.push(
+            line
+              .replace(/\s+IN\s+/, ' ')
+              .replace(/\s+/g, ' ')
+              .trim(),
+          );
         }
         return out;
       };
@@ -93,7 +98,11 @@ test.serial('static records: exact answers, AA, additional processing, scope 0',
     [['txt.example.test', 'TXT'], ['txt.example.test. 300 TXT "say \\"hi\\""'], []],
     [['_sip._udp.example.test', 'SRV'], ['_sip._udp.example.test. 300 SRV 10 20 5060 sip.example.test.'], []],
     [['example.test', 'SOA'], ['example.test. 300 SOA ns1.example.test. hostmaster.example.test. 2024010101 3600 600 604800 60'], []],
-    [['example.test', 'NS'], ['example.test. 300 NS ns1.example.test.', 'example.test. 300 NS ns2.example.test.'], ['ns1.example.test. 300 A 192.0.2.53', 'ns2.example.test. 300 A 192.0.2.54']],
+    [
+      ['example.test', 'NS'],
+      ['example.test. 300 NS ns1.example.test.', 'example.test. 300 NS ns2.example.test.'],
+      ['ns1.example.test. 300 A 192.0.2.53', 'ns2.example.test. 300 A 192.0.2.54'],
+    ],
     [['www.other.test', 'A'], ['www.other.test. 300 A 192.0.2.70'], []],
   ];
   for (const [args, answer, additional] of cases) {

@@ -17,7 +17,9 @@ import { zonesConfig } from '../support/powerdnsFixture.js';
  * configuration refuses AXFR.
  */
 
-const CLI = fileURLToPath(new URL(existsSync(fileURLToPath(new URL('../../dist', import.meta.url))) ? '../../dist/src/cli/main.js' : '../../src/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(
+  new URL(existsSync(fileURLToPath(new URL('../../dist', import.meta.url))) ? '../../dist/src/cli/main.js' : '../../src/cli/main.js', import.meta.url),
+);
 
 interface Engine {
   child: ChildProcess;
@@ -135,7 +137,10 @@ test('engine killed and restarted while PowerDNS runs: SERVFAIL meanwhile, never
     if (r.status === 'NOERROR') t.deepEqual(r.answer, ['www.example.test. 30 IN A 192.0.2.10']);
   }
   t.false(after.includes('NXDOMAIN'), after.join(' '));
-  t.true(after.every((s) => s === 'NOERROR' || s === 'SERVFAIL'), after.join(' '));
+  t.true(
+    after.every((s) => s === 'NOERROR' || s === 'SERVFAIL'),
+    after.join(' '),
+  );
   t.deepEqual(after.slice(-4), ['NOERROR', 'NOERROR', 'NOERROR', 'NOERROR'], after.join(' '));
   t.is(pdns.exitCode(), undefined, 'PowerDNS kept running');
 });
@@ -150,7 +155,9 @@ test('the example configuration refuses AXFR in PowerDNS itself', async (t) => {
     rmSync(dir, { recursive: true, force: true });
   });
   const out = await new Promise<string>((resolve) =>
-    execFile('dig', ['@127.0.0.1', '-p', String(pdns.port), '+time=3', '+tries=1', 'example.test', 'AXFR'], { timeout: 15000 }, (_e, stdout) => resolve(stdout)),
+    execFile('dig', ['@127.0.0.1', '-p', String(pdns.port), '+time=3', '+tries=1', 'example.test', 'AXFR'], { timeout: 15000 }, (_e, stdout) =>
+      resolve(stdout),
+    ),
   );
   t.regex(out, /Transfer failed/);
   t.notRegex(out, /\sIN\s+A\s/);

@@ -48,7 +48,10 @@ for (const [subnet, answer, dc, maxScope] of table) {
     const r = await dig(engine.dns[0]!, ['www.example.test', 'A', `+subnet=${subnet}`]);
     t.is(r.status, 'NOERROR');
     t.true(r.flags.includes('aa'), 'authoritative answer');
-    t.deepEqual(r.answer.map((a) => [a.name, a.ttl, a.type, a.data]), [['www.example.test.', 30, 'A', answer]]);
+    t.deepEqual(
+      r.answer.map((a) => [a.name, a.ttl, a.type, a.data]),
+      [['www.example.test.', 30, 'A', answer]],
+    );
     t.is(r.ecs?.subnet, subnet.split('/')[0]);
     t.is(r.ecs?.source, 24);
     t.true(r.ecs!.scope >= 1 && r.ecs!.scope <= maxScope, `scope ${r.ecs?.scope}`);
@@ -64,7 +67,10 @@ for (const [subnet, answer, dc, maxScope] of table) {
 test('v6.example.test AAAA over the IPv6 listener', async (t) => {
   const r = await dig(engine.dns[1]!, ['v6.example.test', 'AAAA']);
   t.is(engine.dns[1]!.address, '::1');
-  t.deepEqual(r.answer.map((a) => [a.name, a.type, a.data]), [['v6.example.test.', 'AAAA', '2001:db8::10']]);
+  t.deepEqual(
+    r.answer.map((a) => [a.name, a.type, a.data]),
+    [['v6.example.test.', 'AAAA', '2001:db8::10']],
+  );
   t.true(r.flags.includes('aa'));
 });
 
@@ -88,7 +94,11 @@ test('alias.example.test: the CNAME, then the selected address for the client', 
 test('/explain names the data center and the client location', async (t) => {
   const res = await fetch(`${engine.adminUrl}/explain?name=www.example.test&type=A&client=193.0.14.0/24`);
   t.is(res.status, 200);
-  const e = (await res.json()) as { client: { location: string; locationPrefix: number }; answer: { answers: string[] }; selections: { steps: { stage: string; picked?: string[] }[] }[] };
+  const e = (await res.json()) as {
+    client: { location: string; locationPrefix: number };
+    answer: { answers: string[] };
+    selections: { steps: { stage: string; picked?: string[] }[] }[];
+  };
   t.regex(e.client.location, /^EU\.NL(\.|$)/);
   t.deepEqual(e.answer.answers, ['www.example.test. 30 IN A 198.51.100.10']);
   t.deepEqual(e.selections[0]!.steps.find((s) => s.stage === 'pick-dcs')?.picked, ['eu-west']);

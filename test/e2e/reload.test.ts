@@ -145,7 +145,10 @@ test.serial('a valid file after invalid ones is taken again', async (t) => {
   engine.writeConfig(fixtureConfig({ euAddress: '192.0.2.15' }));
   t.is((await adminPost('/reload', FIXTURE_TOKEN)).status, 200);
   t.is(await euAnswer(), '192.0.2.15');
-  t.false(engine.logs().some((l) => l.level >= 50 && l.msg !== 'reload failed; keeping the running configuration'), 'no other error was logged');
+  t.false(
+    engine.logs().some((l) => l.level >= 50 && l.msg !== 'reload failed; keeping the running configuration'),
+    'no other error was logged',
+  );
 });
 
 test.serial('a file naming a missing location file: 422 naming the key, answers stay', async (t) => {

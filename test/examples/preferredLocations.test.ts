@@ -10,7 +10,8 @@ import { ask, dcsDown, fixedContext } from '../support/selectionFixture.js';
 const FILE = fileURLToPath(new URL('../../examples/preferred-locations.yaml', import.meta.url));
 const { config } = loadConfigFile(FILE);
 const { db: geo } = loadConfiguredLocationDb(config.geo, FILE);
-const snapshot = (...down: string[]) => buildSnapshot(FILE, config, { geo, health: dcsDown(...down), metrics: { sample: () => undefined } as never }, Date.now());
+const snapshot = (...down: string[]) =>
+  buildSnapshot(FILE, config, { geo, health: dcsDown(...down), metrics: { sample: () => undefined } as never }, Date.now());
 
 test('app: the seed 002 policy for Zambia, static proximity elsewhere, the internal view', (t) => {
   const rows = (down: string[]) =>

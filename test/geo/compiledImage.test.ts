@@ -16,7 +16,14 @@ function gslbd(...args: string[]) {
 
 test('gslbd geo build writes a compiled file that gslbd geo lookup reads, with both implementations', (t) => {
   const out = tempFile('', '.gdb');
-  const built = gslbd('geo', 'build', '-o', out, `netscaler:${join(fixtures, 'netscaler.csv')}`, `ip-location-db-asn:${join(fixtures, 'ip-location-db-asn.csv')}`);
+  const built = gslbd(
+    'geo',
+    'build',
+    '-o',
+    out,
+    `netscaler:${join(fixtures, 'netscaler.csv')}`,
+    `ip-location-db-asn:${join(fixtures, 'ip-location-db-asn.csv')}`,
+  );
   t.is(built.status, 0, built.stderr);
   t.regex(built.stdout, /: \d+ bytes, 10 locations, 17 IPv4 \+ 3 IPv6 ranges \(\d+ ms\)\n$/);
   for (const impl of ['native', 'typescript']) {
@@ -89,7 +96,11 @@ test('a location record pointing outside the string pool fails the load with bot
     const image = readImage(bytes);
     image.records[3 * RECORD_WORDS + q] = image.pool.length;
     for (const impl of ['native', 'typescript'] as const) {
-      t.throws(() => openLocationDb(readImage(bytes), impl), { instanceOf: ImageError, message: 'location 3 points outside the string pool' }, `${impl}, qualifier ${q}`);
+      t.throws(
+        () => openLocationDb(readImage(bytes), impl),
+        { instanceOf: ImageError, message: 'location 3 points outside the string pool' },
+        `${impl}, qualifier ${q}`,
+      );
     }
   }
 });

@@ -64,11 +64,15 @@ zones:
     soa: { mname: ns1.example.test, rname: hostmaster.example.test }
     ns: [ns1.example.test]
 datacenters:
-${Object.keys(ADDRESS).map((dc) => `  - { name: ${dc} }`).join('\n')}
+${Object.keys(ADDRESS)
+  .map((dc) => `  - { name: ${dc} }`)
+  .join('\n')}
 services:
   - name: web
     endpoints:
-${Object.entries(ADDRESS).map(([dc, a]) => `      - { dc: ${dc}, address: ${a} }`).join('\n')}
+${Object.entries(ADDRESS)
+  .map(([dc, a]) => `      - { dc: ${dc}, address: ${a} }`)
+  .join('\n')}
 records:
   - name: www.example.test
     type: A
@@ -185,7 +189,11 @@ for (const [family, n, prefix] of [
     let equal = 0;
     const narrower: string[] = [];
     for (const address of clients(family, n, family === 4 ? 404 : 606)) {
-      const a = resolve({ name: 'www.example.test', type: TYPE_CODES.A, client: { address, sourcePrefix: prefix, fromEcs: true }, transport: 'udp' }, snapshot, ctx);
+      const a = resolve(
+        { name: 'www.example.test', type: TYPE_CODES.A, client: { address, sourcePrefix: prefix, fromEcs: true }, transport: 'udp' },
+        snapshot,
+        ctx,
+      );
       const dc = a.dcs[0]!;
       const u = uniformPrefix(oracle, asBig(address), bits);
       if (dc !== oracle.dcs[runAt(oracle, asBig(address))]) {

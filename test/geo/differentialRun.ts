@@ -69,5 +69,7 @@ let hugePageMismatches = 0;
 
 const mismatches = results.reduce((s, r) => s + r.mismatches, 0) + hugePageMismatches;
 const sanitizers = readFileSync('/proc/self/maps', 'utf8').match(/lib(asan|ubsan)\.so/g) ?? [];
-process.stdout.write(`${JSON.stringify({ addon: loadGeoAddon().path, sanitizers: [...new Set(sanitizers)], native: native.implementation, reference: reference.implementation, mismatches, hugePageMismatches, results, rejected })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ addon: loadGeoAddon().path, sanitizers: [...new Set(sanitizers)], native: native.implementation, reference: reference.implementation, mismatches, hugePageMismatches, results, rejected })}\n`,
+);
 process.exit(mismatches === 0 ? 0 : 1);

@@ -52,11 +52,15 @@ test('geo errors name the path and the reason', (t) => {
   t.deepEqual(problems('  custom: [{ cidr: 10.0.0.1/8, location: EU }]\n'), ['geo.custom[0].cidr: "10.0.0.1/8" has host bits set beyond /8']);
   t.deepEqual(problems('  custom: [{ from: 10.0.0.9, to: 10.0.0.1, location: EU }]\n'), ['geo.custom[0].to: "to" is below "from"']);
   t.deepEqual(problems('  custom: [{ from: 10.0.0.1, to: "::1", location: EU }]\n'), ['geo.custom[0].to: "from" and "to" are of different address families']);
-  t.deepEqual(problems('  custom: [{ cidr: 10.0.0.0/8, from: 10.0.0.0, to: 10.0.0.1, location: EU }]\n'), ['geo.custom[0]: an entry has either "cidr" or both "from" and "to"']);
+  t.deepEqual(problems('  custom: [{ cidr: 10.0.0.0/8, from: 10.0.0.0, to: 10.0.0.1, location: EU }]\n'), [
+    'geo.custom[0]: an entry has either "cidr" or both "from" and "to"',
+  ]);
   t.deepEqual(problems('  custom: [{ from: 10.0.0.0, location: EU }]\n'), ['geo.custom[0].to: a range needs both "from" and "to"']);
   t.deepEqual(problems('  custom: [{ cidr: 10.0.0.0/8, location: "EU..NL" }]\n'), ['geo.custom[0].location: location "EU..NL" qualifier 2 is empty']);
   t.deepEqual(problems('  custom: [{ cidr: 10.0.0.0/8, location: EU, lat: 52 }]\n'), ['geo.custom[0].lon: give both "lat" and "lon" or neither']);
-  t.deepEqual(problems('  custom: [{ cidr: 10.0.0.0/8, location: EU, colour: red }]\n'), ['geo.custom[0].colour: unknown key (not part of the configuration schema; check the spelling)']);
+  t.deepEqual(problems('  custom: [{ cidr: 10.0.0.0/8, location: EU, colour: red }]\n'), [
+    'geo.custom[0].colour: unknown key (not part of the configuration schema; check the spelling)',
+  ]);
   t.deepEqual(problems('  compiled: geo.gdb\n  sources: [{ format: mmdb, path: a.mmdb }]\n'), [
     'geo.sources: "compiled" and "sources" are exclusive: build the sources into the compiled file with `gslbd geo build`',
   ]);

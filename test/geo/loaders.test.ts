@@ -36,7 +36,10 @@ test('NetScaler file: dotted and numeric addresses, longitude before latitude, t
 
 test('NetScaler file, strict: the first bad line fails the load with file:line', (t) => {
   const e = t.throws(() => build([{ format: 'netscaler', path: 'netscaler-malformed.csv' }]));
-  t.is(e?.message, `location source ${fixture('netscaler-malformed.csv')}: ${fixture('netscaler-malformed.csv')}:3: expected from,to,continent,country,region,city,isp,org,longitude,latitude (trailing qualifiers and the coordinates may be left out); found 9 fields`);
+  t.is(
+    e?.message,
+    `location source ${fixture('netscaler-malformed.csv')}: ${fixture('netscaler-malformed.csv')}:3: expected from,to,continent,country,region,city,isp,org,longitude,latitude (trailing qualifiers and the coordinates may be left out); found 9 fields`,
+  );
   t.true(e?.cause instanceof SourceLineError);
   t.is((e?.cause as SourceLineError).line, 3);
 });
@@ -77,7 +80,13 @@ test('ASN overlay sets ISP, AS<number> and the ASN over the city data, splitting
     { format: 'ip-location-db-city', path: 'ip-location-db-city.csv' },
     { format: 'ip-location-db-asn', path: 'ip-location-db-asn.csv' },
   ]);
-  t.deepEqual(look('1.0.0.1'), { qualifiers: ['OC', 'AU', 'QUEENSLAND', 'SOUTH BRISBANE', 'CLOUDFLARE, INC.', 'AS13335'], lat: -27.4766, lon: 153.0166, asn: 13335, prefix: 24 });
+  t.deepEqual(look('1.0.0.1'), {
+    qualifiers: ['OC', 'AU', 'QUEENSLAND', 'SOUTH BRISBANE', 'CLOUDFLARE, INC.', 'AS13335'],
+    lat: -27.4766,
+    lon: 153.0166,
+    asn: 13335,
+    prefix: 24,
+  });
   // 1.0.1.0–1.0.3.255 is one city range; the ASN covers only 1.0.2.0/24 of it.
   t.deepEqual(look('1.0.1.1'), { qualifiers: ['AS', 'CN', 'FUJIAN', 'FUZHOU', '', ''], lat: 26.0614, lon: 119.3061, prefix: 24 });
   t.deepEqual(look('1.0.2.1'), { qualifiers: ['AS', 'CN', 'FUJIAN', 'FUZHOU', 'CHINANET', 'AS4134'], lat: 26.0614, lon: 119.3061, asn: 4134, prefix: 24 });

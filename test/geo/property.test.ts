@@ -32,7 +32,7 @@ function prefixArb(bits: 32 | 128, region: bigint, regionBits: number): fc.Arbit
     })
     .map(({ len, inRegion, low, loc, custom }) => {
       // Nine in ten prefixes fall inside one region, so they nest and overlap.
-      const regionMask = ((1n << BigInt(bits - regionBits)) - 1n);
+      const regionMask = (1n << BigInt(bits - regionBits)) - 1n;
       const addr = inRegion > 0 ? region | (low & regionMask) : low;
       const host = (1n << BigInt(bits - len)) - 1n;
       const start = addr & ~host & ((1n << BigInt(bits)) - 1n);
@@ -99,9 +99,13 @@ function check(bits: 32 | 128, prefixes: readonly Prefix[], extra: readonly bigi
 test('IPv4: random nested prefix sets and custom holes match the naive oracle', (t) => {
   const region = BigInt(parseIp('10.0.0.0').w0);
   fc.assert(
-    fc.property(fc.array(prefixArb(32, region, 8), { minLength: 1, maxLength: 12 }), fc.array(fc.bigInt({ min: 0n, max: (1n << 32n) - 1n }), { maxLength: 8 }), (prefixes, extra) => {
-      check(32, prefixes, extra);
-    }),
+    fc.property(
+      fc.array(prefixArb(32, region, 8), { minLength: 1, maxLength: 12 }),
+      fc.array(fc.bigInt({ min: 0n, max: (1n << 32n) - 1n }), { maxLength: 8 }),
+      (prefixes, extra) => {
+        check(32, prefixes, extra);
+      },
+    ),
     { numRuns: 100, seed: 42 },
   );
   t.pass();
@@ -111,9 +115,13 @@ test('IPv6: random nested prefix sets and custom holes match the naive oracle', 
   const a = parseIp('2001:db8::');
   const region = (BigInt(a.w0) << 96n) | (BigInt(a.w1) << 64n);
   fc.assert(
-    fc.property(fc.array(prefixArb(128, region, 32), { minLength: 1, maxLength: 10 }), fc.array(fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }), { maxLength: 8 }), (prefixes, extra) => {
-      check(128, prefixes, extra);
-    }),
+    fc.property(
+      fc.array(prefixArb(128, region, 32), { minLength: 1, maxLength: 10 }),
+      fc.array(fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }), { maxLength: 8 }),
+      (prefixes, extra) => {
+        check(128, prefixes, extra);
+      },
+    ),
     { numRuns: 60, seed: 43 },
   );
   t.pass();

@@ -27,7 +27,14 @@ test('the sanitizer build of the addon runs the differential check clean', (t) =
   });
   t.is(run.status, 0, `exit ${run.status}; stderr:\n${run.stderr.slice(0, 4000)}`);
   t.notRegex(run.stderr, /AddressSanitizer|runtime error:/);
-  const result = JSON.parse(run.stdout) as { addon: string; sanitizers: string[]; mismatches: number; hugePageMismatches: number; results: unknown[]; rejected: string[] };
+  const result = JSON.parse(run.stdout) as {
+    addon: string;
+    sanitizers: string[];
+    mismatches: number;
+    hugePageMismatches: number;
+    results: unknown[];
+    rejected: string[];
+  };
   t.is(result.addon, addon);
   t.deepEqual(result.sanitizers.sort(), ['libasan.so', 'libubsan.so']);
   t.is(result.mismatches, 0);

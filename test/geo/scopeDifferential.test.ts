@@ -143,10 +143,16 @@ function scenarios(): Scenario[] {
   const out: Scenario[] = [];
   const dir = join(repoRoot, 'examples');
   const files = [
-    ...readdirSync(dir).filter((f) => f.endsWith('.yaml')).map((f) => join(dir, f)),
+    ...readdirSync(dir)
+      .filter((f) => f.endsWith('.yaml'))
+      .map((f) => join(dir, f)),
     ...readdirSync(dir, { withFileTypes: true })
       .filter((d) => d.isDirectory())
-      .flatMap((d) => readdirSync(join(dir, d.name)).filter((f) => f.endsWith('.yaml')).map((f) => join(dir, d.name, f))),
+      .flatMap((d) =>
+        readdirSync(join(dir, d.name))
+          .filter((f) => f.endsWith('.yaml'))
+          .map((f) => join(dir, d.name, f)),
+      ),
   ];
   for (const file of files) out.push({ name: file.slice(repoRoot.length + 1), config: loadConfigFile(file).config, file });
   out.push({ name: 'policy kinds', config: parseConfigText(POLICY_KINDS), file: join(repoRoot, 'test/geo/policyKinds.yaml') });
@@ -165,7 +171,6 @@ function locationDb(s: Scenario): LocationDb {
   return db;
 }
 
-
 /** Every GSLB record as a question: name (a wildcard's `*` as `a`, which one policy names) and type. */
 function questions(config: Config): { name: string; type: number }[] {
   return config.records.map((r) => ({ name: r.name.startsWith('*.') ? `a${r.name.slice(1)}` : r.name, type: TYPE_CODES[r.type] }));
@@ -173,7 +178,10 @@ function questions(config: Config): { name: string; type: number }[] {
 
 /** All up in every order, then each data center down on its own, shuffled. */
 function runs(config: Config): { view: HealthView; order: Order }[] {
-  return [...ORDERS.map((order) => ({ view: allUpHealthView, order })), ...config.datacenters.map((d) => ({ view: dcsDown(d.name), order: 'shuffled' as const }))];
+  return [
+    ...ORDERS.map((order) => ({ view: allUpHealthView, order })),
+    ...config.datacenters.map((d) => ({ view: dcsDown(d.name), order: 'shuffled' as const })),
+  ];
 }
 
 function ordered(clients: readonly Client[], order: Order): Client[] {
@@ -223,13 +231,11 @@ const BORDER_CLIENTS: Client[] = [
   '10.0.0.0/8',
   '10.20.30.0/24',
   '10.20.28.0/23',
-].map(
-  (text) => {
-    const [a, p] = text.split('/');
-    const address = parseIp(a!);
-    return { address, sourcePrefix: address.mapped ? Number(p) - 96 : Number(p), fromEcs: true };
-  },
-);
+].map((text) => {
+  const [a, p] = text.split('/');
+  const address = parseIp(a!);
+  return { address, sourcePrefix: address.mapped ? Number(p) - 96 : Number(p), fromEcs: true };
+});
 
 const mix: Client[] = [...clientMix(openLocationDb(readCityImage(), 'typescript').db as RangeLocationDb, MIX_SIZE, 20261201), ...BORDER_CLIENTS];
 
@@ -262,7 +268,9 @@ for (const scenario of scenarios()) {
             compared++;
             if (got.answers.length > 0 && Object.isFrozen(got.answers[0])) reused++;
             if (shape(got) !== shape(want)) {
-              t.fail(`${view.description}, ${order}: ${name} ${type} for ${formatIp(client.address)}/${client.sourcePrefix}: cached ${shape(got)}, pipeline ${shape(want)}`);
+              t.fail(
+                `${view.description}, ${order}: ${name} ${type} for ${formatIp(client.address)}/${client.sourcePrefix}: cached ${shape(got)}, pipeline ${shape(want)}`,
+              );
               return;
             }
           }
@@ -277,7 +285,8 @@ for (const scenario of scenarios()) {
 for (const scenario of scenarios()) {
   test(`answer classes decide as the location itself, with a scope never narrower, over the whole client mix (${scenario.name})`, (t) => {
     const geo = locationDb(scenario);
-    const build = (db: LocationDb): Snapshot => buildSnapshot(scenario.file, scenario.config, { geo: db, health: allUpHealthView, metrics: emptyMetricView }, NOW);
+    const build = (db: LocationDb): Snapshot =>
+      buildSnapshot(scenario.file, scenario.config, { geo: db, health: allUpHealthView, metrics: emptyMetricView }, NOW);
     const classes = build(geo);
     const plain = build(opaque(geo));
     const fresh = (): ResolveContext => ({ random: seededRandom(5), now: () => NOW, rotation: new RotationStore() });
@@ -290,7 +299,9 @@ for (const scenario of scenarios()) {
         compared++;
         const data = (a: Answer): string => a.answers.map((r) => presentData(r.type, r.data)).join();
         if (data(got) !== data(want) || got.rcode !== want.rcode || got.scope > want.scope) {
-          t.fail(`${name} for ${formatIp(client.address)}/${client.sourcePrefix}: with answer classes ${data(got)} /${got.scope}, from the location itself ${data(want)} /${want.scope}`);
+          t.fail(
+            `${name} for ${formatIp(client.address)}/${client.sourcePrefix}: with answer classes ${data(got)} /${got.scope}, from the location itself ${data(want)} /${want.scope}`,
+          );
           return;
         }
       }
@@ -340,7 +351,14 @@ for (const scenario of scenarios()) {
       for (const { name, type } of asked) {
         const first = resolve({ name, type, client, transport: 'udp' }, snap, fresh());
         const candidates: IpAddress[] = [];
-        for (let p = 0; p < PROBES; p++) candidates.push(inside(client.address, first.scope, [0, 1, 2, 3].map(() => Math.floor(probe() * 2 ** 32))));
+        for (let p = 0; p < PROBES; p++)
+          candidates.push(
+            inside(
+              client.address,
+              first.scope,
+              [0, 1, 2, 3].map(() => Math.floor(probe() * 2 ** 32)),
+            ),
+          );
         if (client.address.family === 6) {
           const v4 = Math.floor(probe() * 2 ** 32);
           for (const carrier of IPV4_CARRIERS) {
@@ -356,7 +374,9 @@ for (const scenario of scenarios()) {
           const want = first.answers.map((r) => presentData(r.type, r.data)).join();
           const got = other.answers.map((r) => presentData(r.type, r.data)).join();
           if (want !== got || other.rcode !== first.rcode) {
-            t.fail(`${name} for ${formatIp(client.address)}/${client.sourcePrefix} → ${want} scope /${first.scope}, but ${formatIp(a)}${a.mapped ? ' (IPv4-mapped)' : ''} inside it → ${got}`);
+            t.fail(
+              `${name} for ${formatIp(client.address)}/${client.sourcePrefix} → ${want} scope /${first.scope}, but ${formatIp(a)}${a.mapped ? ' (IPv4-mapped)' : ''} inside it → ${got}`,
+            );
             return;
           }
         }

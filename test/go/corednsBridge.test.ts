@@ -16,10 +16,20 @@ const BRIDGE = resolve(here, existsSync(resolve(here, '../../coredns-bridge')) ?
 
 function go(args: string[]): Promise<{ code: number; output: string }> {
   return new Promise((done) => {
-    execFile('go', args, { cwd: BRIDGE, env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: `${process.env.GOFLAGS ?? ''} -mod=readonly`.trim() }, timeout: 600000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      done({ code, output: `${stdout}${stderr}` });
-    });
+    execFile(
+      'go',
+      args,
+      {
+        cwd: BRIDGE,
+        env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: `${process.env.GOFLAGS ?? ''} -mod=readonly`.trim() },
+        timeout: 600000,
+        maxBuffer: 16 << 20,
+      },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        done({ code, output: `${stdout}${stderr}` });
+      },
+    );
   });
 }
 

@@ -31,5 +31,8 @@ export async function queryUdp(port: number, name: string, type: 'A' | 'AAAA' | 
 
 /** The A addresses of a reply, sorted. */
 export function aRecords(r: DnsReply): string[] {
-  return r.answers.filter((a) => a.startsWith('A ')).map((a) => a.slice(2)).sort();
+  return r.answers
+    .filter((a) => a.startsWith('A '))
+    .map((a) => a.slice(2))
+    .sort();
 }

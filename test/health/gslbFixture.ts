@@ -55,7 +55,12 @@ export function contextAt(nowMs: number): ResolveContext {
 
 export function ask(snap: Snapshot, name: string, type: RecordType = 'A', ctx: ResolveContext = contextAt(1_000_000)): SimpleAnswer {
   const explain: ExplainedSelection[] = [];
-  const a = resolve({ name, type: TYPE_CODES[type], client: { address: parseIp('192.0.2.200'), sourcePrefix: 32, fromEcs: false }, transport: 'udp' }, snap, ctx, explain);
+  const a = resolve(
+    { name, type: TYPE_CODES[type], client: { address: parseIp('192.0.2.200'), sourcePrefix: 32, fromEcs: false }, transport: 'udp' },
+    snap,
+    ctx,
+    explain,
+  );
   return {
     rcode: a.rcode,
     answers: a.answers.map((r) => `${r.type} ${presentData(r.type, r.data)}`),
@@ -67,7 +72,10 @@ export function ask(snap: Snapshot, name: string, type: RecordType = 'A', ctx: R
 
 /** Addresses of the A records of an answer, sorted. */
 export function addresses(a: SimpleAnswer): string[] {
-  return a.answers.filter((x) => x.startsWith('A ')).map((x) => x.slice(2)).sort();
+  return a.answers
+    .filter((x) => x.startsWith('A '))
+    .map((x) => x.slice(2))
+    .sort();
 }
 
 /**

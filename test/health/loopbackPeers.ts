@@ -163,9 +163,10 @@ export async function startDnsPeer(address = '127.0.0.1'): Promise<DnsPeer> {
       const question = q.questions?.[0];
       if (!question) return;
       const rcodeBits = { NOERROR: 0, SERVFAIL: 2, NXDOMAIN: 3, REFUSED: 5 }[behaviour.rcode];
-      const answers = behaviour.address !== undefined && question.type === 'A' && behaviour.rcode === 'NOERROR'
-        ? [{ name: question.name, type: 'A' as const, ttl: 30, data: behaviour.address }]
-        : [];
+      const answers =
+        behaviour.address !== undefined && question.type === 'A' && behaviour.rcode === 'NOERROR'
+          ? [{ name: question.name, type: 'A' as const, ttl: 30, data: behaviour.address }]
+          : [];
       const reply = dnsPacket.encode({ type: 'response', id: q.id, flags: dnsPacket.AUTHORITATIVE_ANSWER | rcodeBits, questions: [question], answers });
       socket.send(reply, rinfo.port, rinfo.address);
     });

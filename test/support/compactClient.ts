@@ -12,9 +12,11 @@ import { FrameReader } from '../../src/doors/compact/frameReader.js';
  */
 
 /** dns-packet's single-record codec, which its typings omit. */
-export const rrCodec = (dnsPacket as unknown as {
-  answer: { encode(a: dnsPacket.Answer): Buffer; decode: ((b: Buffer, offset: number) => dnsPacket.Answer) & { bytes: number } };
-}).answer;
+export const rrCodec = (
+  dnsPacket as unknown as {
+    answer: { encode(a: dnsPacket.Answer): Buffer; decode: ((b: Buffer, offset: number) => dnsPacket.Answer) & { bytes: number } };
+  }
+).answer;
 
 /** Fields of a QUERY as the golden vectors write them. */
 export interface QueryFields {
@@ -35,7 +37,17 @@ export interface QueryFields {
 
 /** Decoded frames the engine sends. */
 export type EngineFrame =
-  | { kind: 'ANSWER'; id: number; flags: number; rcode: number; ecsScope: number; clientScope: number; answers: dnsPacket.Answer[]; authorities: dnsPacket.Answer[]; additionals: dnsPacket.Answer[] }
+  | {
+      kind: 'ANSWER';
+      id: number;
+      flags: number;
+      rcode: number;
+      ecsScope: number;
+      clientScope: number;
+      answers: dnsPacket.Answer[];
+      authorities: dnsPacket.Answer[];
+      additionals: dnsPacket.Answer[];
+    }
   | { kind: 'ERROR'; id: number; code: number; message: string }
   | { kind: 'PONG'; id: number; state: number }
   | { kind: 'HELLO_ACK'; id: number; version: number; state: number; maxInflight: number; name: string };

@@ -104,8 +104,7 @@ export function decodeReply(raw: Buffer): Reply {
   const packet = dnsPacket.decode(raw);
   const flags = raw.readUInt16BE(2);
   const optRecord = (packet.additionals ?? []).find((r) => (r.type as string) === 'OPT') as
-    | { udpPayloadSize: number; ednsVersion: number; extendedRcode: number; options?: { code: number; data: Buffer }[] }
-    | undefined;
+    { udpPayloadSize: number; ednsVersion: number; extendedRcode: number; options?: { code: number; data: Buffer }[] } | undefined;
   let ecs: EcsReply | undefined;
   const ecsRaw = optRecord?.options?.find((o) => o.code === 8);
   if (ecsRaw) {

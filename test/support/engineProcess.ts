@@ -14,7 +14,10 @@ import { fileURLToPath } from 'node:url';
  */
 
 /** Repository root (two levels above this file, in `test/support/` or `dist/test/support/`). */
-export const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), existsSync(fileURLToPath(new URL('../../package.json', import.meta.url))) ? '../..' : '../../..');
+export const REPO_ROOT = resolve(
+  fileURLToPath(new URL('.', import.meta.url)),
+  existsSync(fileURLToPath(new URL('../../package.json', import.meta.url))) ? '../..' : '../../..',
+);
 
 /** The compiled CLI the tests run. */
 export const CLI = join(REPO_ROOT, 'dist/src/cli/main.js');

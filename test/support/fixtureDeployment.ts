@@ -61,7 +61,8 @@ export const FIXTURE_TOKEN = 'e2e-token-0123456789abcdef';
  */
 export function fixtureConfig(options: FixtureConfigOptions = {}): string {
   const token = options.adminToken === undefined ? FIXTURE_TOKEN : options.adminToken;
-  const admin = token === false ? '' : token === null ? '  admin: { address: 127.0.0.1, port: 0 }\n' : `  admin: { address: 127.0.0.1, port: 0, token: "${token}" }\n`;
+  const admin =
+    token === false ? '' : token === null ? '  admin: { address: 127.0.0.1, port: 0 }\n' : `  admin: { address: 127.0.0.1, port: 0, token: "${token}" }\n`;
   const many = Array.from({ length: MANY_COUNT }, (_, i) => `      - { name: many, type: A, data: 198.51.100.${i + 1} }`).join('\n');
   return `listeners:
   dns:

@@ -5,7 +5,10 @@ import { EXAMPLE_ZONE } from './exampleZone.js';
  * (plus any in `extraDcs`), service `web` with one A endpoint per data center (192.0.2.1, .2,
  * .3), and one GSLB record `www.example.test` A with the given policy (YAML flow mapping).
  */
-export function multiSourceConfig(policy: string, o: { failsafe?: string[]; metrics?: string; endpoints?: string; datacenters?: string; extraRecords?: string } = {}): string {
+export function multiSourceConfig(
+  policy: string,
+  o: { failsafe?: string[]; metrics?: string; endpoints?: string; datacenters?: string; extraRecords?: string } = {},
+): string {
   return `
 ${EXAMPLE_ZONE}
 datacenters: ${o.datacenters ?? '[{ name: a, lat: 50, lon: 8 }, { name: b, lat: 40, lon: -74 }, { name: c, lat: 35, lon: 139 }]'}

@@ -14,7 +14,12 @@ import { freePort } from './freePort.js';
  */
 
 /** Path of the example configuration the tests start from. */
-export const EXAMPLE_PDNS_CONF = fileURLToPath(new URL(existsSync(fileURLToPath(new URL('../../examples', import.meta.url))) ? '../../examples/powerdns/pdns.conf' : '../../../examples/powerdns/pdns.conf', import.meta.url));
+export const EXAMPLE_PDNS_CONF = fileURLToPath(
+  new URL(
+    existsSync(fileURLToPath(new URL('../../examples', import.meta.url))) ? '../../examples/powerdns/pdns.conf' : '../../../examples/powerdns/pdns.conf',
+    import.meta.url,
+  ),
+);
 
 export interface PdnsOptions {
   /** The engine's Unix socket. */

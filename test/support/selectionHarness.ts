@@ -19,7 +19,6 @@ import { resolve, type ExplainedSelection } from '../../src/pipeline/zones/autho
 import { type Answer } from '../../src/core/model/query.js';
 import { seededRandom } from './seededRandom.js';
 
-
 /**
  * Pearson's chi-square statistic of observed counts against expected proportions. Bounds used in
  * tests are the 0.999 quantiles: df 1 → 10.83, df 2 → 13.82, df 3 → 16.27.
@@ -75,10 +74,19 @@ export class SelectionHarness {
 
   constructor(yaml: string, o: HarnessOptions = {}) {
     this.config = parseConfigText(yaml, 'test.yaml');
-    this.store = new MetricStore(this.config.metrics, this.config.datacenters.map((d) => d.name), this.config.services.map((s) => s.name));
+    this.store = new MetricStore(
+      this.config.metrics,
+      this.config.datacenters.map((d) => d.name),
+      this.config.services.map((s) => s.name),
+    );
     this.nowMs = o.nowMs ?? 1_700_000_000_000;
     this.ctx = { random: seededRandom(o.seed ?? 1), now: () => this.nowMs, rotation: new RotationStore() };
-    this.snapshot = buildSnapshot('test.yaml', this.config, { geo: o.geo ?? emptyLocationDb(), health: o.health ?? allUpHealthView, metrics: this.store }, this.nowMs);
+    this.snapshot = buildSnapshot(
+      'test.yaml',
+      this.config,
+      { geo: o.geo ?? emptyLocationDb(), health: o.health ?? allUpHealthView, metrics: this.store },
+      this.nowMs,
+    );
   }
 
   /** Replaces the health view (a new snapshot, as the health issue's monitors would publish). */
@@ -100,7 +108,12 @@ export class SelectionHarness {
     const p = client.includes('/') ? parseCidr(client) : { address: parseIp(client), prefix: -1 };
     const bits = familyBits(p.address.family);
     const prefix = p.prefix < 0 ? bits : p.prefix;
-    return resolve({ name, type: TYPE_CODES[type], client: { address: p.address, sourcePrefix: prefix, fromEcs: prefix < bits }, transport: 'udp' }, this.snapshot, this.ctx, explain);
+    return resolve(
+      { name, type: TYPE_CODES[type], client: { address: p.address, sourcePrefix: prefix, fromEcs: prefix < bits }, transport: 'udp' },
+      this.snapshot,
+      this.ctx,
+      explain,
+    );
   }
 
   /** The answer's record data as presentation strings, in answer order. */

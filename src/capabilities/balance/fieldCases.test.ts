@@ -55,8 +55,12 @@ test('every algorithm answers an AAAA query with AAAA data only, never empty', (
 });
 
 test('negative or non-numeric weights are configuration errors', (t) => {
-  t.throws(() => new SelectionHarness(balanceConfig('weighted-random', '{ dc: a, address: 192.0.2.1, weight: -1 }')), { message: /services\[0\]\.endpoints\[0\]\.weight: Too small/ });
-  t.throws(() => new SelectionHarness(balanceConfig('weighted-random', '{ dc: a, address: 192.0.2.1, weight: heavy }')), { message: /services\[0\]\.endpoints\[0\]\.weight: .*expected number/ });
+  t.throws(() => new SelectionHarness(balanceConfig('weighted-random', '{ dc: a, address: 192.0.2.1, weight: -1 }')), {
+    message: /services\[0\]\.endpoints\[0\]\.weight: Too small/,
+  });
+  t.throws(() => new SelectionHarness(balanceConfig('weighted-random', '{ dc: a, address: 192.0.2.1, weight: heavy }')), {
+    message: /services\[0\]\.endpoints\[0\]\.weight: .*expected number/,
+  });
 });
 
 test('one-endpoint algorithms answer alike with and without /explain (pick and pickOne take the same draws and rotation steps)', (t) => {
@@ -65,7 +69,12 @@ test('one-endpoint algorithms answer alike with and without /explain (pick and p
     const plain = new SelectionHarness(balanceConfig(algorithm, endpoints), { seed: 17 });
     const explained = new SelectionHarness(balanceConfig(algorithm, endpoints), { seed: 17 });
     const seq = (h: SelectionHarness, explain: boolean): string =>
-      Array.from({ length: 60 }, () => h.query(WWW, 'A', '198.51.100.1', explain ? [] : undefined).answers.map((r) => String(r.data).slice(-1)).join()).join('');
+      Array.from({ length: 60 }, () =>
+        h
+          .query(WWW, 'A', '198.51.100.1', explain ? [] : undefined)
+          .answers.map((r) => String(r.data).slice(-1))
+          .join(),
+      ).join('');
     const answers = seq(plain, false);
     t.is(seq(explained, true), answers, algorithm);
     t.is(new Set(answers).size, 3, `${algorithm}: ${answers}`);

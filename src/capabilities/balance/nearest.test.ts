@@ -45,7 +45,10 @@ test('endpoints at one place: round-robin without consulting the location (scope
 
 test('endpoints tied for nearest share by round-robin', (t) => {
   const h = new SelectionHarness(
-    balanceConfig('nearest', '{ dc: a, address: 192.0.2.1, lat: 40.7, lon: -74.0 }\n{ dc: a, address: 192.0.2.2, lat: 40.7, lon: -74.0 }\n{ dc: a, address: 192.0.2.3, lat: 35.7, lon: 139.7 }'),
+    balanceConfig(
+      'nearest',
+      '{ dc: a, address: 192.0.2.1, lat: 40.7, lon: -74.0 }\n{ dc: a, address: 192.0.2.2, lat: 40.7, lon: -74.0 }\n{ dc: a, address: 192.0.2.3, lat: 35.7, lon: 139.7 }',
+    ),
     { geo },
   );
   const counts = tally(10, () => h.answer(WWW, 'A', '198.51.100.1'));

@@ -8,7 +8,11 @@ test('random: 10,000 draws (seed 7) are uniform over three endpoints whatever th
   const h = new SelectionHarness(balanceConfig('random', THREE), { seed: 7 });
   const counts = tally(10_000, () => h.answer('www.example.test', 'A', '198.51.100.1'));
   const observed = ['192.0.2.1', '192.0.2.2', '192.0.2.3'].map((a) => counts.get(a) ?? 0);
-  t.is(observed.reduce((a, b) => a + b), 10_000, 'one endpoint per answer');
+  t.is(
+    observed.reduce((a, b) => a + b),
+    10_000,
+    'one endpoint per answer',
+  );
   t.true(chiSquare(observed, [1 / 3, 1 / 3, 1 / 3]) < 13.82, `${observed}`);
 });
 

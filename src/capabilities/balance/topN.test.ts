@@ -31,7 +31,10 @@ test('top-2 returns e1 and e2 together, without consulting the client', (t) => {
   const h = new SelectionHarness(balanceConfig('top-2', PRIO_TIES));
   for (let i = 0; i < 20; i++) {
     const a = h.query(WWW, 'A', network(i));
-    t.deepEqual(a.answers.map((r) => r.data), ['192.0.2.1', '192.0.2.2']);
+    t.deepEqual(
+      a.answers.map((r) => r.data),
+      ['192.0.2.1', '192.0.2.2'],
+    );
     t.is(a.scope, 0);
   }
 });
@@ -52,7 +55,10 @@ test('priority first, then the higher weight: no tie, no hash, scope 0', (t) => 
     ),
   );
   const a = h.query(WWW, 'A', '198.51.100.0/24');
-  t.deepEqual(a.answers.map((r) => r.data), ['192.0.2.3', '192.0.2.2']);
+  t.deepEqual(
+    a.answers.map((r) => r.data),
+    ['192.0.2.3', '192.0.2.2'],
+  );
   t.is(a.scope, 0);
 });
 

@@ -10,7 +10,10 @@ const draws = (h: SelectionHarness, addresses: string[], type: 'A' | 'AAAA' = 'A
 
 test('weights 1, 2, 7: 10,000 draws (seed 11) follow the weights (chi-square, df 2, < 13.82 at p = 0.001)', (t) => {
   const h = new SelectionHarness(
-    balanceConfig('weighted-random', '{ dc: a, address: 192.0.2.1, weight: 1 }\n{ dc: a, address: 192.0.2.2, weight: 2 }\n{ dc: a, address: 192.0.2.3, weight: 7 }'),
+    balanceConfig(
+      'weighted-random',
+      '{ dc: a, address: 192.0.2.1, weight: 1 }\n{ dc: a, address: 192.0.2.2, weight: 2 }\n{ dc: a, address: 192.0.2.3, weight: 7 }',
+    ),
     { seed: 11 },
   );
   const observed = draws(h, ['192.0.2.1', '192.0.2.2', '192.0.2.3']);
@@ -20,7 +23,10 @@ test('weights 1, 2, 7: 10,000 draws (seed 11) follow the weights (chi-square, df
 
 test('all weights 0 are treated as equal (chi-square, df 2, < 13.82)', (t) => {
   const h = new SelectionHarness(
-    balanceConfig('weighted-random', '{ dc: a, address: 192.0.2.1, weight: 0 }\n{ dc: a, address: 192.0.2.2, weight: 0 }\n{ dc: a, address: 192.0.2.3, weight: 0 }'),
+    balanceConfig(
+      'weighted-random',
+      '{ dc: a, address: 192.0.2.1, weight: 0 }\n{ dc: a, address: 192.0.2.2, weight: 0 }\n{ dc: a, address: 192.0.2.3, weight: 0 }',
+    ),
     { seed: 5 },
   );
   const observed = draws(h, ['192.0.2.1', '192.0.2.2', '192.0.2.3']);
@@ -29,7 +35,10 @@ test('all weights 0 are treated as equal (chi-square, df 2, < 13.82)', (t) => {
 
 test('a weight-0 endpoint among positive ones is never chosen while they are up', (t) => {
   const h = new SelectionHarness(
-    balanceConfig('weighted-random', '{ dc: a, address: 192.0.2.1, weight: 0 }\n{ dc: a, address: 192.0.2.2, weight: 1 }\n{ dc: a, address: 192.0.2.3, weight: 3 }'),
+    balanceConfig(
+      'weighted-random',
+      '{ dc: a, address: 192.0.2.1, weight: 0 }\n{ dc: a, address: 192.0.2.2, weight: 1 }\n{ dc: a, address: 192.0.2.3, weight: 3 }',
+    ),
     { seed: 9 },
   );
   const observed = draws(h, ['192.0.2.1', '192.0.2.2', '192.0.2.3']);
@@ -39,7 +48,10 @@ test('a weight-0 endpoint among positive ones is never chosen while they are up'
 
 test('all positive-weight endpoints down: the weight-0 endpoint answers', (t) => {
   const h = new SelectionHarness(
-    balanceConfig('weighted-random', '{ dc: a, address: 192.0.2.1, weight: 0 }\n{ dc: a, address: 192.0.2.2, weight: 1 }\n{ dc: a, address: 192.0.2.3, weight: 3 }'),
+    balanceConfig(
+      'weighted-random',
+      '{ dc: a, address: 192.0.2.1, weight: 0 }\n{ dc: a, address: 192.0.2.2, weight: 1 }\n{ dc: a, address: 192.0.2.3, weight: 3 }',
+    ),
     { health: downHealth(['web/a/192.0.2.2', 'web/a/192.0.2.3']) },
   );
   for (let i = 0; i < 100; i++) t.deepEqual(h.answer(WWW, 'A', '198.51.100.1'), ['192.0.2.1']);

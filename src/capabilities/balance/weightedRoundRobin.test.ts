@@ -21,7 +21,9 @@ test('smooth sequence for weights 5, 1, 1 over 30 queries: interleaved, nginx or
 test('smooth sequence for weights 3, 2 and equal weights', (t) => {
   const h = new SelectionHarness(balanceConfig('weighted-round-robin', '{ dc: a, address: 192.0.2.1, weight: 3 }\n{ dc: a, address: 192.0.2.2, weight: 2 }'));
   t.is(sequence(h, 30), '12121'.repeat(6));
-  const eq = new SelectionHarness(balanceConfig('weighted-round-robin', '{ dc: a, address: 192.0.2.1 }\n{ dc: a, address: 192.0.2.2 }\n{ dc: a, address: 192.0.2.3 }'));
+  const eq = new SelectionHarness(
+    balanceConfig('weighted-round-robin', '{ dc: a, address: 192.0.2.1 }\n{ dc: a, address: 192.0.2.2 }\n{ dc: a, address: 192.0.2.3 }'),
+  );
   t.is(sequence(eq, 30), '123'.repeat(10));
 });
 

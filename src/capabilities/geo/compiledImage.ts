@@ -97,7 +97,10 @@ export function writeImage(
   const pool = locations.pool();
   const count = records.length / RECORD_WORDS;
   if (count >= MAX_LOCATIONS) throw new ImageError(`${count} distinct locations; at most ${MAX_LOCATIONS - 1} fit`);
-  for (const [name, t] of [['IPv4', v4], ['IPv6', v6]] as const) {
+  for (const [name, t] of [
+    ['IPv4', v4],
+    ['IPv6', v6],
+  ] as const) {
     for (let i = 0; i < t.ids.length; i++) {
       if (t.ids[i]! >= count) throw new ImageError(`${name} range ${i} has location id ${t.ids[i]} of ${count}`);
     }
@@ -105,16 +108,7 @@ export function writeImage(
   const index4 = directIndex(v4, 1, indexBits.v4);
   const index6 = directIndex(v6, 4, indexBits.v6);
   const meta = new TextEncoder().encode(JSON.stringify(metadata));
-  const parts: Uint8Array[] = [
-    u8(records),
-    pool,
-    u8(index4),
-    u8(v4.starts),
-    u8(v4.ids),
-    u8(index6),
-    u8(v6.starts),
-    u8(v6.ids),
-  ];
+  const parts: Uint8Array[] = [u8(records), pool, u8(index4), u8(v4.starts), u8(v4.ids), u8(index6), u8(v6.starts), u8(v6.ids)];
   const offsets: number[] = [];
   let at = HEADER_BYTES;
   for (const p of parts) {

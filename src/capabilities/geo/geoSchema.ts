@@ -80,7 +80,8 @@ export function geoSourceSchemaFor(formats: readonly LocationFormat[]): z.ZodTyp
     .refine((s) => (s.path === undefined) !== (s.package === undefined), { message: 'a source has exactly one of "path" or "package"' })
     .superRefine((s, ctx) => {
       for (const r of required) {
-        if (r.format === s.format && (s as GeoSourceConfig)[r.key] === undefined) ctx.addIssue({ code: 'custom', path: [r.key], message: `a ${r.format} source needs "${r.key}"` });
+        if (r.format === s.format && (s as GeoSourceConfig)[r.key] === undefined)
+          ctx.addIssue({ code: 'custom', path: [r.key], message: `a ${r.format} source needs "${r.key}"` });
       }
     });
 }

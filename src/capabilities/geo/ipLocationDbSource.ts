@@ -46,9 +46,7 @@ export function loadIpLocationDb(
     const country = f[2]!.toUpperCase();
     if (country !== '' && !/^[A-Z]{2}$/.test(country)) throw new Error(`country code "${f[2]}" is not ISO 3166-1 alpha-2`);
     const location: { -readonly [K in keyof Location]: Location[K] } = {
-      qualifiers: qualifiersFromData(
-        variant === 'country' ? [continentOfCountry(country), country] : [continentOfCountry(country), country, f[3]!, f[5]!],
-      ),
+      qualifiers: qualifiersFromData(variant === 'country' ? [continentOfCountry(country), country] : [continentOfCountry(country), country, f[3]!, f[5]!]),
     };
     if (variant === 'city') {
       const lat = parseCoordinate(f[7]!, 'latitude', 90);

@@ -53,7 +53,10 @@ test('a source of a composed format is validated with its own option', (t) => {
   t.deepEqual(issues({ sources: [{ format: 'prefix-list', path: 'nl.txt' }] }), [['sources.0.country', 'a prefix-list source needs "country"']]);
   // The engine's list does not know the format.
   const unknown = geoSchema.safeParse({ sources: [{ format: 'prefix-list', path: 'nl.txt' }] });
-  t.deepEqual(unknown.error?.issues.map((i) => i.path.join('.')), ['sources.0.format']);
+  t.deepEqual(
+    unknown.error?.issues.map((i) => i.path.join('.')),
+    ['sources.0.format'],
+  );
 });
 
 test("a composed format's ranges answer lookups, over a source of a built-in format", (t) => {
@@ -87,5 +90,7 @@ test("the engine's geo schema is the one composed from its list; lists that conf
       throw new Error('never loaded');
     },
   };
-  t.throws(() => geoSourceSchemaFor([...LOCATION_FORMATS, clash]), { message: 'location format "clash": source key "ipVersion" is already defined differently' });
+  t.throws(() => geoSourceSchemaFor([...LOCATION_FORMATS, clash]), {
+    message: 'location format "clash": source key "ipVersion" is already defined differently',
+  });
 });

@@ -68,11 +68,7 @@ export class LocationRecords {
 
   private encodeNumbers(l: Location): [number, number, number] {
     const known = l.lat !== undefined && l.lon !== undefined;
-    return [
-      (known ? Math.round(l.lat! * 1e4) : NO_COORDINATE) >>> 0,
-      (known ? Math.round(l.lon! * 1e4) : NO_COORDINATE) >>> 0,
-      (l.asn ?? 0) >>> 0,
-    ];
+    return [(known ? Math.round(l.lat! * 1e4) : NO_COORDINATE) >>> 0, (known ? Math.round(l.lon! * 1e4) : NO_COORDINATE) >>> 0, (l.asn ?? 0) >>> 0];
   }
 
   private intern(s: string): number {

@@ -143,9 +143,7 @@ export function locationFromRecord(r: MmdbRecord): Location {
 function recordReader(buf: Buffer, recordSize: number, side: 0 | 1): (offset: number) => number {
   switch (recordSize) {
     case 24:
-      return side === 0
-        ? (o) => (buf[o]! << 16) | (buf[o + 1]! << 8) | buf[o + 2]!
-        : (o) => (buf[o + 3]! << 16) | (buf[o + 4]! << 8) | buf[o + 5]!;
+      return side === 0 ? (o) => (buf[o]! << 16) | (buf[o + 1]! << 8) | buf[o + 2]! : (o) => (buf[o + 3]! << 16) | (buf[o + 4]! << 8) | buf[o + 5]!;
     case 28:
       return side === 0
         ? (o) => ((buf[o + 3]! & 0xf0) << 20) | (buf[o]! << 16) | (buf[o + 1]! << 8) | buf[o + 2]!

@@ -35,7 +35,9 @@ export function loadNetScaler(file: string, table: LocationTable, mode: LoadMode
   readDelimitedFile(file, mode, skipped, (f) => {
     if (f.length === 1 && /^(nsgeo\d+(\.\d+)?|start|end)$/i.test(f[0]!)) return;
     if (f.length < 3 || f.length === 9 || f.length > 10) {
-      throw new Error(`expected from,to,continent,country,region,city,isp,org,longitude,latitude (trailing qualifiers and the coordinates may be left out); found ${f.length} fields`);
+      throw new Error(
+        `expected from,to,continent,country,region,city,isp,org,longitude,latitude (trailing qualifiers and the coordinates may be left out); found ${f.length} fields`,
+      );
     }
     const { family, start, end } = parseRangeFields(f[0]!, f[1]!, undefined);
     const country = f[3] ?? '';

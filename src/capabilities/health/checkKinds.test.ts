@@ -58,8 +58,14 @@ test('a monitor of an added kind is run by the monitor and its verdicts reach th
   // The configuration as the root schema gives it, with the health section of the capability's fragment.
   const base = parseConfigText(YAML);
   const root = z.strictObject(capability.schema.root);
-  const config = { ...base, ...root.parse({ health: { monitors: [{ name: 'probe', type: 'dummy', intervalMs: 20, timeoutMs: 20, rise: 1, fall: 1, jitter: 0 }] } }) };
-  const problems = z.any().superRefine((c, ctx) => capability.check(c, ctx)).safeParse(config);
+  const config = {
+    ...base,
+    ...root.parse({ health: { monitors: [{ name: 'probe', type: 'dummy', intervalMs: 20, timeoutMs: 20, rise: 1, fall: 1, jitter: 0 }] } }),
+  };
+  const problems = z
+    .any()
+    .superRefine((c, ctx) => capability.check(c, ctx))
+    .safeParse(config);
   t.true(problems.success, 'the references check knows the kind (its default port serves the endpoint)');
 
   const published: HealthView[] = [];

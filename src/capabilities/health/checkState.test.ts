@@ -29,7 +29,13 @@ test('down goes up after exactly rise consecutive successes; a failure resets th
 test('a check alternating every probe never flaps with rise = fall = 2', (t) => {
   const alternating = Array.from({ length: 40 }, (_, i) => i % 2 === 0);
   t.true(run(alternating, 2, 2).every((s) => s === 'up'));
-  t.true(run(alternating.map((x) => !x), 2, 2).every((s) => s === 'down'));
+  t.true(
+    run(
+      alternating.map((x) => !x),
+      2,
+      2,
+    ).every((s) => s === 'down'),
+  );
 });
 
 test('times come from the injected clock: sinceMs at the transition, lastSuccessMs, lastError', (t) => {

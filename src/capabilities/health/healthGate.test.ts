@@ -185,7 +185,11 @@ test('the memoised outcome expires with the cold-start window (same snapshot, la
   const view = viewOf({ [A11]: 'up', [A12]: 'unknown', [B21]: 'up', [B22]: 'up' }, { sinceMs: 1_000_000 });
   const snap = snapshotOf(fourEndpoints('{ coldStart: { waitMs: 1000 } }'), view);
   const quiet = (nowMs: number): string[] =>
-    resolve({ name: 'www.example.test', type: 1, client: { address: parseIp('192.0.2.200'), sourcePrefix: 32, fromEcs: false }, transport: 'udp' }, snap, contextAt(nowMs))
+    resolve(
+      { name: 'www.example.test', type: 1, client: { address: parseIp('192.0.2.200'), sourcePrefix: 32, fromEcs: false }, transport: 'udp' },
+      snap,
+      contextAt(nowMs),
+    )
       .answers.map((r) => r.data as string)
       .sort();
   t.deepEqual(quiet(1_000_100), ['192.0.2.11', '198.51.100.21', '198.51.100.22']);
@@ -196,9 +200,18 @@ test('the memoised outcome expires with the cold-start window (same snapshot, la
 test('overrides: force-down and drain leave out, force-up answers even when down or its DC is down', (t) => {
   const snap = (v: Parameters<typeof viewOf>) => snapshotOf(fourEndpoints('{}'), viewOf(...v));
   t.deepEqual(addresses(ask(snap([{}, { overrides: { [A11]: 'force-down', [B21]: 'drain' } }]), 'www.example.test')), ['192.0.2.12', '198.51.100.22']);
-  t.deepEqual(addresses(ask(snap([down(A11), { overrides: { [A11]: 'force-up' } }]), 'www.example.test')), ['192.0.2.11', '192.0.2.12', '198.51.100.21', '198.51.100.22']);
+  t.deepEqual(addresses(ask(snap([down(A11), { overrides: { [A11]: 'force-up' } }]), 'www.example.test')), [
+    '192.0.2.11',
+    '192.0.2.12',
+    '198.51.100.21',
+    '198.51.100.22',
+  ]);
   t.deepEqual(addresses(ask(snap([{}, { hosts: { 'dc-a': 'down' } }]), 'www.example.test')), ['198.51.100.21', '198.51.100.22']);
-  t.deepEqual(addresses(ask(snap([{}, { hosts: { 'dc-a': 'down' }, overrides: { [A12]: 'force-up' } }]), 'www.example.test')), ['192.0.2.12', '198.51.100.21', '198.51.100.22']);
+  t.deepEqual(addresses(ask(snap([{}, { hosts: { 'dc-a': 'down' }, overrides: { [A12]: 'force-up' } }]), 'www.example.test')), [
+    '192.0.2.12',
+    '198.51.100.21',
+    '198.51.100.22',
+  ]);
   t.deepEqual(addresses(ask(snap([{}, { hosts: { 'dc-a': 'unknown' } }]), 'www.example.test')).length, 4, 'an unknown DC status does not take endpoints out');
 });
 

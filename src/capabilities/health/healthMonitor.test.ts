@@ -18,7 +18,9 @@ const INTERVAL = 100;
 
 /** A configuration whose endpoints are checked on the given TCP ports (rise/fall as given). */
 function config(ports: number[], opts: { rise?: number; fall?: number; stateFile?: string; maxAgeMs?: number; dcPoints?: string; timeoutMs?: number } = {}) {
-  const endpoints = ports.map((p, i) => `      - { dc: dc1, address: 192.0.2.${i + 1}, monitors: [tcp], check: { address: 127.0.0.1, port: ${p} } }`).join('\n');
+  const endpoints = ports
+    .map((p, i) => `      - { dc: dc1, address: 192.0.2.${i + 1}, monitors: [tcp], check: { address: 127.0.0.1, port: ${p} } }`)
+    .join('\n');
   return parseConfigText(`
 ${EXAMPLE_ZONE}
 datacenters:
@@ -86,7 +88,10 @@ test('transitions follow rise/fall with real listeners: stopped is out after fal
     if (i > 0) t.not(status, changes[i - 1]!.status, `publish ${i} changes the status`);
   });
   t.is(changes[0]!.status, outcomes[0] ? 'up' : 'down', 'the first result decides');
-  t.deepEqual(changes.slice(-3).map((c) => c.status), ['up', 'down', 'up']);
+  t.deepEqual(
+    changes.slice(-3).map((c) => c.status),
+    ['up', 'down', 'up'],
+  );
 });
 
 test('an endpoint whose check alternates up/down every probe does not flap with rise/fall 2/2', async (t) => {

@@ -70,7 +70,13 @@ export class HealthMonitor {
       ? new HealthMetrics(opts.registry, {
           endpoints: () => this.publisher.view.entries(),
           dataCenters: () => this.publisher.view.dataCenters(),
-          checks: () => [...this.runner.all()].map((c) => ({ id: c.planned.id, monitor: c.planned.monitor.name, lastSuccessMs: c.state.lastSuccessMs, createdMs: c.createdMs })),
+          checks: () =>
+            [...this.runner.all()].map((c) => ({
+              id: c.planned.id,
+              monitor: c.planned.monitor.name,
+              lastSuccessMs: c.state.lastSuccessMs,
+              createdMs: c.createdMs,
+            })),
           now: () => clock.now(),
         })
       : undefined;

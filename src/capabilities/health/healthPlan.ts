@@ -53,7 +53,9 @@ export interface HealthPlan {
  * kinds in `kinds`.
  */
 export function buildHealthPlan(config: HealthConfigInput, kinds: CheckKindList = CHECK_KINDS): HealthPlan {
-  const monitors = new Map(config.health.monitors.map((m) => [m.name, { monitor: m, definition: createHash('sha256').update(JSON.stringify(m)).digest('base64url').slice(0, 22) }]));
+  const monitors = new Map(
+    config.health.monitors.map((m) => [m.name, { monitor: m, definition: createHash('sha256').update(JSON.stringify(m)).digest('base64url').slice(0, 22) }]),
+  );
   const checks = new Map<string, PlannedCheck>();
   const plan = (monitorName: string, address: string, port: number | undefined, host: string | undefined): string => {
     const { monitor, definition } = monitors.get(monitorName)!;

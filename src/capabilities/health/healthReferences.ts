@@ -79,7 +79,8 @@ function checkReferences(cfg: HealthConfigInput, ctx: z.RefinementCtx, kinds: Ch
       tier.endpoints.forEach((text, ei) => {
         const matches = svc?.endpoints.filter((e) => endpointLabel(e) === text) ?? [];
         if (svc && matches.length === 0) issue([...path, 'tiers', ti, 'endpoints', ei], `service "${svc.name}" has no endpoint "${text}"`);
-        if (seenEndpoints.has(text) || matches.some((m) => seenDcs.has(m.dc))) issue([...path, 'tiers', ti, 'endpoints', ei], `endpoint "${text}" is in more than one tier`);
+        if (seenEndpoints.has(text) || matches.some((m) => seenDcs.has(m.dc)))
+          issue([...path, 'tiers', ti, 'endpoints', ei], `endpoint "${text}" is in more than one tier`);
         for (const m of matches) dcsOfSeenEndpoints.add(m.dc);
         seenEndpoints.add(text);
       });

@@ -34,7 +34,13 @@ export function healthReport({ plan, view, checks, stateFile, nowMs }: HealthRep
     stateFile,
     endpoints: plan.endpoints.map((e) => {
       const h = view.endpointHealth(e.key);
-      return { endpoint: e.key, status: h.status, override: h.override ?? null, since: h.sinceMs > 0 ? new Date(h.sinceMs).toISOString() : null, checks: e.checks };
+      return {
+        endpoint: e.key,
+        status: h.status,
+        override: h.override ?? null,
+        since: h.sinceMs > 0 ? new Date(h.sinceMs).toISOString() : null,
+        checks: e.checks,
+      };
     }),
     checks: [...checks].map((c) => ({
       check: c.planned.id,

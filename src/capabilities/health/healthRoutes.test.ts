@@ -39,7 +39,10 @@ services: [{ name: web, endpoints: [{ dc: dc1, address: 2001:db8::1 }] }]
   t.true(override.mutating);
   const post = (body: unknown) => override.handle({ url: new URL('http://127.0.0.1/health/override'), body });
 
-  t.deepEqual(await post({ endpoint: 'web/dc1/2001:DB8::0001', override: 'drain' }), { status: 200, json: { endpoint: 'web/dc1/2001:db8::1', override: 'drain', generation: 8 } });
+  t.deepEqual(await post({ endpoint: 'web/dc1/2001:DB8::0001', override: 'drain' }), {
+    status: 200,
+    json: { endpoint: 'web/dc1/2001:db8::1', override: 'drain', generation: 8 },
+  });
   t.like(await post({ endpoint: 'web/dc1/192.0.2.9', override: 'drain' }), { status: 404 });
   t.like(await post({ endpoint: 'web/dc1/2001:db8::1', override: 'off' }), { status: 400 });
   const report = (await routes.get('GET /health')!.handle({ url: new URL('http://127.0.0.1/health'), body: undefined })).json as HealthReport;

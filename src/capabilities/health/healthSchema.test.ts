@@ -49,8 +49,12 @@ health: { monitors: [{ name: t, type: tcp, port: 25 }] }`),
 });
 
 test('monitor fields are checked by type: https-only keys, regexes, status patterns, DNS types, unknown keys', (t) => {
-  t.deepEqual(problems('health: { monitors: [{ name: h, type: http, sni: x.test }] }'), ['health.monitors[0].sni: unknown key (not part of the configuration schema; check the spelling)']);
-  t.deepEqual(problems('health: { monitors: [{ name: h, type: https, bodyMatches: "(" }] }'), ['health.monitors[0].bodyMatches: not a valid regular expression']);
+  t.deepEqual(problems('health: { monitors: [{ name: h, type: http, sni: x.test }] }'), [
+    'health.monitors[0].sni: unknown key (not part of the configuration schema; check the spelling)',
+  ]);
+  t.deepEqual(problems('health: { monitors: [{ name: h, type: https, bodyMatches: "(" }] }'), [
+    'health.monitors[0].bodyMatches: not a valid regular expression',
+  ]);
   t.deepEqual(problems('health: { monitors: [{ name: h, type: http, expectStatus: [2xx, "20x"] }] }').length, 1);
   t.deepEqual(problems('health: { monitors: [{ name: h, type: http, expectStatus: [103] }] }').length, 1, 'a 1xx is never final');
   t.deepEqual(problems('health: { monitors: [{ name: h, type: http, expectStatus: [1xx] }] }').length, 1, 'a 1xx class is never final');
@@ -72,25 +76,45 @@ test('a HEAD monitor cannot expect a body: refused with the key that asks for on
 
 test('check points and the engine site', (t) => {
   t.deepEqual(problems('datacenters: [{ name: a, checkPoints: { rule: most, wan: [{ monitor: x, address: 192.0.2.1 }] } }]', ZONES).length >= 1, true);
-  t.deepEqual(problems('datacenters: [{ name: a, checkPoints: { wan: [], lan: [] } }]', ZONES), ['datacenters[0].checkPoints: list at least one check point in "wan" or "lan"']);
-  t.deepEqual(problems('datacenters: [{ name: a, checkPoints: { wan: [{ monitor: x, address: 192.0.2.1 }] } }]', ZONES), ['datacenters[0].checkPoints.wan[0].monitor: unknown monitor "x"']);
+  t.deepEqual(problems('datacenters: [{ name: a, checkPoints: { wan: [], lan: [] } }]', ZONES), [
+    'datacenters[0].checkPoints: list at least one check point in "wan" or "lan"',
+  ]);
+  t.deepEqual(problems('datacenters: [{ name: a, checkPoints: { wan: [{ monitor: x, address: 192.0.2.1 }] } }]', ZONES), [
+    'datacenters[0].checkPoints.wan[0].monitor: unknown monitor "x"',
+  ]);
   t.deepEqual(problems('site: nowhere'), ['site: no data center is at site "nowhere"']);
   t.deepEqual(problems('site: west'), []);
   t.deepEqual(problems('site: b'), [], 'a data center without a site is its own site');
 });
 
 test('record health: tiers, all-down policy, local-first', (t) => {
-  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { tiers: [{ dcs: [a] }, { dcs: [c] }] }')), ['records[0].health.tiers[1].dcs[0]: unknown data center "c"']);
-  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { tiers: [{ dcs: [a] }, { dcs: [a] }] }')), ['records[0].health.tiers[1].dcs[0]: data center "a" is in more than one tier']);
-  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { tiers: [{ endpoints: [192.0.2.1] }, { dcs: [a] }] }')), ['records[0].health.tiers[1].dcs[0]: data center "a" is in more than one tier']);
-  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { tiers: [{ endpoints: [192.0.2.9] }] }')), ['records[0].health.tiers[0].endpoints[0]: service "web" has no endpoint "192.0.2.9"']);
-  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { tiers: [{ }] }')), ['records[0].health.tiers[0]: a tier lists at least one data center or endpoint']);
+  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { tiers: [{ dcs: [a] }, { dcs: [c] }] }')), [
+    'records[0].health.tiers[1].dcs[0]: unknown data center "c"',
+  ]);
+  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { tiers: [{ dcs: [a] }, { dcs: [a] }] }')), [
+    'records[0].health.tiers[1].dcs[0]: data center "a" is in more than one tier',
+  ]);
+  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { tiers: [{ endpoints: [192.0.2.1] }, { dcs: [a] }] }')), [
+    'records[0].health.tiers[1].dcs[0]: data center "a" is in more than one tier',
+  ]);
+  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { tiers: [{ endpoints: [192.0.2.9] }] }')), [
+    'records[0].health.tiers[0].endpoints[0]: service "web" has no endpoint "192.0.2.9"',
+  ]);
+  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { tiers: [{ }] }')), [
+    'records[0].health.tiers[0]: a tier lists at least one data center or endpoint',
+  ]);
   t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { threshold: 0 }')).length, 1);
-  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { allDown: failsafe }')), ['records[0].health.allDown: "failsafe" needs a non-empty fail-safe list (records[].failsafe)']);
+  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { allDown: failsafe }')), [
+    'records[0].health.allDown: "failsafe" needs a non-empty fail-safe list (records[].failsafe)',
+  ]);
   t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { allDown: fail-shut }')).length, 1);
-  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { localFirst: true }')), ['records[0].health.localFirst: local-first needs the engine\'s "site" (top-level key)']);
+  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { localFirst: true }')), [
+    'records[0].health.localFirst: local-first needs the engine\'s "site" (top-level key)',
+  ]);
   t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { coldStart: { waitMs: 0 } }')).length, 1);
-  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { coldstart: unknown-up }')), ['records[0].health.coldstart: unknown key (not part of the configuration schema; check the spelling)']);
+  t.deepEqual(problems(SVC('{ dc: a, address: 192.0.2.1 }', ', health: { coldstart: unknown-up }')), [
+    'records[0].health.coldstart: unknown key (not part of the configuration schema; check the spelling)',
+  ]);
 });
 
 test('addresses are canonical after parsing: two spellings are one check, one endpoint key, and tiers match them', (t) => {
@@ -112,11 +136,17 @@ records:
   const [first, second] = config.services[0]!.endpoints;
   t.like(first, { address: '2001:db8::1', check: { address: '::1' } });
   t.is(second!.address, '::ffff:192.0.2.2', 'an IPv4-mapped address stays IPv6 (it answers AAAA)');
-  t.deepEqual(config.datacenters[0]!.checkPoints!.wan.map((p) => p.address), ['::1', '::1']);
+  t.deepEqual(
+    config.datacenters[0]!.checkPoints!.wan.map((p) => p.address),
+    ['::1', '::1'],
+  );
   t.deepEqual(config.records[0]!.health.tiers[0]!.endpoints, ['2001:db8::1']);
   const plan = buildHealthPlan(config);
-  t.deepEqual([...plan.checks.keys()], ['ns@[::1]:5353'], 'the endpoint\'s check and both check points are one check');
-  t.deepEqual(plan.endpoints.map((e) => e.key), ['web/a/2001:db8::1', 'web/b/::ffff:192.0.2.2']);
+  t.deepEqual([...plan.checks.keys()], ['ns@[::1]:5353'], "the endpoint's check and both check points are one check");
+  t.deepEqual(
+    plan.endpoints.map((e) => e.key),
+    ['web/a/2001:db8::1', 'web/b/::ffff:192.0.2.2'],
+  );
 });
 
 test('examples/health.yaml is valid', (t) => {

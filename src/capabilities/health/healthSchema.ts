@@ -96,7 +96,12 @@ export function healthSectionSchemaOf<const K extends CheckKindList>(kinds: K) {
   return z.strictObject({
     monitors: z.array(monitorSchemaOf(kinds)).default([]),
     stateFile: z.string().min(1).optional(),
-    stateMaxAgeMs: z.number().int().min(0).max(30 * 86_400_000).default(300_000),
+    stateMaxAgeMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(30 * 86_400_000)
+      .default(300_000),
   });
 }
 

@@ -111,7 +111,10 @@ test('a removed job stops; lag reports lateness against the due time; stop ends 
   s.add(ja);
   s.add(job(100, 0, b, clock));
   clock.advance(300);
-  t.deepEqual(a.map((x) => x - 1_000_000), [50, 150, 250]);
+  t.deepEqual(
+    a.map((x) => x - 1_000_000),
+    [50, 150, 250],
+  );
   t.deepEqual(lags, [0, 0, 0]);
   s.remove(ja);
   clock.advance(300);
@@ -153,8 +156,14 @@ test('with a 10 ms tick, jobs due within one tick run together: at most one wake
   clock.advance(3000);
   t.true(runs.length >= 5400 && runs.length <= 6600, `${runs.length} runs`);
   t.true(clock.armedCount - armedBefore <= 301, `${clock.armedCount - armedBefore} wake-ups for ${runs.length} runs`);
-  t.true(lags.every((l) => l >= 0 && l < 10), `max lag ${Math.max(...lags)}`);
-  t.true(runs.every((r) => r % 10 === 0), 'runs fall on tick boundaries');
+  t.true(
+    lags.every((l) => l >= 0 && l < 10),
+    `max lag ${Math.max(...lags)}`,
+  );
+  t.true(
+    runs.every((r) => r % 10 === 0),
+    'runs fall on tick boundaries',
+  );
 });
 
 test('the default tick is 1 % of the shortest interval scheduled, at most 50 ms, and grows back when the short job is removed', (t) => {
@@ -165,9 +174,18 @@ test('the default tick is 1 % of the shortest interval scheduled, at most 50 ms,
   for (let i = 0; i < 200; i++) s.add(job(5000, 0.1, slow, clock, slowLags));
   clock.advance(10_000);
   t.true(slow.length >= 360 && slow.length <= 440, `${slow.length} runs`);
-  t.true(slow.every((r) => r % 50 === 0), '5 s intervals: runs on 50 ms ticks');
-  t.true(slowLags.every((l) => l >= 0 && l < 50), `max lag ${Math.max(...slowLags)}`);
-  t.true(slowLags.some((l) => l >= 10), 'lags use the whole tick');
+  t.true(
+    slow.every((r) => r % 50 === 0),
+    '5 s intervals: runs on 50 ms ticks',
+  );
+  t.true(
+    slowLags.every((l) => l >= 0 && l < 50),
+    `max lag ${Math.max(...slowLags)}`,
+  );
+  t.true(
+    slowLags.some((l) => l >= 10),
+    'lags use the whole tick',
+  );
 
   const fast: number[] = [];
   const fastJob = job(300, 0, fast, clock);
@@ -175,15 +193,24 @@ test('the default tick is 1 % of the shortest interval scheduled, at most 50 ms,
   slow.length = 0;
   clock.advance(3000);
   t.true(fast.length >= 9 && fast.length <= 11, `${fast.length} runs of the 300 ms job`);
-  t.true(slow.every((r) => r % 3 === 0), 'a 300 ms interval: 3 ms ticks for every job');
-  t.true(slow.some((r) => r % 50 !== 0), 'the 5 s jobs no longer wait for 50 ms boundaries');
+  t.true(
+    slow.every((r) => r % 3 === 0),
+    'a 300 ms interval: 3 ms ticks for every job',
+  );
+  t.true(
+    slow.some((r) => r % 50 !== 0),
+    'the 5 s jobs no longer wait for 50 ms boundaries',
+  );
 
   s.remove(fastJob);
   clock.advance(100);
   slow.length = 0;
   clock.advance(5000);
   t.true(slow.length > 100, `${slow.length} runs`);
-  t.true(slow.every((r) => r % 50 === 0), 'back to 50 ms ticks once the short job is gone');
+  t.true(
+    slow.every((r) => r % 50 === 0),
+    'back to 50 ms ticks once the short job is gone',
+  );
 });
 
 test('the jobs of one tick start at most maxBatch per event-loop turn; the rest follow on the next turns, not on a timer', (t) => {
@@ -217,7 +244,10 @@ test('the jobs of one tick start at most maxBatch per event-loop turn; the rest 
   t.is(Math.max(...perTurn.values()), 3);
   t.true(clock.deferCount > 1000, `${clock.deferCount} deferred batches`);
   t.true(added);
-  t.true(armedDuringRuns.every((n) => n === 0), 'no timer is armed while a tick is being worked through');
+  t.true(
+    armedDuringRuns.every((n) => n === 0),
+    'no timer is armed while a tick is being worked through',
+  );
   t.is(clock.armed, 1, 'one timer armed for the next tick afterwards');
 });
 

@@ -18,7 +18,12 @@ const tempDir = () => mkdtempSync(join(tmpdir(), 'gslbd-state-'));
 
 /** A saved state with one endpoint up and forced down, written `ageMs` before NOW. */
 function saved(ageMs: number, checkId: string, fingerprint: string): SavedState {
-  return { version: 1, writtenAtMs: NOW - ageMs, checks: { [checkId]: { fingerprint, status: 'up', sinceMs: NOW - ageMs - 1000, lastSuccessMs: NOW - ageMs } }, overrides: { [KEY]: 'force-down' } };
+  return {
+    version: 1,
+    writtenAtMs: NOW - ageMs,
+    checks: { [checkId]: { fingerprint, status: 'up', sinceMs: NOW - ageMs - 1000, lastSuccessMs: NOW - ageMs } },
+    overrides: { [KEY]: 'force-down' },
+  };
 }
 
 /** One endpoint checked by TCP; the monitor is never started, so no check runs. */

@@ -77,7 +77,11 @@ export class StateFileKeeper {
       path: this.path ?? null,
       atStart:
         load === undefined || load.kind !== 'loaded'
-          ? { used: false, reason: load?.reason ?? 'not read', ...(load?.kind === 'unusable' && load.keepAsidePath !== undefined ? { keptAs: load.keepAsidePath } : {}) }
+          ? {
+              used: false,
+              reason: load?.reason ?? 'not read',
+              ...(load?.kind === 'unusable' && load.keepAsidePath !== undefined ? { keptAs: load.keepAsidePath } : {}),
+            }
           : { used: load.statusesUsed, ageMs: load.ageMs },
     };
   }
@@ -93,7 +97,8 @@ export class StateFileKeeper {
       // Checks that flap write every 200 ms: a lasting failure (a directory at the path, a full
       // disk) is logged once, not with every change; another error or a success is logged again.
       const error = (e as Error).message;
-      if (error !== this.writeError) this.opts.log.warn({ path, error }, 'cannot write the health state file (retried at each change; logged again when the error changes)');
+      if (error !== this.writeError)
+        this.opts.log.warn({ path, error }, 'cannot write the health state file (retried at each change; logged again when the error changes)');
       this.writeError = error;
       return;
     }
@@ -114,7 +119,8 @@ export class StateFileKeeper {
       await rename(load.path, load.keepAsidePath);
       this.opts.log.warn({ path: load.path, keptAs: load.keepAsidePath }, 'unusable health state file kept aside before writing a new one');
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot keep the unusable state file aside as ${load.keepAsidePath}: ${(e as Error).message}`);
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+        throw new Error(`cannot keep the unusable state file aside as ${load.keepAsidePath}: ${(e as Error).message}`);
     }
     this.unusableKeptAside = true;
   }
@@ -131,7 +137,10 @@ export class StateFileKeeper {
           : 'health state file unusable: checks start unknown, its overrides are not applied',
       );
     } else if (load.ageMs < -STATE_FILE_FUTURE_TOLERANCE_MS) {
-      log.warn({ path: this.path, aheadMs: -load.ageMs, toleranceMs: STATE_FILE_FUTURE_TOLERANCE_MS }, 'health state file written in the future (clock went back?): checks start unknown (overrides kept)');
+      log.warn(
+        { path: this.path, aheadMs: -load.ageMs, toleranceMs: STATE_FILE_FUTURE_TOLERANCE_MS },
+        'health state file written in the future (clock went back?): checks start unknown (overrides kept)',
+      );
     } else if (load.statusesUsed) {
       log.info({ path: this.path, ageMs: load.ageMs, checks: Object.keys(load.state.checks).length }, 'health state restored from the state file');
     } else {

@@ -53,9 +53,7 @@ function actionDetail(rule: PolicyRule, s: SelectionState): Record<string, unkno
   return {
     preferredLocations: rule.preferred.map((p) => ({
       location: formatQualifiers(p),
-      services: Object.fromEntries(
-        s.record.candidates.map((c) => [c.dc.name, { match: matchPreferred(p, c.dc.qualifiers), up: up.has(c.dc.name) }]),
-      ),
+      services: Object.fromEntries(s.record.candidates.map((c) => [c.dc.name, { match: matchPreferred(p, c.dc.qualifiers), up: up.has(c.dc.name) }])),
     })),
     decidedBy:
       g < 0

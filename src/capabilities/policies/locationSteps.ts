@@ -15,10 +15,20 @@ import type { RuleList } from './ruleList.js';
  * (a static record: every available data center as one group); absent when a later stage does
  * (DNS policies fall through to the record's own ranking).
  */
-export function policyLocationReader(slot: StageSlot, lists: readonly RuleList[], patterns: readonly Qualifiers[][], candidates: readonly CompiledDataCenter[], otherwise?: DcRanking): LocationReader {
+export function policyLocationReader(
+  slot: StageSlot,
+  lists: readonly RuleList[],
+  patterns: readonly Qualifiers[][],
+  candidates: readonly CompiledDataCenter[],
+  otherwise?: DcRanking,
+): LocationReader {
   return {
     slot,
-    id: JSON.stringify([patterns, lists.map((l) => [l.overlap, l.rules.map((r) => [conditionText(r.condition), rankGroups(r.ranking, candidates).text])]), otherwise && rankGroups(otherwise, candidates).text]),
+    id: JSON.stringify([
+      patterns,
+      lists.map((l) => [l.overlap, l.rules.map((r) => [conditionText(r.condition), rankGroups(r.ranking, candidates).text])]),
+      otherwise && rankGroups(otherwise, candidates).text,
+    ]),
     read(location) {
       let text = '';
       for (const list of patterns) text += matchesAny(list, location.qualifiers) ? '1' : '0';

@@ -134,8 +134,19 @@ actions:
     'IPv4-mapped prefixes are IPv4 prefixes',
   );
   t.deepEqual(rec.policies?.rules[1]?.when?.qname, ['*.example.test']);
-  t.deepEqual(cfg.actions[1], { name: 'prefer', type: 'preferred-locations', locations: [['AS', 'HK', '*', '*', '*', '*'], ['EU', 'GB', '*', '*', '*', '*']] });
+  t.deepEqual(cfg.actions[1], {
+    name: 'prefer',
+    type: 'preferred-locations',
+    locations: [
+      ['AS', 'HK', '*', '*', '*', '*'],
+      ['EU', 'GB', '*', '*', '*', '*'],
+    ],
+  });
   const s = cfg.records[1]!.policy;
   t.is(s.type, 'static');
-  if (s.type === 'static') t.deepEqual(s.rules[0]!.when?.any?.[1]?.not?.clientLocation, [['EU', '*', '*', '*', '*', '*'], ['AS', '*', '*', '*', '*', '*']]);
+  if (s.type === 'static')
+    t.deepEqual(s.rules[0]!.when?.any?.[1]?.not?.clientLocation, [
+      ['EU', '*', '*', '*', '*', '*'],
+      ['AS', '*', '*', '*', '*', '*'],
+    ]);
 });

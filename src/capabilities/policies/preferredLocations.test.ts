@@ -108,14 +108,23 @@ test('seed 002: /explain shows the policy, each preferred location per service a
   t.deepEqual(step.action, { name: 'prefLoc11', type: 'preferred-locations' });
   const locations = step.preferredLocations as { location: string; services: Record<string, { match: string; up: boolean }> }[];
   t.deepEqual(
-    locations.map((l) => [l.location, Object.entries(l.services).map(([dc, m]) => `${dc}:${m.match}${m.up ? '' : '(down)'}`).join(' ')]),
+    locations.map((l) => [
+      l.location,
+      Object.entries(l.services)
+        .map(([dc, m]) => `${dc}:${m.match}${m.up ? '' : '(down)'}`)
+        .join(' '),
+    ]),
     [
       ['AS.HK', 'in:partial jpn:partial hk:perfect(down) uk:no(down) ru:no eg:no sd:no zmb:no'],
       ['EU.GB', 'in:no jpn:no hk:no(down) uk:perfect(down) ru:partial eg:partial sd:no zmb:no'],
     ],
   );
   t.is(step.decidedBy, 'partial match for AS.HK');
-  t.deepEqual(step.groups, [['in', 'jpn'], ['ru', 'eg'], ['sd', 'zmb']]);
+  t.deepEqual(step.groups, [
+    ['in', 'jpn'],
+    ['ru', 'eg'],
+    ['sd', 'zmb'],
+  ]);
   const scope = a.selections[0]!.steps.filter((s) => s.stage === 'scope');
   t.deepEqual(scope, [
     {

@@ -39,7 +39,13 @@ export function policyStages(input: RecordStageInput<PoliciesConfig>): Stage[] {
       ranking: rankingFromDcList(r.dcs, input.dcByName),
     }));
     const list: RuleList = { bindPoint: 'static', overlap: p.subnetOverlap ?? 'first', rules };
-    const reader = registerReader(input, 'rank', [list], inputs.locations, oneGroupRanking(candidates, () => true));
+    const reader = registerReader(
+      input,
+      'rank',
+      [list],
+      inputs.locations,
+      oneGroupRanking(candidates, () => true),
+    );
     return [staticRulesStage(list, reader)];
   }
   const actions = new Map(input.config.actions.map((a) => [a.name, a]));
@@ -51,9 +57,23 @@ export function policyStages(input: RecordStageInput<PoliciesConfig>): Stage[] {
 }
 
 /** The location reader of the lists, when their conditions test the location; its index, else −1. */
-function registerReader(input: RecordStageInput<PoliciesConfig>, slot: StageSlot, lists: readonly RuleList[], patterns: Qualifiers[][], otherwise?: ReturnType<typeof oneGroupRanking>): number {
+function registerReader(
+  input: RecordStageInput<PoliciesConfig>,
+  slot: StageSlot,
+  lists: readonly RuleList[],
+  patterns: Qualifiers[][],
+  otherwise?: ReturnType<typeof oneGroupRanking>,
+): number {
   if (patterns.length === 0) return -1;
-  return input.inputs.location(policyLocationReader(slot, lists, patterns, input.candidates.map((c) => c.dc), otherwise));
+  return input.inputs.location(
+    policyLocationReader(
+      slot,
+      lists,
+      patterns,
+      input.candidates.map((c) => c.dc),
+      otherwise,
+    ),
+  );
 }
 
 function compileBinding(

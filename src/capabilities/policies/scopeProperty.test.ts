@@ -77,15 +77,23 @@ test('every address inside the answered scope gets the same answer', (t) => {
       const address = ((10 << 24) | client) & maskWord(source);
       const first = ask(snap, fixedContext(), 'www.example.test', `${formatIp(ipv4(address))}/${source}`);
       // The same decision without answer classes (per-query ranking, location block as scope).
-      const direct = ask(snapshotOf(config(rules, overlap), opaque(prefixLocationDb(entries)), dcsDown(...down)), fixedContext(), 'www.example.test', `${formatIp(ipv4(address))}/${source}`);
+      const direct = ask(
+        snapshotOf(config(rules, overlap), opaque(prefixLocationDb(entries)), dcsDown(...down)),
+        fixedContext(),
+        'www.example.test',
+        `${formatIp(ipv4(address))}/${source}`,
+      );
       if (direct.data.join() !== first.data.join() || direct.scope < first.scope) {
-        throw new Error(`${formatIp(ipv4(address))}/${source}: answer classes give ${first.data} /${first.scope}, per-query ranking ${direct.data} /${direct.scope}`);
+        throw new Error(
+          `${formatIp(ipv4(address))}/${source}: answer classes give ${first.data} /${first.scope}, per-query ranking ${direct.data} /${direct.scope}`,
+        );
       }
       for (const sample of samples) {
         const inside = ((address & maskWord(first.scope)) | (sample & ~maskWord(first.scope))) >>> 0;
         const other = ask(snap, fixedContext(), 'www.example.test', formatIp(ipv4(inside)));
         // fail-closed: NODATA only when every data center is down, and then for every client.
-        if ((other.data.length === 0) !== (down.length === 5)) throw new Error(`${formatIp(ipv4(inside))}: ${other.data.length} records with ${down.length} of 5 data centers down`);
+        if ((other.data.length === 0) !== (down.length === 5))
+          throw new Error(`${formatIp(ipv4(inside))}: ${other.data.length} records with ${down.length} of 5 data centers down`);
         if (other.data.join() !== first.data.join()) {
           throw new Error(`${formatIp(ipv4(address))}/${source} -> ${first.data} scope ${first.scope}, but ${formatIp(ipv4(inside))} -> ${other.data}`);
         }

@@ -24,6 +24,16 @@ export const proximityCapability = {
     const policy = record.policy;
     if (!isStaticProximity(policy)) return [];
     const defaults = new Set(policy.default);
-    return [staticProximityStage(defaults, inputs.location(proximityReader(candidates.map((c) => c.dc), defaults)))];
+    return [
+      staticProximityStage(
+        defaults,
+        inputs.location(
+          proximityReader(
+            candidates.map((c) => c.dc),
+            defaults,
+          ),
+        ),
+      ),
+    ];
   },
 } satisfies Capability<{ readonly records: readonly GslbRecordConfig[] }>;

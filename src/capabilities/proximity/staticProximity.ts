@@ -40,7 +40,12 @@ export function staticProximityStage(defaultDcs: ReadonlySet<string>, reader = -
         shared = true;
       } else {
         const { id, location } = clientLocation(s);
-        ranking = isUnknownLocation(id, location) ? null : proximityRanking(location, s.live.map((l) => l.candidate.dc));
+        ranking = isUnknownLocation(id, location)
+          ? null
+          : proximityRanking(
+              location,
+              s.live.map((l) => l.candidate.dc),
+            );
       }
       if (ranking === null) {
         if (s.trace || unknownFor !== s.live) {

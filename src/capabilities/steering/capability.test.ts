@@ -40,7 +40,13 @@ test('a push through the route is in the state store and in the view before the 
   const route = runtime.routes.find((r) => r.method === 'POST' && r.path === '/metrics/host')!;
   const reply = await route.handle({ url: new URL('http://admin.invalid/metrics/host'), body: { samples: [{ dc: 'a', cpu: 42 }] } });
   t.is(reply.status, 200);
-  t.deepEqual(store.map<PushedBatch>(PUSHES_MAP).get('host')?.writes.map((w) => [w.dc, w.values[metricId('host', 'cpu')]]), [['a', 42]]);
+  t.deepEqual(
+    store
+      .map<PushedBatch>(PUSHES_MAP)
+      .get('host')
+      ?.writes.map((w) => [w.dc, w.values[metricId('host', 'cpu')]]),
+    [['a', 42]],
+  );
   t.is(runtime.store.read('host', '', 'a', metricId('host', 'cpu'), NOW), 42);
 });
 

@@ -60,7 +60,11 @@ export const steeringCapability = {
     const store = new MetricStore(metricsSchema.parse({}), [], []);
     let running: MetricsConfig | undefined;
     const configure = (config: SteeringConfig): void => {
-      store.configure(config.metrics, config.datacenters.map((d) => d.name), config.services.map((s) => s.name));
+      store.configure(
+        config.metrics,
+        config.datacenters.map((d) => d.name),
+        config.services.map((s) => s.name),
+      );
       running = config.metrics;
     };
     // Validated pushes go to the state store, and the metric store applies what it sees there: in

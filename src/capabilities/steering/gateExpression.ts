@@ -144,7 +144,12 @@ export function parseGate(text: string): Gate {
     pos++;
     if (t.text === 'up' || t.text === 'down') return { operand: { kind: 'const', value: t.text === 'up' ? 1 : 0 }, token: t, word: t.text };
     if (t.text !== 'host' && t.text !== 'service') {
-      return fail(t, t.text === 'client' ? 'client metrics cannot gate a data center (use them as the criterion)' : `unknown name "${t.text}" (write host.<metric>, service.<metric>, a number, up or down)`);
+      return fail(
+        t,
+        t.text === 'client'
+          ? 'client metrics cannot gate a data center (use them as the criterion)'
+          : `unknown name "${t.text}" (write host.<metric>, service.<metric>, a number, up or down)`,
+      );
     }
     expect('.');
     const m = peek();
@@ -219,7 +224,8 @@ function checkComparison(
   fail: (t: Token, reason: string) => never,
 ): void {
   if (left.operand.kind === 'const' && right.operand.kind === 'const') fail(left.token, 'compares two constants; one side must be a metric');
-  const isStatus = (o: { operand: Operand }): boolean => o.operand.kind === 'metric' && METRIC_CATALOG[o.operand.metric.source][o.operand.metric.id]!.name === 'status';
+  const isStatus = (o: { operand: Operand }): boolean =>
+    o.operand.kind === 'metric' && METRIC_CATALOG[o.operand.metric.source][o.operand.metric.id]!.name === 'status';
   for (const [side, other] of [
     [left, right],
     [right, left],

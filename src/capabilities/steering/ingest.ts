@@ -21,8 +21,7 @@ export interface IngestProblem {
  * naming a data center or service the configuration does not have).
  */
 export type IngestOutcome =
-  | { readonly ok: true; readonly accepted: number }
-  | { readonly ok: false; readonly status: 400 | 422; readonly problems: readonly IngestProblem[] };
+  { readonly ok: true; readonly accepted: number } | { readonly ok: false; readonly status: 400 | 422; readonly problems: readonly IngestProblem[] };
 
 function metricField(spec: MetricSpec) {
   const message = `must be a ${spec.integer ? 'whole ' : ''}number from ${spec.min} to ${spec.max === Number.MAX_VALUE ? 'any' : spec.max} (${spec.unit})`;
@@ -41,22 +40,26 @@ function metricFields(source: MetricSource) {
   return fields;
 }
 
-const hasMetric = (source: MetricSource, extra: readonly string[] = []) => (s: Record<string, unknown>) =>
-  METRIC_CATALOG[source].some((m) => s[m.name] !== undefined) || extra.some((k) => s[k] !== undefined);
+const hasMetric =
+  (source: MetricSource, extra: readonly string[] = []) =>
+  (s: Record<string, unknown>) =>
+    METRIC_CATALOG[source].some((m) => s[m.name] !== undefined) || extra.some((k) => s[k] !== undefined);
 
 const noMetricMessage = (source: MetricSource) => `a sample carries at least one metric (${METRIC_CATALOG[source].map((m) => m.name).join(', ')})`;
 
 /** Host sample: `{ dc, cpu?, mem?, bw?, status?, packetLoss? }`. */
-const hostSampleSchema = z
-  .strictObject({ dc: nameField, ...metricFields('host') })
-  .refine(hasMetric('host'), { error: noMetricMessage('host') });
+const hostSampleSchema = z.strictObject({ dc: nameField, ...metricFields('host') }).refine(hasMetric('host'), { error: noMetricMessage('host') });
 
 /** Service sample: `{ service, dc, cpu?, mem?, bw?, request?, connection?, session_new?, status?, healthyBackends? }`. */
 const serviceSampleSchema = z
   .strictObject({ service: nameField, dc: nameField, ...metricFields('service') })
   .refine(hasMetric('service'), { error: noMetricMessage('service') });
 
-const pathField = (name: string) => z.number({ error: `must be a number ≥ 0 (${name})` }).min(0, { error: `must be a number ≥ 0 (${name})` }).optional();
+const pathField = (name: string) =>
+  z
+    .number({ error: `must be a number ≥ 0 (${name})` })
+    .min(0, { error: `must be a number ≥ 0 (${name})` })
+    .optional();
 
 /**
  * Client sample: `{ network, dc, hops?, mos?, packetLoss?, ttl?, latencyMs?, jitterMs? }`.
@@ -71,14 +74,24 @@ const clientSampleSchema = z
     const raw = s.latencyMs !== undefined || s.jitterMs !== undefined;
     if (raw && s.mos !== undefined) ctx.addIssue({ code: 'custom', path: ['mos'], message: 'give "mos" or "latencyMs"/"jitterMs", not both' });
     if (raw && (s.latencyMs === undefined || s.jitterMs === undefined || s.packetLoss === undefined)) {
-      ctx.addIssue({ code: 'custom', path: [s.latencyMs === undefined ? 'latencyMs' : s.jitterMs === undefined ? 'jitterMs' : 'packetLoss'], message: 'MOS from a path needs latencyMs, jitterMs and packetLoss together' });
+      ctx.addIssue({
+        code: 'custom',
+        path: [s.latencyMs === undefined ? 'latencyMs' : s.jitterMs === undefined ? 'jitterMs' : 'packetLoss'],
+        message: 'MOS from a path needs latencyMs, jitterMs and packetLoss together',
+      });
     }
   });
 
 const batchOf = <T extends z.ZodType>(sample: T) =>
-  z.strictObject({
-    samples: z.array(sample, { error: 'must be a list of samples' }).min(1, { error: 'must hold at least one sample' }).max(MAX_SAMPLES_PER_BATCH, { error: `must hold at most ${MAX_SAMPLES_PER_BATCH} samples` }),
-  }, { error: 'the body must be a JSON object {"samples": [...]}' });
+  z.strictObject(
+    {
+      samples: z
+        .array(sample, { error: 'must be a list of samples' })
+        .min(1, { error: 'must hold at least one sample' })
+        .max(MAX_SAMPLES_PER_BATCH, { error: `must hold at most ${MAX_SAMPLES_PER_BATCH} samples` }),
+    },
+    { error: 'the body must be a JSON object {"samples": [...]}' },
+  );
 
 /** Request body schemas of the push routes, by source (also used by `gslbd schema`-style docs). */
 export const pushBodySchemas = {
@@ -96,7 +109,13 @@ export type BatchSink = (source: MetricSource, writes: readonly MetricWrite[], n
  * like every non-finite, negative or out-of-range value.
  * `apply` receives the batch once it is valid (default: the metric store's `apply`).
  */
-export function ingestBatch(store: MetricStore, source: MetricSource, body: unknown, nowMs: number, apply: BatchSink = (src, writes, at) => store.apply(src, writes, at)): IngestOutcome {
+export function ingestBatch(
+  store: MetricStore,
+  source: MetricSource,
+  body: unknown,
+  nowMs: number,
+  apply: BatchSink = (src, writes, at) => store.apply(src, writes, at),
+): IngestOutcome {
   const parsed = pushBodySchemas[source].safeParse(body);
   if (!parsed.success) {
     return { ok: false, status: 400, problems: parsed.error.issues.map((i) => ({ path: formatPath(i.path) || '(body)', message: describe(i) })) };

@@ -119,7 +119,10 @@ test('MOS windows are smoothed per (network, DC); a stale previous score is not 
 
 test('reconfiguring drops removed data centers and services, and client rows when the network length changes', (t) => {
   const s = store();
-  push(s, 'host', [{ dc: 'a', cpu: 1 }, { dc: 'b', cpu: 2 }]);
+  push(s, 'host', [
+    { dc: 'a', cpu: 1 },
+    { dc: 'b', cpu: 2 },
+  ]);
   push(s, 'service', [{ service: 'web', dc: 'a', cpu: 3 }]);
   push(s, 'client', [{ network: '10.0.0.0', dc: 'a', hops: 3 }]);
   s.configure(metricsSchema.parse({}), ['a'], []);
@@ -135,7 +138,11 @@ test('reconfiguring drops removed data centers and services, and client rows whe
 test('client samples follow their data center by name when the data center list changes', (t) => {
   const s = store({}, ['a', 'b']);
   const PACKET_LOSS = metricId('client', 'packetLoss');
-  push(s, 'client', [{ network: '10.0.0.0/24', dc: 'a', hops: 3 }, { network: '10.0.0.0/24', dc: 'b', packetLoss: 0.5 }, { network: '2001:db8::/48', dc: 'a', hops: 9 }]);
+  push(s, 'client', [
+    { network: '10.0.0.0/24', dc: 'a', hops: 3 },
+    { network: '10.0.0.0/24', dc: 'b', packetLoss: 0.5 },
+    { network: '2001:db8::/48', dc: 'a', hops: 9 },
+  ]);
   s.configure(metricsSchema.parse({}), ['c', 'b'], ['web']);
   t.is(s.read('client', key(s, '10.0.0.1'), 'b', PACKET_LOSS, T0), 0.5);
   t.true(Number.isNaN(s.read('client', key(s, '10.0.0.1'), 'c', PACKET_LOSS, T0)));

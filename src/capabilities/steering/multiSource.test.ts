@@ -20,8 +20,11 @@ test('host cpu lowest: the least loaded DC answers, scope 0', (t) => {
     { dc: 'b', cpu: 20 },
     { dc: 'c', cpu: 45 },
   ]);
-  const a = h.query(WWW, 'A', "198.51.100.0/24");
-  t.deepEqual(a.answers.map((r) => r.data), [DC_ADDRESS.b]);
+  const a = h.query(WWW, 'A', '198.51.100.0/24');
+  t.deepEqual(
+    a.answers.map((r) => r.data),
+    [DC_ADDRESS.b],
+  );
   t.is(a.scope, 0, 'host metrics do not depend on the client');
   t.deepEqual(a.dcs, ['b']);
 });
@@ -127,23 +130,40 @@ test('a NaN or negative push is rejected whole and the DC stays unknown', (t) =>
     { dc: 'c', cpu: 40 },
   ]);
   t.throws(() => h.push('host', [{ dc: 'a', cpu: Number.NaN }]), { message: /samples\[0\]\.cpu.*must be a number from 0 to 100 \(percent\)/ });
-  t.throws(() => h.push('host', [{ dc: 'c', cpu: 1 }, { dc: 'a', cpu: -1 }]), { message: /samples\[1\]\.cpu/ });
+  t.throws(
+    () =>
+      h.push('host', [
+        { dc: 'c', cpu: 1 },
+        { dc: 'a', cpu: -1 },
+      ]),
+    { message: /samples\[1\]\.cpu/ },
+  );
   t.deepEqual(h.answer(WWW, 'A', CLIENT), [DC_ADDRESS.c, DC_ADDRESS.b], 'a stays unknown; c kept 40 (the batch with c=1 was rejected whole)');
 });
 
 test('a metric older than the staleness limit is unknown; exactly at the limit it still counts', (t) => {
   const h = new SelectionHarness(
-    multiSourceConfig(policy('source: host, metric: cpu, criterion: lowest, unknown: exclude, pickDcCount: 3'), { metrics: '{ host: { intervalSeconds: 10, staleAfterSeconds: 30 } }' }),
+    multiSourceConfig(policy('source: host, metric: cpu, criterion: lowest, unknown: exclude, pickDcCount: 3'), {
+      metrics: '{ host: { intervalSeconds: 10, staleAfterSeconds: 30 } }',
+    }),
   );
   h.push('host', [{ dc: 'a', cpu: 10 }]);
   h.nowMs += 20_000;
-  h.push('host', [{ dc: 'b', cpu: 20 }, { dc: 'c', cpu: 30 }]);
+  h.push('host', [
+    { dc: 'b', cpu: 20 },
+    { dc: 'c', cpu: 30 },
+  ]);
   h.nowMs += 10_000;
   t.deepEqual(h.answer(WWW, 'A', CLIENT), [DC_ADDRESS.a, DC_ADDRESS.b, DC_ADDRESS.c], 'a is exactly 30 s old');
   h.nowMs += 1;
   t.deepEqual(h.answer(WWW, 'A', CLIENT), [DC_ADDRESS.b, DC_ADDRESS.c], 'a is 30.001 s old: stale, excluded');
-  const rank = h.trace(WWW, 'A', CLIENT).find((s) => s.stage === 'multi-source') as unknown as { dcs: { dc: string; state: string; ageMs?: number; value?: number }[] };
-  t.deepEqual(rank.dcs.find((d) => d.dc === 'a'), { dc: 'a', ageMs: 30_001, state: 'stale', rankGroup: null, note: 'metric unknown: excluded' } as never);
+  const rank = h.trace(WWW, 'A', CLIENT).find((s) => s.stage === 'multi-source') as unknown as {
+    dcs: { dc: string; state: string; ageMs?: number; value?: number }[];
+  };
+  t.deepEqual(
+    rank.dcs.find((d) => d.dc === 'a'),
+    { dc: 'a', ageMs: 30_001, state: 'stale', rankGroup: null, note: 'metric unknown: excluded' } as never,
+  );
 });
 
 test('a down DC with the best metric is never chosen', (t) => {
@@ -174,7 +194,9 @@ test('a DC whose host status is down by the agreement rule is never chosen, even
 });
 
 test('pickDcCount 5 with 2 healthy DCs returns exactly those 2', (t) => {
-  const h = new SelectionHarness(multiSourceConfig(policy('source: host, metric: cpu, criterion: lowest, pickDcCount: 5')), { health: downHealth(['web/a/192.0.2.1']) });
+  const h = new SelectionHarness(multiSourceConfig(policy('source: host, metric: cpu, criterion: lowest, pickDcCount: 5')), {
+    health: downHealth(['web/a/192.0.2.1']),
+  });
   h.push('host', [
     { dc: 'a', cpu: 1 },
     { dc: 'b', cpu: 20 },
@@ -184,7 +206,9 @@ test('pickDcCount 5 with 2 healthy DCs returns exactly those 2', (t) => {
 });
 
 test('every DC gated out: the fail-safe list answers', (t) => {
-  const h = new SelectionHarness(multiSourceConfig(policy('source: host, metric: cpu, criterion: lowest, gate: "host.cpu < 90"'), { failsafe: ['203.0.113.99'] }));
+  const h = new SelectionHarness(
+    multiSourceConfig(policy('source: host, metric: cpu, criterion: lowest, gate: "host.cpu < 90"'), { failsafe: ['203.0.113.99'] }),
+  );
   h.push('host', [
     { dc: 'a', cpu: 95 },
     { dc: 'b', cpu: 99 },
@@ -192,7 +216,10 @@ test('every DC gated out: the fail-safe list answers', (t) => {
   ]);
   const a = h.query(WWW, 'A', CLIENT);
   t.is(a.rcode, 0);
-  t.deepEqual(a.answers.map((r) => r.data), ['203.0.113.99']);
+  t.deepEqual(
+    a.answers.map((r) => r.data),
+    ['203.0.113.99'],
+  );
 });
 
 test('every DC ranked out and no fail-safe list: every enabled endpoint answers (never NXDOMAIN, never empty)', (t) => {
@@ -204,7 +231,10 @@ test('every DC ranked out and no fail-safe list: every enabled endpoint answers 
   ]);
   const a = h.query(WWW, 'A', CLIENT);
   t.is(a.rcode, 0);
-  t.deepEqual(a.answers.map((r) => r.data), [DC_ADDRESS.a, DC_ADDRESS.b, DC_ADDRESS.c]);
+  t.deepEqual(
+    a.answers.map((r) => r.data),
+    [DC_ADDRESS.a, DC_ADDRESS.b, DC_ADDRESS.c],
+  );
 });
 
 test('no metrics at all under exclude: the fail-safe list answers', (t) => {
@@ -214,7 +244,9 @@ test('no metrics at all under exclude: the fail-safe list answers', (t) => {
 
 test('gate unknown under rank-last: gated-in DCs first, then undecided DCs; exclude drops them', (t) => {
   const config = (unknown: string) =>
-    multiSourceConfig(policy(`source: service, metric: healthyBackends, criterion: highest, pickDcCount: 3, unknown: ${unknown}, gate: "host.status == up && host.cpu < 90"`));
+    multiSourceConfig(
+      policy(`source: service, metric: healthyBackends, criterion: highest, pickDcCount: 3, unknown: ${unknown}, gate: "host.status == up && host.cpu < 90"`),
+    );
   for (const unknown of ['rank-last', 'exclude']) {
     const h = new SelectionHarness(config(unknown));
     h.push('host', [
@@ -234,8 +266,10 @@ test('gate unknown under rank-last: gated-in DCs first, then undecided DCs; excl
 test('client packetLoss: each client network gets its cleanest path and the scope is the client network (/24, /48)', (t) => {
   const h = new SelectionHarness(
     multiSourceConfig(policy('source: client, metric: packetLoss, criterion: lowest'), {
-      endpoints: '[{ dc: a, address: 192.0.2.1 }, { dc: b, address: 192.0.2.2 }, { dc: c, address: 192.0.2.3 }, { dc: a, address: "2001:db8::1" }, { dc: b, address: "2001:db8::2" }]',
-      extraRecords: '  - { name: www.example.test, type: AAAA, service: web, policy: { type: multi-source, source: client, metric: packetLoss, criterion: lowest } }',
+      endpoints:
+        '[{ dc: a, address: 192.0.2.1 }, { dc: b, address: 192.0.2.2 }, { dc: c, address: 192.0.2.3 }, { dc: a, address: "2001:db8::1" }, { dc: b, address: "2001:db8::2" }]',
+      extraRecords:
+        '  - { name: www.example.test, type: AAAA, service: web, policy: { type: multi-source, source: client, metric: packetLoss, criterion: lowest } }',
     }),
   );
   h.push('client', [
@@ -303,7 +337,9 @@ test('tie-break at the pickDcCount cut: stable per client network, even over man
 
 test('the tie-break does not depend on process state: a fresh harness gives the same choices', (t) => {
   const pick = () => {
-    const h = new SelectionHarness(multiSourceConfig(policy('source: host, metric: cpu, criterion: lowest, pickDcCount: 2')), { seed: Math.floor(Math.random() * 1000) });
+    const h = new SelectionHarness(multiSourceConfig(policy('source: host, metric: cpu, criterion: lowest, pickDcCount: 2')), {
+      seed: Math.floor(Math.random() * 1000),
+    });
     h.push('host', [
       { dc: 'a', cpu: 10 },
       { dc: 'b', cpu: 10 },
@@ -316,7 +352,9 @@ test('the tie-break does not depend on process state: a fresh harness gives the 
 
 test('/explain shows per DC the metric value, age, gate result, rank group and why it was picked', (t) => {
   const h = new SelectionHarness(
-    multiSourceConfig(policy('source: service, metric: healthyBackends, criterion: highest, pickDcCount: 1, gate: "host.cpu < 90"'), { failsafe: ['203.0.113.99'] }),
+    multiSourceConfig(policy('source: service, metric: healthyBackends, criterion: highest, pickDcCount: 1, gate: "host.cpu < 90"'), {
+      failsafe: ['203.0.113.99'],
+    }),
   );
   h.push('host', [
     { dc: 'a', cpu: 10 },

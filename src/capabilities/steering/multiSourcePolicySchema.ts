@@ -22,7 +22,8 @@ export const criterionSchema = z
   )
   .transform((c): Criterion => {
     if (typeof c === 'string') return { kind: c };
-    if ('equals' in c) return typeof c.equals === 'number' ? { kind: 'equals', target: c.equals } : { kind: 'equals', target: c.equals === 'up' ? 1 : 0, word: c.equals };
+    if ('equals' in c)
+      return typeof c.equals === 'number' ? { kind: 'equals', target: c.equals } : { kind: 'equals', target: c.equals === 'up' ? 1 : 0, word: c.equals };
     const percent = typeof c.within === 'string';
     return { kind: 'within', margin: percent ? Number((c.within as string).slice(0, -1)) : (c.within as number), percent, prefer: c.prefer };
   });
@@ -69,7 +70,11 @@ export function multiSourcePolicySchema(common: CommonPolicyShape) {
       const isStatus = p.metric === 'status';
       const c = p.criterion;
       if (c.kind === 'equals' && isStatus !== (c.word !== undefined)) {
-        ctx.addIssue({ code: 'custom', path: ['criterion', 'equals'], message: isStatus ? 'status equals up or down' : `up and down are status words; ${p.metric} is a number` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['criterion', 'equals'],
+          message: isStatus ? 'status equals up or down' : `up and down are status words; ${p.metric} is a number`,
+        });
       }
       if (c.kind === 'within' && isStatus) {
         ctx.addIssue({ code: 'custom', path: ['criterion', 'within'], message: 'status is up or down; use {equals: up}' });

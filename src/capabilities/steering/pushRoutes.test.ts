@@ -26,7 +26,15 @@ async function start(token: string | null = TOKEN) {
 test('POST /metrics/host with the token applies the batch; the store and Prometheus see it', async (t) => {
   const { store, registry, admin, post } = await start();
   t.teardown(() => admin.stop());
-  const r = await post('/metrics/host', JSON.stringify({ samples: [{ dc: 'a', cpu: 12.5, status: 'up' }, { dc: 'b', cpu: 80 }] }));
+  const r = await post(
+    '/metrics/host',
+    JSON.stringify({
+      samples: [
+        { dc: 'a', cpu: 12.5, status: 'up' },
+        { dc: 'b', cpu: 80 },
+      ],
+    }),
+  );
   t.is(r.status, 200);
   t.deepEqual(await r.json(), { accepted: 2 });
   t.is(store.read('host', '', 'a', metricId('host', 'cpu'), NOW), 12.5);
@@ -38,7 +46,15 @@ test('POST /metrics/host with the token applies the batch; the store and Prometh
 test('a malformed batch gets 400 with each problem by path, and nothing is applied', async (t) => {
   const { store, admin, post, registry } = await start();
   t.teardown(() => admin.stop());
-  const r = await post('/metrics/host', JSON.stringify({ samples: [{ dc: 'a', cpu: 5 }, { dc: 'b', cpu: -1 }] }));
+  const r = await post(
+    '/metrics/host',
+    JSON.stringify({
+      samples: [
+        { dc: 'a', cpu: 5 },
+        { dc: 'b', cpu: -1 },
+      ],
+    }),
+  );
   t.is(r.status, 400);
   t.deepEqual(await r.json(), {
     error: 'host metrics rejected; nothing was applied',
@@ -78,7 +94,15 @@ test('without the token 401; with no token configured 403; GET on a push route 4
 test('GET /metrics/sources tells agents the metrics, units, cadence and client network lengths', async (t) => {
   const { admin, base, post } = await start();
   t.teardown(() => admin.stop());
-  await post('/metrics/client', JSON.stringify({ samples: [{ network: '10.0.0.0/24', dc: 'a', hops: 3 }, { network: '10.0.1.0/24', dc: 'a', hops: 3 }] }));
+  await post(
+    '/metrics/client',
+    JSON.stringify({
+      samples: [
+        { network: '10.0.0.0/24', dc: 'a', hops: 3 },
+        { network: '10.0.1.0/24', dc: 'a', hops: 3 },
+      ],
+    }),
+  );
   const body = (await (await fetch(`${base}/metrics/sources`)).json()) as Record<string, unknown>;
   t.deepEqual(body.host, {
     intervalSeconds: 30,

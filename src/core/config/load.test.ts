@@ -64,17 +64,42 @@ const errorCases: [title: string, text: string, path: string, message: string][]
   ['unknown key in a DNS listener', `${BASE}listeners: { dns: [{ address: 127.0.0.1, prot: 53 }] }\n`, 'listeners.dns[0].prot', UNKNOWN_KEY],
   ['wrong type', edit(RECORD, 'service: web, ttl: "30" }'), 'records[0].ttl', 'Invalid input: expected number, received string'],
   ['TTL 2^31 on a GSLB record', edit(RECORD, 'service: web, ttl: 2147483648 }'), 'records[0].ttl', 'Too big: expected number to be <=2147483647'],
-  ['TTL 2^31 on a static record', edit('type: A, data', 'type: A, ttl: 2147483648, data'), 'zones[0].records[0].ttl', 'Too big: expected number to be <=2147483647'],
+  [
+    'TTL 2^31 on a static record',
+    edit('type: A, data', 'type: A, ttl: 2147483648, data'),
+    'zones[0].records[0].ttl',
+    'Too big: expected number to be <=2147483647',
+  ],
   ['TTL 2^31 as the SOA minimum', edit('soa: {', 'soa: { minimum: 2147483648,'), 'zones[0].soa.minimum', 'Too big: expected number to be <=2147483647'],
   ['negative TTL', edit(RECORD, 'service: web, failsafeTtl: -1 }'), 'records[0].failsafeTtl', 'Too small: expected number to be >=0'],
-  ['location with 7 qualifiers', edit('EU.NL', 'EU.NL.a.b.c.d.e'), 'datacenters[0].location', 'location "EU.NL.a.b.c.d.e" has 7 qualifiers; a location has at most 6'],
+  [
+    'location with 7 qualifiers',
+    edit('EU.NL', 'EU.NL.a.b.c.d.e'),
+    'datacenters[0].location',
+    'location "EU.NL.a.b.c.d.e" has 7 qualifiers; a location has at most 6',
+  ],
   ['location with an empty qualifier', edit('EU.NL', 'Europe..London'), 'datacenters[0].location', 'location "Europe..London" qualifier 2 is empty'],
-  ['location with * inside a name', edit('EU.NL', 'Eu*.NL'), 'datacenters[0].location', 'location "Eu*.NL" qualifier 1 ("Eu*") uses * inside a name; * must stand alone'],
+  [
+    'location with * inside a name',
+    edit('EU.NL', 'Eu*.NL'),
+    'datacenters[0].location',
+    'location "Eu*.NL" qualifier 1 ("Eu*") uses * inside a name; * must stand alone',
+  ],
   ['unknown data center of an endpoint', edit('{ dc: dc1', '{ dc: dc9'), 'services[0].endpoints[0].dc', 'unknown data center "dc9"'],
   ['unknown service of a record', edit(RECORD, 'service: webx }'), 'records[0].service', 'unknown service "webx"'],
-  ['unknown default data center', edit(RECORD, 'service: web, policy: { type: static-proximity, default: [nope] } }'), 'records[0].policy.default[0]', 'unknown data center "nope"'],
+  [
+    'unknown default data center',
+    edit(RECORD, 'service: web, policy: { type: static-proximity, default: [nope] } }'),
+    'records[0].policy.default[0]',
+    'unknown data center "nope"',
+  ],
   ['GSLB record outside any zone', edit('www.example.test', 'www.other.test'), 'records[0].name', '"www.other.test" is not inside any configured zone'],
-  ['service that cannot answer the type', edit('type: A, service', 'type: AAAA, service'), 'records[0].service', 'service "web" has no endpoint that can answer AAAA'],
+  [
+    'service that cannot answer the type',
+    edit('type: A, service', 'type: AAAA, service'),
+    'records[0].service',
+    'service "web" has no endpoint that can answer AAAA',
+  ],
   [
     'static CNAME sharing a name with a static A',
     edit('data: 192.0.2.53 }', 'data: 192.0.2.53 }\n      - { name: ns1, type: CNAME, data: x.example.test }'),
@@ -93,26 +118,71 @@ const errorCases: [title: string, text: string, path: string, message: string][]
     'zones[0].records[1]',
     'a CNAME cannot share the name "example.test" with other records',
   ],
-  ['fail-safe data invalid for the type', edit(RECORD, 'service: web, failsafe: ["2001:db8::1"] }'), 'records[0].failsafe[0]', 'not valid A data: "2001:db8::1" is not an IPv4 address'],
-  ['absolute owner in a zone (relative-owner mistake)', edit('name: ns1, type: A', 'name: ns1.example.test, type: A'), 'zones[0].records[0].name', 'owner names in a zone are relative: write "ns1", not "ns1.example.test"'],
-  ['the apex written absolute', edit('name: ns1, type: A', 'name: example.test., type: A'), 'zones[0].records[0].name', 'owner names in a zone are relative: write "@", not "example.test."'],
+  [
+    'fail-safe data invalid for the type',
+    edit(RECORD, 'service: web, failsafe: ["2001:db8::1"] }'),
+    'records[0].failsafe[0]',
+    'not valid A data: "2001:db8::1" is not an IPv4 address',
+  ],
+  [
+    'absolute owner in a zone (relative-owner mistake)',
+    edit('name: ns1, type: A', 'name: ns1.example.test, type: A'),
+    'zones[0].records[0].name',
+    'owner names in a zone are relative: write "ns1", not "ns1.example.test"',
+  ],
+  [
+    'the apex written absolute',
+    edit('name: ns1, type: A', 'name: example.test., type: A'),
+    'zones[0].records[0].name',
+    'owner names in a zone are relative: write "@", not "example.test."',
+  ],
   ['static data invalid for the type', edit('data: 192.0.2.53', 'data: 300.1.1.1'), 'zones[0].records[0].data', '"300.1.1.1" is not an IPv4 address'],
   ['owner name with an empty label', edit('name: ns1, type: A', 'name: "a..b", type: A'), 'zones[0].records[0].name', '"a..b" has an empty label'],
-  ['record type not allowed for GSLB', edit('type: A, service', 'type: TXT, service'), 'records[0].type', 'Invalid option: expected one of "A"|"AAAA"|"CNAME"|"MX"|"SRV"'],
+  [
+    'record type not allowed for GSLB',
+    edit('type: A, service', 'type: TXT, service'),
+    'records[0].type',
+    'Invalid option: expected one of "A"|"AAAA"|"CNAME"|"MX"|"SRV"',
+  ],
   [
     'unknown balance algorithm',
     edit(RECORD, 'service: web, policy: { type: static-proximity, balanceAlgorithm: rnd } }'),
     'records[0].policy.balanceAlgorithm',
     `Invalid option: expected one of ${BALANCE_ALGORITHMS.map((a) => `"${a.name}"`).join('|')}`,
   ],
-  ['unknown policy type', edit(RECORD, 'service: web, policy: { type: magic } }'), 'records[0].policy.type', 'must be one of: static-proximity, static, multi-source'],
-  ['pickDcCount 0', edit(RECORD, 'service: web, policy: { type: static-proximity, pickDcCount: 0 } }'), 'records[0].policy.pickDcCount', 'Too small: expected number to be >=1'],
+  [
+    'unknown policy type',
+    edit(RECORD, 'service: web, policy: { type: magic } }'),
+    'records[0].policy.type',
+    'must be one of: static-proximity, static, multi-source',
+  ],
+  [
+    'pickDcCount 0',
+    edit(RECORD, 'service: web, policy: { type: static-proximity, pickDcCount: 0 } }'),
+    'records[0].policy.pickDcCount',
+    'Too small: expected number to be >=1',
+  ],
   ['missing required field', edit(', service: web }', ' }'), 'records[0].service', 'is required (string)'],
   ['no zones at all', 'datacenters: []\n', 'zones', 'is required (array)'],
-  ['endpoint with address and target', edit('address: 192.0.2.10 }', 'address: 192.0.2.10, target: a.example.test }'), 'services[0].endpoints[0]', 'an endpoint has exactly one of "address" or "target"'],
+  [
+    'endpoint with address and target',
+    edit('address: 192.0.2.10 }', 'address: 192.0.2.10, target: a.example.test }'),
+    'services[0].endpoints[0]',
+    'an endpoint has exactly one of "address" or "target"',
+  ],
   ['admin token too short', `${BASE}listeners: { admin: { token: short } }\n`, 'listeners.admin.token', 'an admin token has at least 16 characters'],
-  ['zone defined twice', edit('datacenters:', '  - name: example.test\n    soa: { mname: a.example.test, rname: b.example.test }\n    ns: [ns1.example.test]\ndatacenters:'), 'zones[1].name', 'zone "example.test" is defined twice'],
-  ['YAML syntax error with line:column', edit('ns: [ns1.example.test]', 'ns: [ns1.example.test'), 'line 6:5', 'YAML: Flow sequence in block collection must be sufficiently indented and end with a ]'],
+  [
+    'zone defined twice',
+    edit('datacenters:', '  - name: example.test\n    soa: { mname: a.example.test, rname: b.example.test }\n    ns: [ns1.example.test]\ndatacenters:'),
+    'zones[1].name',
+    'zone "example.test" is defined twice',
+  ],
+  [
+    'YAML syntax error with line:column',
+    edit('ns: [ns1.example.test]', 'ns: [ns1.example.test'),
+    'line 6:5',
+    'YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
+  ],
   ['YAML duplicate key', edit(RECORD, 'service: web, service: x }'), 'line 15:54', 'YAML: Map keys must be unique'],
 ];
 
@@ -125,7 +195,9 @@ for (const [title, text, path, message] of errorCases) {
 test('every problem is reported, not only the first', (t) => {
   const text = edit('EU.NL', 'EU..NL', edit(RECORD, 'service: web, ttl: -5, bogus: 1 }'));
   t.deepEqual(
-    problems(text).map((p) => p.path).sort(),
+    problems(text)
+      .map((p) => p.path)
+      .sort(),
     ['datacenters[0].location', 'records[0].bogus', 'records[0].ttl'],
   );
 });
@@ -188,12 +260,26 @@ test('a file written to disk loads with its path in messages', (t) => {
 });
 
 test('a Unicode owner clashes with the same name written as A-labels', (t) => {
-  const text = edit('www.example.test', 'xn--bcher-kva.example.test', edit('data: 192.0.2.53 }', 'data: 192.0.2.53 }\n      - { name: Bücher, type: CNAME, data: x.example.test }'));
+  const text = edit(
+    'www.example.test',
+    'xn--bcher-kva.example.test',
+    edit('data: 192.0.2.53 }', 'data: 192.0.2.53 }\n      - { name: Bücher, type: CNAME, data: x.example.test }'),
+  );
   t.deepEqual(problems(text), [{ path: 'records[0].type', message: '"xn--bcher-kva.example.test" already has a CNAME; no other record may share its name' }]);
 });
 
 test('a YAML alias bomb ("billion laughs") is a ConfigError naming the file, not a raw exception', (t) => {
-  const levels = Array.from({ length: 10 }, (_, i) => `x${i}: &x${i} [${i === 0 ? '1,1,1,1,1,1,1,1,1' : Array(9).fill(`*x${i - 1}`).join(',')}]`);
+  const levels = Array.from(
+    { length: 10 },
+    (_, i) =>
+      `x${i}: &x${i} [${
+        i === 0
+          ? '1,1,1,1,1,1,1,1,1'
+          : Array(9)
+              .fill(`*x${i - 1}`)
+              .join(',')
+      }]`,
+  );
   const e = t.throws(() => parseConfigText(levels.join('\n'), 'bomb.yaml'), { instanceOf: ConfigError });
   t.is(e?.message, 'bomb.yaml: YAML: Excessive alias count indicates a resource exhaustion attack');
 });

@@ -53,8 +53,12 @@ export interface ListenerSection<N extends string = string, L extends z.ZodType 
  * `C` is the part of the validated configuration the door reads (its `listeners.<name>` value
  * and its root keys); `H` what the process gives it ({@link FrontDoorHost} or an extension of it).
  */
-export interface FrontDoorKind<C = unknown, H extends FrontDoorHost = FrontDoorHost, N extends string = string, L extends z.ZodType = z.ZodType>
-  extends ListenerSection<N, L> {
+export interface FrontDoorKind<
+  C = unknown,
+  H extends FrontDoorHost = FrontDoorHost,
+  N extends string = string,
+  L extends z.ZodType = z.ZodType,
+> extends ListenerSection<N, L> {
   /** Top-level keys of the configuration file it owns besides its listener key (the standalone listener's `dns`). */
   readonly root?: z.ZodRawShape;
   /**

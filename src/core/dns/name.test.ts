@@ -29,7 +29,7 @@ const badNames: [text: string, message: string][] = [
   [`${'a'.repeat(64)}.test`, `"${'a'.repeat(64)}.test" has a label longer than 63 characters`],
   [`${'a.'.repeat(127)}test`, `"${'a.'.repeat(127)}test" is longer than 253 characters`],
   ['exa mple.test', '"exa mple.test" is not a valid internationalised domain name'],
-  ['a/b.test', '"a/b.test" has a label with characters other than letters, digits, \'-\' and \'_\''],
+  ['a/b.test', "\"a/b.test\" has a label with characters other than letters, digits, '-' and '_'"],
 ];
 for (const [text, message] of badNames) {
   test(`configuredName rejects ${text.slice(0, 20)}…`, (t) => {

@@ -58,7 +58,10 @@ for (const [seed, maxId] of [
     for (const addr of probes(starts, seed)) {
       const want = plainRangeLookup(bigStarts, ids, BigInt(addr), 32);
       const got = table.lookup(addr);
-      if (got !== want) return t.fail(`${addr >>> 24}.${(addr >>> 16) & 255}.${(addr >>> 8) & 255}.${addr & 255}: got ${got >>> 8}/${got & 255}, want ${want >>> 8}/${want & 255}`);
+      if (got !== want)
+        return t.fail(
+          `${addr >>> 24}.${(addr >>> 16) & 255}.${(addr >>> 8) & 255}.${addr & 255}: got ${got >>> 8}/${got & 255}, want ${want >>> 8}/${want & 255}`,
+        );
       if (reference.lookup(addr) !== want) return t.fail(`RangeTable4 differs at ${addr}`);
       checked++;
     }

@@ -63,7 +63,11 @@ export class RangeTable4<Ids extends RangeIds = Uint32Array> {
     /** Location id per range. */
     readonly ids: Ids,
   ) {
-    this.index = directIndex(starts.length, (i) => starts[i]! >>> 16, (i) => (starts[i]! & 0xffff) === 0);
+    this.index = directIndex(
+      starts.length,
+      (i) => starts[i]! >>> 16,
+      (i) => (starts[i]! & 0xffff) === 0,
+    );
   }
 
   /** Packed `id * 256 + prefix` for a 32-bit address. */

@@ -110,9 +110,7 @@ export function resolveEntries(family: Family, entries: readonly RangeEntry[]): 
   const heap = new EntryHeap(entries);
   const ends: bigint[] = [];
   for (const e of entries) ends.push(e.end + 1n);
-  const boundaries = [...new Set([0n, ...entries.map((e) => e.start), ...ends])]
-    .filter((b) => b <= SPACE_END[family])
-    .sort(cmp);
+  const boundaries = [...new Set([0n, ...entries.map((e) => e.start), ...ends])].filter((b) => b <= SPACE_END[family]).sort(cmp);
   let next = 0;
   for (const b of boundaries) {
     while (next < order.length && entries[order[next]!]!.start <= b) heap.push(order[next++]!);

@@ -179,8 +179,13 @@ test('canonicalIpText: one spelling per address (RFC 5952), family kept, canonic
 });
 
 test('canonicalIfIpText: address literals take the canonical spelling; names and zone-indexed text stay as written', (t) => {
-  t.deepEqual(
-    ['0:0:0:0:0:0:0:1', '2001:0DB8::0001', '192.0.2.1', '::FFFF:127.0.0.1', 'Mail.Example.test.', 'fe80::1%eth0', 'web'].map(canonicalIfIpText),
-    ['::1', '2001:db8::1', '192.0.2.1', '::ffff:127.0.0.1', 'Mail.Example.test.', 'fe80::1%eth0', 'web'],
-  );
+  t.deepEqual(['0:0:0:0:0:0:0:1', '2001:0DB8::0001', '192.0.2.1', '::FFFF:127.0.0.1', 'Mail.Example.test.', 'fe80::1%eth0', 'web'].map(canonicalIfIpText), [
+    '::1',
+    '2001:db8::1',
+    '192.0.2.1',
+    '::ffff:127.0.0.1',
+    'Mail.Example.test.',
+    'fe80::1%eth0',
+    'web',
+  ]);
 });

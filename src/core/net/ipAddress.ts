@@ -66,12 +66,7 @@ export function parseIp(text: string): IpAddress {
     throw new Error(`"${text}" is not an IPv4 or IPv6 address`);
   }
   const p = ipaddr.IPv6.parse(hex).parts;
-  return ipv6(
-    (p[0]! << 16) | p[1]!,
-    (p[2]! << 16) | p[3]!,
-    (p[4]! << 16) | p[5]!,
-    (p[6]! << 16) | p[7]!,
-  );
+  return ipv6((p[0]! << 16) | p[1]!, (p[2]! << 16) | p[3]!, (p[4]! << 16) | p[5]!, (p[6]! << 16) | p[7]!);
 }
 
 /**

@@ -8,7 +8,13 @@ const VALUES = [0.0005, 0.001, 0.002, 0.05, 0.05, 0.5, 3, 0.0001];
 test('the same text as a prom-client histogram given the same observations (labels, buckets, +Inf, sum, count)', async (t) => {
   const ours = new Registry();
   const theirs = new Registry();
-  const fast = new BucketHistogram<'monitor' | 'result'>({ name: 'h_seconds', help: 'help text', labelNames: ['monitor', 'result'], buckets: BUCKETS, registry: ours });
+  const fast = new BucketHistogram<'monitor' | 'result'>({
+    name: 'h_seconds',
+    help: 'help text',
+    labelNames: ['monitor', 'result'],
+    buckets: BUCKETS,
+    registry: ours,
+  });
   const reference = new Histogram({ name: 'h_seconds', help: 'help text', labelNames: ['monitor', 'result'] as const, buckets: BUCKETS, registers: [theirs] });
   // Cells are exported in the order they were made; prom-client's in the order first observed.
   const fail = fast.cell({ monitor: 'web', result: 'fail' });
@@ -24,7 +30,13 @@ test('the same text as a prom-client histogram given the same observations (labe
   t.regex(text, /^h_seconds_count\{monitor="web",result="fail"\} 3$/m);
 
   // The JSON form too, but for prom-client's exemplar fields (none here).
-  const json = async (r: Registry) => (await r.getMetricsAsJSON()).map((m) => ({ name: m.name, help: m.help, type: m.type, values: m.values.map((v) => ({ labels: v.labels, value: v.value, metricName: (v as { metricName?: string }).metricName })) }));
+  const json = async (r: Registry) =>
+    (await r.getMetricsAsJSON()).map((m) => ({
+      name: m.name,
+      help: m.help,
+      type: m.type,
+      values: m.values.map((v) => ({ labels: v.labels, value: v.value, metricName: (v as { metricName?: string }).metricName })),
+    }));
   t.deepEqual(await json(ours), await json(theirs));
 
   fast.reset();

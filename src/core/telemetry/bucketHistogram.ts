@@ -33,9 +33,7 @@ export class BucketHistogram<L extends string = string> extends Histogram<L> {
   private readonly bounds: readonly number[];
   private readonly cells = new Map<string, { labels: LabelValues<L>; cell: BucketCell }>();
 
-  constructor(
-    private readonly config: { name: string; help: string; labelNames?: readonly L[]; buckets: readonly number[]; registry: Registry },
-  ) {
+  constructor(private readonly config: { name: string; help: string; labelNames?: readonly L[]; buckets: readonly number[]; registry: Registry }) {
     super({ name: config.name, help: config.help, labelNames: config.labelNames ?? [], buckets: [...config.buckets], registers: [config.registry] });
     this.bounds = [...config.buckets].sort((a, b) => a - b);
   }

@@ -64,7 +64,11 @@ test('readEcs reads the option in place inside a larger buffer: the subnet parse
     const framed = Buffer.from([0x5a, 0x5a, ...bytes, 0xff, 0xff, 0xff, 0xff]);
     const subnet = readEcs(framed, 2, 2 + bytes.length);
     if (typeof subnet === 'string') return t.fail(`${bytes.join(' ')}: ${subnet}`);
-    t.deepEqual(subnet, { family: expected.family, sourcePrefix: expected.sourcePrefix, address: expected.address, effectivePrefix: expected.effectivePrefix }, bytes.join(' '));
+    t.deepEqual(
+      subnet,
+      { family: expected.family, sourcePrefix: expected.sourcePrefix, address: expected.address, effectivePrefix: expected.effectivePrefix },
+      bytes.join(' '),
+    );
   }
   t.is(readEcs(Buffer.from([0, 1, 24, 0, 10, 20, 30]), 0, 6), 'ECS address length does not match the source prefix', 'end cuts the option short');
 });

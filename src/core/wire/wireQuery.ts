@@ -220,7 +220,7 @@ function readOpt(buf: Buffer, fixed: number, rdata: number, rdlength: number): {
   };
   let ecs: EcsOption | undefined;
   const end = rdata + rdlength;
-  for (let o = rdata; o < end; ) {
+  for (let o = rdata; o < end;) {
     if (o + 4 > end) return { edns: base, problem: 'undecodable records: EDNS option runs past the OPT record' };
     const code = buf.readUInt16BE(o);
     const data = o + 4;

@@ -61,7 +61,15 @@ test('a query encoded by dns-packet with ECS decodes the same way', (t) => {
     type: 'query',
     id: 7,
     questions: [{ name: 'www.example.test', type: 'A' }],
-    additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 4096, flags: 0, options: [{ code: 8, family: 2, sourcePrefixLength: 56, scopePrefixLength: 0, ip: '2001:db8:1:200::' }] } as unknown as dnsPacket.Answer],
+    additionals: [
+      {
+        type: 'OPT',
+        name: '.',
+        udpPayloadSize: 4096,
+        flags: 0,
+        options: [{ code: 8, family: 2, sourcePrefixLength: 56, scopePrefixLength: 0, ip: '2001:db8:1:200::' }],
+      } as unknown as dnsPacket.Answer,
+    ],
   });
   const d = decodeQuery(packet);
   if (d.kind !== 'query') return t.fail(reason(d));
@@ -84,10 +92,18 @@ test('malformed OPT records and sections are FORMERR with the reason', (t) => {
     ['RDATA cut short', message([0, 0, 1], opt(option(8, ECS_8_8_8)).subarray(0, 14)), 'undecodable records: record data runs past the message'],
     ['forward compression pointer', message([0, 0, 1], Buffer.from([0xc0, 0xff, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0])), 'undecodable records: malformed owner name'],
     ['reserved label type', message([0, 0, 1], Buffer.from([0x40, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0])), 'undecodable records: malformed owner name'],
-    ['option longer than the OPT record', message([0, 0, 1], opt(Buffer.from([0, 8, 0, 9, 0, 1, 24]))), 'undecodable records: EDNS option runs past the OPT record'],
+    [
+      'option longer than the OPT record',
+      message([0, 0, 1], opt(Buffer.from([0, 8, 0, 9, 0, 1, 24]))),
+      'undecodable records: EDNS option runs past the OPT record',
+    ],
     ['option header cut short', message([0, 0, 1], opt(Buffer.from([0, 8, 0]))), 'undecodable records: EDNS option runs past the OPT record'],
     ['two ECS options', message([0, 0, 1], opt(Buffer.concat([option(8, ECS_8_8_8), option(8, ECS_8_8_8)]))), 'more than one ECS option'],
-    ['ECS address longer than the prefix', message([0, 0, 1], opt(option(8, [0, 1, 24, 0, 8, 8, 8, 0]))), 'ECS address length does not match the source prefix'],
+    [
+      'ECS address longer than the prefix',
+      message([0, 0, 1], opt(option(8, [0, 1, 24, 0, 8, 8, 8, 0]))),
+      'ECS address length does not match the source prefix',
+    ],
   ];
   for (const [what, msg, expected] of cases) t.is(reason(decodeQuery(msg)), `1: ${expected}`, what);
 });

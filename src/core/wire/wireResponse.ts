@@ -12,9 +12,7 @@ interface RdataCodec {
 }
 const rdataCodec = (dnsPacket as unknown as { record(type: string): RdataCodec }).record;
 const codecs = new Map<RecordType, RdataCodec>(
-  (Object.keys(TYPE_CODES) as (RecordType | 'ANY' | 'OPT')[])
-    .filter((t): t is RecordType => t !== 'ANY' && t !== 'OPT')
-    .map((t) => [t, rdataCodec(t)]),
+  (Object.keys(TYPE_CODES) as (RecordType | 'ANY' | 'OPT')[]).filter((t): t is RecordType => t !== 'ANY' && t !== 'OPT').map((t) => [t, rdataCodec(t)]),
 );
 
 /** Everything a reply is made of besides the answer sections. */

@@ -101,7 +101,15 @@ test('zone transfers are REFUSED (not "not ours"); MAILA/MAILB/TKEY NOTIMP; TSIG
   const f = await start();
   t.teardown(() => stop(f));
   const c = await CompactTestClient.open(f.socket);
-  const cases: [qtype: number, rcode: number][] = [[252, 5], [251, 5], [253, 4], [254, 4], [249, 4], [250, 1], [41, 1]];
+  const cases: [qtype: number, rcode: number][] = [
+    [252, 5],
+    [251, 5],
+    [253, 4],
+    [254, 4],
+    [249, 4],
+    [250, 1],
+    [41, 1],
+  ];
   cases.forEach(([qtype], i) => c.send(query(i + 1, 'example.test', qtype)));
   for (const [i, [qtype, rcode]] of cases.entries()) {
     t.like(await c.next(), { kind: 'ANSWER', id: i + 1, flags: 0, rcode, answers: [], authorities: [] }, `qtype ${qtype}`);
@@ -117,7 +125,10 @@ test('pipelined queries are all answered, ids matched, in one burst', async (t) 
   c.send(Buffer.concat(Array.from({ length: n }, (_, i) => query(1000 + i, i % 2 ? 'www.example.test' : 'ns1.example.test'))));
   const ids: number[] = [];
   for (let i = 0; i < n; i++) ids.push((await c.next()).id);
-  t.deepEqual(ids, Array.from({ length: n }, (_, i) => 1000 + i));
+  t.deepEqual(
+    ids,
+    Array.from({ length: n }, (_, i) => 1000 + i),
+  );
   c.send(frame(FrameKind.PING, 0, 77, Buffer.alloc(0)));
   t.deepEqual(await c.next(), { kind: 'PONG', id: 77, state: 1 });
   c.close();
@@ -285,10 +296,15 @@ test('a dead socket file is replaced; a live one, a non-socket or a too long pat
 
 test('listeners.compact is strict: unknown keys and bad modes name their path', (t) => {
   const err = t.throws(() => parseConfigText(`listeners:\n  compact: { path: a.sock, mdoe: "0600" }\n${ZONE}`), { instanceOf: ConfigError });
-  t.is(err!.message, "<config>: listeners.compact.mdoe: unknown key (not part of the configuration schema; check the spelling)");
+  t.is(err!.message, '<config>: listeners.compact.mdoe: unknown key (not part of the configuration schema; check the spelling)');
   const mode = t.throws(() => parseConfigText(`listeners:\n  compact: { path: a.sock, mode: "0999" }\n${ZONE}`), { instanceOf: ConfigError });
   t.regex(mode!.message, /listeners\.compact\.mode: expected an octal file mode/);
-  t.like(parseConfigText(`listeners:\n  compact: { path: a.sock }\n${ZONE}`).listeners.compact, { path: 'a.sock', mode: '0660', maxConnections: 64, maxFrameBytes: 4096 });
+  t.like(parseConfigText(`listeners:\n  compact: { path: a.sock }\n${ZONE}`).listeners.compact, {
+    path: 'a.sock',
+    mode: '0660',
+    maxConnections: 64,
+    maxFrameBytes: 4096,
+  });
 });
 
 test('question names with escapes reach the engine as the standalone listener sees them', async (t) => {

@@ -43,7 +43,17 @@ for (const v of byKind('QUERY')) {
 
 for (const v of byKind('ANSWER')) {
   test(`ANSWER vector ${v.name}: the engine encodes exactly these bytes`, (t) => {
-    const f = v.fields as unknown as { id: number; rcode: number; authoritative: boolean; notOurs: boolean; ecsScope: number; clientScope: number; answer: Rec[]; authority: Rec[]; additional: Rec[] };
+    const f = v.fields as unknown as {
+      id: number;
+      rcode: number;
+      authoritative: boolean;
+      notOurs: boolean;
+      ecsScope: number;
+      clientScope: number;
+      answer: Rec[];
+      authority: Rec[];
+      additional: Rec[];
+    };
     const bytes = encodeAnswer(f.id, {
       rcode: f.rcode,
       authoritative: f.authoritative,
@@ -129,7 +139,16 @@ test('question names: bytes that need escapes keep the presentation form of wire
 
 test('an answer too large for one frame becomes SERVFAIL with no records', (t) => {
   const txt: ResourceRecord = { name: 'big.example.org', type: 'TXT', ttl: 1, data: [Buffer.alloc(255, 97).toString()] };
-  const bytes = encodeAnswer(1, { rcode: 0, authoritative: true, notOurs: false, ecsScope: 0, clientScope: 0, answers: Array(600).fill(txt), authority: [], additional: [] });
+  const bytes = encodeAnswer(1, {
+    rcode: 0,
+    authoritative: true,
+    notOurs: false,
+    ecsScope: 0,
+    clientScope: 0,
+    answers: Array(600).fill(txt),
+    authority: [],
+    additional: [],
+  });
   const d = decodeEngineFrame(bytes);
   t.like(d, { kind: 'ANSWER', rcode: 2, flags: 0 });
   t.is(bytes.length, 22);
@@ -140,7 +159,10 @@ test('FrameReader splits a stream fed byte by byte into the same frames', (t) =>
   const got: string[] = [];
   const reader = new FrameReader(131072, (f) => got.push(f.toString('hex')));
   for (let i = 0; i < stream.length; i++) reader.push(stream.subarray(i, i + 1));
-  t.deepEqual(got, vectors.map((v) => v.hex));
+  t.deepEqual(
+    got,
+    vectors.map((v) => v.hex),
+  );
   const whole: string[] = [];
   new FrameReader(131072, (f) => whole.push(f.toString('hex'))).push(stream);
   t.deepEqual(whole, got);

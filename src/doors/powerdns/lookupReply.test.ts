@@ -16,7 +16,9 @@ const soa: ResourceRecord = {
 const ns: ResourceRecord = { name: 'example.test', type: 'NS', ttl: 300, data: 'ns1.example.test' };
 
 function selected(data: string[], scope: number, frozen: boolean): NameRrset {
-  const records = data.map((d): ResourceRecord => (frozen ? Object.freeze({ name: 'www.example.test', type: 'A', ttl: 30, data: d }) : { name: 'www.example.test', type: 'A', ttl: 30, data: d }));
+  const records = data.map((d): ResourceRecord =>
+    frozen ? Object.freeze({ name: 'www.example.test', type: 'A', ttl: 30, data: d }) : { name: 'www.example.test', type: 'A', ttl: 30, data: d },
+  );
   return { type: 'A', records: frozen ? Object.freeze(records) : records, scope, selected: true, dcs: ['us-east'] };
 }
 
@@ -43,7 +45,13 @@ test('replies of frozen (shared) RRsets are byte for byte the freshly written on
   const nsSet: NameRrset = { type: 'NS', records: [ns], scope: 0, selected: false, dcs: [] };
   const fresh = selected(['203.0.113.10'], 16, false);
   const names = ['www.example.test.', 'WWW.Example.Test.', 'w\\046w.example.test.'];
-  const clients = [remoteClient('8.8.8.0/24', '127.0.0.1'), remoteClient('2001:db8::/48', '::1'), remoteClient('::ffff:8.8.8.0/120', '127.0.0.1'), remoteClient('0.0.0.0/0', '127.0.0.1'), remoteClient('127.0.0.1/32', '127.0.0.1')];
+  const clients = [
+    remoteClient('8.8.8.0/24', '127.0.0.1'),
+    remoteClient('2001:db8::/48', '::1'),
+    remoteClient('::ffff:8.8.8.0/120', '127.0.0.1'),
+    remoteClient('0.0.0.0/0', '127.0.0.1'),
+    remoteClient('127.0.0.1/32', '127.0.0.1'),
+  ];
   const shapes: NameRrset[][] = [[sharedAlone], [shared], [staticSet, nsSet, shared], [staticSet, sharedAlone, fresh], [fresh]];
   let checked = 0;
   // Each of spelling, zone id and client changes alone between calls, twice over, so every memo
@@ -64,12 +72,16 @@ test('replies of frozen (shared) RRsets are byte for byte the freshly written on
   t.is(checked, 2 * 3 * 5 * 2 * 5);
   // The zone id alone changes (it is written on SOA records only).
   const apex: NameContents = { zone: ZONE, exists: true, dynamic: true, rrsets: [staticSet, nsSet, shared] };
-  for (const domainId of [5, 6, 5]) t.is(lookupReply('"example.test."', apex, clients[0]!, domainId, true), oracle('example.test.', apex.rrsets, clients[0]!, domainId));
+  for (const domainId of [5, 6, 5])
+    t.is(lookupReply('"example.test."', apex, clients[0]!, domainId, true), oracle('example.test.', apex.rrsets, clients[0]!, domainId));
 });
 
 test('a name without RRsets: the empty non-terminal marker for ANY, nothing otherwise', (t) => {
   const rc = remoteClient('8.8.8.0/24', '127.0.0.1');
-  t.is(lookupReply('"ent.example.test."', { zone: ZONE, exists: true, dynamic: false, rrsets: [] }, rc, 1, true), '{"result":[{"qname":"ent.example.test.","qtype":"ENT","content":"","ttl":0}]}\n');
+  t.is(
+    lookupReply('"ent.example.test."', { zone: ZONE, exists: true, dynamic: false, rrsets: [] }, rc, 1, true),
+    '{"result":[{"qname":"ent.example.test.","qtype":"ENT","content":"","ttl":0}]}\n',
+  );
   t.is(lookupReply('"ent.example.test."', { zone: ZONE, exists: true, dynamic: false, rrsets: [] }, rc, 1, false), '{"result":[]}\n');
   t.is(lookupReply('"no.example.test."', { zone: ZONE, exists: false, dynamic: false, rrsets: [] }, rc, 1, true), '{"result":[]}\n');
 });

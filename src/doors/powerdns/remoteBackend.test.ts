@@ -58,7 +58,10 @@ function harness(health?: Parameters<typeof fixtureEngine>[0]): Harness {
       return reply.result as Record<string, unknown>[];
     },
     async metric(name) {
-      return (await engineMetrics.registry.getSingleMetricAsString(name)).split('\n').filter((l) => !l.startsWith('#')).join('\n');
+      return (await engineMetrics.registry.getSingleMetricAsString(name))
+        .split('\n')
+        .filter((l) => !l.startsWith('#'))
+        .join('\n');
     },
   };
 }
@@ -114,10 +117,7 @@ test('list (AXFR) and the rest of the API answer result:false without closing', 
 
 test('lookup ANY of a static name: every RRset, owner as sent, TTLs as numbers, no scopeMask', (t) => {
   const h = harness();
-  t.deepEqual(h.lookup('STATIC.Example.test.'), [
-    rr('STATIC.Example.test.', 'A', '192.0.2.20', 60),
-    rr('STATIC.Example.test.', 'AAAA', '2001:db8::20', 60),
-  ]);
+  t.deepEqual(h.lookup('STATIC.Example.test.'), [rr('STATIC.Example.test.', 'A', '192.0.2.20', 60), rr('STATIC.Example.test.', 'AAAA', '2001:db8::20', 60)]);
 });
 
 test('lookup of the apex: SOA with domain_id, NS, and the apex GSLB record selected', (t) => {
@@ -304,8 +304,7 @@ test('the apex is looked up once per query: every apex lookup with a client adva
 
 test('packet-less lookups (zone SOA, AXFR) see the rotation without advancing it', (t) => {
   const h = harness();
-  const apexA = (realRemote: string, remote: string): unknown =>
-    h.lookup('example.test.', realRemote, { remote }).find((r) => r.qtype === 'A')!.content;
+  const apexA = (realRemote: string, remote: string): unknown => h.lookup('example.test.', realRemote, { remote }).find((r) => r.qtype === 'A')!.content;
   t.is(apexA('0.0.0.0/0', '0.0.0.0'), '192.0.2.101');
   t.is(apexA('0.0.0.0/0', '0.0.0.0'), '192.0.2.101');
   t.is(apexA('8.8.8.0/24', '192.0.2.200'), '192.0.2.101');
@@ -367,7 +366,16 @@ test('invalid lookup parameters are answered without a result key and keep the c
 
 test('malformed JSON, non-requests and unknown methods are answered without result and close the connection', (t) => {
   const h = harness();
-  for (const line of ['{"method": "lookup", "parameters": {', 'null', '[1,2]', '42', '"lookup"', '{"parameters": {}}', '{"method": 5}', '{"method": "frobnicate", "parameters": {}}']) {
+  for (const line of [
+    '{"method": "lookup", "parameters": {',
+    'null',
+    '[1,2]',
+    '42',
+    '"lookup"',
+    '{"parameters": {}}',
+    '{"method": 5}',
+    '{"method": "frobnicate", "parameters": {}}',
+  ]) {
     const r = h.session.handle(line);
     const reply = JSON.parse(r.text) as Record<string, unknown>;
     t.false('result' in reply, line);
@@ -403,8 +411,24 @@ test('the fixture snapshot is what the tests above assume', (t) => {
 test("lookups read from PowerDNS's line format without JSON.parse answer byte for byte what the JSON.parse path answers, and count alike", async (t) => {
   const viaParse = harness();
   const direct = harness();
-  const names = ['example.test.', 'WWW.example.test.', 'www.example.test.', 'rr.example.test.', 'static.example.test.', 'mail.example.test.', 'gmx.example.test.'];
-  const more = ['ent.example.test.', 'nowhere.example.test.', '*.wild.example.test.', 'www.other.test.', 'outside.test.', 'txt.example.test.', '_sip._udp.example.test.'];
+  const names = [
+    'example.test.',
+    'WWW.example.test.',
+    'www.example.test.',
+    'rr.example.test.',
+    'static.example.test.',
+    'mail.example.test.',
+    'gmx.example.test.',
+  ];
+  const more = [
+    'ent.example.test.',
+    'nowhere.example.test.',
+    '*.wild.example.test.',
+    'www.other.test.',
+    'outside.test.',
+    'txt.example.test.',
+    '_sip._udp.example.test.',
+  ];
   const clients: [string, string][] = [
     ['0.0.0.0/0', '0.0.0.0'],
     ['8.8.8.0/24', '192.0.2.200'],

@@ -168,7 +168,12 @@ export class RemoteBackendSession {
       this.count(method, invalid ? 'invalid' : 'error');
       const message = (e as Error).message;
       if (invalid) this.deps.log.warn({ instance: this.instance, method, reason: message }, 'invalid remote backend request; answering an error (SERVFAIL)');
-      else this.deps.answers.logFailure(e, { instance: this.instance, method, params: p }, 'remote backend request failed in the engine; answering an error (SERVFAIL)');
+      else
+        this.deps.answers.logFailure(
+          e,
+          { instance: this.instance, method, params: p },
+          'remote backend request failed in the engine; answering an error (SERVFAIL)',
+        );
       return { text: errorReply(invalid ? message : `engine error: ${message}`), close: false };
     }
   }
@@ -191,7 +196,10 @@ export class RemoteBackendSession {
   private initialize(p: Record<string, unknown>): string {
     this.instance = typeof p.instance === 'string' ? p.instance : '';
     this.deps.log.debug({ instance: this.instance, options: p }, 'PowerDNS connection initialized');
-    return JSON.stringify({ result: true, log: [`gslbd remote backend ready (instance "${this.instance}", generation ${this.deps.engine.snapshot.generation})`] });
+    return JSON.stringify({
+      result: true,
+      log: [`gslbd remote backend ready (instance "${this.instance}", generation ${this.deps.engine.snapshot.generation})`],
+    });
   }
 
   private getAllDomains(): string {

@@ -21,7 +21,10 @@ interface Started {
   dir: string;
 }
 
-async function start(t: { teardown(fn: () => unknown): void }, config: { maxConnections?: number; maxRequestBytes?: number; requestTimeoutMs?: number; mode?: string } = {}): Promise<Started> {
+async function start(
+  t: { teardown(fn: () => unknown): void },
+  config: { maxConnections?: number; maxRequestBytes?: number; requestTimeoutMs?: number; mode?: string } = {},
+): Promise<Started> {
   const dir = mkdtempSync(join(tmpdir(), 'gslbd-pdns-'));
   const { engine } = fixtureEngine();
   const metrics = new EngineMetrics();
@@ -29,7 +32,13 @@ async function start(t: { teardown(fn: () => unknown): void }, config: { maxConn
     engine,
     metrics,
     engine.log,
-    { path: 'gslbd.sock', mode: config.mode ?? '0660', maxConnections: config.maxConnections ?? 64, maxRequestBytes: config.maxRequestBytes ?? 65536, requestTimeoutMs: config.requestTimeoutMs ?? 10000 },
+    {
+      path: 'gslbd.sock',
+      mode: config.mode ?? '0660',
+      maxConnections: config.maxConnections ?? 64,
+      maxRequestBytes: config.maxRequestBytes ?? 65536,
+      requestTimeoutMs: config.requestTimeoutMs ?? 10000,
+    },
     join(dir, 'gslbd.sock'),
   );
   await server.start();
@@ -187,12 +196,16 @@ test('a connection without a complete request within requestTimeoutMs is closed;
   // on a loaded machine it can lose, so a new one is tried (each loss is one more timeout counted).
   let idle = new Client(server.path);
   let lostRaces = 0;
-  await waitFor('a connection with one request answered', async () => {
-    if ((await idle.request(LOOKUP_STATIC)) !== null) return true;
-    lostRaces++;
-    idle = new Client(server.path);
-    return false;
-  }, 10_000);
+  await waitFor(
+    'a connection with one request answered',
+    async () => {
+      if ((await idle.request(LOOKUP_STATIC)) !== null) return true;
+      lostRaces++;
+      idle = new Client(server.path);
+      return false;
+    },
+    10_000,
+  );
   // A request trickled a byte at a time never completes: the deadline is not restarted by bytes.
   const text = `${LOOKUP_STATIC}\n`;
   let i = 0;
@@ -244,7 +257,10 @@ test('back-pressure: a peer that does not read its replies gets them all later, 
   socket.resume();
   await Promise.race([all, new Promise((r) => setTimeout(r, 30000))]);
   t.is(replies, count);
-  t.deepEqual(warnings.filter((w) => w === 'MaxListenersExceededWarning'), []);
+  t.deepEqual(
+    warnings.filter((w) => w === 'MaxListenersExceededWarning'),
+    [],
+  );
 });
 
 test('a client that disconnects mid-line leaves the others serving', async (t) => {
@@ -257,7 +273,11 @@ test('a client that disconnects mid-line leaves the others serving', async (t) =
   gone.close();
   t.deepEqual(await good.request(LOOKUP_STATIC), STATIC_REPLY);
   t.regex(
-    await eventually('the disconnect counted', () => metricText(metrics, 'gslbd_powerdns_protocol_errors_total'), (text) => text.includes('disconnect_mid_request')),
+    await eventually(
+      'the disconnect counted',
+      () => metricText(metrics, 'gslbd_powerdns_protocol_errors_total'),
+      (text) => text.includes('disconnect_mid_request'),
+    ),
     /reason="disconnect_mid_request"} 1/,
   );
   good.close();
@@ -273,7 +293,11 @@ test('connections beyond maxConnections are closed at once', async (t) => {
   t.is(await c.next(), null);
   t.regex(await metricText(metrics, 'gslbd_powerdns_connections_total'), /result="rejected"} 1/);
   a.close();
-  await eventually('one connection left', () => metricText(metrics, 'gslbd_powerdns_connections'), (text) => /instance=""} 1$/m.test(text));
+  await eventually(
+    'one connection left',
+    () => metricText(metrics, 'gslbd_powerdns_connections'),
+    (text) => /instance=""} 1$/m.test(text),
+  );
   const d = new Client(server.path);
   t.deepEqual(await d.request(LOOKUP_STATIC), STATIC_REPLY);
   b.close();
@@ -290,7 +314,14 @@ test('the connection gauge is labelled by instance and drops the label when its 
   t.regex(await metricText(metrics, 'gslbd_powerdns_connections'), /gslbd_powerdns_connections{instance="edge1"} 2/);
   a.close();
   b.close();
-  t.notRegex(await eventually('the edge1 label dropped', () => metricText(metrics, 'gslbd_powerdns_connections'), (text) => !text.includes('edge1')), /edge1/);
+  t.notRegex(
+    await eventually(
+      'the edge1 label dropped',
+      () => metricText(metrics, 'gslbd_powerdns_connections'),
+      (text) => !text.includes('edge1'),
+    ),
+    /edge1/,
+  );
 });
 
 test('the socket gets the configured mode and is removed on stop', async (t) => {
@@ -328,5 +359,7 @@ test('a stale socket file is replaced; a live socket or a regular file is an err
   writeFileSync(filePath, 'not a socket');
   await t.throwsAsync(powerDnsFrontDoor(engine, new EngineMetrics(), engine.log, cfg, filePath).start(), { message: /is not a socket/ });
 
-  await t.throwsAsync(powerDnsFrontDoor(engine, new EngineMetrics(), engine.log, cfg, join(dir, 'x'.repeat(120))).start(), { message: /longer than 107 bytes/ });
+  await t.throwsAsync(powerDnsFrontDoor(engine, new EngineMetrics(), engine.log, cfg, join(dir, 'x'.repeat(120))).start(), {
+    message: /longer than 107 bytes/,
+  });
 });

@@ -123,7 +123,10 @@ export class RemoteBackendServer implements FrontDoor {
       const now = Date.now();
       if (now - this.lastTimeoutWarningMs >= REJECT_WARNING_INTERVAL_MS) {
         this.lastTimeoutWarningMs = now;
-        log.warn({ instance: session.instance, requestTimeoutMs: this.config.requestTimeoutMs }, 'PowerDNS connection sent no complete request in time; closed');
+        log.warn(
+          { instance: session.instance, requestTimeoutMs: this.config.requestTimeoutMs },
+          'PowerDNS connection sent no complete request in time; closed',
+        );
       }
     });
     stream.arm();

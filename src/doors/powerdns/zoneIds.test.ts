@@ -2,8 +2,7 @@ import test from 'ava';
 import { ZoneIndex, type ZoneData } from '../../pipeline/zones/zoneIndex.js';
 import { zoneIdsOf } from './zoneIds.js';
 
-const zone = (name: string): ZoneData =>
-  ({ name, soa: undefined, negativeTtl: 60, nodes: new Map(), hasDelegations: false }) as unknown as ZoneData;
+const zone = (name: string): ZoneData => ({ name, soa: undefined, negativeTtl: 60, nodes: new Map(), hasDelegations: false }) as unknown as ZoneData;
 
 test('ids depend on the zone name only: stable across order and added zones', (t) => {
   const a = zoneIdsOf(new ZoneIndex([zone('example.test'), zone('other.test')]));

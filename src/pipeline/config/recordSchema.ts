@@ -40,7 +40,11 @@ const recordTail = {
  * A GSLB record: its own keys, `policy` — one of the capabilities' policy variants, by `type`,
  * `defaultPolicy` when absent — and then the keys capabilities add (`extra`, in their order).
  */
-export function gslbRecordSchemaOf<P extends readonly [z.ZodObject, ...z.ZodObject[]], E extends z.ZodRawShape>(policies: P, defaultPolicy: Readonly<Record<string, unknown>>, extra: E) {
+export function gslbRecordSchemaOf<P extends readonly [z.ZodObject, ...z.ZodObject[]], E extends z.ZodRawShape>(
+  policies: P,
+  defaultPolicy: Readonly<Record<string, unknown>>,
+  extra: E,
+) {
   const policy = z.discriminatedUnion('type', policies).default(defaultPolicy as never);
   return z.strictObject({ ...recordHead, policy, ...recordTail, ...extra });
 }

@@ -84,14 +84,17 @@ test('/explain says how the scope was derived', (t) => {
       },
     ],
   );
-  t.like(steps.find((s) => s.stage === 'static-proximity'), {
-    clientLocation: 'EU.FR.PARIS',
-    dcs: [
-      { dc: 'paris-dc', sharedQualifiers: 2, matches: true, km: 6 },
-      { dc: 'ny-dc', sharedQualifiers: 0, matches: false, km: 5837 },
-    ],
-    groups: [['paris-dc'], ['ny-dc']],
-  });
+  t.like(
+    steps.find((s) => s.stage === 'static-proximity'),
+    {
+      clientLocation: 'EU.FR.PARIS',
+      dcs: [
+        { dc: 'paris-dc', sharedQualifiers: 2, matches: true, km: 6 },
+        { dc: 'ny-dc', sharedQualifiers: 0, matches: false, km: 5837 },
+      ],
+      groups: [['paris-dc'], ['ny-dc']],
+    },
+  );
 });
 
 test('answer classes over the native addon equal those over the TypeScript tables of the same image', (t) => {

@@ -98,7 +98,11 @@ const CACHE_LIMIT = 256;
  * Cost: one pass over the location table and one over the ranges (a few ms per 100k ranges),
  * shared by every record with the same readers and candidates.
  */
-export function locationClassesFor(geo: LocationDb, readers: readonly LocationReader[], candidates: readonly CompiledDataCenter[]): LocationClasses | undefined {
+export function locationClassesFor(
+  geo: LocationDb,
+  readers: readonly LocationReader[],
+  candidates: readonly CompiledDataCenter[],
+): LocationClasses | undefined {
   if (!geo.tilings || readers.length === 0) return undefined;
   const key = JSON.stringify([readers.map((r) => [r.slot, r.id]), candidates.map((c) => c.index)]);
   let byReads = cache.get(geo);

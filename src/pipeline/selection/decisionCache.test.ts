@@ -105,7 +105,13 @@ function snapshots(health: HealthView = allUpHealthView): { cached: Snapshot; re
 
 /** Everything of an answer the cache must not change. */
 function shape(a: Answer): unknown {
-  return { rcode: a.rcode, answers: a.answers.map((r) => [r.name, r.type, r.ttl, r.data]), authority: a.authority.map((r) => [r.name, r.type, r.ttl]), scope: a.scope, dcs: a.dcs };
+  return {
+    rcode: a.rcode,
+    answers: a.answers.map((r) => [r.name, r.type, r.ttl, r.data]),
+    authority: a.authority.map((r) => [r.name, r.type, r.ttl]),
+    scope: a.scope,
+    dcs: a.dcs,
+  };
 }
 
 function randomClient(u32: () => number): Client {
@@ -185,7 +191,8 @@ test('differential: cached resolve() equals the pipeline for every client, healt
   for (const name of ['pref.example.test', 'prox.example.test', 'www.example.test', 'st.example.test']) {
     t.true((served.get(name) ?? 0) > 0.5 * asked.get(name)!, `${name}: ${served.get(name)} of ${asked.get(name)} served from the cache`);
   }
-  for (const name of ['rr.example.test', 'wr.example.test', 'all.example.test']) t.true((served.get(name) ?? 0) > 0, `${name} is served from the cache when one endpoint is left`);
+  for (const name of ['rr.example.test', 'wr.example.test', 'all.example.test'])
+    t.true((served.get(name) ?? 0) > 0, `${name} is served from the cache when one endpoint is left`);
   for (const name of NOT_CACHEABLE) t.is(served.get(name) ?? 0, 0, `${name} is never cached`);
 });
 
@@ -267,7 +274,11 @@ test('a running cold-start wait is never cached: the answer changes when the wai
   nowMs = NOW + 500;
   t.is(ask(), '192.0.2.1', 'the wait is over: in answers at once');
   t.is(ask(), '192.0.2.1');
-  t.deepEqual(cached.records.find((r) => r.name === 'st.example.test')!.decisions.size, { keys: 1, answers: 1 }, 'stored only once the outcome no longer depends on time');
+  t.deepEqual(
+    cached.records.find((r) => r.name === 'st.example.test')!.decisions.size,
+    { keys: 1, answers: 1 },
+    'stored only once the outcome no longer depends on time',
+  );
 });
 
 test('rotating and random answers are never reused (only their ranking): round-robin still rotates, weighted-random still draws', (t) => {
@@ -310,10 +321,17 @@ test('/explain always runs the pipeline and says whether the cache serves the ke
     resolve({ name, type: TYPE_CODES.A, client, transport: 'udp' }, cached, ctx, out as never);
     return out[0]!.steps.find((s) => s.stage === 'decision-cache') as Record<string, unknown>;
   };
-  t.like(explain('pref.example.test'), { cacheable: true, key: { subnetsInside: [] }, served: 'no entry for this key on the current health view: the next query computes and stores it' });
+  t.like(explain('pref.example.test'), {
+    cacheable: true,
+    key: { subnetsInside: [] },
+    served: 'no entry for this key on the current health view: the next query computes and stores it',
+  });
   resolve({ name: 'pref.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, cached, ctx);
   t.like(explain('pref.example.test'), { cacheable: true, served: 'queries with this key are answered from the cache (its answer equals this trace)' });
-  t.like(explain('rr.example.test'), { cacheable: true, outcome: 'answer not reused: the balance algorithm chooses among several endpoints (rotation, random draw or client input)' });
+  t.like(explain('rr.example.test'), {
+    cacheable: true,
+    outcome: 'answer not reused: the balance algorithm chooses among several endpoints (rotation, random draw or client input)',
+  });
   resolve({ name: 'rr.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, cached, ctx);
   t.like(explain('rr.example.test'), { served: 'queries with this key reuse the stored ranking and run pick, balance and fallback' });
   t.like(explain('ms.example.test'), { cacheable: false, reason: 'stage multi-source: it ranks by live metrics' });

@@ -8,7 +8,17 @@ import type { HealthView } from '../../core/views/healthView.js';
 import type { LocationClasses } from './answerClasses.js';
 import { afterRankIndex, runPipeline, runStages, selectionState } from './pipeline.js';
 import type { TraceSink } from './trace.js';
-import { LOCATION_READ, MAX_READ_SUBNETS, subnetReadBit, type CompiledGslbRecord, type LiveDc, type RecordAvailability, type SelectionEnv, type SelectionState, type Stage } from './stage.js';
+import {
+  LOCATION_READ,
+  MAX_READ_SUBNETS,
+  subnetReadBit,
+  type CompiledGslbRecord,
+  type LiveDc,
+  type RecordAvailability,
+  type SelectionEnv,
+  type SelectionState,
+  type Stage,
+} from './stage.js';
 import { type Client } from '../../core/model/query.js';
 
 /** A record's answer for one client, as the zones' query path and `nameRrsets` copy it into theirs. */

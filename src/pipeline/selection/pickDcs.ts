@@ -80,7 +80,13 @@ export function pickDcsStage(count: number, tieBreak: TieBreak): Stage {
   };
 }
 
-function trace(s: SelectionState, count: number, tieBreak: TieBreak, picked: readonly LiveDc[], split: { group: string[]; chosen: string[] } | undefined): void {
+function trace(
+  s: SelectionState,
+  count: number,
+  tieBreak: TieBreak,
+  picked: readonly LiveDc[],
+  split: { group: string[]; chosen: string[] } | undefined,
+): void {
   s.trace!.step('pick-dcs', {
     pickDcCount: count,
     tieBreak: tieBreak.name,
@@ -94,6 +100,7 @@ function trace(s: SelectionState, count: number, tieBreak: TieBreak, picked: rea
 
 function whyPicked(l: LiveDc, picked: readonly LiveDc[], split: { group: string[]; chosen: string[] } | undefined, count: number): string {
   const name = l.candidate.dc.name;
-  if (split?.group.includes(name)) return split.chosen.includes(name) ? 'won the tie-break at the pickDcCount cut' : 'lost the tie-break at the pickDcCount cut';
+  if (split?.group.includes(name))
+    return split.chosen.includes(name) ? 'won the tie-break at the pickDcCount cut' : 'lost the tie-break at the pickDcCount cut';
   return picked.includes(l) ? `rank group within the best ${count}` : 'ranked below the pickDcCount cut';
 }

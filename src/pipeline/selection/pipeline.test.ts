@@ -78,7 +78,8 @@ function select(name: string, client: string, options: Options = {}): SelectionR
   return runSelection(record, clientOf(client), { ...snap.env, ctx: options.ctx ?? fixedContext() }, options.trace);
 }
 
-const WEB = (dc: string): string => `web/${dc}/${{ 'us-east': '192.0.2.1', 'us-west': '192.0.2.2', 'eu-west': '192.0.2.3', 'eu-central': '192.0.2.4', 'ap-northeast': '192.0.2.5' }[dc]}`;
+const WEB = (dc: string): string =>
+  `web/${dc}/${{ 'us-east': '192.0.2.1', 'us-west': '192.0.2.2', 'eu-west': '192.0.2.3', 'eu-central': '192.0.2.4', 'ap-northeast': '192.0.2.5' }[dc]}`;
 const ALL_DCS = ['us-east', 'us-west', 'eu-west', 'eu-central', 'ap-northeast'];
 
 // client → picked DCs, answer, scope (pickDcCount 1, static proximity).
@@ -87,7 +88,13 @@ const proximity: [client: string, why: string, dcs: string[], data: string[], sc
   ['10.2.0.0/24', 'EU only: eu-central (1446 km) is nearer than eu-west (1484 km)', ['eu-central'], ['192.0.2.4'], 16],
   ['10.3.9.9', 'NA.US: us-west is nearer than us-east (resolver address, no ECS)', ['us-west'], ['192.0.2.2'], 16],
   ['10.4.0.0/16', 'nothing shared: nearest by coordinates', ['ap-northeast'], ['192.0.2.5'], 16],
-  ['10.5.128.0/24', 'NA.US.NY (nested block): the two US DCs tie, first by rotation; the same ranking as its NA.US /16, so one answer class: scope 16', ['us-east'], ['192.0.2.1'], 16],
+  [
+    '10.5.128.0/24',
+    'NA.US.NY (nested block): the two US DCs tie, first by rotation; the same ranking as its NA.US /16, so one answer class: scope 16',
+    ['us-east'],
+    ['192.0.2.1'],
+    16,
+  ],
   ['10.5.0.0/24', 'NA.US beside the nested /24: merged with it by answer class', ['us-east'], ['192.0.2.1'], 16],
   ['11.0.0.0/24', 'unknown location → the default DC', ['us-east'], ['192.0.2.1'], 8],
   ['2001:db8:1::/48', 'IPv6 client located in IPv6 data', ['ap-northeast'], ['192.0.2.5'], 48],
@@ -145,11 +152,14 @@ test('round-robin over 3 endpoints: exactly 10 each over 30 queries, in configur
   const answers = Array.from({ length: 30 }, () => select('pool.example.test', '10.1.0.0/24', { ctx }).data[0] as string);
   const counts = new Map<string, number>();
   for (const a of answers) counts.set(a, (counts.get(a) ?? 0) + 1);
-  t.deepEqual([...counts], [
-    ['203.0.113.1', 10],
-    ['203.0.113.2', 10],
-    ['203.0.113.3', 10],
-  ]);
+  t.deepEqual(
+    [...counts],
+    [
+      ['203.0.113.1', 10],
+      ['203.0.113.2', 10],
+      ['203.0.113.3', 10],
+    ],
+  );
   t.deepEqual(answers.slice(0, 4), ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.1']);
 });
 
@@ -222,16 +232,31 @@ test('the trace exists only when asked for, one step per stage in slot order', (
   t.like(failsafe.steps.at(-1), { stage: 'failsafe', used: 'fail-safe list', ttl: 5 });
 });
 
-test('a record\'s pipeline: the query path\'s stages and the capabilities\', in slot order', (t) => {
+test("a record's pipeline: the query path's stages and the capabilities', in slot order", (t) => {
   const snap = snapshotOf(CONFIG, geo);
   const www = snap.records.find((r) => r.name === 'www.example.test')!;
   t.deepEqual(
     www.pipeline.map((s) => s.slot),
     ['candidates', 'gate', 'rank', 'pick', 'balance', 'fallback'],
   );
-  const rec = { name: 'x.example.test', type: 'A', ttl: 30, service: 'web', policy: { type: 'static-proximity', pickDcCount: 1, balanceAlgorithm: 'nope', default: [] }, failsafe: [] } as never;
+  const rec = {
+    name: 'x.example.test',
+    type: 'A',
+    ttl: 30,
+    service: 'web',
+    policy: { type: 'static-proximity', pickDcCount: 1, balanceAlgorithm: 'nope', default: [] },
+    failsafe: [],
+  } as never;
   const algorithms = new Map(BALANCE_ALGORITHMS.map((a) => [a.name, a]));
-  const comp = { config: snap.config, capabilities: [], algorithms, dataCenters: snap.dataCenters, dcByName: new Map(snap.dataCenters.map((d) => [d.name, d])), geo: undefined, reuseDecisions: true };
+  const comp = {
+    config: snap.config,
+    capabilities: [],
+    algorithms,
+    dataCenters: snap.dataCenters,
+    dcByName: new Map(snap.dataCenters.map((d) => [d.name, d])),
+    geo: undefined,
+    reuseDecisions: true,
+  };
   t.throws(() => compileRecord(rec, snap.config.services[0]!, comp), {
     message: 'unknown balance algorithm "nope"',
   });

@@ -27,13 +27,7 @@ const NO_GROUPS: readonly LiveDc[][] = Object.freeze([]);
  * working state. Pure apart from the context's random source and rotation store. `qname` is the
  * name being answered (differs from the record's name under a wildcard record).
  */
-export function runSelection(
-  record: CompiledGslbRecord,
-  client: Client,
-  env: SelectionEnv,
-  trace?: TraceSink,
-  qname: string = record.name,
-): SelectionResult {
+export function runSelection(record: CompiledGslbRecord, client: Client, env: SelectionEnv, trace?: TraceSink, qname: string = record.name): SelectionResult {
   const s = runStages(record, client, env, trace, qname);
   return { data: s.data, ttl: s.ttl, scope: s.scope, dcs: s.picked.map((l) => l.candidate.dc.name) };
 }

@@ -250,4 +250,3 @@ export function narrowScope(s: SelectionState, prefix: number): void {
   }
   if (prefix > s.scope) s.scope = prefix;
 }
-

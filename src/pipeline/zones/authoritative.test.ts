@@ -69,7 +69,8 @@ const SOA = `example.test 60 SOA ns1.example.test. hostmaster.example.test. ${SE
 const OTHER_SOA = `other.test 30 SOA ns1.other.test. h.other.test. ${SERIAL} 3600 600 604800 600`;
 
 function ask(name: string, type: number | string, options: { client?: string; transport?: 'udp' | 'tcp'; explain?: ExplainedSelection[] } = {}): Answer {
-  const code = typeof type === 'number' ? type : ({ A: 1, NS: 2, CNAME: 5, SOA: 6, MX: 15, TXT: 16, AAAA: 28, DS: 43, ANY: 255 } as Record<string, number>)[type]!;
+  const code =
+    typeof type === 'number' ? type : ({ A: 1, NS: 2, CNAME: 5, SOA: 6, MX: 15, TXT: 16, AAAA: 28, DS: 43, ANY: 255 } as Record<string, number>)[type]!;
   return resolve(
     { name, type: code, client: clientOf(options.client ?? '10.1.0.0/24'), transport: options.transport ?? 'udp' },
     snap,
@@ -114,7 +115,12 @@ const table: [title: string, name: string, type: number | string, expected: Expe
   ['existing name, unknown type 65 → NODATA', 'mail.example.test', 65, { rcode: 'NOERROR', aa: true, authority: [SOA] }],
   ['existing name, type 65280 (private use) → NODATA', 'mail.example.test', 65280, { rcode: 'NOERROR', aa: true, authority: [SOA] }],
   ['static A with its own TTL', 'mail.example.test', 'A', { rcode: 'NOERROR', aa: true, answers: ['mail.example.test 120 A 192.0.2.25'] }],
-  ['wildcard synthesis keeps the query name as owner', 'a.wild.example.test', 'A', { rcode: 'NOERROR', aa: true, answers: ['a.wild.example.test 300 A 192.0.2.70'] }],
+  [
+    'wildcard synthesis keeps the query name as owner',
+    'a.wild.example.test',
+    'A',
+    { rcode: 'NOERROR', aa: true, answers: ['a.wild.example.test 300 A 192.0.2.70'] },
+  ],
   ['wildcard covers several labels', 'a.b.wild.example.test', 'A', { rcode: 'NOERROR', aa: true, answers: ['a.b.wild.example.test 300 A 192.0.2.70'] }],
   ['wildcard, other type at the wildcard', 'a.wild.example.test', 'TXT', { rcode: 'NOERROR', aa: true, answers: ['a.wild.example.test 300 TXT "wildcard"'] }],
   ['wildcard NODATA: type the wildcard lacks', 'a.wild.example.test', 'MX', { rcode: 'NOERROR', aa: true, authority: [SOA] }],
@@ -144,7 +150,12 @@ const table: [title: string, name: string, type: number | string, expected: Expe
     'A',
     { rcode: 'NOERROR', aa: true, answers: ['alias.example.test 300 CNAME www.example.test.', 'www.example.test 30 A 192.0.2.10'], scope: 16 },
   ],
-  ['CNAME asked for directly is not followed', 'alias.example.test', 'CNAME', { rcode: 'NOERROR', aa: true, answers: ['alias.example.test 300 CNAME www.example.test.'] }],
+  [
+    'CNAME asked for directly is not followed',
+    'alias.example.test',
+    'CNAME',
+    { rcode: 'NOERROR', aa: true, answers: ['alias.example.test 300 CNAME www.example.test.'] },
+  ],
   [
     'CNAME across two of our zones',
     'cross.example.test',
@@ -163,7 +174,12 @@ const table: [title: string, name: string, type: number | string, expected: Expe
     'AAAA',
     { rcode: 'NOERROR', aa: true, answers: ['cross.example.test 300 CNAME www.other.test.'], authority: [OTHER_SOA] },
   ],
-  ['CNAME leaving our zones: the CNAME alone', 'out.example.test', 'A', { rcode: 'NOERROR', aa: true, answers: ['out.example.test 300 CNAME www.elsewhere.invalid.'] }],
+  [
+    'CNAME leaving our zones: the CNAME alone',
+    'out.example.test',
+    'A',
+    { rcode: 'NOERROR', aa: true, answers: ['out.example.test 300 CNAME www.elsewhere.invalid.'] },
+  ],
   [
     'CNAME loop terminates',
     'loop1.example.test',
@@ -216,12 +232,22 @@ const table: [title: string, name: string, type: number | string, expected: Expe
       additional: ['ns1.example.test 300 A 192.0.2.53', 'ns1.example.test 300 AAAA 2001:db8::53', 'ns2.example.test 300 A 192.0.2.54'],
     },
   ],
-  ['apex SOA', 'example.test', 'SOA', { rcode: 'NOERROR', aa: true, answers: [`example.test 300 SOA ns1.example.test. hostmaster.example.test. ${SERIAL} 3600 600 604800 60`] }],
+  [
+    'apex SOA',
+    'example.test',
+    'SOA',
+    { rcode: 'NOERROR', aa: true, answers: [`example.test 300 SOA ns1.example.test. hostmaster.example.test. ${SERIAL} 3600 600 604800 60`] },
+  ],
   ['ANY over UDP → one synthesised HINFO (RFC 8482)', 'example.test', 'ANY', { rcode: 'NOERROR', aa: true, answers: ['example.test 300 HINFO "RFC8482" ""'] }],
   ['ANY at an empty non-terminal → NODATA', 'sub.example.test', 'ANY', { rcode: 'NOERROR', aa: true, authority: [SOA] }],
   ['ANY at a missing name → NXDOMAIN', 'nothing.example.test', 'ANY', { rcode: 'NXDOMAIN', aa: true, authority: [SOA] }],
   ['negative TTL is min(SOA TTL, SOA MINIMUM): 30 in other.test', 'nothing.other.test', 'A', { rcode: 'NXDOMAIN', aa: true, authority: [OTHER_SOA] }],
-  ['GSLB record for an unknown client: the default DC, scope of the unknown block', 'www.example.test', 'A', { rcode: 'NOERROR', aa: true, answers: ['www.example.test 30 A 192.0.2.20'], scope: 1 }],
+  [
+    'GSLB record for an unknown client: the default DC, scope of the unknown block',
+    'www.example.test',
+    'A',
+    { rcode: 'NOERROR', aa: true, answers: ['www.example.test 30 A 192.0.2.20'], scope: 1 },
+  ],
   ['GSLB name, other type → NODATA, scope 0', 'www.example.test', 'AAAA', { rcode: 'NOERROR', aa: true, authority: [SOA] }],
 ];
 
@@ -240,19 +266,19 @@ test('CNAME to a missing name: the CNAME, then NXDOMAIN with the SOA (RFC 6604 �
 });
 
 test('ANY over TCP → every RRset at the name', (t) => {
-  t.deepEqual(
-    show(ask('example.test', 'ANY', { transport: 'tcp' }).answers),
-    [
-      `example.test 300 SOA ns1.example.test. hostmaster.example.test. ${SERIAL} 3600 600 604800 60`,
-      'example.test 300 NS ns1.example.test.',
-      'example.test 300 NS ns2.example.test.',
-      'example.test 300 NS ns.elsewhere.invalid.',
-      'example.test 300 MX 10 mail.example.test.',
-      'example.test 300 TXT "v=spf1 -all"',
-    ],
-  );
+  t.deepEqual(show(ask('example.test', 'ANY', { transport: 'tcp' }).answers), [
+    `example.test 300 SOA ns1.example.test. hostmaster.example.test. ${SERIAL} 3600 600 604800 60`,
+    'example.test 300 NS ns1.example.test.',
+    'example.test 300 NS ns2.example.test.',
+    'example.test 300 NS ns.elsewhere.invalid.',
+    'example.test 300 MX 10 mail.example.test.',
+    'example.test 300 TXT "v=spf1 -all"',
+  ]);
   t.deepEqual(show(ask('www.example.test', 'ANY', { transport: 'tcp' }).answers), ['www.example.test 30 A 192.0.2.10']);
-  t.deepEqual(show(ask('a.wild.example.test', 'ANY', { transport: 'tcp' }).answers), ['a.wild.example.test 300 A 192.0.2.70', 'a.wild.example.test 300 TXT "wildcard"']);
+  t.deepEqual(show(ask('a.wild.example.test', 'ANY', { transport: 'tcp' }).answers), [
+    'a.wild.example.test 300 A 192.0.2.70',
+    'a.wild.example.test 300 TXT "wildcard"',
+  ]);
 });
 
 test('names match case-insensitively and owners keep the question’s case', (t) => {

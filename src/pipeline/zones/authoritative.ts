@@ -146,14 +146,7 @@ function negative(out: Answer, zone: ZoneData, ttl = zone.negativeTtl): void {
 }
 
 /** Adds the CNAME at `node` (static or selected) when the query is not for CNAME; returns its target. */
-function cnameOf(
-  node: ZoneNode,
-  owner: string,
-  zone: ZoneData,
-  q: Query,
-  out: Answer,
-  sel: Selection,
-): string | undefined {
+function cnameOf(node: ZoneNode, owner: string, zone: ZoneData, q: Query, out: Answer, sel: Selection): string | undefined {
   if (q.type === CNAME_CODE) return undefined;
   const stat = node.rrsets.get('CNAME');
   if (stat) {
@@ -166,15 +159,7 @@ function cnameOf(
   return select(gslb, owner, q.client, out, sel, zone) > 0 ? (out.answers[first]!.data as string) : undefined;
 }
 
-function answerType(
-  node: ZoneNode,
-  type: RecordType,
-  owner: string,
-  zone: ZoneData,
-  q: Query,
-  out: Answer,
-  sel: Selection,
-): boolean {
+function answerType(node: ZoneNode, type: RecordType, owner: string, zone: ZoneData, q: Query, out: Answer, sel: Selection): boolean {
   const stat = node.rrsets.get(type);
   if (stat) {
     for (const r of stat) out.answers.push(withOwner(r, owner));
@@ -186,14 +171,7 @@ function answerType(
   return true;
 }
 
-function anyAnswer(
-  node: ZoneNode,
-  owner: string,
-  zone: ZoneData,
-  q: Query,
-  out: Answer,
-  sel: Selection,
-): void {
+function anyAnswer(node: ZoneNode, owner: string, zone: ZoneData, q: Query, out: Answer, sel: Selection): void {
   if (node.rrsets.size === 0 && node.gslb.size === 0) {
     negative(out, zone);
     return;

@@ -102,7 +102,11 @@ test('SOA record data holds exactly the seven SOA fields; its TTL is the SOA ttl
 });
 
 test('a change to what a GSLB record of the zone answers changes its serial; other services do not', (t) => {
-  const withOther = replaceOnce(zone(''), 'records:\n  - { name: www', '  - name: unused\n    endpoints:\n      - { dc: dc1, address: 192.0.2.99 }\nrecords:\n  - { name: www');
+  const withOther = replaceOnce(
+    zone(''),
+    'records:\n  - { name: www',
+    '  - name: unused\n    endpoints:\n      - { dc: dc1, address: 192.0.2.99 }\nrecords:\n  - { name: www',
+  );
   const first = snapshotOf(withOther, T0);
   const endpointChanged = snapshotOf(replaceOnce(withOther, 'address: 192.0.2.10', 'address: 192.0.2.11'), T0 + 7000, first);
   t.is(serialOf(endpointChanged, 'example.test'), S0 + 7, 'an endpoint of the record’s service changed');

@@ -34,7 +34,14 @@ const DEFAULT_DC = 'us-east';
  * clients with a longest-prefix lookup of its own, and computes its own ECS scopes.
  * @throws Error with gdnsd's log when it does not start within 120 s.
  */
-export async function startGdnsd(processes: ProcessSupervisor, snapshot: Snapshot, geo: RangeLocationDb, dir: string, cpu: number, signal: AbortSignal): Promise<GdnsdServer> {
+export async function startGdnsd(
+  processes: ProcessSupervisor,
+  snapshot: Snapshot,
+  geo: RangeLocationDb,
+  dir: string,
+  cpu: number,
+  signal: AbortSignal,
+): Promise<GdnsdServer> {
   const port = await freePort();
   mkdirSync(join(dir, 'zones'), { recursive: true });
   mkdirSync(join(dir, 'geoip'), { recursive: true });
@@ -60,7 +67,9 @@ plugins => {
     resources => {
       www => {
         map => quickstart
-        dcmap => { ${Object.entries(DCS).map(([dc, a]) => `${dc} => ${a}`).join(', ')} }
+        dcmap => { ${Object.entries(DCS)
+          .map(([dc, a]) => `${dc} => ${a}`)
+          .join(', ')} }
       }
     }
   }
@@ -111,7 +120,9 @@ async function netsFromDecisions(snapshot: Snapshot, geo: RangeLocationDb, signa
     let dc = dcOfLocation.get(id);
     if (dc === undefined) {
       const client = { address, sourcePrefix: familyBits(address.family), fromEcs: true };
-      const answers = [0, 1, 2].map(() => resolve({ name: 'www.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, snapshot, ctx).dcs[0] ?? DEFAULT_DC);
+      const answers = [0, 1, 2].map(
+        () => resolve({ name: 'www.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, snapshot, ctx).dcs[0] ?? DEFAULT_DC,
+      );
       if (new Set(answers).size > 1) tiedLocations++;
       dc = answers[0]!;
       dcOfLocation.set(id, dc);
@@ -125,7 +136,15 @@ async function netsFromDecisions(snapshot: Snapshot, geo: RangeLocationDb, signa
   };
 
   const v4 = geo.v4;
-  await walkRuns(signal, v4.ids.length, (i) => decide(ipv4(v4.starts[i]!), v4.ids[i]!), (i) => BigInt(v4.starts[i]!), 2n ** 32n, 32, emit);
+  await walkRuns(
+    signal,
+    v4.ids.length,
+    (i) => decide(ipv4(v4.starts[i]!), v4.ids[i]!),
+    (i) => BigInt(v4.starts[i]!),
+    2n ** 32n,
+    32,
+    emit,
+  );
   const v6 = geo.v6;
   const word = (i: number, k: number): number => v6.starts[i * 4 + k]!;
   await walkRuns(

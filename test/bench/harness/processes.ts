@@ -70,7 +70,13 @@ export class ProcessSupervisor {
    * Runs a command to completion (for load generators), killing it when `signal` aborts.
    * @returns exit code and the output file's text.
    */
-  async runToEnd(name: string, command: string, args: readonly string[], options: SpawnOptions, signal: AbortSignal): Promise<{ code: number | string; output: string }> {
+  async runToEnd(
+    name: string,
+    command: string,
+    args: readonly string[],
+    options: SpawnOptions,
+    signal: AbortSignal,
+  ): Promise<{ code: number | string; output: string }> {
     const proc = this.start(name, command, args, options);
     const onAbort = (): void => void this.stop(proc);
     signal.addEventListener('abort', onAbort, { once: true });

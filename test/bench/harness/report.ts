@@ -92,10 +92,7 @@ export function formatQuantity(v: number): string {
  * table's baseline, and median details.
  */
 export function renderMarkdown(tables: readonly TableSummary[]): string {
-  const lines = [
-    '| table | row | measure | median | spread (min–max) | runs | × baseline | details |',
-    '|---|---|---|---:|---:|---:|---:|---|',
-  ];
+  const lines = ['| table | row | measure | median | spread (min–max) | runs | × baseline | details |', '|---|---|---|---:|---:|---:|---:|---|'];
   for (const t of tables) {
     t.rows.forEach((r, i) => {
       const table = i === 0 ? t.title : '';

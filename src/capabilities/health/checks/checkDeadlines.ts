@@ -118,9 +118,10 @@ export class CheckDeadlines {
       ring.takeDue(now, expired);
       next = Math.min(next, ring.nextDeadline());
     }
-    if (expired.length > 0) setImmediate(() => {
-      for (const c of expired) c.timedOut();
-    });
+    if (expired.length > 0)
+      setImmediate(() => {
+        for (const c of expired) c.timedOut();
+      });
     if (next < Infinity) this.schedule(next);
   }
 }

@@ -61,7 +61,7 @@ test('http: method, path and Host header as configured; expected status and body
 
   const perEndpointHost = checkFor(monitor({ type: 'http', host: 'monitor.example.test' }));
   t.true((await perEndpointHost(target(peer.port, 'endpoint.example.test'))).ok);
-  t.is(peer.seen.at(-1)!.host, `endpoint.example.test:${peer.port}`, 'the endpoint\'s check.host wins over the monitor\'s host');
+  t.is(peer.seen.at(-1)!.host, `endpoint.example.test:${peer.port}`, "the endpoint's check.host wins over the monitor's host");
 
   const plain = checkFor(monitor({ type: 'http' }));
   t.true((await plain(target(peer.port))).ok);

@@ -67,7 +67,8 @@ export function dnsCheck(m: DnsMonitorConfig): CheckRun {
     const found = (reply.answers ?? []).some((a) => a.type === m.queryType && canonical(type, decodedData(type, (a as { data: unknown }).data)) === expected);
     return { ok: found, error: found ? '' : 'expected answer missing' };
   };
-  const encodeQuery = (id: number): Buffer => dnsPacket.encode({ type: 'query', id, flags: 0, questions: [{ name: m.queryName || '.', type: m.queryType, class: 'IN' }] });
+  const encodeQuery = (id: number): Buffer =>
+    dnsPacket.encode({ type: 'query', id, flags: 0, questions: [{ name: m.queryName || '.', type: m.queryType, class: 'IN' }] });
   if (m.transport === 'tcp') return (target) => (done) => queryTcp(target, done, m.timeoutMs, encodeQuery, verdict);
   return (target) => {
     const address = parseIp(target.address);
@@ -84,7 +85,14 @@ export function isTargetSource(source: string, target: string, targetAddress: Ip
   return source === target || (!source.includes('%') && sameAddress(parseIp(source), targetAddress));
 }
 
-function queryUdp(target: CheckTarget, address: IpAddress, done: CheckDone, timeoutMs: number, encodeQuery: (id: number) => Buffer, verdict: (msg: Buffer, id: number) => Verdict): void {
+function queryUdp(
+  target: CheckTarget,
+  address: IpAddress,
+  done: CheckDone,
+  timeoutMs: number,
+  encodeQuery: (id: number) => Buffer,
+  verdict: (msg: Buffer, id: number) => Verdict,
+): void {
   const started = performance.now();
   const id = randomInt(0, 65536);
   const query = encodeQuery(id);
@@ -105,7 +113,13 @@ function queryUdp(target: CheckTarget, address: IpAddress, done: CheckDone, time
   });
 }
 
-function queryTcp(target: CheckTarget, done: CheckDone, timeoutMs: number, encodeQuery: (id: number) => Buffer, verdict: (msg: Buffer, id: number) => Verdict): void {
+function queryTcp(
+  target: CheckTarget,
+  done: CheckDone,
+  timeoutMs: number,
+  encodeQuery: (id: number) => Buffer,
+  verdict: (msg: Buffer, id: number) => Verdict,
+): void {
   const started = performance.now();
   const id = randomInt(0, 65536);
   const query = encodeQuery(id);

@@ -54,7 +54,11 @@ zones:
 async function startListener(address = '127.0.0.1'): Promise<{ port: number; stop(): Promise<void> }> {
   const config = parseConfigText(ZONE);
   const log = createLogger('silent');
-  const engine = new Engine(buildSnapshot('<test>', config, { geo: emptyLocationDb(), health: allUpHealthView, metrics: emptyMetricView }, Date.now()), systemContext(), log);
+  const engine = new Engine(
+    buildSnapshot('<test>', config, { geo: emptyLocationDb(), health: allUpHealthView, metrics: emptyMetricView }, Date.now()),
+    systemContext(),
+    log,
+  );
   const dns = new DnsServer({ engine, metrics: new EngineMetrics(), log, behaviour: config.dns }, [{ address, port: 0 }]);
   await dns.start();
   return { port: dns.bound[0]!.port, stop: () => dns.stop() };
@@ -66,7 +70,7 @@ test('transport defaults to udp; tcp is accepted and anything else is a configur
   t.throws(() => monitor({ queryName: 'www.probe.test', transport: 'tls' }));
 });
 
-test('dns over udp and over tcp against gslbd\'s own listener: rcode and answer as expected, wrong answers fail', async (t) => {
+test("dns over udp and over tcp against gslbd's own listener: rcode and answer as expected, wrong answers fail", async (t) => {
   const listener = await startListener();
   t.teardown(() => listener.stop());
   for (const transport of ['udp', 'tcp']) {

@@ -17,17 +17,20 @@ const statusPatternSchema = z.union([
   z.string().regex(/^[2-5]xx$/, 'a status class is written like "2xx" (1xx responses are interim, never final)'),
 ]);
 
-const regexSchema = z.string().min(1).refine(
-  (s) => {
-    try {
-      new RegExp(s);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { message: 'not a valid regular expression' },
-);
+const regexSchema = z
+  .string()
+  .min(1)
+  .refine(
+    (s) => {
+      try {
+        new RegExp(s);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { message: 'not a valid regular expression' },
+  );
 
 /** The fields of http and https monitors beyond {@link monitorCommon}. */
 const httpFields = {
@@ -58,17 +61,19 @@ function headHasNoBody(m: { method: string; bodyContains?: string; bodyMatches?:
 export const httpMonitorSchema = z.strictObject({ type: z.literal('http'), ...monitorCommon, ...httpFields }).superRefine(headHasNoBody);
 
 /** HTTPS over a new connection per check: SNI and certificate verification as configured. */
-export const httpsMonitorSchema = z.strictObject({
-  type: z.literal('https'),
-  ...monitorCommon,
-  ...httpFields,
-  /** TLS server name (SNI); defaults to the Host header when that is a name. */
-  sni: domainNameSchema.optional(),
-  /** Verify the server certificate and its name (default true). */
-  tlsVerify: z.boolean().default(true),
-  /** PEM file of trusted CAs instead of Node's bundled roots (relative to the configuration file). */
-  caFile: z.string().min(1).optional(),
-}).superRefine(headHasNoBody);
+export const httpsMonitorSchema = z
+  .strictObject({
+    type: z.literal('https'),
+    ...monitorCommon,
+    ...httpFields,
+    /** TLS server name (SNI); defaults to the Host header when that is a name. */
+    sni: domainNameSchema.optional(),
+    /** Verify the server certificate and its name (default true). */
+    tlsVerify: z.boolean().default(true),
+    /** PEM file of trusted CAs instead of Node's bundled roots (relative to the configuration file). */
+    caFile: z.string().min(1).optional(),
+  })
+  .superRefine(headHasNoBody);
 
 export type HttpMonitorConfig = z.output<typeof httpMonitorSchema> | z.output<typeof httpsMonitorSchema>;
 
@@ -132,7 +137,10 @@ export function httpCheck(m: HttpMonitorConfig, ca: Buffer | undefined): CheckRu
     const configuredHost = target.host ?? m.host;
     const hostName = configuredHost ?? (isIPv6(target.address) ? `[${target.address}]` : target.address);
     const hostHeader = target.port === defaultPort || /:\d+$/.test(hostName) ? hostName : `${hostName}:${target.port}`;
-    const request = Buffer.from(`${m.method} ${m.path} HTTP/1.1\r\nHost: ${hostHeader}\r\nUser-Agent: gslbd-health-check\r\nAccept: */*\r\nConnection: close\r\n\r\n`, 'latin1');
+    const request = Buffer.from(
+      `${m.method} ${m.path} HTTP/1.1\r\nHost: ${hostHeader}\r\nUser-Agent: gslbd-health-check\r\nAccept: */*\r\nConnection: close\r\n\r\n`,
+      'latin1',
+    );
     const sni = https ? (m.sni ?? (configuredHost !== undefined ? configuredHost.replace(/:\d+$/, '') : undefined)) : undefined;
     return { request, servername: sni !== undefined && isSniName(sni) ? sni : undefined };
   };

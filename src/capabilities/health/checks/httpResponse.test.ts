@@ -28,7 +28,9 @@ test('chunked bodies are decoded (extensions, split size lines), and must end wi
   for (let cut = 40; cut < chunked.length; cut += 3) {
     t.is(read([chunked.slice(0, cut), chunked.slice(cut)]).body, 'Wikipedia in\r\n\r\nchunks.', `cut at ${cut}`);
   }
-  t.like(read(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nWiki\r\n'], { end: true }), { error: 'connection closed before the end of the body' });
+  t.like(read(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nWiki\r\n'], { end: true }), {
+    error: 'connection closed before the end of the body',
+  });
   t.like(read(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n']), { error: 'invalid chunk size' });
   t.like(read(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabXY\r\n']), { error: 'missing CRLF after chunk data' });
 });
@@ -66,14 +68,24 @@ test('chunks are only borrowed: one read buffer reused (and overwritten) for eve
       r.push(shared.subarray(0, n));
       shared.fill('X');
     }
-    t.deepEqual({ status: r.status, error: r.error, done: r.bodyComplete, body: r.bodyText() }, { status: 200, error: '', done: true, body: 'hello world' }, `pieces of ${size}`);
+    t.deepEqual(
+      { status: r.status, error: r.error, done: r.bodyComplete, body: r.bodyText() },
+      { status: 200, error: '', done: true, body: 'hello world' },
+      `pieces of ${size}`,
+    );
   }
 });
 
 test('a limit of 0 (no body expectations) keeps no body byte and is complete at the end of the head', (t) => {
   t.deepEqual(read(['HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial'], { limit: 0 }), { status: 200, error: '', head: true, done: true, body: '' });
   t.deepEqual(read(['HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n'], { limit: 0 }), { status: 200, error: '', head: true, done: true, body: '' });
-  t.deepEqual(read(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n'], { limit: 0 }), { status: 200, error: '', head: true, done: true, body: '' });
+  t.deepEqual(read(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n'], { limit: 0 }), {
+    status: 200,
+    error: '',
+    head: true,
+    done: true,
+    body: '',
+  });
   t.like(read(['HTTP/1.1 200 OK\r\nbroken header\r\n\r\n'], { limit: 0 }), { error: 'malformed header line' }, 'the head is still checked');
 });
 
@@ -85,16 +97,38 @@ test('interim 1xx responses are skipped: the final response after them decides (
   for (let cut = 1; cut < both.length; cut++) {
     t.deepEqual(read([both.slice(0, cut), both.slice(cut)]), { status: 200, error: '', head: true, done: true, body: 'healthy' }, `cut at ${cut}`);
   }
-  t.deepEqual(read(['HTTP/1.1 100 Continue\r\n\r\n', 'HTTP/1.1 103 Early Hints\r\nLink: </b>\r\n\r\n', 'HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n']), { status: 503, error: '', head: true, done: true, body: '' });
-  t.like(read([hints], { end: true }), { status: 0, head: false, error: 'connection closed before a complete response head' }, 'only interim heads: no response');
-  t.like(read(['HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n']), { status: 101, head: true }, '101 is final (the reader never asks for an upgrade)');
+  t.deepEqual(
+    read(['HTTP/1.1 100 Continue\r\n\r\n', 'HTTP/1.1 103 Early Hints\r\nLink: </b>\r\n\r\n', 'HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n']),
+    { status: 503, error: '', head: true, done: true, body: '' },
+  );
+  t.like(
+    read([hints], { end: true }),
+    { status: 0, head: false, error: 'connection closed before a complete response head' },
+    'only interim heads: no response',
+  );
+  t.like(
+    read(['HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n']),
+    { status: 101, head: true },
+    '101 is final (the reader never asks for an upgrade)',
+  );
   t.like(read([hints], { head: true, limit: 0 }), { status: 0, head: false }, 'a HEAD request waits for the final head too');
 });
 
 test('the status line is matched exactly: HTTP/1.0 or 1.1, three digits, an optional reason without CR or LF', (t) => {
   t.like(read(['HTTP/1.1 200\r\n\r\n']), { status: 200, head: true, error: '' }, 'a head that is only a status line');
   t.like(read(['HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n']), { status: 404, error: '' });
-  for (const bad of ['HTTP/1.2 200 OK', 'HTTP/1.1 20 OK', 'HTTP/1.1 2000 OK', 'HTTP/1.1  200 OK', 'HTTP/1.1 2x0 OK', 'HTTP/1.1 200OK', 'http/1.1 200 OK', 'HTTP/1.1 200 O\rK', 'HTTP/1.1 200 O\nK', 'HTTP/1.1']) {
+  for (const bad of [
+    'HTTP/1.2 200 OK',
+    'HTTP/1.1 20 OK',
+    'HTTP/1.1 2000 OK',
+    'HTTP/1.1  200 OK',
+    'HTTP/1.1 2x0 OK',
+    'HTTP/1.1 200OK',
+    'http/1.1 200 OK',
+    'HTTP/1.1 200 O\rK',
+    'HTTP/1.1 200 O\nK',
+    'HTTP/1.1',
+  ]) {
     t.like(read([`${bad}\r\nContent-Length: 0\r\n\r\n`]), { status: 0, error: 'not an HTTP/1.x response' }, JSON.stringify(bad));
   }
 });

@@ -130,7 +130,7 @@ export class HttpResponseReader {
     this.status = status;
     this.headDone = true;
     let length = -1;
-    for (let start = firstEnd + 2; firstEnd >= 0 && start <= end; ) {
+    for (let start = firstEnd + 2; firstEnd >= 0 && start <= end;) {
       const next = crlfIn(head, start, end);
       const lineStart = start;
       const lineEnd = next < 0 ? end : next;
