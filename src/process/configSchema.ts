@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkDoorReferences } from '../doors/doorReferences.js';
 import { doorRootShape, listenersSchema } from '../doors/listenersSchema.js';
 import { composeConfigSchema } from '../pipeline/composeSchema.js';
 import { CAPABILITIES } from './capabilities.js';
@@ -14,7 +15,7 @@ const KEY_ORDER = ['listeners', 'dns', 'geo', 'logging', 'metrics', 'zones', 'da
 /**
  * The whole configuration file (docs/PRODUCT.md §7), composed from the capabilities' fragments
  * (`capabilities.ts`), the front doors' listeners and the engine's own `logging`. Unknown keys
- * anywhere are errors.
+ * anywhere are errors. The front doors' cross-reference checks run after the capabilities'.
  */
 export const configSchema = composeConfigSchema(
   CAPABILITIES,
@@ -24,7 +25,7 @@ export const configSchema = composeConfigSchema(
     logging: loggingSchema.default({ level: 'info' }),
   },
   KEY_ORDER,
-);
+).superRefine((config, ctx) => checkDoorReferences(LISTENERS, config, ctx));
 
 export type Config = z.output<typeof configSchema>;
 export { geoSchema, geoSourceSchema } from '../capabilities/geo/geoSchema.js';

@@ -2,7 +2,9 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { geoCapability } from '../capabilities/geo/capability.js';
 import { ConfigError, type ConfigProblem } from '../core/config/load.js';
+import { doorFileReferences } from '../doors/doorReferences.js';
 import type { Config } from './configSchema.js';
+import { LISTENERS } from './frontDoors.js';
 
 /** Shortest admin token a `tokenFile` may hold: an empty token would let any request through. */
 export const MIN_ADMIN_TOKEN_CHARS = 16;
@@ -11,8 +13,8 @@ export const MIN_ADMIN_TOKEN_CHARS = 16;
  * Checks the files a valid configuration refers to, so `gslbd check-config` and start-up fail in
  * the same way and before minutes of location loading: the geo capability's files (`geo.compiled`,
  * `geo.sources[i]`: `geoCapability.fileReferenceProblems`), `listeners.admin.tokenFile`
- * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters) and every https monitor's
- * `caFile`. Relative paths are relative to the configuration file. Contents beyond that are
+ * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters), every https monitor's
+ * `caFile` and the files front doors name (`FrontDoorKind.files`: a TLS certificate). Relative paths are relative to the configuration file. Contents beyond that are
  * checked where they are read (a corrupt location file fails its load, naming the file). The
  * health state file is not checked: it may not exist yet.
  * @returns every problem, each with its configuration path; empty when all files are there.
@@ -42,6 +44,7 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
   config.health.monitors.forEach((m, i) => {
     if (m.type === 'https' && m.caFile !== undefined) regularFile(m.caFile, `health.monitors[${i}].caFile`);
   });
+  for (const f of doorFileReferences(LISTENERS, config)) regularFile(f.path, f.key);
   return problems;
 }
 

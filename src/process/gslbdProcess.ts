@@ -174,6 +174,7 @@ async function startAfterSignals(
   if (admin) {
     for (const r of coreRoutes({ engine, metrics, reload })) admin.route(r);
     for (const { runtime } of runtimes) for (const r of runtime.routes ?? []) admin.route(r);
+    for (const door of doors.values()) for (const r of door.routes ?? []) admin.route(r);
   }
 
   const up: Record<string, unknown> = {};

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Answer, Query } from '../model/query.js';
+import type { AdminRoute } from './adminRoute.js';
 import type { EngineMetrics } from '../telemetry/engineMetrics.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ResolveContext } from '../views/resolveContext.js';
@@ -20,6 +21,11 @@ import type { ResolveContext } from '../views/resolveContext.js';
  *   SERVFAIL belong to the DNS answer wrapper of `src/doors/`, which such a door does not use;
  * - batched doors (many queries per call): the engine answers one query per call without
  *   per-call state, so a door answers a batch by calling it once per query.
+ *
+ * A door whose settings refer to the rest of the configuration (records, data centers) checks
+ * them at load ({@link FrontDoorKind.check}), names the files it reads so `check-config` finds a
+ * missing one ({@link FrontDoorKind.files}), and may explain its own decisions on the admin API
+ * ({@link FrontDoor.routes}), as `/explain` does for DNS.
  */
 
 /**
@@ -36,6 +42,19 @@ export interface FrontDoor {
   stop(): Promise<void>;
   /** Fields for the `gslbd up` log line (where it listens), keyed by the door's name. */
   describe(): Record<string, unknown>;
+  /**
+   * Admin routes the door adds (its decision trace, for a door whose question `/explain` cannot
+   * express), served by the admin listener when one is configured; none when absent.
+   */
+  readonly routes?: readonly AdminRoute[];
+}
+
+/** A file a door reads: its path as configured (relative to the configuration file) and the configuration key that names it. */
+export interface DoorFileReference {
+  /** Configuration path of the setting, for the problem message (`listeners.redirect.tls.certFile`). */
+  readonly key: string;
+  /** The path as configured; relative paths are relative to the configuration file's folder. */
+  readonly path: string;
 }
 
 /** One key of the configuration's `listeners` section: its name and the schema of its value. */
@@ -61,6 +80,18 @@ export interface FrontDoorKind<
 > extends ListenerSection<N, L> {
   /** Top-level keys of the configuration file it owns besides its listener key (the standalone listener's `dns`). */
   readonly root?: z.ZodRawShape;
+  /**
+   * Cross-reference checks of its settings against the rest of the configuration (records, data
+   * centers), run once the schema passed, at start-up, `check-config` and every reload: each
+   * problem is an issue on `ctx` with its path from the configuration's root. `config` is the
+   * whole validated configuration.
+   */
+  check?(config: C, ctx: z.RefinementCtx): void;
+  /**
+   * The files its settings name, checked (exist, regular) by `check-config` and at start-up before
+   * anything loads, as the admin token file and monitors' CA files are; none when absent.
+   */
+  files?(config: C): readonly DoorFileReference[];
   /**
    * The door for `config`, not yet listening (the composition root calls `start`), or undefined
    * when the configuration does not ask for it.
