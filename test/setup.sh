@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 # the benchmark's load generator and native references (dnsperf, gdnsd, PowerDNS's bind and
 # geoip backends with the legacy GeoIP country data); systemd-analyze, which verifies the example
 # units; the compiler node-gyp builds the location addon with, and libmaxminddb for the location
-# benchmark's C reference harness.
-APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database g++ make python3 libmaxminddb-dev)
+# benchmark's C reference harness; curl, the HTTP client of the redirect door's tests.
+APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database g++ make python3 libmaxminddb-dev curl)
 DAEMONS=(gdnsd pdns_server)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -86,8 +86,8 @@ function host(): FrontDoorHost & { engine: Engine } {
   return { file: 'gslbd.yaml', engine, metrics: new EngineMetrics(), log: engine.log, afterAnswer: [] };
 }
 
-test('the listeners section keeps its keys in list order: dns, admin, powerdns, compact', (t) => {
-  t.deepEqual(Object.keys(listenersSchema(LISTENERS).shape), ['dns', 'admin', 'powerdns', 'compact']);
+test('the listeners section keeps its keys in list order: dns, admin, redirect, powerdns, compact', (t) => {
+  t.deepEqual(Object.keys(listenersSchema(LISTENERS).shape), ['dns', 'admin', 'redirect', 'powerdns', 'compact']);
   t.deepEqual(Object.keys(doorRootShape(LISTENERS)), ['dns']);
 });
 
