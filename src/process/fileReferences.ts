@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { geoCapability } from '../capabilities/geo/capability.js';
+import { healthCapability } from '../capabilities/health/capability.js';
 import { ConfigError, type ConfigProblem } from '../core/config/load.js';
 import { doorFileReferences } from '../doors/doorReferences.js';
 import type { Config } from './configSchema.js';
@@ -13,8 +14,9 @@ export const MIN_ADMIN_TOKEN_CHARS = 16;
  * Checks the files a valid configuration refers to, so `gslbd check-config` and start-up fail in
  * the same way and before minutes of location loading: the geo capability's files (`geo.compiled`,
  * `geo.sources[i]`: `geoCapability.fileReferenceProblems`), `listeners.admin.tokenFile`
- * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters), every https monitor's
- * `caFile` and the files front doors name (`FrontDoorKind.files`: a TLS certificate). Relative paths are relative to the configuration file. Contents beyond that are
+ * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters), the files monitors name (every
+ * check kind's `files`, such as an https monitor's `caFile`: `healthCapability.fileReferenceProblems`)
+ * and the files front doors name (`FrontDoorKind.files`: a TLS certificate). Relative paths are relative to the configuration file. Contents beyond that are
  * checked where they are read (a corrupt location file fails its load, naming the file). The
  * health state file is not checked: it may not exist yet.
  * @returns every problem, each with its configuration path; empty when all files are there.
@@ -41,9 +43,7 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
       problems.push({ path: 'listeners.admin.tokenFile', message: `"${tokenFile}" holds fewer than ${MIN_ADMIN_TOKEN_CHARS} characters` });
     }
   }
-  config.health.monitors.forEach((m, i) => {
-    if (m.type === 'https' && m.caFile !== undefined) regularFile(m.caFile, `health.monitors[${i}].caFile`);
-  });
+  problems.push(...healthCapability.fileReferenceProblems(config, configFile));
   for (const f of doorFileReferences(LISTENERS, config)) regularFile(f.path, f.key);
   return problems;
 }

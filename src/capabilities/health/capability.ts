@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ConfigProblem } from '../../core/config/load.js';
 import type { AdminRoute } from '../../core/contracts/adminRoute.js';
 import type { Capability, CapabilityHost, CapabilityRuntime, EnvPart } from '../../pipeline/capability.js';
 import { failsafeStage } from './failsafe.js';
@@ -11,6 +12,7 @@ import { HealthMonitor } from './healthMonitor.js';
 import { healthReferencesOf } from './healthReferences.js';
 import { healthRoutes } from './healthRoutes.js';
 import { healthSectionSchemaOf, RECORD_HEALTH_DEFAULTS, recordHealthSchema } from './healthSchema.js';
+import { monitorFileProblems } from './monitorFiles.js';
 
 /** A started health capability: the {@link CapabilityRuntime} and its monitor. */
 export interface HealthRuntime extends CapabilityRuntime<HealthConfigInput> {
@@ -25,6 +27,12 @@ export interface HealthRuntime extends CapabilityRuntime<HealthConfigInput> {
   stop(): Promise<void>;
 }
 
+/** The {@link Capability} contract and the file check the composition root runs with the others (as geo's). */
+export interface HealthCapability extends Capability<HealthConfigInput> {
+  /** Missing or irregular files the monitors name, each with its key (`health.monitors[1].caFile`). */
+  fileReferenceProblems(config: Pick<HealthConfigInput, 'health'>, configFile: string): ConfigProblem[];
+}
+
 /**
  * The health capability for monitors of `kinds` (src/capabilities/health/README.md):
  * - `schema`: the root keys `site` and `health`, the record key `health`, a data center's
@@ -37,7 +45,9 @@ export interface HealthRuntime extends CapabilityRuntime<HealthConfigInput> {
  *   `{ health: view }` (it throws, naming the field, for a file a monitor cannot read);
  *   every later change of health is published through `host.publish({ health: view })`;
  *   `run()` starts the checks; `stop()` stops them and writes the state file; `routes`: `GET
- *   /health` and `POST /health/override`, answering with `host.generation()`.
+ *   /health` and `POST /health/override`, answering with `host.generation()`;
+ * - `fileReferenceProblems(config, configFile)`: the files monitors name (their kinds' `files`,
+ *   an https monitor's `caFile`) that are missing, for `check-config` and start-up.
  */
 export function healthCapabilityOf<const K extends CheckKindList>(kinds: K) {
   return {
@@ -71,7 +81,10 @@ export function healthCapabilityOf<const K extends CheckKindList>(kinds: K) {
         stop: () => monitor.stop(),
       };
     },
-  } satisfies Capability<HealthConfigInput>;
+    fileReferenceProblems(config: Pick<HealthConfigInput, 'health'>, configFile: string): ConfigProblem[] {
+      return monitorFileProblems(config.health.monitors, configFile, kinds);
+    },
+  } satisfies HealthCapability;
 }
 
 /** The health capability of the engine's check kinds (`checks/registry.ts`). */

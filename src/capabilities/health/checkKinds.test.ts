@@ -1,4 +1,7 @@
 import test from 'ava';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { parseConfigText } from '../../process/loadConfig.js';
 import { InProcessStateStore } from '../../core/contracts/stateStore.js';
@@ -19,8 +22,9 @@ import { monitorSchema } from './healthSchema.js';
 let verdict = true;
 const targets: CheckTarget[] = [];
 const dummyCheckKind = checkKind({
-  schema: z.strictObject({ type: z.literal('dummy'), ...monitorCommon, reason: z.string().default('dummy says no') }),
+  schema: z.strictObject({ type: z.literal('dummy'), ...monitorCommon, reason: z.string().default('dummy says no'), keyFile: z.string().optional() }),
   defaultPort: 7,
+  files: ['keyFile'],
   check: (m) => (target) => {
     targets.push(target);
     return (done) => setImmediate(() => done({ ok: verdict, latencyMs: 0, error: verdict ? '' : m.reason }));
@@ -93,4 +97,18 @@ test('a monitor of an added kind is run by the monitor and its verdicts reach th
   await waitFor('down through host.publish', () => last() === 'down', 10_000);
   t.like(runtime.monitor.report().checks[0], { check: 'probe@127.0.0.1:7', type: 'dummy', status: 'down', lastError: 'dummy says no' });
   t.regex(await metrics.registry.metrics(), /gslbd_health_check_duration_seconds_count\{monitor="probe",result="fail"\} [1-9]/);
+});
+
+test('the files an added kind names are checked with the configuration, by their key', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gslbd-check-kinds-'));
+  writeFileSync(join(dir, 'present.pem'), 'x');
+  mkdirSync(join(dir, 'folder.pem'));
+  const health = healthCapabilityOf(kinds).schema.root['health'] as z.ZodType<{ monitors: { type: string; name: string }[] }>;
+  const monitors = ['present.pem', 'missing.pem', 'folder.pem', undefined].map((keyFile, i) => ({ name: `m${i}`, type: 'dummy', keyFile }));
+  const config = { health: health.parse({ monitors: [...monitors, { name: 'tls', type: 'https', caFile: 'ca.pem' }] }) } as never;
+  t.deepEqual(healthCapabilityOf(kinds).fileReferenceProblems(config, join(dir, 'gslbd.yaml')), [
+    { path: 'health.monitors[1].keyFile', message: 'cannot read "missing.pem": ENOENT' },
+    { path: 'health.monitors[2].keyFile', message: '"folder.pem" is not a regular file' },
+    { path: 'health.monitors[4].caFile', message: 'cannot read "ca.pem": ENOENT' },
+  ]);
 });

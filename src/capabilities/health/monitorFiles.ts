@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { resolve as resolvePath } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, resolve as resolvePath } from 'node:path';
+import type { ConfigProblem } from '../../core/config/load.js';
 import type { CheckFiles, MonitorBase } from './checks/checkKind.js';
 import { kindOf, type CheckKindList } from './checks/registry.js';
 
@@ -45,4 +46,22 @@ export function readMonitorFiles(monitors: readonly MonitorBase[], baseDir: stri
     files[field] = bytes;
   }
   return read;
+}
+
+/**
+ * The files the monitors name (their kinds' `files`, relative to `configFile`'s folder) that are
+ * missing or not regular files, each a problem with its key (`health.monitors[1].caFile`): what
+ * `check-config` and start-up report before anything loads, for every kind of `kinds`.
+ */
+export function monitorFileProblems(monitors: readonly MonitorBase[], configFile: string, kinds: CheckKindList): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const { index, field, path } of monitorFiles(monitors, kinds)) {
+    const key = `health.monitors[${index}].${field}`;
+    try {
+      if (!statSync(resolvePath(dirname(configFile), path)).isFile()) problems.push({ path: key, message: `"${path}" is not a regular file` });
+    } catch (e) {
+      problems.push({ path: key, message: `cannot read "${path}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` });
+    }
+  }
+  return problems;
 }
