@@ -3,7 +3,7 @@ import { portSchema } from '../../../core/config/fieldSchemas.js';
 import type { CheckRun } from './check.js';
 
 /**
- * The contract of a check kind (a monitor `type`: tcp, http, https, dns): its configuration
+ * The contract of a check kind (a monitor `type`, such as tcp or http): its configuration
  * schema, its default port, the files it reads and its check function, in one file per kind,
  * listed once in `registry.ts` (src/capabilities/health/README.md, "Adding a check kind").
  * Imports no check kind.
@@ -28,7 +28,7 @@ export const monitorCommon = {
   fall: z.number().int().min(1).max(100).default(3),
   /** Each interval is stretched or shrunk by up to this fraction at random, so checks do not align. */
   jitter: z.number().min(0).max(0.5).default(0.1),
-  /** Port checked when the endpoint's `check.port` does not say (defaults: http 80, https 443, dns 53; tcp has none). */
+  /** Port checked when the endpoint's `check.port` does not say (else the kind's default: http 80, https 443, dns 53; some kinds, tcp among them, have none). */
   port: portSchema.optional(),
 };
 

@@ -48,9 +48,9 @@ export function defaultPort(monitor: MonitorBase, kinds: CheckKindList = CHECK_K
 }
 
 /**
- * The check function of a monitor (TCP connect, HTTP(S) request or DNS query over Node's own
- * `net`, `tls` and `dgram`: no external processes), from its kind in `kinds`. `files`: the bytes
- * of the files its kind reads (`files` of {@link CheckKind}), by field.
+ * The check function of a monitor, from its kind in `kinds` (what it sends and how is the kind's:
+ * see its file). `files`: the bytes of the files its kind reads (`files` of {@link CheckKind}), by
+ * field.
  * @throws RangeError as {@link kindOf}.
  */
 export function checkFor(monitor: MonitorBase, files: CheckFiles = {}, kinds: CheckKindList = CHECK_KINDS): CheckRun {
