@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { CheckRun } from './check.js';
 import { kindType, type CheckFiles, type CheckKind, type MonitorBase } from './checkKind.js';
 import { dnsCheckKind } from './dnsCheck.js';
+import { grpcCheckKind } from './grpcCheck.js';
 import { httpCheckKind, httpsCheckKind } from './httpCheck.js';
 import { tcpCheckKind } from './tcpCheck.js';
 
@@ -14,7 +15,7 @@ export type CheckKindList = readonly [CheckKind, ...CheckKind[]];
  * the union, the check dispatch, default ports, reference checks — derives from a list like this
  * one; tests pass their own list to the functions that take one.
  */
-export const CHECK_KINDS = [tcpCheckKind, httpCheckKind, httpsCheckKind, dnsCheckKind] as const satisfies CheckKindList;
+export const CHECK_KINDS = [tcpCheckKind, httpCheckKind, httpsCheckKind, dnsCheckKind, grpcCheckKind] as const satisfies CheckKindList;
 
 /** The monitor configuration of the engine's check kinds (a union discriminated by `type`). */
 export type MonitorConfig = z.output<(typeof CHECK_KINDS)[number]['schema']>;
