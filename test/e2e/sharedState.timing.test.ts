@@ -177,6 +177,15 @@ test('three nodes, one Redis: quorum health, an override from one node reaches a
     // The override is cleared from another node after all this: it reaches every node again.
     t.is((await override(a, 'web/dc-a/192.0.2.12', 'none')).status, 200);
     await everyNodeAnswers(nodes, [E1, E2], 'the cleared override on every node');
+
+    // Nodes lost: their votes expire and the quorum is recomputed over the live node, whose own
+    // verdict (e1 down) now decides.
+    await Promise.all([nodes[1]!.stop(), nodes[2]!.stop()]);
+    const lostMs = await everyNodeAnswers([a], [E2], 'node a alone decides e1 down once the others’ votes expire');
+    t.log(`two of three nodes stopped → node a's answer follows its own check within ${lostMs} ms (vote TTL 2 s)`);
+    // A node comes back: its vote counts again (1 down of 2 live voters < 2 observers: up).
+    const b2 = await startEngine(config('b', redis, ep.port, '/ok'));
+    await everyNodeAnswers([a, b2], [E1, E2], 'a restarted node’s vote counts again');
   } finally {
     await new Promise((r) => ep.server.close(r));
   }
