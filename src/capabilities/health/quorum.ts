@@ -16,6 +16,9 @@ export interface QuorumSettings {
   readonly graceMs: number;
 }
 
+/** How often (ms) the store's connection is looked at for the grace period. */
+const GRACE_POLL_MS = 500;
+
 /** The quorum defaults: 2 observers, votes live 15 s, 30 s of grace. */
 export const QUORUM_DEFAULTS: QuorumSettings = { observers: 2, voteTtlMs: 15_000, graceMs: 30_000 };
 
@@ -75,15 +78,18 @@ export class QuorumDecider {
     for (const id of new Set([...this.byCheck.keys(), ...[...this.local.entries()].map(([id]) => id)])) this.decide(id);
   }
 
-  /** Refreshes this node's votes and watches the store's connection. */
+  /** Refreshes this node's votes (every third of the TTL) and watches the store's connection (every 500 ms). */
   start(): void {
     const refresh = (): void => {
       for (const [id, v] of this.local.entries()) this.vote(id, v);
-      this.watchGrace();
       this.refreshTimer = this.clock.setTimer(refresh, Math.max(200, Math.floor(this.settings.voteTtlMs / 3)));
     };
+    const grace = (): void => {
+      this.watchGrace();
+      this.graceTimer = this.clock.setTimer(grace, GRACE_POLL_MS);
+    };
     this.refreshTimer = this.clock.setTimer(refresh, Math.max(200, Math.floor(this.settings.voteTtlMs / 3)));
-    this.graceTimer = undefined;
+    this.graceTimer = this.clock.setTimer(grace, GRACE_POLL_MS);
   }
 
   stop(): void {
