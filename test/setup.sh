@@ -9,9 +9,10 @@ cd "$(dirname "$0")/.."
 # geoip backends with the legacy GeoIP country data); systemd-analyze, which verifies the example
 # units; the compilers node-gyp builds the location addon with (gcc also serves cgo for
 # `go test -race`), and libmaxminddb for the location benchmark's C reference harness; curl, the
-# HTTP client of the redirect door's tests.
-APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev curl)
-DAEMONS=(gdnsd pdns_server)
+# HTTP client of the redirect door's tests; redis-server and redis-sentinel, which the shared-state
+# tests start on loopback ports (never as system daemons).
+APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev curl redis-server redis-sentinel)
+DAEMONS=(gdnsd pdns_server redis-server redis-sentinel)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -31,7 +32,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  for svc in gdnsd pdns; do
+  for svc in gdnsd pdns redis-server redis-sentinel; do
     if command -v systemctl >/dev/null 2>&1; then systemctl disable --now "$svc" >/dev/null 2>&1 || true; fi
   done
   for pid in $(daemon_pids); do

@@ -4,13 +4,29 @@ import { doorRootShape, listenersSchema } from '../doors/listenersSchema.js';
 import { composeConfigSchema } from '../pipeline/composeSchema.js';
 import { CAPABILITIES } from './capabilities.js';
 import { LISTENERS } from './frontDoors.js';
+import { storeSchema } from './sharedState/storeSchema.js';
 
 export const loggingSchema = z.strictObject({
   level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
 /** The order of the top-level keys in the schema (and in `gslbd schema`): as an operator reads a file. */
-const KEY_ORDER = ['listeners', 'dns', 'geo', 'logging', 'metrics', 'zones', 'datacenters', 'services', 'records', 'policies', 'actions', 'site', 'health'];
+const KEY_ORDER = [
+  'listeners',
+  'dns',
+  'geo',
+  'logging',
+  'metrics',
+  'zones',
+  'datacenters',
+  'services',
+  'records',
+  'policies',
+  'actions',
+  'site',
+  'health',
+  'store',
+];
 
 /**
  * The whole configuration file (docs/PRODUCT.md §7), composed from the capabilities' fragments
@@ -23,6 +39,7 @@ export const configSchema = composeConfigSchema(
     listeners: listenersSchema(LISTENERS).default({ dns: [] }),
     ...doorRootShape(LISTENERS),
     logging: loggingSchema.default({ level: 'info' }),
+    store: storeSchema.optional(),
   },
   KEY_ORDER,
 ).superRefine((config, ctx) => checkDoorReferences(LISTENERS, config, ctx));

@@ -7,7 +7,7 @@ import type { HealthMonitor } from '../capabilities/health/healthMonitor.js';
 import type { MetricStore } from '../capabilities/steering/metricStore.js';
 import { ConfigError } from '../core/config/load.js';
 import type { FrontDoor } from '../core/contracts/frontDoor.js';
-import { InProcessStateStore, type StateStore } from '../core/contracts/stateStore.js';
+import type { StateStore } from '../core/contracts/stateStore.js';
 import { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 import { createLogger, type Logger } from '../core/telemetry/logger.js';
 import { systemContext, type ResolveContext } from '../core/views/resolveContext.js';
@@ -26,6 +26,7 @@ import type { Config } from './configSchema.js';
 import { checkFileReferences } from './fileReferences.js';
 import { LISTENERS } from './frontDoors.js';
 import { loadConfigFile } from './loadConfig.js';
+import { openStateStore } from './sharedState/openStateStore.js';
 import { StatusSignals } from './statusSignals.js';
 
 export type { ReloadOutcome } from '../pipeline/capability.js';
@@ -50,7 +51,7 @@ export interface RunningGslbd {
   /** The compact-protocol listener (CoreDNS bridge), when `listeners.compact` is configured. */
   readonly compact: CompactServer | undefined;
   readonly admin: AdminServer | undefined;
-  /** Where health observations, overrides and pushed metrics are kept (in this process). */
+  /** Where health observations, overrides and pushed metrics are kept (in this process, or shared through Redis: `store`). */
   readonly store: StateStore;
   readonly health: HealthMonitor;
   /** Host, service and client metrics; the snapshot's `env.metrics` view. */
@@ -121,7 +122,13 @@ async function startAfterSignals(
   const token = adminToken(adminCfg, file);
   const log = createLogger(config.logging.level, options.logDestination);
   const metrics = new EngineMetrics();
-  const store = new InProcessStateStore();
+  const opened = openStateStore(config.store, {
+    onConnection: (c) =>
+      c.state === 'connected'
+        ? log.info({ store: c.state }, 'state store connected')
+        : log.warn({ store: c.state }, 'state store unreachable; serving the last state'),
+  });
+  const store = opened.store;
   const ctx = options.ctx ?? systemContext();
   // The engine exists once the first snapshot does; capabilities publish only after their start.
   const engineRef: { engine?: Engine } = {};
@@ -149,6 +156,9 @@ async function startAfterSignals(
   const health = runtimeOf(started, healthCapability);
   const steering = runtimeOf(started, steeringCapability);
 
+  // A shared store's maps exist now (the capabilities asked for them): load them before the first
+  // snapshot; an unreachable store delays start-up by the configured wait at most.
+  await opened.ready();
   const state = await prepareAll(runtimes, config, []);
   const snapshot = compileSnapshot<Config>({ file, config, capabilities: CAPABILITIES, state, nowMs: Date.now() });
   const engine = new Engine(snapshot, ctx, log);
@@ -224,6 +234,7 @@ async function startAfterSignals(
       process.off('SIGHUP', onHup);
       watcher?.close();
       await Promise.all([...[...doors.values()].map((d) => d.stop()), admin?.stop(), ...runtimes.map(({ runtime }) => runtime.stop?.())]);
+      await opened.stop();
       log.flush();
     },
   };

@@ -23,6 +23,8 @@ export interface HealthSectionInput {
   readonly stateFile?: string | undefined;
   /** ms */
   readonly stateMaxAgeMs: number;
+  /** Quorum health over a shared store (absent: the defaults). */
+  readonly quorum?: { readonly observers: number; readonly voteTtlSeconds: number; readonly graceSeconds: number } | undefined;
 }
 
 /** A data center, with its check points. */

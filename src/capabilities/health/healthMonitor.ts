@@ -13,6 +13,7 @@ import { buildHealthPlan } from './healthPlan.js';
 import { healthReport, type HealthReport } from './healthReport.js';
 import { healthMaps } from './healthStore.js';
 import { readMonitorFiles } from './monitorFiles.js';
+import { QUORUM_DEFAULTS, QuorumDecider } from './quorum.js';
 import { Overrides, type OverrideRequest } from './overrides.js';
 import { systemSchedulerClock, type SchedulerClock } from './scheduler.js';
 import type { SavedState } from './stateFile.js';
@@ -60,11 +61,17 @@ export class HealthMonitor {
   private readonly overrides: Overrides;
   private readonly stateFile: StateFileKeeper;
   private readonly publisher: ViewPublisher;
+  private readonly quorum: QuorumDecider | undefined;
 
   constructor(opts: HealthMonitorOptions) {
     const clock = (this.clock = opts.clock ?? systemSchedulerClock);
     this.kinds = opts.kinds ?? CHECK_KINDS;
-    const { observations, overrides } = healthMaps(opts.store ?? new InProcessStateStore());
+    const store = opts.store ?? new InProcessStateStore();
+    const maps = healthMaps(store);
+    // A shared store: each node's verdicts are votes and the quorum decides (quorum.ts); the
+    // embedded store keeps today's single-node path unchanged.
+    this.quorum = store.connection().state === 'embedded' ? undefined : new QuorumDecider(store, clock);
+    const overrides = maps.overrides;
     // The metrics read the runner and the publisher at scrape time, once both exist.
     const metrics = opts.registry
       ? new HealthMetrics(opts.registry, {
@@ -80,12 +87,20 @@ export class HealthMonitor {
           now: () => clock.now(),
         })
       : undefined;
-    this.runner = new CheckRunner({ log: opts.log, clock, random: opts.random, kinds: this.kinds, observations, metrics, onCheck: opts.onCheck });
+    this.runner = new CheckRunner({
+      log: opts.log,
+      clock,
+      random: opts.random,
+      kinds: this.kinds,
+      observations: this.quorum?.local ?? maps.observations,
+      metrics,
+      onCheck: opts.onCheck,
+    });
     this.overrides = new Overrides(overrides, opts.log);
     this.stateFile = new StateFileKeeper({ log: opts.log, writeDelayMs: opts.stateWriteDelayMs ?? 200, state: () => this.savedState() });
     this.publisher = new ViewPublisher({
       clock,
-      observations,
+      observations: this.quorum?.decided ?? maps.observations,
       overrides,
       metrics,
       minPublishIntervalMs: opts.minPublishIntervalMs ?? 50,
@@ -118,7 +133,13 @@ export class HealthMonitor {
     const statePath = config.health.stateFile !== undefined ? resolvePath(baseDir, config.health.stateFile) : undefined;
     const saved = this.stateFile.configure(statePath, now, config.health.stateMaxAgeMs);
     const layout = layoutOf(plan);
+    const q = config.health.quorum ?? {
+      observers: QUORUM_DEFAULTS.observers,
+      voteTtlSeconds: QUORUM_DEFAULTS.voteTtlMs / 1000,
+      graceSeconds: QUORUM_DEFAULTS.graceMs / 1000,
+    };
     return this.publisher.adopt(layout, () => {
+      this.quorum?.configure({ observers: q.observers, voteTtlMs: q.voteTtlSeconds * 1000, graceMs: q.graceSeconds * 1000 });
       this.runner.adopt(plan, files, saved?.statusesUsed ? saved.state.checks : undefined, now);
       this.overrides.retain(layout.index.endpoints);
       if (saved) this.overrides.restore(saved.state.overrides, layout.index.endpoints);
@@ -129,6 +150,7 @@ export class HealthMonitor {
   start(): void {
     this.publisher.start();
     this.runner.start();
+    this.quorum?.start();
   }
 
   /**
@@ -147,6 +169,7 @@ export class HealthMonitor {
   async stop(): Promise<void> {
     this.publisher.stop();
     this.runner.stop();
+    this.quorum?.stop();
     await this.stateFile.stop();
   }
 

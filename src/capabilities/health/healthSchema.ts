@@ -102,6 +102,18 @@ export function healthSectionSchemaOf<const K extends CheckKindList>(kinds: K) {
       .min(0)
       .max(30 * 86_400_000)
       .default(300_000),
+    /**
+     * Quorum health when the state store is shared (`store`; ignored otherwise): a check is down
+     * when `observers` of the live nodes see it down (src/capabilities/health/quorum.ts; absent: 2
+     * observers, votes live 15 s, 30 s of grace).
+     */
+    quorum: z
+      .strictObject({
+        observers: z.number().int().min(1).max(64).default(2),
+        voteTtlSeconds: z.number().min(1).max(3600).default(15),
+        graceSeconds: z.number().min(0).max(86_400).default(30),
+      })
+      .optional(),
   });
 }
 

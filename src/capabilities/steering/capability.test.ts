@@ -43,7 +43,7 @@ test('a push through the route is in the state store and in the view before the 
   t.deepEqual(
     store
       .map<PushedBatch>(PUSHES_MAP)
-      .get('host')
+      .get('host|local')
       ?.writes.map((w) => [w.dc, w.values[metricId('host', 'cpu')]]),
     [['a', 42]],
   );

@@ -16,7 +16,7 @@ export interface SteeringConfig {
   readonly records: readonly GslbRecordConfig[];
 }
 
-/** The state-store map of pushed batches: the last validated batch per source (`host`, `service`, `client`). */
+/** The state-store map of pushed batches: the last validated batch per source (`host`, `service`, `client`) and node (`host|ns1`). */
 export const PUSHES_MAP = 'steering.pushes';
 
 /** One validated push as the state store keeps it (an absent metric value is `undefined`, `null` in JSON). */
@@ -69,11 +69,13 @@ export const steeringCapability = {
     };
     // Validated pushes go to the state store, and the metric store applies what it sees there: in
     // this process at once (inside the push), on a shared store also the pushes of other nodes.
+    // Keyed by source and node (`host|ns1`): a node's batch never hides another node's batch
+    // that its watchers have not applied yet.
     const pushes = host.store.map<PushedBatch>(PUSHES_MAP);
-    pushes.watch((source, batch) => {
-      if (batch) store.apply(source as MetricSource, batch.writes, batch.atMs);
+    pushes.watch((key, batch) => {
+      if (batch) store.apply(key.split('|')[0] as MetricSource, batch.writes, batch.atMs);
     });
-    const apply = (source: MetricSource, writes: readonly MetricWrite[], atMs: number): void => pushes.set(source, { writes, atMs });
+    const apply = (source: MetricSource, writes: readonly MetricWrite[], atMs: number): void => pushes.set(`${source}|${host.store.node}`, { writes, atMs });
     const routes: AdminRoute[] = [];
     registerMetricRoutes({ route: (r) => routes.push(r) }, { store, config: () => running!, registry: host.metrics.registry, now: () => host.now(), apply });
     return {

@@ -11,8 +11,34 @@
  * travel.
  */
 export interface StateStore {
-  /** The named map (`health.overrides`, `steering.host`, …); the same name always gives the same map. */
-  map<V>(name: string): StateMap<V>;
+  /**
+   * The named map (`health.overrides`, `steering.host`, …); the same name always gives the same
+   * map (the first call's `options` apply).
+   */
+  map<V>(name: string, options?: MapOptions): StateMap<V>;
+  /** This node's name among the nodes sharing the store (`local` for the embedded store). */
+  readonly node: string;
+  /** Whether the store is reachable now, and since when. */
+  connection(): StoreConnection;
+}
+
+/** Options of a {@link StateMap}. */
+export interface MapOptions {
+  /**
+   * Each key is removed this long (ms) after its last `set` (watchers are told with `undefined`).
+   * A shared store counts with its own clock (Redis `TIME`), so node clocks never decide.
+   */
+  readonly ttlMs?: number;
+}
+
+/**
+ * The state of a store's connection: `embedded` (in this process, always current), `connected`,
+ * or `disconnected` (reads serve the last state seen; writes are sent on reconnection).
+ */
+export interface StoreConnection {
+  readonly state: 'embedded' | 'connected' | 'disconnected';
+  /** When the state began (ms, monotonic clock of this process). */
+  readonly sinceMs: number;
 }
 
 /** One named map of a {@link StateStore}. */
@@ -33,18 +59,29 @@ export interface StateMap<V> {
 
 /** The embedded {@link StateStore}: maps in this process; watchers run synchronously, in subscription order. */
 export class InProcessStateStore implements StateStore {
+  readonly node = 'local';
   private readonly maps = new Map<string, InProcessMap<unknown>>();
 
-  map<V>(name: string): StateMap<V> {
+  map<V>(name: string, options: MapOptions = {}): StateMap<V> {
     let m = this.maps.get(name);
-    if (!m) this.maps.set(name, (m = new InProcessMap()));
+    if (!m) this.maps.set(name, (m = new InProcessMap(options.ttlMs)));
     return m as InProcessMap<V>;
   }
+
+  connection(): StoreConnection {
+    return EMBEDDED;
+  }
 }
+
+const EMBEDDED: StoreConnection = { state: 'embedded', sinceMs: 0 };
 
 class InProcessMap<V> implements StateMap<V> {
   private readonly values = new Map<string, V>();
   private readonly listeners = new Set<(key: string, value: V | undefined) => void>();
+  /** Expiry timers by key (maps with a TTL only); unref'd so they never keep the process alive. */
+  private readonly expiries = new Map<string, NodeJS.Timeout>();
+
+  constructor(private readonly ttlMs: number | undefined) {}
 
   get size(): number {
     return this.values.size;
@@ -56,10 +93,16 @@ class InProcessMap<V> implements StateMap<V> {
 
   set(key: string, value: V): void {
     this.values.set(key, value);
+    if (this.ttlMs !== undefined) {
+      clearTimeout(this.expiries.get(key));
+      this.expiries.set(key, setTimeout(() => this.delete(key), this.ttlMs).unref());
+    }
     for (const l of this.listeners) l(key, value);
   }
 
   delete(key: string): boolean {
+    clearTimeout(this.expiries.get(key));
+    this.expiries.delete(key);
     if (!this.values.delete(key)) return false;
     for (const l of this.listeners) l(key, undefined);
     return true;

@@ -1,0 +1,61 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import { InProcessStateStore, type StateStore, type StoreConnection } from '../../core/contracts/stateStore.js';
+import { RedisStateStore } from './redisStateStore.js';
+import type { RedisStoreConfig, StoreConfig } from './storeSchema.js';
+
+/** Hooks an opened store reports to (logs, metrics). */
+export interface StoreHooks {
+  readonly onConnection?: (connection: StoreConnection) => void;
+  readonly onLatency?: (operation: string, ms: number) => void;
+}
+
+/** An opened store with how to wait for its first synchronisation and how to close it. */
+export interface OpenedStore {
+  readonly store: StateStore;
+  /** Resolves true once synchronised with the shared store, false after the configured wait (the embedded store is ready at once). */
+  ready(): Promise<boolean>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The store `config` names: the {@link InProcessStateStore} without `store`, else a
+ * {@link RedisStateStore} over ioredis connections (standalone or through Sentinel).
+ */
+export function openStateStore(config: StoreConfig | undefined, hooks: StoreHooks = {}): OpenedStore {
+  if (!config) return { store: new InProcessStateStore(), ready: () => Promise.resolve(true), stop: () => Promise.resolve() };
+  const r = config.redis;
+  const store = new RedisStateStore({
+    connect: (blockMs) => connectRedis(r, blockMs),
+    node: r.node,
+    namespace: `{${r.namespace}}`,
+    logLength: r.logLength,
+    ...hooks,
+  });
+  return { store, ready: () => store.ready(r.connectTimeoutSeconds * 1000), stop: () => store.stop() };
+}
+
+/**
+ * One ioredis connection as `r` says. Commands are never queued while disconnected (the store
+ * keeps its own dirty set) and fail after 2 s (plus `blockMs` for the connection that makes
+ * blocking reads), so no caller waits on a lost Redis; reconnection backs off from 50 ms to 2 s.
+ */
+export function connectRedis(r: RedisStoreConfig, blockMs = 0): Redis {
+  const common: RedisOptions = {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 2000 + blockMs,
+    connectTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(2000, 50 * 2 ** Math.min(attempt, 6)),
+    ...(r.username ? { username: r.username } : {}),
+    ...(r.password ? { password: r.password } : {}),
+    ...(r.tls ? { tls: {} } : {}),
+  };
+  if (r.sentinels)
+    return new Redis({
+      ...common,
+      sentinels: r.sentinels,
+      name: r.masterName!,
+      sentinelRetryStrategy: (attempt: number) => Math.min(2000, 50 * 2 ** Math.min(attempt, 6)),
+    });
+  return new Redis(r.url!, common);
+}

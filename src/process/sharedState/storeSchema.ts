@@ -1,0 +1,47 @@
+import { hostname } from 'node:os';
+import { z } from 'zod';
+
+const sentinelSchema = z.strictObject({ host: z.string().min(1), port: z.number().int().min(1).max(65535).default(26379) });
+
+/**
+ * `store.redis`: the shared state store (src/process/sharedState/README.md). Either `url` (a
+ * standalone Redis; `rediss://` for TLS; `redis://user:password@host:port/db` for an ACL user) or
+ * `sentinels` with `masterName` (the client asks the sentinels for the primary and follows a
+ * failover).
+ */
+export const redisStoreSchema = z
+  .strictObject({
+    url: z
+      .string()
+      .regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL')
+      .optional(),
+    sentinels: z.array(sentinelSchema).min(1).optional(),
+    masterName: z.string().min(1).optional(),
+    /** ACL user and password (for the primary and replicas; sentinels without auth). */
+    username: z.string().min(1).optional(),
+    password: z.string().min(1).optional(),
+    /** TLS to the primary (implied by `rediss://`). */
+    tls: z.boolean().default(false),
+    /** Key prefix shared by the nodes of one deployment (inside a Cluster hash tag). */
+    namespace: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+$/)
+      .default('gslbd'),
+    /** This node's name; unique among the nodes (default: the host name). */
+    node: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]+$/)
+      .default(() => hostname()),
+    /** Changes kept in the change log. */
+    logLength: z.number().int().min(1000).default(100_000),
+    /** How long start-up waits for the first synchronisation before answering from local state (s). */
+    connectTimeoutSeconds: z.number().min(0).max(60).default(2),
+  })
+  .refine((r) => (r.url === undefined) !== (r.sentinels === undefined), { message: 'set either url or sentinels' })
+  .refine((r) => r.sentinels === undefined || r.masterName !== undefined, { message: 'sentinels need masterName' });
+
+/** `store`: where shared state lives; absent, every node keeps its own in process (the embedded default). */
+export const storeSchema = z.strictObject({ redis: redisStoreSchema });
+
+export type StoreConfig = z.output<typeof storeSchema>;
+export type RedisStoreConfig = z.output<typeof redisStoreSchema>;
