@@ -7,6 +7,7 @@ import { parse, stringify } from 'yaml';
 import { buildQuery, tcpQuery, udpQuery } from '../support/dnsClient.js';
 import { REPO_ROOT, startEngine, stopAllEngines, type EngineProcess } from '../support/engineProcess.js';
 import { freePort } from '../support/freePort.js';
+import { seededUint32 } from '../support/seededRandom.js';
 import { waitFor } from '../support/waitFor.js';
 
 /**
@@ -178,6 +179,34 @@ test.after.always(async () => {
 
 const www = (ip: string, ttl = 30): string => `www.example.test. ${ttl} IN A ${ip}`;
 
+/** 1,000 distinct client /24s spread over the IPv4 unicast space (seeded: the same set every run). */
+const CLIENT_BLOCKS: readonly string[] = (() => {
+  const next = seededUint32(26);
+  const blocks = new Set<string>();
+  while (blocks.size < 1000) {
+    const n = next();
+    const first = 1 + ((n >>> 24) % 223);
+    // Not 127/8, nor 203/8, whose 203.0.113.0/24 below must find no stale answer.
+    if (first === 127 || first === 203) continue;
+    blocks.add(`${first}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.0/24`);
+  }
+  return [...blocks];
+})();
+
+/** The address each client block gets for www.example.test A, 50 queries in flight at a time. */
+async function answersByBlock(port: number): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < CLIENT_BLOCKS.length; i += 50) {
+    await Promise.all(
+      CLIENT_BLOCKS.slice(i, i + 50).map(async (block) => {
+        const reply = await udpQuery({ address: '127.0.0.1', port }, { name: 'www.example.test', type: 'A', edns: { ecs: block } });
+        out.set(block, `${reply.rcode} ${reply.answers.join(' ')}`);
+      }),
+    );
+  }
+  return out;
+}
+
 test.serial('GSLB answers through CoreDNS: the client subnet picks the data center, AA set, the engine scope echoed', async (t) => {
   // Scopes are the record's answer-class blocks: the largest block around the client in which
   // every network of the data gets the same data center (src/pipeline/selection/answerClasses.ts).
@@ -280,6 +309,10 @@ test.serial(
   'engine killed: stale answers for blocks seen before, the fail-safe zone for others, never NXDOMAIN; restart resumes without restarting CoreDNS',
   async (t) => {
     t.timeout(300000);
+    // Every recent client block of a busy name keeps its own answer (the stale store is bounded by
+    // memory, not by 16 blocks per name as it was, when most of these got the fail-safe).
+    const live = await answersByBlock(fx.dnsPort);
+    t.true(new Set(live.values()).size >= 2, 'the blocks get different data centers');
     fx.engine.signal('SIGKILL');
     await fx.engine.stop();
     await until('CoreDNS not ready once the engine is gone', async () => (await readyStatus(fx.readyPort)) === 503, 10000);
@@ -290,6 +323,10 @@ test.serial(
     // Another client inside the /19 block the engine's answer was valid for.
     const sameBlock = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=193.0.1.0/24');
     t.deepEqual(sameBlock.answer, [www('198.51.100.10', 10)]);
+
+    const afterKill = await answersByBlock(fx.dnsPort);
+    const other = CLIENT_BLOCKS.filter((b) => afterKill.get(b) !== live.get(b));
+    t.deepEqual(other, [], 'every client block gets its own last answer');
 
     // A block never answered before: the next plugin (file, the fail-safe zone) answers.
     const fallthrough = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=203.0.113.0/24');
