@@ -127,6 +127,10 @@ test.before(async () => {
   const socket = join(dir, 'engine.sock');
   const config = parse(readFileSync(join(REPO_ROOT, 'examples/quickstart.yaml'), 'utf8')) as Record<string, unknown>;
   config.listeners = { compact: { path: socket } };
+  // The quickstart's compiled cache in this test's directory (the engine's own directory goes with
+  // each engine): the first start builds it, the restart after the kill loads it, as a production
+  // restart does (src/capabilities/geo/README.md, "Compiled file and CLI").
+  (config.geo as Record<string, unknown>).compiled = join(dir, 'geo.gdb');
   // An answer larger than a 1232-byte UDP payload, for the size tests.
   const zone = (config.zones as { records: unknown[] }[])[0]!;
   zone.records.push(...Array.from({ length: 30 }, (_, i) => ({ name: 'big', type: 'TXT', data: `${String(i).padStart(2, '0')}${'x'.repeat(60)}` })));
@@ -339,8 +343,15 @@ test.serial(
     t.regex(metrics, /coredns_gslb_requests_total\{result="fallthrough",server="dns:\/\/127\.0\.0\.1:\d+"\} [1-9]/);
     t.regex(metrics, /coredns_gslb_engine_up\{socket="[^"]+"\} 0/);
 
+    const restarted = performance.now();
     fx.engine = await startEngine(fx.engineConfig, { startTimeoutMs: ENGINE_START_MS });
+    t.like(
+      fx.engine.logs().find((l) => l.msg === 'location data loaded'),
+      { cache: 'fresh' },
+      'the restart loads the compiled cache the first start wrote',
+    );
     await until('CoreDNS ready again', async () => (await readyStatus(fx.readyPort)) === 200, 30000, fx.coredns);
+    t.log(`engine restart: CoreDNS ready again ${Math.round(performance.now() - restarted)} ms after the exec`);
     // TTL 30 (not the stale 10): a fresh answer from the restarted engine.
     const fresh = await dig(fx.dnsPort, 'www.example.test', 'A', '+subnet=8.8.8.0/24');
     t.like(fresh, { status: 'NOERROR', answer: [www('192.0.2.10')], subnet: '8.8.8.0/24/17' });
