@@ -107,7 +107,7 @@ func (g *GSLB) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (
 		requestCount.WithLabelValues(server, "not_ours").Inc()
 		return plugin.NextOrFailure(g.Name(), g.Next, ctx, w, r)
 	}
-	g.stale.put(qname, q.Qtype, client, a, g.now())
+	g.remember(server, qname, q.Qtype, client, a)
 	requestCount.WithLabelValues(server, "answer").Inc()
 	w.WriteMsg(reply(r, ecs, a, a.ECSScope, 0))
 	// Written: a non-error code tells the server not to write again (plugin/plugin.go ClientWrite).
@@ -120,8 +120,11 @@ func (g *GSLB) unavailable(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	for _, step := range g.onError {
 		switch step {
 		case policyStale:
-			if a := g.stale.get(qname, r.Question[0].Qtype, client, g.now()); a != nil {
+			a, ch := g.stale.get(qname, r.Question[0].Qtype, client, g.now())
+			g.staleMetrics(server, ch)
+			if a != nil {
 				requestCount.WithLabelValues(server, "stale").Inc()
+				staleHits.WithLabelValues(server).Inc()
 				w.WriteMsg(reply(r, ecs, a, ecsScopeFor(ecs, a.ClientScope), g.staleTTL))
 				return dns.RcodeSuccess, nil
 			}
@@ -136,6 +139,28 @@ func (g *GSLB) unavailable(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	requestCount.WithLabelValues(server, "servfail").Inc()
 	// Not written: the server writes SERVFAIL (never NXDOMAIN, which resolvers would cache).
 	return dns.RcodeServerFailure, fmt.Errorf("plugin/gslb: engine: %w", cause)
+}
+
+// remember keeps an engine answer for stale use.
+func (g *GSLB) remember(server, qname string, qtype uint16, client netip.Addr, a *frame.Answer) {
+	g.staleMetrics(server, g.stale.put(qname, qtype, client, a, g.now()))
+}
+
+// staleMetrics counts a stale-cache call's evictions and, when it changed the entries, sets the
+// size gauges (most answers refresh an entry of the same size: no gauge update on the hot path).
+func (g *GSLB) staleMetrics(server string, ch staleChange) {
+	if ch == (staleChange{}) {
+		return
+	}
+	if ch.memory > 0 {
+		staleEvictions.WithLabelValues(server, "memory").Add(float64(ch.memory))
+	}
+	if ch.expired > 0 {
+		staleEvictions.WithLabelValues(server, "expired").Add(float64(ch.expired))
+	}
+	bytes, n := g.stale.size()
+	staleEntries.WithLabelValues(server).Set(float64(n))
+	staleBytes.WithLabelValues(server).Set(float64(bytes))
 }
 
 func reasonOf(err error) string {

@@ -3,6 +3,7 @@ package gslb
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 	"sync"
@@ -16,6 +17,8 @@ import (
 	"github.com/gslbd/gslbd/coredns-bridge/internal/enginetest"
 	"github.com/gslbd/gslbd/coredns-bridge/internal/frame"
 	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // seen records the queries a fake engine received.
@@ -366,35 +369,178 @@ func TestECSDataCarriesWhatTheEngineNeedsToValidate(t *testing.T) {
 	}
 }
 
-func TestStaleCacheIsBoundedPerName(t *testing.T) {
-	c := newStaleCache(2, time.Minute)
+func staleAnswer(scope uint8, ip string) *frame.Answer {
+	return &frame.Answer{Flags: frame.AnswerAA, ClientScope: scope, Answer: []dns.RR{test.A("a.example.org. 30 IN A " + ip)}}
+}
+
+// Every recent client block of a busy name keeps its own answer: the bound is memory, not a
+// number of blocks per name (the cache used to keep 16, so most clients of a busy name got the
+// fail-safe during an engine outage).
+func TestStaleCacheKeepsEveryBlockOfABusyName(t *testing.T) {
+	c := newStaleCache(defaultStaleMem, time.Hour)
 	now := time.Now()
-	a := &frame.Answer{Flags: frame.AnswerAA, ClientScope: 24, Answer: []dns.RR{test.A("a.example.org. 30 IN A 192.0.2.1")}}
-	for i := 0; i < blocksPerName+4; i++ {
-		c.put("a.example.org.", dns.TypeA, netip.AddrFrom4([4]byte{10, 0, byte(i), 1}), a, now.Add(time.Duration(i)*time.Millisecond))
+	block := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, byte(i >> 8), byte(i), 1}) }
+	for i := 0; i < 5000; i++ {
+		c.put("a.example.org.", dns.TypeA, block(i), staleAnswer(24, fmt.Sprintf("192.0.2.%d", i%250)), now)
 	}
-	set, _ := c.names.Get(staleKey{"a.example.org.", dns.TypeA})
-	if len(set.entries) != blocksPerName {
-		t.Errorf("%d blocks kept", len(set.entries))
+	for i := 0; i < 5000; i++ {
+		a, _ := c.get("A.Example.ORG.", dns.TypeA, block(i).Next(), now)
+		if a == nil || a.Answer[0].(*dns.A).A.String() != fmt.Sprintf("192.0.2.%d", i%250) {
+			t.Fatalf("block %d: %v", i, a)
+		}
 	}
-	if c.get("a.example.org.", dns.TypeA, netip.MustParseAddr("10.0.0.9"), now) != nil {
-		t.Error("the oldest block was not evicted")
+	if bytes, n := c.size(); n != 5000 || bytes > 5000*1024 {
+		t.Errorf("%d entries, %d bytes", n, bytes)
 	}
-	if c.get("A.EXAMPLE.ORG.", dns.TypeA, netip.MustParseAddr("10.0.19.9"), now) == nil {
-		t.Error("the newest block is missing")
+}
+
+func TestStaleCacheIsBoundedByMemoryLeastRecentlyUsedFirst(t *testing.T) {
+	now := time.Now()
+	one := answerSize("a.example.org.", staleAnswer(24, "192.0.2.1"))
+	c := newStaleCache(10*one+nameOverhead+int64(len("a.example.org.")), time.Hour)
+	client := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, byte(i), 1}) }
+	var evicted int
+	for i := 0; i < 10; i++ {
+		evicted += c.put("a.example.org.", dns.TypeA, client(i), staleAnswer(24, "192.0.2.1"), now).memory
 	}
-	if c.get("a.example.org.", dns.TypeA, netip.MustParseAddr("10.0.19.9"), now.Add(2*time.Minute)) != nil {
-		t.Error("an answer older than stale_max was served")
+	if _, n := c.size(); n != 10 || evicted != 0 {
+		t.Fatalf("%d entries, %d evicted; want 10 kept", n, evicted)
 	}
-	c.put("b.example.org.", dns.TypeA, netip.MustParseAddr("10.0.0.1"), a, now)
-	c.put("c.example.org.", dns.TypeA, netip.MustParseAddr("10.0.0.1"), a, now)
-	if c.names.Len() != 2 {
-		t.Errorf("%d names kept, want 2", c.names.Len())
+	// Block 0 is served (used again); block 1 is now the least recently used.
+	if a, _ := c.get("a.example.org.", dns.TypeA, client(0), now); a == nil {
+		t.Fatal("block 0 missing")
+	}
+	ch := c.put("a.example.org.", dns.TypeA, client(10), staleAnswer(24, "192.0.2.1"), now)
+	if ch.memory != 1 || !ch.grown {
+		t.Errorf("change %+v, want one eviction for memory", ch)
+	}
+	if a, _ := c.get("a.example.org.", dns.TypeA, client(1), now); a != nil {
+		t.Error("the least recently used block was kept")
+	}
+	for _, i := range []int{0, 2, 10} {
+		if a, _ := c.get("a.example.org.", dns.TypeA, client(i), now); a == nil {
+			t.Errorf("block %d was evicted", i)
+		}
+	}
+	if bytes, _ := c.size(); bytes > c.maxBytes {
+		t.Errorf("%d bytes held, bound %d", bytes, c.maxBytes)
+	}
+	// Refreshing a block replaces its answer in place: no new entry, no eviction.
+	if ch := c.put("a.example.org.", dns.TypeA, client(0), staleAnswer(24, "192.0.2.2"), now); ch != (staleChange{}) {
+		t.Errorf("refresh changed %+v", ch)
+	}
+	if a, _ := c.get("a.example.org.", dns.TypeA, client(0), now); a == nil || a.Answer[0].(*dns.A).A.String() != "192.0.2.2" {
+		t.Errorf("refreshed block answers %v", a)
+	}
+}
+
+func TestStaleEntriesAreServedOnlyInsideTheirBlockAndWithinStaleMax(t *testing.T) {
+	c := newStaleCache(defaultStaleMem, time.Minute)
+	now := time.Now()
+	c.put("a.example.org.", dns.TypeA, netip.MustParseAddr("10.1.2.3"), staleAnswer(16, "192.0.2.16"), now)
+	c.put("a.example.org.", dns.TypeA, netip.MustParseAddr("10.1.200.3"), staleAnswer(24, "192.0.2.24"), now.Add(time.Second))
+	c.put("a.example.org.", dns.TypeA, netip.MustParseAddr("2001:db8:1::1"), staleAnswer(48, "192.0.2.48"), now)
+	for _, tc := range []struct{ client, want string }{
+		{"10.1.77.1", "192.0.2.16"},   // inside the /16 only
+		{"10.1.200.77", "192.0.2.24"}, // the /24 is more specific than the /16 around it
+		{"10.2.0.1", ""},              // outside every block
+		{"2001:db8:1:ffff::9", "192.0.2.48"},
+		{"2001:db8:2::1", ""},
+	} {
+		a, _ := c.get("a.example.org.", dns.TypeA, netip.MustParseAddr(tc.client), now.Add(30*time.Second))
+		got := ""
+		if a != nil {
+			got = a.Answer[0].(*dns.A).A.String()
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.client, got, tc.want)
+		}
+	}
+	if a, _ := c.get("a.example.org.", dns.TypeAAAA, netip.MustParseAddr("10.1.77.1"), now); a != nil {
+		t.Error("served for another type")
+	}
+	// Older than stale_max: not served, and dropped (the /16 answer is the fallback for the /24 client).
+	a, ch := c.get("a.example.org.", dns.TypeA, netip.MustParseAddr("10.1.200.77"), now.Add(time.Minute+500*time.Millisecond))
+	if a == nil || a.Answer[0].(*dns.A).A.String() != "192.0.2.24" || ch.expired != 0 {
+		t.Errorf("the /24 (stored a second later) is still young: %v %+v", a, ch)
+	}
+	a, ch = c.get("a.example.org.", dns.TypeA, netip.MustParseAddr("10.1.77.1"), now.Add(time.Minute+500*time.Millisecond))
+	if a != nil || ch.expired != 1 {
+		t.Errorf("expired /16: %v %+v", a, ch)
+	}
+	if _, n := c.size(); n != 2 {
+		t.Errorf("%d entries after the expiry, want 2", n)
+	}
+	// Scope 0: one entry for every client, of either family.
+	c.put("g.example.org.", dns.TypeA, netip.MustParseAddr("10.1.2.3"), staleAnswer(0, "192.0.2.1"), now)
+	for _, client := range []string{"192.0.2.99", "2001:db8::1"} {
+		if a, _ := c.get("g.example.org.", dns.TypeA, netip.MustParseAddr(client), now); a == nil {
+			t.Errorf("scope-0 answer not served to %s", client)
+		}
 	}
 	negative := &frame.Answer{Flags: frame.AnswerAA, Rcode: dns.RcodeNameError}
-	c.put("d.example.org.", dns.TypeA, netip.MustParseAddr("10.0.0.1"), negative, now)
-	if c.get("d.example.org.", dns.TypeA, netip.MustParseAddr("10.0.0.1"), now) != nil {
-		t.Error("a negative answer was kept for stale use")
+	nodata := &frame.Answer{Flags: frame.AnswerAA}
+	notAA := &frame.Answer{ClientScope: 24, Answer: staleAnswer(24, "192.0.2.1").Answer}
+	for _, bad := range []*frame.Answer{negative, nodata, notAA} {
+		c.put("d.example.org.", dns.TypeA, netip.MustParseAddr("10.0.0.1"), bad, now)
+	}
+	if a, _ := c.get("d.example.org.", dns.TypeA, netip.MustParseAddr("10.0.0.1"), now); a != nil {
+		t.Error("a negative, empty or non-authoritative answer was kept for stale use")
+	}
+}
+
+// metricValue reads a counter's or gauge's current value.
+func metricValue(t *testing.T, m prometheus.Metric) float64 {
+	t.Helper()
+	var d dto.Metric
+	if err := m.Write(&d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Counter != nil {
+		return d.Counter.GetValue()
+	}
+	return d.Gauge.GetValue()
+}
+
+// The metrics of the stale cache: hits when a stale answer is served, evictions by reason, and
+// the entries and bytes gauges.
+func TestStaleCacheMetrics(t *testing.T) {
+	sock := enginetest.ShortSocket(t)
+	fake := enginetest.Start(t, sock, geoEngine(&seen{}))
+	g := newTestGSLB(t, sock, "on_error stale servfail\nstale_memory 64KiB")
+	server, ctx := "", context.TODO() // no dnsserver.Server in the context: the server label is empty
+	hits := metricValue(t, staleHits.WithLabelValues(server))
+	evicted := metricValue(t, staleEvictions.WithLabelValues(server, "memory"))
+	for i := 0; i < 400; i++ {
+		rec := dnstest.NewRecorder(&test.ResponseWriter{RemoteIP: "192.0.2.53"})
+		if _, err := g.ServeDNS(ctx, rec, ecsQuery("www.example.org.", dns.TypeA, fmt.Sprintf("10.%d.%d.0/24", i/256, i%256))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bytes, n := g.stale.size()
+	if n == 0 || n >= 400 || bytes > 64<<10 {
+		t.Fatalf("%d entries, %d bytes within a 64 KiB bound", n, bytes)
+	}
+	if got := metricValue(t, staleEvictions.WithLabelValues(server, "memory")) - evicted; got != float64(400-n) {
+		t.Errorf("memory evictions %v, want %d", got, 400-n)
+	}
+	if got := metricValue(t, staleEntries.WithLabelValues(server)); got != float64(n) {
+		t.Errorf("entries gauge %v, want %d", got, n)
+	}
+	if got := metricValue(t, staleBytes.WithLabelValues(server)); got != float64(bytes) {
+		t.Errorf("bytes gauge %v, want %d", got, bytes)
+	}
+	fake.Stop()
+	deadline := time.Now().Add(2 * time.Second)
+	for g.Ready() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	rec := dnstest.NewRecorder(&test.ResponseWriter{RemoteIP: "192.0.2.53"})
+	if rcode, err := g.ServeDNS(ctx, rec, ecsQuery("www.example.org.", dns.TypeA, "10.1.143.0/24")); rcode != dns.RcodeSuccess || err != nil {
+		t.Fatalf("the most recent block is not served stale: %d %v", rcode, err)
+	}
+	if got := metricValue(t, staleHits.WithLabelValues(server)) - hits; got != 1 {
+		t.Errorf("stale hits %v, want 1", got)
 	}
 }
 

@@ -34,6 +34,40 @@ var (
 		Help:      "Queries the gslbd engine did not answer, by reason.",
 	}, []string{"server", "reason"})
 
+	// staleHits counts stale answers served: the last good answer for the client's block while
+	// the engine could not answer (also counted as requests_total{result="stale"}).
+	staleHits = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: "gslb",
+		Name:      "stale_hits_total",
+		Help:      "Stale answers served while the gslbd engine could not answer.",
+	}, []string{"server"})
+
+	// staleEvictions counts stale-cache entries dropped: memory (least recently used, over
+	// stale_memory) or expired (older than stale_max when asked for).
+	staleEvictions = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: "gslb",
+		Name:      "stale_evictions_total",
+		Help:      "Stale-cache entries dropped, by reason (memory, expired).",
+	}, []string{"server", "reason"})
+
+	// staleEntries is the number of (name, type, client block) answers kept for stale use.
+	staleEntries = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: "gslb",
+		Name:      "stale_entries",
+		Help:      "Answers kept for stale use, one per name, type and client block.",
+	}, []string{"server"})
+
+	// staleBytes is the stale cache's estimated memory, bounded by stale_memory.
+	staleBytes = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: "gslb",
+		Name:      "stale_bytes",
+		Help:      "Estimated memory of the answers kept for stale use, in bytes.",
+	}, []string{"server"})
+
 	// engineUp is 1 while at least one connection to the engine's socket is up.
 	engineUp = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: plugin.Namespace,

@@ -2,6 +2,7 @@ package gslb
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/coredns/caddy"
@@ -14,12 +15,12 @@ func init() { plugin.Register(Name, setup) }
 
 // Defaults of the Corefile properties (README.md).
 const (
-	defaultTimeout   = 250 * time.Millisecond
-	defaultStaleTTL  = 10 * time.Second
-	defaultStaleMax  = time.Hour
-	defaultStaleSize = 10000
-	defaultBufsize   = 1232
-	startupWait      = 100 * time.Millisecond
+	defaultTimeout  = 250 * time.Millisecond
+	defaultStaleTTL = 10 * time.Second
+	defaultStaleMax = time.Hour
+	defaultStaleMem = 64 << 20
+	defaultBufsize  = 1232
+	startupWait     = 100 * time.Millisecond
 )
 
 func setup(c *caddy.Controller) error {
@@ -63,7 +64,7 @@ func parse(c *caddy.Controller) (*GSLB, engine.Options, error) {
 		now:      time.Now,
 	}
 	opts := engine.Options{Name: "coredns-gslb"}
-	staleMax, staleSize := defaultStaleMax, defaultStaleSize
+	staleMax, staleMemory := defaultStaleMax, int64(defaultStaleMem)
 	i := 0
 	for c.Next() {
 		if i > 0 {
@@ -118,12 +119,14 @@ func parse(c *caddy.Controller) (*GSLB, engine.Options, error) {
 					return nil, opts, err
 				}
 				staleMax = d
-			case "stale_size":
-				n, err := intArg(c, 1, 10000000)
+			case "stale_memory":
+				n, err := sizeArg(c, 64<<10, 64<<30)
 				if err != nil {
 					return nil, opts, err
 				}
-				staleSize = n
+				staleMemory = n
+			case "stale_size":
+				return nil, opts, c.Err("stale_size was replaced by stale_memory SIZE (e.g. 64MiB): the stale cache is bounded by memory, not by names")
 			case "bufsize":
 				n, err := intArg(c, 512, 4096)
 				if err != nil {
@@ -141,7 +144,7 @@ func parse(c *caddy.Controller) (*GSLB, engine.Options, error) {
 		return nil, opts, c.Err("socket PATH is required")
 	}
 	opts.Path = g.socket
-	g.stale = newStaleCache(staleSize, staleMax)
+	g.stale = newStaleCache(staleMemory, staleMax)
 	return g, opts, nil
 }
 
@@ -155,6 +158,32 @@ func durationArg(c *caddy.Controller, lo, hi time.Duration) (time.Duration, erro
 		return 0, c.Errf("%s: '%s' is not a duration between %v and %v", name, c.Val(), lo, hi)
 	}
 	return d, nil
+}
+
+// sizeUnits are the suffixes sizeArg accepts (IEC binary units, as the memory a process holds is counted).
+var sizeUnits = []struct {
+	suffix string
+	bytes  int64
+}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+
+// sizeArg reads a memory size: a number of bytes, or a whole number with a suffix B, KiB, MiB or GiB.
+func sizeArg(c *caddy.Controller, lo, hi int64) (int64, error) {
+	name := c.Val()
+	if !c.NextArg() {
+		return 0, c.ArgErr()
+	}
+	text, unit := c.Val(), int64(1)
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(text, u.suffix) {
+			text, unit = strings.TrimSuffix(text, u.suffix), u.bytes
+			break
+		}
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil || n < lo/unit || n > hi/unit || n*unit < lo {
+		return 0, c.Errf("%s: '%s' is not a size between %d KiB and %d GiB (e.g. 64MiB)", name, c.Val(), lo>>10, hi>>30)
+	}
+	return n * unit, nil
 }
 
 func intArg(c *caddy.Controller, lo, hi int) (int, error) {

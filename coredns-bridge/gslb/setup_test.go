@@ -17,7 +17,7 @@ func TestSetupParsesEveryProperty(t *testing.T) {
 		on_error stale fallthrough
 		stale_ttl 20s
 		stale_max 30m
-		stale_size 500
+		stale_memory 8MiB
 		bufsize 1400
 		fallthrough example.org
 	}`)
@@ -34,6 +34,9 @@ func TestSetupParsesEveryProperty(t *testing.T) {
 	if !slices.Equal(g.onError, []string{"stale", "fallthrough"}) || !g.Fall.Through("www.example.org.") || g.Fall.Through("www.example.net.") {
 		t.Errorf("on_error %v fall %v", g.onError, g.Fall)
 	}
+	if g.stale.maxBytes != 8<<20 {
+		t.Errorf("stale_memory %d", g.stale.maxBytes)
+	}
 	if g.bufsize != 1400 {
 		t.Errorf("bufsize %d", g.bufsize)
 	}
@@ -47,8 +50,17 @@ func TestSetupDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(g.Zones, []string{"example.org."}) || g.timeout != defaultTimeout || !slices.Equal(g.onError, []string{"stale", "servfail"}) ||
-		g.staleTTL != 10 || g.stale.maxAge != time.Hour || opts.Connections != 0 || g.Fall.Through("www.example.org.") || g.bufsize != 1232 {
+		g.staleTTL != 10 || g.stale.maxAge != time.Hour || g.stale.maxBytes != 64<<20 || opts.Connections != 0 || g.Fall.Through("www.example.org.") || g.bufsize != 1232 {
 		t.Errorf("defaults: %+v %+v", g, opts)
+	}
+}
+
+func TestStaleMemorySizes(t *testing.T) {
+	for input, want := range map[string]int64{"65536": 64 << 10, "64KiB": 64 << 10, "512MiB": 512 << 20, "2GiB": 2 << 30, "1048576B": 1 << 20} {
+		g, _, err := parse(caddy.NewTestController("dns", "gslb {\n socket a\n stale_memory "+input+"\n}"))
+		if err != nil || g.stale.maxBytes != want {
+			t.Errorf("%s: %v %v, want %d", input, g, err, want)
+		}
 	}
 }
 
@@ -62,7 +74,12 @@ func TestSetupRejectsBadInput(t *testing.T) {
 		{"gslb {\n socket a\n on_error nxdomain\n}", "unknown step 'nxdomain'"},
 		{"gslb {\n socket a\n on_error stale stale\n}", "listed twice"},
 		{"gslb {\n socket a\n on_error\n}", "Wrong argument count"},
-		{"gslb {\n socket a\n stale_size -1\n}", "not a number"},
+		{"gslb {\n socket a\n stale_memory -1\n}", "not a size"},
+		{"gslb {\n socket a\n stale_memory 64\n}", "not a size between 64 KiB"},
+		{"gslb {\n socket a\n stale_memory 65GiB\n}", "not a size"},
+		{"gslb {\n socket a\n stale_memory 1.5MiB\n}", "not a size"},
+		{"gslb {\n socket a\n stale_memory MiB\n}", "not a size"},
+		{"gslb {\n socket a\n stale_size 100\n}", "replaced by stale_memory"},
 		{"gslb {\n socket a\n bufsize 511\n}", "not a number between 512 and 4096"},
 		{"gslb {\n socket a\n sokcet b\n}", "unknown property 'sokcet'"},
 		{"gslb {\n socket a\n}\ngslb {\n socket b\n}", "this plugin"},

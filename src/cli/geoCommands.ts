@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -8,7 +8,9 @@ import { GEO_SOURCE_FORMATS, type GeoConfig, type GeoSourceConfig, type GeoSourc
 import { buildLocationImage } from '../capabilities/geo/buildImage.js';
 import { readImage, verifyImage } from '../capabilities/geo/compiledImage.js';
 import { familyBits, formatIp, maskAddress, parseIp } from '../core/net/ipAddress.js';
-import { loadConfiguredLocationDb, sourcePath } from '../capabilities/geo/loadSources.js';
+import { compiledPath, loadConfiguredLocationDb, sourcePath } from '../capabilities/geo/loadSources.js';
+import { loadOrBuildCompiled, sourcesStamp, writeAtomically } from '../capabilities/geo/compiledCache.js';
+import { LOCATION_FORMATS } from '../capabilities/geo/locationFormats.js';
 import { formatQualifiers } from '../core/location/location.js';
 import { openLocationDb, type GeoImplementation } from '../capabilities/geo/openLocationDb.js';
 import { unpackId, unpackPrefix } from '../core/lpm/rangeTable.js';
@@ -24,32 +26,46 @@ export function registerGeoCommands(program: Command): void {
     .command('build')
     .description('build a compiled location file from sources (FORMAT:FILE, or FILE.mmdb)')
     .argument('[sources...]', `sources in order; FORMAT is one of ${GEO_SOURCE_FORMATS.join(', ')}; FILE may be a file inside an npm package`)
-    .requiredOption('-o, --output <file>', 'compiled file to write (replaced atomically)')
+    .option('-o, --output <file>', 'compiled file to write (replaced atomically); default: geo.compiled of --config')
     .option('-c, --config <file>', "also take the sources and custom entries of a configuration file's geo section")
     .option('--lenient', 'skip bad lines (counted and listed) instead of failing on the first one')
-    .action((sources: string[], opts: { output: string; config?: string; lenient?: boolean }) => {
+    .option('--force', 'with --config and no --output: build even when geo.compiled is up to date with the sources')
+    .action((sources: string[], opts: { output?: string; config?: string; lenient?: boolean; force?: boolean }) => {
       try {
         const started = performance.now();
+        if (opts.output === undefined) {
+          if (opts.config === undefined || sources.length > 0)
+            throw new UsageError('give --output, or --config alone with a geo section that has both compiled and sources');
+          // The cache records the configuration's mode; a build in another mode would be stale at the next start.
+          if (opts.lenient) throw new UsageError("--lenient needs --output: the compiled file of --config is built in the configuration's geo.mode");
+          buildConfiguredCache(opts.config, opts.force === true, started);
+          return;
+        }
+        const output = opts.output;
         let geoConfig: Pick<GeoConfig, 'sources' | 'custom' | 'mode'> = { sources: [], custom: [], mode: opts.lenient ? 'lenient' : 'strict' };
         let configFile = resolve('gslbd.yaml');
         if (opts.config) {
           configFile = opts.config;
           const fromFile = loadConfigFile(opts.config).config.geo;
-          if (fromFile.compiled !== undefined) throw new UsageError(`${opts.config}: geo.compiled names a compiled file; give sources to build`);
+          if (fromFile.compiled !== undefined && fromFile.sources.length === 0) {
+            throw new UsageError(`${opts.config}: geo.compiled names a compiled file and there are no geo.sources to build`);
+          }
           geoConfig = { sources: fromFile.sources, custom: fromFile.custom, mode: opts.lenient ? 'lenient' : fromFile.mode };
         }
         const cliSources = sources.map(parseSourceArgument);
         const all = [...geoConfig.sources, ...cliSources];
         if (all.length === 0 && geoConfig.custom.length === 0) throw new UsageError('no sources: give FORMAT:FILE arguments or --config');
-        const built = buildLocationImage({ sources: all, custom: geoConfig.custom, mode: geoConfig.mode, resolvePath: (s) => sourcePath(s, configFile) });
+        const resolvePath = (s: GeoSourceConfig): string => sourcePath(s, configFile);
+        // A build of exactly the configuration's sources records their stamp: `serve` loads the
+        // file as their cache when geo.compiled names it.
+        const stamp = opts.config !== undefined && cliSources.length === 0 ? sourcesStamp({ ...geoConfig, sources: all }, resolvePath) : undefined;
+        const built = buildLocationImage({ sources: all, custom: geoConfig.custom, mode: geoConfig.mode, resolvePath, ...(stamp ? { stamp } : {}) });
         const image = readImage(built.image);
         verifyImage(image);
-        const tmp = `${opts.output}.tmp-${process.pid}`;
-        writeFileSync(tmp, built.image);
-        renameSync(tmp, opts.output);
+        writeAtomically(output, built.image);
         const ms = Math.round(performance.now() - started);
         process.stdout.write(
-          `${opts.output}: ${built.image.byteLength} bytes, ${image.locationCount} locations, ${image.v4.ids.length} IPv4 + ${image.v6.ids.length} IPv6 ranges (${ms} ms)\n`,
+          `${output}: ${built.image.byteLength} bytes, ${image.locationCount} locations, ${image.v4.ids.length} IPv4 + ${image.v6.ids.length} IPv6 ranges (${ms} ms)\n`,
         );
         if (built.skipped.count > 0) {
           process.stderr.write(`skipped ${built.skipped.count} bad lines:\n${built.skipped.first.map((l) => `  ${l}`).join('\n')}\n`);
@@ -106,6 +122,30 @@ export function registerGeoCommands(program: Command): void {
 }
 
 class UsageError extends Error {}
+
+/**
+ * `gslbd geo build -c CONFIG` for a configuration whose `geo.compiled` is the cache of its
+ * `geo.sources` (`compiledCache.ts`): builds and writes the file when it is missing or older than
+ * its sources (or `force`), else says it is up to date. What `serve` would do at its start, done
+ * before it (a unit's ExecStartPre), so the start itself loads the file in well under a second.
+ * @throws Error as the build; UsageError when the configuration has no such pair.
+ */
+function buildConfiguredCache(configFile: string, force: boolean, started: number): void {
+  const geo = loadConfigFile(configFile).config.geo;
+  if (geo.compiled === undefined || geo.sources.length === 0) {
+    throw new UsageError(`${configFile}: without --output, the geo section needs both compiled (the file to write) and sources`);
+  }
+  const file = compiledPath(geo.compiled, configFile);
+  const { bytes, skipped, cache } = loadOrBuildCompiled(geo, file, (s) => sourcePath(s, configFile), LOCATION_FORMATS, force);
+  if (cache.writeError !== undefined) throw new Error(`${file}: ${cache.writeError}`);
+  const image = readImage(bytes);
+  const ms = Math.round(performance.now() - started);
+  const what = cache.state === 'fresh' ? 'up to date with its sources' : `built (${cache.reason})`;
+  process.stdout.write(
+    `${file}: ${what}, ${bytes.byteLength} bytes, ${image.locationCount} locations, ${image.v4.ids.length} IPv4 + ${image.v6.ids.length} IPv6 ranges (${ms} ms)\n`,
+  );
+  if (skipped.count > 0) process.stderr.write(`skipped ${skipped.count} bad lines:\n${skipped.first.map((l) => `  ${l}`).join('\n')}\n`);
+}
 
 const requireFrom = createRequire(import.meta.url);
 

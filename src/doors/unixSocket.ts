@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, readFileSync, readlinkSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /** Longest Unix socket path Linux accepts (`sun_path` is 108 bytes with the terminating NUL). */
@@ -8,7 +8,9 @@ export const MAX_SOCKET_PATH_BYTES = 107;
  * Listens on a Unix socket for a front door (the PowerDNS and compact sockets) and sets its file
  * mode. A socket file left behind by a process that is gone (SIGKILL, crash) is replaced, but
  * only after a connection attempt to it is refused, so a running engine's socket is never taken
- * over.
+ * over. When the service manager passed a listening socket bound to `path`
+ * ({@link inheritedUnixSocket}), that socket is used as it is: connections made while no engine
+ * ran (a restart) are waiting in it, and are served now.
  * @param what the front door's name, for error messages ("PowerDNS", "compact").
  * @param mode octal file mode text, e.g. "0660".
  * @throws Error when the path is longer than {@link MAX_SOCKET_PATH_BYTES}, exists and is not a
@@ -18,17 +20,68 @@ export async function listenUnixSocket(what: string, path: string, mode: string,
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) {
     throw new Error(`${what} socket path "${path}" is longer than ${MAX_SOCKET_PATH_BYTES} bytes`);
   }
-  await removeStaleSocket(what, path);
   const server = createServer(onConnection);
+  const fd = inheritedUnixSocket(path);
+  if (fd === undefined) await removeStaleSocket(what, path);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(path, () => {
+    server.listen(fd !== undefined ? { fd } : path, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  chmodSync(path, Number.parseInt(mode, 8));
+  // An inherited socket's file belongs to whoever bound it (systemd sets its mode: SocketMode=).
+  if (fd !== undefined) inherited.add(server);
+  else chmodSync(path, Number.parseInt(mode, 8));
   return server;
+}
+
+/** Servers listening on a socket passed by the service manager: their file outlives this process. */
+const inherited = new WeakSet<Server>();
+
+/**
+ * Closes a server of {@link listenUnixSocket} and removes its socket file, unless the socket was
+ * passed by the service manager: then the file stays, and so does the listening socket itself
+ * (held by systemd), where connections wait for the next engine instead of being refused.
+ */
+export async function closeUnixSocket(server: Server, path: string): Promise<void> {
+  await new Promise<void>((r) => server.close(() => r()));
+  if (inherited.has(server)) return;
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already gone (Node removes the file of a socket it bound).
+  }
+}
+
+/**
+ * The listening Unix socket bound to `path` among the file descriptors the service manager passed
+ * (systemd socket activation, sd_listen_fds(3): `LISTEN_PID` is this process, `LISTEN_FDS`
+ * descriptors from 3 on), found by the path it is bound to (the inode of `/proc/self/fd/N` in
+ * `/proc/net/unix`, whose flag 0x10000 marks a listening socket), so the unit's `ListenStream=`
+ * paths need no other naming. Undefined without activation, or when no passed socket is bound to
+ * `path` (gslbd then binds the path itself).
+ */
+export function inheritedUnixSocket(path: string, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const count = Number(env.LISTEN_FDS);
+  if (env.LISTEN_PID !== String(process.pid) || !Number.isInteger(count) || count < 1) return undefined;
+  const listening = new Map<string, string>(); // inode → bound path
+  for (const line of readFileSync('/proc/net/unix', 'utf8').split('\n').slice(1)) {
+    // Num RefCount Protocol Flags Type St Inode Path
+    const f = line.trim().split(/\s+/);
+    if (f.length >= 8 && (Number.parseInt(f[3]!, 16) & 0x10000) !== 0) listening.set(f[6]!, f.slice(7).join(' '));
+  }
+  for (let fd = 3; fd < 3 + count; fd++) {
+    let target: string;
+    try {
+      target = readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      continue;
+    }
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    if (inode !== undefined && listening.get(inode) === path) return fd;
+  }
+  return undefined;
 }
 
 async function removeStaleSocket(what: string, path: string): Promise<void> {

@@ -8,8 +8,8 @@ import { replaceOnce } from '../support/replaceOnce.js';
 
 /**
  * The systemd units of examples/powerdns, checked by the real `systemd-analyze verify` (unit
- * syntax, unknown keys, executables, the ordering between gslbd.service and pdns@gslb.service
- * with its drop-in over Debian's pdns@.service). It does not start them: no systemd runs here.
+ * syntax, unknown keys, executables, the ordering between gslbd.socket, gslbd.service and
+ * pdns@gslb.service with its drop-in over Debian's pdns@.service). It does not start them: no systemd runs here.
  */
 
 const EXAMPLES = fileURLToPath(new URL('../../examples/powerdns/', import.meta.url));
@@ -19,6 +19,7 @@ test.after.always(() => rmSync(dir, { recursive: true, force: true }));
 function installUnits(into: string, edit: (unit: string) => string = (u) => u): void {
   mkdirSync(join(into, 'pdns@gslb.service.d'), { recursive: true });
   writeFileSync(join(into, 'gslbd.service'), edit(readFileSync(join(EXAMPLES, 'gslbd.service'), 'utf8')));
+  copyFileSync(join(EXAMPLES, 'gslbd.socket'), join(into, 'gslbd.socket'));
   copyFileSync(join(EXAMPLES, 'pdns@gslb.service.d', 'gslbd.conf'), join(into, 'pdns@gslb.service.d', 'gslbd.conf'));
 }
 
@@ -33,10 +34,16 @@ function verify(unitDir: string, units: string[]): Promise<{ code: number; ours:
   });
 }
 
-test('gslbd.service and the pdns@gslb drop-in verify without a warning', async (t) => {
+test('gslbd.socket, gslbd.service and the pdns@gslb drop-in verify without a warning', async (t) => {
   const good = join(dir, 'good');
   installUnits(good);
-  t.deepEqual(await verify(good, [join(good, 'gslbd.service'), 'pdns@gslb.service']), { code: 0, ours: [] });
+  t.deepEqual(await verify(good, [join(good, 'gslbd.socket'), join(good, 'gslbd.service'), 'pdns@gslb.service']), { code: 0, ours: [] });
+});
+
+test('the socket unit holds the path the example configuration gives the PowerDNS door', (t) => {
+  const listen = /^ListenStream=(.*)$/m.exec(readFileSync(join(EXAMPLES, 'gslbd.socket'), 'utf8'))?.[1];
+  t.is(listen, '/run/gslbd/pdns.sock');
+  t.regex(readFileSync(join(EXAMPLES, 'gslbd.yaml'), 'utf8'), /^ {4}path: \/run\/gslbd\/pdns\.sock /m);
 });
 
 test('the check sees a broken unit (so the test above can fail)', async (t) => {

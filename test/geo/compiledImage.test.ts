@@ -1,7 +1,7 @@
 import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { readImage, verifyImage, ImageError, RECORD_WORDS } from '../../src/capabilities/geo/compiledImage.js';
 import { openLocationDb } from '../../src/capabilities/geo/openLocationDb.js';
 import { repoRoot } from './cityImage.js';
@@ -103,4 +103,29 @@ test('a location record pointing outside the string pool fails the load with bot
       );
     }
   }
+});
+
+test('gslbd geo build -c CONFIG (no -o): writes geo.compiled when it is missing or older than geo.sources, else says it is up to date', (t) => {
+  const csv = tempFile('10.0.0.0,10.255.255.255,,NL\n');
+  const config = tempFile(
+    `zones: [{ name: example.test, soa: { mname: ns1.example.test, rname: h.example.test }, ns: [ns1.example.test] }]\ngeo:\n  compiled: cache.gdb\n  sources: [{ format: netscaler, path: ${basename(csv)} }]\n`,
+    '.yaml',
+  );
+  const cache = join(dirname(config), 'cache.gdb');
+  const build = (...args: string[]) => gslbd('geo', 'build', '-c', config, ...args);
+  const first = build();
+  t.is(first.status, 0, first.stderr);
+  t.regex(first.stdout, /cache\.gdb: built \(missing\), \d+ bytes, \d+ locations, \d+ IPv4 \+ \d+ IPv6 ranges \(\d+ ms\)\n$/);
+  t.regex(build().stdout, /cache\.gdb: up to date with its sources, /);
+  t.regex(build('--force').stdout, /cache\.gdb: built \(forced\), /);
+  writeFileSync(csv, '10.0.0.0,10.255.255.255,,DE\n');
+  t.regex(build().stdout, /cache\.gdb: built \(sources changed\), /);
+  t.is((JSON.parse(gslbd('geo', 'lookup', '10.1.1.1', '-f', cache).stdout) as { location: string }).location, 'EU.DE');
+  const usage = build('--lenient');
+  t.is(usage.status, 1);
+  t.regex(usage.stderr, /--lenient needs --output/);
+  const noCache = tempFile('zones: [{ name: example.test, soa: { mname: ns1.example.test, rname: h.example.test }, ns: [ns1.example.test] }]\n', '.yaml');
+  const none = gslbd('geo', 'build', '-c', noCache);
+  t.is(none.status, 1);
+  t.regex(none.stderr, /needs both compiled .* and sources/);
 });

@@ -61,9 +61,8 @@ test('geo errors name the path and the reason', (t) => {
   t.deepEqual(problems('  custom: [{ cidr: 10.0.0.0/8, location: EU, colour: red }]\n'), [
     'geo.custom[0].colour: unknown key (not part of the configuration schema; check the spelling)',
   ]);
-  t.deepEqual(problems('  compiled: geo.gdb\n  sources: [{ format: mmdb, path: a.mmdb }]\n'), [
-    'geo.sources: "compiled" and "sources" are exclusive: build the sources into the compiled file with `gslbd geo build`',
-  ]);
+  // Both: the compiled file is the cache of the sources (src/capabilities/geo/compiledCache.ts).
+  t.deepEqual(problems('  compiled: geo.gdb\n  sources: [{ format: mmdb, path: a.mmdb }]\n'), []);
   t.deepEqual(problems('  mode: sloppy\n'), ['geo.mode: Invalid option: expected one of "strict"|"lenient"']);
 });
 

@@ -46,7 +46,7 @@ type Options struct {
 	PingEvery   time.Duration // PING interval on every connection [1s]
 	PingTimeout time.Duration // a connection that has not answered a PING for this long is closed [1s]
 	BackoffMin  time.Duration // first reconnect delay bound [25ms]
-	BackoffMax  time.Duration // largest reconnect delay bound [2s]
+	BackoffMax  time.Duration // largest reconnect delay bound [250ms]
 	// SuspectAfter closes a connection after this many consecutive query timeouts with no
 	// answer in between (a stalled engine), so later queries fail fast [3].
 	SuspectAfter int
@@ -75,7 +75,9 @@ func (o *Options) defaults() {
 		o.BackoffMin = 25 * time.Millisecond
 	}
 	if o.BackoffMax <= 0 {
-		o.BackoffMax = 2 * time.Second
+		// Short: a failed dial of a local Unix socket costs microseconds, while every moment
+		// between the engine's return and the next dial is served stale or fail-safe.
+		o.BackoffMax = 250 * time.Millisecond
 	}
 	if o.SuspectAfter <= 0 {
 		o.SuspectAfter = 3

@@ -124,6 +124,25 @@ func TestStalledEngineMakesTheConnectionSuspect(t *testing.T) {
 	}
 }
 
+// After an engine restart the plugin is back within the backoff cap, however long the engine was
+// away: every moment until the next dial is served stale or fail-safe.
+func TestReconnectAfterALongOutageIsQuick(t *testing.T) {
+	path := enginetest.ShortSocket(t)
+	f := enginetest.Start(t, path, enginetest.Echo)
+	c := newClient(t, path, Options{})
+	f.Stop()
+	os.Remove(path)
+	time.Sleep(3 * time.Second) // the backoff reaches its cap
+	enginetest.Start(t, path, enginetest.Echo)
+	back := time.Now()
+	for !c.Up() && time.Since(back) < 5*time.Second {
+		time.Sleep(2 * time.Millisecond)
+	}
+	if d := time.Since(back); d > time.Second {
+		t.Errorf("reconnected %v after the engine returned; the default backoff cap is 250 ms", d)
+	}
+}
+
 func TestEngineRestartFailsFastThenReconnects(t *testing.T) {
 	path := enginetest.ShortSocket(t)
 	f := enginetest.Start(t, path, enginetest.Echo)

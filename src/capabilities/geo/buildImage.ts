@@ -17,6 +17,8 @@ export interface BuildInput {
   readonly resolvePath: (source: GeoSourceConfig) => string;
   /** The formats the sources are of; default {@link LOCATION_FORMATS}. */
   readonly formats?: readonly LocationFormat[];
+  /** The sources' stamp to record in the metadata (`compiledCache.ts`), when building a configuration's cache. */
+  readonly stamp?: string;
 }
 
 /** A built image and what the build skipped. */
@@ -84,7 +86,11 @@ export function buildLocationImage(input: BuildInput): BuildResult {
     names.push('custom entries');
   }
   const { records, v4, v6 } = compact(table, result);
-  return { image: writeImage(records, v4, v6, { sources: names, builtAt: new Date().toISOString() }), skipped, sources: names };
+  return {
+    image: writeImage(records, v4, v6, { sources: names, builtAt: new Date().toISOString(), ...(input.stamp !== undefined ? { stamp: input.stamp } : {}) }),
+    skipped,
+    sources: names,
+  };
 }
 
 /**

@@ -60,6 +60,33 @@ test('at start the data loads on the calling thread; the up line describes it', 
   t.like(runtime.describe!(), { location: { sources: [join(dir, 'start.csv')], ipv4Ranges: 3 } });
 });
 
+test('with geo.compiled beside geo.sources, a start builds the missing cache with a warning; the next start loads it; a refresh rebuilds it off the event loop when the data changed', async (t) => {
+  const withCache = (country: string): GeoSection => ({ geo: geoRootSchema.parse({ ...section('cached.csv', country).geo, compiled: 'cached.gdb' }) });
+  const first = host();
+  const config = withCache('NL');
+  t.is(countryOf((geoCapability.start(first.h).prepare!(config, false) as EnvPart).geo), 'EU.NL');
+  t.like(
+    first.lines.find((l) => l.msg === 'location data loaded'),
+    { compiled: join(dir, 'cached.gdb'), cache: 'rebuilt' },
+  );
+  t.like(
+    first.lines.find((l) => l.level === 40 && /compiled location file rebuilt from the sources/.test(l.msg)),
+    { reason: 'missing', written: true },
+  );
+  const second = host();
+  const runtime = geoCapability.start(second.h);
+  t.is(countryOf((runtime.prepare!(config, false) as EnvPart).geo), 'EU.NL');
+  t.like(
+    second.lines.find((l) => l.msg === 'location data loaded'),
+    { cache: 'fresh' },
+  );
+  t.false(second.lines.some((l) => l.level >= 40));
+  runtime.commit!(config);
+  const refreshed = runtime.prepare!(withCache('DE'), true);
+  t.true(refreshed instanceof Promise);
+  t.is(countryOf((await refreshed).geo), 'EU.DE');
+});
+
 test('a reload reuses the published database unless the section changed or a refresh is asked', async (t) => {
   const runtime = geoCapability.start(host().h);
   const first = section('reuse.csv', 'NL');

@@ -101,8 +101,17 @@ function reloadGeoRoute(host: CapabilityHost): AdminRoute {
 
 /** Logs a location load; the TypeScript fallback is a loud warning (`/healthz` shows it too). */
 function reportLoad(loaded: ConfiguredLocationDb, started: number, log: Logger): LocationDb {
-  const { db, fallbackReason, skipped } = loaded;
-  log.info({ ms: Math.round(performance.now() - started), ...db.describe() }, 'location data loaded');
+  const { db, fallbackReason, skipped, cache } = loaded;
+  log.info(
+    { ms: Math.round(performance.now() - started), ...db.describe(), ...(cache ? { compiled: cache.file, cache: cache.state } : {}) },
+    'location data loaded',
+  );
+  if (cache?.state === 'rebuilt') {
+    log.warn(
+      { compiled: cache.file, reason: cache.reason, written: cache.writeError === undefined, writeError: cache.writeError },
+      'compiled location file rebuilt from the sources: build it before the start (`gslbd geo build -c CONFIG`, e.g. in ExecStartPre) so a restart loads it in well under a second',
+    );
+  }
   if (skipped.count > 0) log.warn({ skipped: skipped.count, first: skipped.first }, 'lenient location load skipped bad lines');
   if (db.implementation === 'typescript' && db.describe().sources.length > 0) {
     log.warn(

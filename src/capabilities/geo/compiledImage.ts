@@ -61,6 +61,12 @@ export interface ImageMetadata {
   readonly sources: readonly string[];
   /** ISO 8601 build time. */
   readonly builtAt: string;
+  /**
+   * What the file was built from, when it was built as the cache of a configuration's sources
+   * (`compiledCache.ts`): compared with the sources' stamp at every start, so a stale file is
+   * rebuilt, never served. Absent in files built from command-line sources.
+   */
+  readonly stamp?: string;
 }
 
 /** Typed-array views of a compiled file (no copies: every view shares the file's buffer). */

@@ -5,7 +5,8 @@ import { compiledPath, sourcePath } from './loadSources.js';
 
 /**
  * Checks the files the `geo` section refers to, so `gslbd check-config` and start-up fail in the
- * same way and before minutes of location loading: `geo.compiled` and every `geo.sources[i]`
+ * same way and before minutes of location loading: `geo.compiled` (which may be missing when it
+ * is the cache of `geo.sources`: the start builds it) and every `geo.sources[i]`
  * (`path` a regular file, `package` resolved in the installed npm packages), resolved as the
  * loaders resolve them (relative to the configuration file). Contents are checked where they are
  * read: a corrupt location file fails its load, naming the file.
@@ -22,7 +23,16 @@ export function geoFileReferenceProblems(geo: GeoConfig, configFile: string): Co
       problems.push({ path: key, message: `cannot read "${path}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` });
     }
   };
-  if (geo.compiled !== undefined) regularFile(geo.compiled, 'geo.compiled', compiledPath(geo.compiled, configFile));
+  if (geo.compiled !== undefined && geo.sources.length === 0) regularFile(geo.compiled, 'geo.compiled', compiledPath(geo.compiled, configFile));
+  else if (geo.compiled !== undefined) {
+    // The cache of the sources: built at the first start when missing; anything else there is a mistake.
+    try {
+      if (!statSync(compiledPath(geo.compiled, configFile)).isFile())
+        problems.push({ path: 'geo.compiled', message: `"${geo.compiled}" is not a regular file` });
+    } catch {
+      // Missing (or unreadable): the start builds it from the sources and writes it.
+    }
+  }
   geo.sources.forEach((s, i) => {
     if (s.path !== undefined) regularFile(s.path, `geo.sources[${i}].path`, sourcePath(s, configFile));
     else {

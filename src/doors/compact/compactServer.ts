@@ -17,7 +17,7 @@ import {
   readHeader,
 } from './frameCodec.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
-import { listenUnixSocket } from '../unixSocket.js';
+import { closeUnixSocket, listenUnixSocket } from '../unixSocket.js';
 import { FrameReader, FramingError } from './frameReader.js';
 import { ReplyBatch } from './replyBatch.js';
 
@@ -85,13 +85,13 @@ export class CompactServer implements FrontDoor {
     return { compact: this.path };
   }
 
-  /** Closes the listener and every connection, and removes the socket file. */
+  /** Closes the listener and every connection, and removes the socket file (not one systemd passed: `closeUnixSocket`). */
   async stop(): Promise<void> {
     this.stopping = true;
     for (const c of this.connections.keys()) c.destroy();
     const server = this.server;
     if (!server) return;
-    await new Promise<void>((r) => server.close(() => r()));
+    await closeUnixSocket(server, this.path);
   }
 
   private accept(conn: Socket): void {

@@ -1,4 +1,3 @@
-import { unlinkSync } from 'node:fs';
 import type { Server, Socket } from 'node:net';
 import type { FrontDoor } from '../../core/contracts/frontDoor.js';
 import type { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
@@ -9,7 +8,7 @@ import type { PowerdnsListenerConfig } from './listenerSchema.js';
 import { PowerDnsMetrics } from './metrics.js';
 import { errorReply, RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
-import { listenUnixSocket } from '../unixSocket.js';
+import { closeUnixSocket, listenUnixSocket } from '../unixSocket.js';
 import { RequestLines } from './requestLines.js';
 
 /**
@@ -74,18 +73,13 @@ export class RemoteBackendServer implements FrontDoor {
     return { powerdns: this.path };
   }
 
-  /** Closes the socket and every connection, and removes the socket file. */
+  /** Closes the socket and every connection, and removes the socket file (not one systemd passed: `closeUnixSocket`). */
   async stop(): Promise<void> {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
     for (const c of this.connections.keys()) c.destroy();
-    await new Promise<void>((r) => server.close(() => r()));
-    try {
-      unlinkSync(this.path);
-    } catch {
-      // already gone: nothing to clean up
-    }
+    await closeUnixSocket(server, this.path);
   }
 
   private accept(conn: Socket): void {

