@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { dnssecCapability } from '../capabilities/dnssec/capability.js';
 import { geoCapability } from '../capabilities/geo/capability.js';
 import { ConfigError, type ConfigProblem } from '../core/config/load.js';
 import type { Config } from './configSchema.js';
@@ -11,8 +12,9 @@ export const MIN_ADMIN_TOKEN_CHARS = 16;
  * Checks the files a valid configuration refers to, so `gslbd check-config` and start-up fail in
  * the same way and before minutes of location loading: the geo capability's files (`geo.compiled`,
  * `geo.sources[i]`: `geoCapability.fileReferenceProblems`), `listeners.admin.tokenFile`
- * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters) and every https monitor's
- * `caFile`. Relative paths are relative to the configuration file. Contents beyond that are
+ * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters), every https monitor's
+ * `caFile` and the DNSSEC key files (`dnssecCapability.keyFileReport`: both halves present and
+ * matching, zone and algorithm). Relative paths are relative to the configuration file. Contents beyond that are
  * checked where they are read (a corrupt location file fails its load, naming the file). The
  * health state file is not checked: it may not exist yet.
  * @returns every problem, each with its configuration path; empty when all files are there.
@@ -32,6 +34,7 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
     return undefined;
   };
   problems.push(...geoCapability.fileReferenceProblems(config, configFile));
+  problems.push(...dnssecCapability.keyFileReport(config, configFile, Date.now()).problems);
   const tokenFile = config.listeners.admin?.tokenFile;
   if (tokenFile !== undefined) {
     const full = regularFile(tokenFile, 'listeners.admin.tokenFile');
@@ -43,6 +46,14 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
     if (m.type === 'https' && m.caFile !== undefined) regularFile(m.caFile, `health.monitors[${i}].caFile`);
   });
   return problems;
+}
+
+/**
+ * What is worth saying about the referenced files without refusing them: a DNSSEC private key
+ * file every user may read, a signed zone none of whose keys is active now.
+ */
+export function fileReferenceWarnings(config: Config, configFile: string): ConfigProblem[] {
+  return dnssecCapability.keyFileReport(config, configFile, Date.now()).warnings;
 }
 
 /**
