@@ -323,3 +323,20 @@ test('standalone: a signed answer larger than the UDP size is truncated (TC) and
   t.is(full.answers!.filter((a) => a.type === 'A').length, BIG_COUNT);
   t.is(full.answers!.filter((a) => a.type === 'RRSIG').length, 1);
 });
+
+test('standalone: /explain?do=1 shows the answer as signed, and its signatures from the cache the second time', async (t) => {
+  const url = `${engine.adminUrl!}/explain?name=www.example.test&type=A&client=10.99.7.0/24&do=1`;
+  const first = (await (await fetch(url)).json()) as { answer: { answers: string[] }; afterAnswer: { signed: boolean; rrsets: { fromCache: boolean }[] }[] };
+  t.true(
+    first.answer.answers.some((a) => a.includes(' IN RRSIG A 13 3 ')),
+    JSON.stringify(first.answer),
+  );
+  t.like(first.afterAnswer[0], { step: 'dnssec', signed: true });
+  const second = (await (await fetch(url)).json()) as typeof first;
+  t.true(second.afterAnswer[0]!.rrsets[0]!.fromCache);
+  const plain = (await (await fetch(url.replace('&do=1', ''))).json()) as typeof first;
+  t.false(
+    plain.answer.answers.some((a) => a.includes(' RRSIG ')),
+    'without do=1 the answer is unsigned',
+  );
+});
