@@ -10,9 +10,11 @@ cd "$(dirname "$0")/.."
 # units; the compilers node-gyp builds the location addon with (gcc also serves cgo for
 # `go test -race`), and libmaxminddb for the location benchmark's C reference harness; curl, the
 # HTTP client of the redirect door's tests; redis-server and redis-sentinel, which the shared-state
-# tests start on loopback ports (never as system daemons).
-APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev curl redis-server redis-sentinel)
-DAEMONS=(gdnsd pdns_server redis-server redis-sentinel)
+# tests start on loopback ports (never as system daemons). DNSSEC: unbound, the validating resolver
+# the tests put in front of every door; bind9-utils (dnssec-keygen, dnssec-dsfromkey,
+# dnssec-settime, dnssec-signzone) and bind9-dnsutils (delv, a second validator).
+APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev curl redis-server redis-sentinel unbound bind9-utils bind9-dnsutils)
+DAEMONS=(gdnsd pdns_server redis-server redis-sentinel unbound)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,7 +34,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  for svc in gdnsd pdns redis-server redis-sentinel; do
+  for svc in gdnsd pdns redis-server redis-sentinel unbound; do
     if command -v systemctl >/dev/null 2>&1; then systemctl disable --now "$svc" >/dev/null 2>&1 || true; fi
   done
   for pid in $(daemon_pids); do
@@ -56,7 +58,9 @@ if [ ! -x "$COREDNS_BIN" ] || [ -n "$(find coredns-bridge -newer "$COREDNS_BIN" 
   echo "setup: building $COREDNS_BIN"
   (cd coredns-bridge && GOTOOLCHAIN=local CGO_ENABLED=0 go build -trimpath -tags grpcnotrace -ldflags='-s -w' -o bin/coredns-gslb ./cmd/coredns-gslb)
 fi
-"$COREDNS_BIN" -plugins | grep -x gslb >/dev/null || { echo "setup: $COREDNS_BIN lacks the gslb plugin" >&2; exit 1; }
+for plugin in gslb dnssec; do
+  "$COREDNS_BIN" -plugins | grep -x "$plugin" >/dev/null || { echo "setup: $COREDNS_BIN lacks the $plugin plugin" >&2; exit 1; }
+done
 
 # The Go checks of `npm test` (test/go/check.sh): staticcheck at a pinned version, built from the
 # Go module proxy into a repository-local bin (git-ignored .tmp/), rebuilt only when missing or of
@@ -94,7 +98,7 @@ for data in city country; do
   fi
 done
 
-for tool in dig dnsperf gdnsd pdns_server taskset; do
+for tool in dig dnsperf gdnsd pdns_server taskset unbound delv dnssec-keygen dnssec-dsfromkey; do
   command -v "$tool" >/dev/null 2>&1 || { echo "setup: $tool is missing after installation" >&2; exit 1; }
 done
 echo "setup: ready"

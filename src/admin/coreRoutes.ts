@@ -1,6 +1,7 @@
 import type { Engine } from '../pipeline/engine.js';
 import { explainQuery } from '../pipeline/explain.js';
 import type { AdminRoute } from '../core/contracts/adminRoute.js';
+import type { AfterAnswerHook } from '../core/contracts/frontDoor.js';
 import type { ReloadOutcome } from '../pipeline/capability.js';
 import type { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 
@@ -10,6 +11,8 @@ export interface CoreRouteDeps {
   readonly metrics: EngineMetrics;
   /** Re-reads the configuration (as SIGHUP does). */
   readonly reload: (reason: string) => Promise<ReloadOutcome>;
+  /** The front doors' after-answer steps (DNSSEC signing), which `/explain` runs too. */
+  readonly afterAnswer?: readonly AfterAnswerHook[];
 }
 
 /**
@@ -17,7 +20,8 @@ export interface CoreRouteDeps {
  * - `GET /healthz`: 200 with warnings (e.g. the TypeScript location fallback) while serving;
  * - `GET /status`: snapshot generation, zones, records, data centers, location data, health view;
  * - `GET /metrics`: Prometheus exposition;
- * - `GET /explain?name=&type=&client=`: the decision trace (client is an address or `addr/len`);
+ * - `GET /explain?name=&type=&client=[&do=1]`: the decision trace (client is an address or `addr/len`),
+ *   and with `do=1` what the DNSSEC signer did to the answer (signed, from its cache);
  * - `POST /reload` (token): re-reads the configuration; 422 with the reasons when it is invalid.
  * Capabilities add their own (`/health`, `/metrics/*` pushes, `/reload/geo`).
  */
@@ -75,7 +79,8 @@ export function coreRoutes(deps: CoreRouteDeps): AdminRoute[] {
       const client = url.searchParams.get('client');
       if (!name || !client) return { status: 400, json: { error: 'name and client are required (type defaults to A)' } };
       try {
-        return { status: 200, json: explainQuery(engine, name, url.searchParams.get('type') ?? 'A', client) };
+        const dnssecOk = url.searchParams.get('do') === '1';
+        return { status: 200, json: explainQuery(engine, name, url.searchParams.get('type') ?? 'A', client, { dnssecOk, afterAnswer: deps.afterAnswer }) };
       } catch (e) {
         return { status: 400, json: { error: (e as Error).message } };
       }

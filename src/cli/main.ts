@@ -1,15 +1,16 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { z } from 'zod';
-import { checkFileReferences } from '../process/fileReferences.js';
+import { checkFileReferences, fileReferenceWarnings } from '../process/fileReferences.js';
 import { ConfigError } from '../core/config/load.js';
 import { loadConfigFile } from '../process/loadConfig.js';
 import { configSchema } from '../process/configSchema.js';
 import { startGslbd } from '../process/gslbdProcess.js';
+import { registerDnssecCommands } from './dnssecCommands.js';
 import { registerGeoCommands } from './geoCommands.js';
 
 /**
- * The `gslbd` command line (docs/PRODUCT.md §7): serve, check-config, schema, explain, geo build|lookup.
+ * The `gslbd` command line (docs/PRODUCT.md §7): serve, check-config, schema, explain, geo build|lookup, dnssec keygen|ds.
  * Exit codes: 0 success, 1 invalid input (configuration, arguments), 2 runtime failure.
  */
 const program = new Command().name('gslbd').description('Global server load balancing engine for authoritative DNS').showHelpAfterError();
@@ -41,6 +42,7 @@ program
     try {
       const { config } = loadConfigFile(file);
       checkFileReferences(config, file);
+      for (const w of fileReferenceWarnings(config, file)) process.stderr.write(`warning: ${w.path}: ${w.message}\n`);
       process.stdout.write(
         `${file}: OK (${config.zones.length} zones, ${config.datacenters.length} data centers, ${config.services.length} services, ${config.records.length} GSLB records)\n`,
       );
@@ -64,11 +66,13 @@ program
   .argument('[type]', 'query type', 'A')
   .requiredOption('-c, --client <address>', 'client address, or addr/len as an ECS source prefix')
   .option('--admin <url>', 'admin listener URL', 'http://127.0.0.1:8053')
-  .action(async (name: string, type: string, opts: { client: string; admin: string }) => {
+  .option('--dnssec', 'ask with the DO bit: show what the DNSSEC signer does to the answer')
+  .action(async (name: string, type: string, opts: { client: string; admin: string; dnssec?: boolean }) => {
     const url = new URL('/explain', opts.admin);
     url.searchParams.set('name', name);
     url.searchParams.set('type', type);
     url.searchParams.set('client', opts.client);
+    if (opts.dnssec) url.searchParams.set('do', '1');
     try {
       const res = await fetch(url);
       process.stdout.write(await res.text());
@@ -80,5 +84,6 @@ program
   });
 
 registerGeoCommands(program);
+registerDnssecCommands(program);
 
 await program.parseAsync();

@@ -81,6 +81,7 @@ export class AnswerWrapper {
    * meta-QTYPE, else the engine's answer for the client of `ecs` and `resolver`, through the
    * after-answer hooks, written by `form`; SERVFAIL when the engine or a hook throws.
    * @param q the door's context for writing the reply (header, size limit, ECS option), handed to `form`.
+   * @param dnssecOk the query's DO bit when the door's protocol carries one ({@link Query.dnssecOk}).
    * @returns the reply; a promise only when the engine or a hook answered with one (it never rejects
    *   for an engine or hook failure, which is SERVFAIL).
    */
@@ -92,6 +93,7 @@ export class AnswerWrapper {
     transport: 'udp' | 'tcp',
     ecs: EcsSubnet | undefined,
     resolver: IpAddress,
+    dnssecOk?: boolean,
   ): R | Promise<R> {
     const label = this.label ?? transport;
     const metaRcode = metaQtypeRcode(type);
@@ -99,7 +101,8 @@ export class AnswerWrapper {
       this.deps.metrics.countQuery(label, metaRcode);
       return form.error(q, metaRcode);
     }
-    const query: Query = { name, type, client: clientFor(ecs, resolver), transport };
+    // One object shape for every door: `dnssecOk` is present, undefined where the protocol has no DO bit.
+    const query: Query = { name, type, client: clientFor(ecs, resolver), transport, dnssecOk };
     const started = this.startTiming();
     let answer: Answer | Promise<Answer>;
     try {

@@ -1,5 +1,7 @@
 import type { z } from 'zod';
 import type { AdminRoute } from '../core/contracts/adminRoute.js';
+import type { AfterAnswerHook } from '../core/contracts/frontDoor.js';
+import type { ZoneSigningKeys } from '../core/contracts/zoneSigningKeys.js';
 import type { StateStore } from '../core/contracts/stateStore.js';
 import type { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 import type { Logger } from '../core/telemetry/logger.js';
@@ -130,4 +132,16 @@ export interface CapabilityRuntime<C> {
   stop?(): Promise<void>;
   /** Fields for the `gslbd up` log line. */
   describe?(): Record<string, unknown>;
+  /**
+   * A step on every answer the engine built, before a front door encodes it (DNSSEC signing).
+   * The composition root gives the front doors these hooks, in list order, as
+   * `FrontDoorHost.afterAnswer`; the hook stays the same function for the life of the process
+   * (it reads the capability's current state, which `commit` swaps).
+   */
+  readonly afterAnswer?: AfterAnswerHook;
+  /**
+   * The signing keys of signed zones (the DNSSEC capability), which the composition root gives
+   * the front doors as `FrontDoorHost.zoneKeys` for DNS servers that sign themselves (PowerDNS).
+   */
+  readonly zoneKeys?: ZoneSigningKeys;
 }

@@ -1,9 +1,11 @@
 import { familyBits, formatIp, parseCidr } from '../core/net/ipAddress.js';
 import { configuredName } from '../core/dns/name.js';
 import { presentData } from '../core/dns/presentation.js';
-import { TYPE_CODES, type RecordType, type ResourceRecord } from '../core/dns/records.js';
+import { TYPE_CODES, type AnswerRecord, type RecordType } from '../core/dns/records.js';
 import { unpackId, unpackPrefix } from '../core/lpm/rangeTable.js';
 import { formatQualifiers } from '../core/location/location.js';
+import type { AfterAnswerHook } from '../core/contracts/frontDoor.js';
+import type { Answer, Query } from '../core/model/query.js';
 import { resolve, type ExplainedSelection } from './zones/authoritative.js';
 import type { Engine } from './engine.js';
 
@@ -13,6 +15,16 @@ export interface Explanation {
   client: { address: string; sourcePrefix: number; fromEcs: boolean; location: string; locationPrefix: number };
   answer: { rcode: number; authoritative: boolean; scope: number; answers: string[]; authority: string[]; additional: string[] };
   selections: ExplainedSelection[];
+  /** What each after-answer step did (the DNSSEC signer: which RRsets it signed, from its cache or not); the answer above is after them. */
+  afterAnswer: Readonly<Record<string, unknown>>[];
+}
+
+/** How the explained query is asked besides its name, type and client. */
+export interface ExplainOptions {
+  /** The DO bit (RFC 3225): the signer signs only when it is set. Default false, as a query without EDNS. */
+  readonly dnssecOk?: boolean;
+  /** The after-answer steps the front doors run (the process's), run here after the engine. */
+  readonly afterAnswer?: readonly AfterAnswerHook[];
 }
 
 /**
@@ -20,10 +32,12 @@ export interface Explanation {
  * an ECS source prefix), on the current snapshot, without advancing live rotation state.
  * The name is checked as a configured name is (labels ≤ 63 octets, name ≤ 253, host-name
  * characters; an internationalised name becomes its A-labels), so no name the DNS front door
- * would refuse as FORMERR gets an answer here.
+ * would refuse as FORMERR gets an answer here. The answer is the one the standalone listener
+ * would send: after the after-answer steps (`options.afterAnswer`, each through its `explain`
+ * when it has one), for a query with or without the DO bit.
  * @throws Error when the name, the type or the client address is invalid.
  */
-export function explainQuery(engine: Engine, name: string, type: string, client: string): Explanation {
+export function explainQuery(engine: Engine, name: string, type: string, client: string, options: ExplainOptions = {}): Explanation {
   const qname = configuredName(name);
   const code = /^\d+$/.test(type) ? Number(type) : TYPE_CODES[type.toUpperCase() as RecordType];
   if (code === undefined) throw new Error(`unknown record type "${type}"`);
@@ -33,9 +47,17 @@ export function explainQuery(engine: Engine, name: string, type: string, client:
   const selections: ExplainedSelection[] = [];
   const ctx = { ...engine.ctx, rotation: engine.ctx.rotation.clone() };
   const snap = engine.snapshot;
-  const a = resolve({ name: qname, type: code, client: c, transport: 'tcp' }, snap, ctx, selections);
+  const query: Query = { name: qname, type: code, client: c, transport: 'tcp', dnssecOk: options.dnssecOk ?? false };
+  let a: Answer = resolve(query, snap, ctx, selections);
+  const steps: Readonly<Record<string, unknown>>[] = [];
+  for (const hook of options.afterAnswer ?? []) {
+    if (!hook.explain) continue;
+    const explained = hook.explain(query, a);
+    a = explained.answer;
+    steps.push(explained.notes);
+  }
   const packed = snap.env.geo.lookup(prefix.address);
-  const present = (r: ResourceRecord): string => `${r.name}. ${r.ttl} IN ${r.type} ${presentData(r.type, r.data)}`;
+  const present = (r: AnswerRecord): string => `${r.name}. ${r.ttl} IN ${r.type} ${presentData(r.type, r.data)}`;
   return {
     query: { name, type: type.toUpperCase() },
     client: {
@@ -54,5 +76,6 @@ export function explainQuery(engine: Engine, name: string, type: string, client:
       additional: a.additional.map(present),
     },
     selections,
+    afterAnswer: steps,
   };
 }

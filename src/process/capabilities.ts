@@ -1,4 +1,5 @@
 import { balanceCapability } from '../capabilities/balance/capability.js';
+import { dnssecCapability } from '../capabilities/dnssec/capability.js';
 import { geoCapability } from '../capabilities/geo/capability.js';
 import { healthCapability } from '../capabilities/health/capability.js';
 import { policiesCapability } from '../capabilities/policies/capability.js';
@@ -9,4 +10,12 @@ import { steeringCapability } from '../capabilities/steering/capability.js';
  * The engine's capabilities, in the order their schema fragments, checks and stages compose:
  * adding a capability is one folder under `src/capabilities/` and one line here.
  */
-export const CAPABILITIES = [geoCapability, balanceCapability, proximityCapability, policiesCapability, healthCapability, steeringCapability] as const;
+export const CAPABILITIES = [
+  geoCapability,
+  balanceCapability,
+  proximityCapability,
+  policiesCapability,
+  healthCapability,
+  steeringCapability,
+  dnssecCapability,
+] as const;

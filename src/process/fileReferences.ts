@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { dnssecCapability } from '../capabilities/dnssec/capability.js';
 import { geoCapability } from '../capabilities/geo/capability.js';
 import { healthCapability } from '../capabilities/health/capability.js';
 import { ConfigError, type ConfigProblem } from '../core/config/load.js';
@@ -15,8 +16,10 @@ export const MIN_ADMIN_TOKEN_CHARS = 16;
  * the same way and before minutes of location loading: the geo capability's files (`geo.compiled`,
  * `geo.sources[i]`: `geoCapability.fileReferenceProblems`), `listeners.admin.tokenFile`
  * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters), the files monitors name (every
- * check kind's `files`, such as an https monitor's `caFile`: `healthCapability.fileReferenceProblems`)
- * and the files front doors name (`FrontDoorKind.files`: a TLS certificate). Relative paths are relative to the configuration file. Contents beyond that are
+ * check kind's `files`, such as an https monitor's `caFile`: `healthCapability.fileReferenceProblems`),
+ * the files front doors name (`FrontDoorKind.files`: a TLS certificate) and the DNSSEC key files
+ * (`dnssecCapability.keyFileReport`: both halves present and matching, zone and algorithm).
+ * Relative paths are relative to the configuration file. Contents beyond that are
  * checked where they are read (a corrupt location file fails its load, naming the file). The
  * health state file is not checked: it may not exist yet.
  * @returns every problem, each with its configuration path; empty when all files are there.
@@ -36,6 +39,7 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
     return undefined;
   };
   problems.push(...geoCapability.fileReferenceProblems(config, configFile));
+  problems.push(...dnssecCapability.keyFileReport(config, configFile, Date.now()).problems);
   const tokenFile = config.listeners.admin?.tokenFile;
   if (tokenFile !== undefined) {
     const full = regularFile(tokenFile, 'listeners.admin.tokenFile');
@@ -46,6 +50,14 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
   problems.push(...healthCapability.fileReferenceProblems(config, configFile));
   for (const f of doorFileReferences(LISTENERS, config)) regularFile(f.path, f.key);
   return problems;
+}
+
+/**
+ * What is worth saying about the referenced files without refusing them: a DNSSEC private key
+ * file every user may read, a signed zone none of whose keys is active now.
+ */
+export function fileReferenceWarnings(config: Config, configFile: string): ConfigProblem[] {
+  return dnssecCapability.keyFileReport(config, configFile, Date.now()).warnings;
 }
 
 /**

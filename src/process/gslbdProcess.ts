@@ -178,11 +178,14 @@ async function startAfterSignals(
     return reloading;
   };
 
-  const doorHost: DoorHost = { file, engine, metrics, log, afterAnswer: [] };
+  // Capabilities' after-answer hooks (DNSSEC signing), in list order: every door's answer wrapper runs them, and /explain.
+  const afterAnswer = runtimes.flatMap(({ runtime }) => (runtime.afterAnswer ? [runtime.afterAnswer] : []));
+  const zoneKeys = runtimes.find(({ runtime }) => runtime.zoneKeys !== undefined)?.runtime.zoneKeys;
+  const doorHost: DoorHost = { file, engine, metrics, log, afterAnswer, ...(zoneKeys ? { zoneKeys } : {}) };
   const doors = createDoors(LISTENERS, config, doorHost);
   const admin = adminCfg ? new AdminServer(token, log) : undefined;
   if (admin) {
-    for (const r of coreRoutes({ engine, metrics, reload })) admin.route(r);
+    for (const r of coreRoutes({ engine, metrics, reload, afterAnswer })) admin.route(r);
     for (const { runtime } of runtimes) for (const r of runtime.routes ?? []) admin.route(r);
     for (const door of doors.values()) for (const r of door.routes ?? []) admin.route(r);
   }

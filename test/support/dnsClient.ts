@@ -26,6 +26,8 @@ export interface QuerySpec {
     readonly ecs?: string;
     /** Raw EDNS options `{ code, data }` added after the ECS option. */
     readonly options?: readonly { code: number; data: Buffer }[];
+    /** Sets the DNSSEC OK bit (RFC 3225). */
+    readonly dnssecOk?: boolean;
   };
 }
 
@@ -41,6 +43,7 @@ export function buildQuery(q: QuerySpec): Buffer {
       name: '.',
       udpPayloadSize: q.edns.udpPayloadSize ?? 1232,
       ednsVersion: q.edns.version ?? 0,
+      flags: q.edns.dnssecOk ? dnsPacket.DNSSEC_OK : 0,
       options,
     } as unknown as dnsPacket.Answer);
   }

@@ -36,6 +36,8 @@ export interface PdnsServer {
   readonly address: string;
   readonly port: number;
   readonly pid: number;
+  /** Its configuration directory (`pdnsutil --config-dir` reads the same backend settings). */
+  readonly configDir: string;
   /** Everything pdns_server wrote so far. */
   output(): string;
   /** Exit code once exited, undefined while running. */
@@ -125,6 +127,7 @@ async function launch(options: PdnsOptions, port: number): Promise<PdnsServer> {
     address: '127.0.0.1',
     port,
     pid: child.pid!,
+    configDir: dir,
     output: () => output,
     exitCode: () => exit,
     async stop() {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestOnlyTheChosenPluginsAreRegisteredInChainOrder(t *testing.T) {
-	want := []string{"reload", "bind", "ready", "health", "prometheus", "errors", "log", "gslb", "file"}
+	want := []string{"reload", "bind", "ready", "health", "prometheus", "errors", "log", "dnssec", "gslb", "file"}
 	if !slices.Equal(directives, want) {
 		t.Fatalf("directives %v, want %v", directives, want)
 	}

@@ -4,6 +4,7 @@ import type { AdminRoute } from './adminRoute.js';
 import type { EngineMetrics } from '../telemetry/engineMetrics.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ResolveContext } from '../views/resolveContext.js';
+import type { ZoneSigningKeys } from './zoneSigningKeys.js';
 
 /**
  * The front-door contract: how a protocol that asks the engine for decisions (a DNS listener, a
@@ -107,8 +108,13 @@ export interface FrontDoorHost {
   /** The engine's Prometheus metrics: query, rcode and data-center counters, resolve() durations; a door registers its own on `metrics.registry`. */
   readonly metrics: EngineMetrics;
   readonly log: Logger;
-  /** Run in order on every answer the engine built, before the door encodes it; empty today. */
+  /** Run in order on every answer the engine built, before the door encodes it (DNSSEC signing). */
   readonly afterAnswer: readonly AfterAnswerHook[];
+  /**
+   * The signing keys of the signed zones, for doors whose DNS server signs answers itself
+   * (PowerDNS live signing); absent when no capability provides keys.
+   */
+  readonly zoneKeys?: ZoneSigningKeys;
 }
 
 /** The engine as every front door sees it. */
@@ -129,4 +135,19 @@ export interface QueryEngine {
  * when the step has to wait.
  * @throws Error (or rejects) when the answer cannot be completed: the door answers SERVFAIL.
  */
-export type AfterAnswerHook = (query: Query, answer: Answer) => Answer | Promise<Answer>;
+export interface AfterAnswerHook {
+  (query: Query, answer: Answer): Answer | Promise<Answer>;
+  /**
+   * The same step for `/explain`: the answer it gives and what it did (for the signer: which
+   * RRsets it signed and whether the signatures came from its cache). A step without it is run
+   * as it is and says nothing.
+   */
+  explain?(query: Query, answer: Answer): AfterAnswerExplanation;
+}
+
+/** What one after-answer step did to an explained answer. */
+export interface AfterAnswerExplanation {
+  readonly answer: Answer;
+  /** The step's name and its account, as `/explain` shows it. */
+  readonly notes: Readonly<Record<string, unknown>>;
+}

@@ -1,9 +1,37 @@
 import { isIP } from 'node:net';
 import { configuredName } from './name.js';
-import type { CaaData, HinfoData, MxData, RecordData, RecordType, SoaData, SrvData } from './records.js';
+import {
+  TYPE_CODES,
+  type AnswerRecordType,
+  type CaaData,
+  type DnskeyData,
+  type DsData,
+  type HinfoData,
+  type MxData,
+  type NsecData,
+  type RecordData,
+  type RecordType,
+  type RrsigData,
+  type SoaData,
+  type SrvData,
+} from './records.js';
+
+/** Type mnemonics by numeric code, for type fields inside DNSSEC data (RFC 3597 §5 `TYPEnnn` otherwise). */
+const TYPE_NAMES = new Map<number, string>(Object.entries(TYPE_CODES).map(([name, code]) => [code, name]));
+TYPE_NAMES.set(128, 'NXNAME');
+
+/** The mnemonic of a numeric type (`A`, `NXNAME`), or `TYPEnnn` for one without (RFC 3597 §5). */
+export function typeMnemonic(code: number): string {
+  return TYPE_NAMES.get(code) ?? `TYPE${code}`;
+}
+
+/** RRSIG times as `YYYYMMDDHHmmSS` in UTC (RFC 4034 §3.2). */
+function rrsigTime(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().replace(/[-:T]/g, '').slice(0, 14);
+}
 
 /** Presentation form of record data, as zone files and the PowerDNS remote backend write it. */
-export function presentData(type: RecordType, data: RecordData): string {
+export function presentData(type: AnswerRecordType, data: RecordData): string {
   switch (type) {
     case 'CNAME':
     case 'NS':
@@ -30,6 +58,25 @@ export function presentData(type: RecordType, data: RecordData): string {
     case 'HINFO': {
       const d = data as HinfoData;
       return `"${d.cpu}" "${d.os}"`;
+    }
+    case 'DNSKEY':
+    case 'CDNSKEY': {
+      const d = data as DnskeyData;
+      return `${d.flags} ${d.protocol} ${d.algorithm} ${d.publicKey.toString('base64')}`;
+    }
+    case 'DS':
+    case 'CDS': {
+      const d = data as DsData;
+      return `${d.keyTag} ${d.algorithm} ${d.digestType} ${d.digest.toString('hex').toUpperCase()}`;
+    }
+    case 'RRSIG': {
+      const d = data as RrsigData;
+      const signer = d.signerName === '' ? '.' : `${d.signerName}.`;
+      return `${typeMnemonic(d.typeCovered)} ${d.algorithm} ${d.labels} ${d.originalTtl} ${rrsigTime(d.expiration)} ${rrsigTime(d.inception)} ${d.keyTag} ${signer} ${d.signature.toString('base64')}`;
+    }
+    case 'NSEC': {
+      const d = data as NsecData;
+      return [`${d.nextName}.`, ...d.types.map(typeMnemonic)].join(' ');
     }
     case 'A':
     case 'AAAA':

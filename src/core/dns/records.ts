@@ -12,8 +12,18 @@ export type RecordType = (typeof RECORD_TYPES)[number];
 export const GSLB_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'SRV'] as const;
 export type GslbRecordType = (typeof GSLB_RECORD_TYPES)[number];
 
-/** Numeric codes of the types (RFC 1035 §3.2.2, RFC 3596, RFC 2782, RFC 8659). */
-export const TYPE_CODES: Readonly<Record<RecordType | 'ANY' | 'OPT', number>> = {
+/**
+ * DNSSEC record types (RFC 4034, RFC 7344): never configured, added to answers by an online
+ * signer (`src/capabilities/dnssec/`) after the engine built them.
+ */
+export const DNSSEC_RECORD_TYPES = ['DS', 'RRSIG', 'NSEC', 'DNSKEY', 'CDS', 'CDNSKEY'] as const;
+export type DnssecRecordType = (typeof DNSSEC_RECORD_TYPES)[number];
+
+/** Every type a record of an answer may have: the engine's and the signer's. */
+export type AnswerRecordType = RecordType | DnssecRecordType;
+
+/** Numeric codes of the types (RFC 1035 §3.2.2, RFC 3596, RFC 2782, RFC 8659, RFC 4034 §2–§5, RFC 7344 §3). */
+export const TYPE_CODES: Readonly<Record<AnswerRecordType | 'ANY' | 'OPT', number>> = {
   A: 1,
   NS: 2,
   CNAME: 5,
@@ -25,6 +35,12 @@ export const TYPE_CODES: Readonly<Record<RecordType | 'ANY' | 'OPT', number>> = 
   AAAA: 28,
   SRV: 33,
   OPT: 41,
+  DS: 43,
+  RRSIG: 46,
+  NSEC: 47,
+  DNSKEY: 48,
+  CDS: 59,
+  CDNSKEY: 60,
   CAA: 257,
   ANY: 255,
 };
@@ -60,16 +76,66 @@ export interface CaaData {
   value: string;
 }
 
+/** DNSKEY and CDNSKEY data (RFC 4034 §2.1, RFC 7344 §3.2). */
+export interface DnskeyData {
+  /** 256 zone key; 257 zone key with the SEP bit (a key-signing key). */
+  readonly flags: number;
+  /** Always 3 (RFC 4034 §2.1.2). */
+  readonly protocol: number;
+  /** DNSSEC algorithm number (13 ECDSA P-256 SHA-256, 15 Ed25519). */
+  readonly algorithm: number;
+  /** The public key field in the algorithm's format (RFC 6605 §4: x‖y; RFC 8080 §3: the 32-byte key). */
+  readonly publicKey: Buffer;
+}
+/** DS and CDS data (RFC 4034 §5.1, RFC 7344 §3.1). */
+export interface DsData {
+  readonly keyTag: number;
+  readonly algorithm: number;
+  /** 2 = SHA-256 (RFC 4509). */
+  readonly digestType: number;
+  readonly digest: Buffer;
+}
+/** RRSIG data (RFC 4034 §3.1); times in seconds since the epoch, serial-number arithmetic on the wire. */
+export interface RrsigData {
+  /** Numeric type of the RRset it covers. */
+  readonly typeCovered: number;
+  readonly algorithm: number;
+  /** Labels of the owner name, without a leading `*` label (RFC 4034 §3.1.3). */
+  readonly labels: number;
+  readonly originalTtl: number;
+  readonly expiration: number;
+  readonly inception: number;
+  readonly keyTag: number;
+  /** The zone apex, canonical. */
+  readonly signerName: string;
+  readonly signature: Buffer;
+}
+/** NSEC data (RFC 4034 §4.1). */
+export interface NsecData {
+  /** Next owner name in canonical order, in presentation form (`\\000.name` for a compact answer, RFC 9824 §3). */
+  readonly nextName: string;
+  /** Numeric types present at the owner, ascending (NXNAME = 128 for a nonexistent name, RFC 9824 §2). */
+  readonly types: readonly number[];
+}
+
 /**
  * Record data by type: an address string (A, AAAA), a canonical target name (CNAME, NS, PTR),
  * character strings (TXT), or the structures above.
  */
-export type RecordData = string | string[] | MxData | SrvData | SoaData | CaaData | HinfoData;
+export type RecordData = string | string[] | MxData | SrvData | SoaData | CaaData | HinfoData | DnskeyData | DsData | RrsigData | NsecData;
 
-/** One resource record; `ttl` in seconds, `name` canonical (the front door restores query case). */
-export interface ResourceRecord {
+/**
+ * One resource record; `ttl` in seconds, `name` canonical (the front door restores query case).
+ * Names inside the data are canonical (lower case) too, so a record's RDATA in wire format is
+ * its canonical form for DNSSEC (RFC 4034 §6.2). `T` is the engine's types unless said otherwise:
+ * answers also hold the signer's ({@link AnswerRecord}).
+ */
+export interface ResourceRecord<T extends AnswerRecordType = RecordType> {
   readonly name: string;
-  readonly type: RecordType;
+  readonly type: T;
   readonly ttl: number;
   readonly data: RecordData;
 }
+
+/** A record of an answer: the engine's types or the DNSSEC types a signer adds. */
+export type AnswerRecord = ResourceRecord<AnswerRecordType>;

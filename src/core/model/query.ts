@@ -1,4 +1,4 @@
-import type { ResourceRecord } from '../dns/records.js';
+import type { AnswerRecord } from '../dns/records.js';
 import type { IpAddress } from '../net/ipAddress.js';
 
 /**
@@ -25,6 +25,12 @@ export interface Query {
   readonly client: Client;
   /** `udp` answers ANY minimally (RFC 8482); `tcp` answers every RRset. */
   readonly transport: 'udp' | 'tcp';
+  /**
+   * The DNSSEC OK bit of the query (RFC 3225 §3): true or false when the door's protocol carries
+   * it (the standalone listener); absent when it does not (the compact protocol, PowerDNS),
+   * because the DNS server in front signs its answers itself, so a signer leaves them alone.
+   */
+  readonly dnssecOk?: boolean;
 }
 
 /** The authoritative answer, independent of any wire format. */
@@ -37,9 +43,9 @@ export interface Answer {
    * (`src/pipeline/selection/decisionCache.ts`) are its frozen objects, the same for every query the decision
    * serves while it stays valid: a front door may key a WeakMap on them to reuse their encoding.
    */
-  answers: ResourceRecord[];
-  authority: ResourceRecord[];
-  additional: ResourceRecord[];
+  answers: AnswerRecord[];
+  authority: AnswerRecord[];
+  additional: AnswerRecord[];
   /**
    * ECS scope prefix length (RFC 7871 §7.2.1) in bits of the client's family: the largest over
    * the GSLB selections the answer used; 0 for client-independent and negative answers.

@@ -1,7 +1,17 @@
 import dnsPacket from 'dns-packet';
 import { asciiLower } from '../dns/name.js';
-import { TYPE_CODES, type RecordData, type RecordType, type ResourceRecord } from '../dns/records.js';
+import {
+  DNSSEC_RECORD_TYPES,
+  RECORD_TYPES,
+  TYPE_CODES,
+  type AnswerRecord,
+  type AnswerRecordType,
+  type DnssecRecordType,
+  type RecordData,
+  type RecordType,
+} from '../dns/records.js';
 import type { Answer } from '../model/query.js';
+import { dnssecRdataBytes } from './dnssecRdata.js';
 import { ECS_OPTION_CODE, replyScope } from './ecsOption.js';
 import type { WireEdns, WireQuestion } from './wireQuery.js';
 
@@ -11,9 +21,8 @@ interface RdataCodec {
   encodingLength(data: unknown): number;
 }
 const rdataCodec = (dnsPacket as unknown as { record: (type: string) => RdataCodec }).record;
-const codecs = new Map<RecordType, RdataCodec>(
-  (Object.keys(TYPE_CODES) as (RecordType | 'ANY' | 'OPT')[]).filter((t): t is RecordType => t !== 'ANY' && t !== 'OPT').map((t) => [t, rdataCodec(t)]),
-);
+const codecs = new Map<RecordType, RdataCodec>(RECORD_TYPES.map((t) => [t, rdataCodec(t)]));
+const DNSSEC_TYPES: ReadonlySet<AnswerRecordType> = new Set(DNSSEC_RECORD_TYPES);
 
 /** Everything a reply is made of besides the answer sections. */
 export interface ReplyHeader {
@@ -106,7 +115,7 @@ export const UNCOMPRESSED: CompressionTargets = { question: undefined, suffixes:
  * after it; owner names are compressed against `targets` ({@link UNCOMPRESSED} for none).
  * @throws RangeError when the record does not fit in `buf`.
  */
-export function writeRecord(buf: Buffer, offset: number, rr: ResourceRecord, targets: CompressionTargets): number {
+export function writeRecord(buf: Buffer, offset: number, rr: AnswerRecord, targets: CompressionTargets): number {
   offset = writeName(buf, offset, rr.name, targets);
   buf.writeUInt16BE(TYPE_CODES[rr.type], offset);
   buf.writeUInt16BE(1, offset + 2);
@@ -123,16 +132,18 @@ export function writeRecord(buf: Buffer, offset: number, rr: ResourceRecord, tar
 /** Entries per type in {@link rdataBytes}' cache of string data before it starts afresh. */
 const MAX_CACHED_STRINGS = 4096;
 const byObject = new WeakMap<object, Buffer>();
-const byString = new Map<RecordType, Map<string, Buffer>>();
+const byString = new Map<AnswerRecordType, Map<string, Buffer>>();
 const RDATA_SCRATCH = Buffer.allocUnsafe(65536 + 2);
 
 /**
- * RDLENGTH and RDATA of a record's data (dns-packet's encoders; names in RDATA are never
- * compressed), encoded once per data value: record data is immutable (snapshots share it, and a
- * selection hands out the endpoints' address strings), so the bytes are cached by identity for
- * structured data and by value, per type, for strings (addresses and target names), bounded.
+ * RDLENGTH and RDATA of a record's data (dns-packet's encoders, `dnssecRdata.ts` for the DNSSEC
+ * types; names in RDATA are never compressed, so this is the canonical RDATA of RFC 4034 §6.2
+ * for the engine's canonical data), encoded once per data value: record data is immutable
+ * (snapshots share it, a selection hands out the endpoints' address strings, a signer its cached
+ * signatures), so the bytes are cached by identity for structured data and by value, per type,
+ * for strings (addresses and target names), bounded. The returned buffer is shared: never write to it.
  */
-function rdataBytes(type: RecordType, data: RecordData): Buffer {
+export function rdataBytes(type: AnswerRecordType, data: RecordData): Buffer {
   if (typeof data === 'string') {
     let cache = byString.get(type);
     if (!cache) {
@@ -155,13 +166,14 @@ function rdataBytes(type: RecordType, data: RecordData): Buffer {
   return bytes;
 }
 
-function encodeRdata(type: RecordType, data: RecordData): Buffer {
-  codecs.get(type)!.encode(rdataFor(type, data), RDATA_SCRATCH, 0);
+function encodeRdata(type: AnswerRecordType, data: RecordData): Buffer {
+  if (DNSSEC_TYPES.has(type)) return dnssecRdataBytes(type as DnssecRecordType, data as Parameters<typeof dnssecRdataBytes>[1]);
+  codecs.get(type as RecordType)!.encode(rdataFor(type, data), RDATA_SCRATCH, 0);
   return Buffer.from(RDATA_SCRATCH.subarray(0, 2 + RDATA_SCRATCH.readUInt16BE(0)));
 }
 
 /** dns-packet's TXT encoder converts its input in place; give it fresh buffers. */
-function rdataFor(type: RecordType, data: RecordData): unknown {
+function rdataFor(type: AnswerRecordType, data: RecordData): unknown {
   return type === 'TXT' ? (data as string[]).map((s) => Buffer.from(s)) : data;
 }
 

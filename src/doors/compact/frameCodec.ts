@@ -1,5 +1,5 @@
 import { addressFromBytes, type IpAddress } from '../../core/net/ipAddress.js';
-import type { ResourceRecord } from '../../core/dns/records.js';
+import type { AnswerRecord } from '../../core/dns/records.js';
 import { presentLabel } from '../../core/wire/wireQuery.js';
 import { UNCOMPRESSED, writeName, writeRecord } from '../../core/wire/wireResponse.js';
 
@@ -72,9 +72,9 @@ export interface AnswerFrame {
   readonly ecsScope: number;
   /** Scope of the answer in bits of the client address's (folded) family. */
   readonly clientScope: number;
-  readonly answers: readonly ResourceRecord[];
-  readonly authority: readonly ResourceRecord[];
-  readonly additional: readonly ResourceRecord[];
+  readonly answers: readonly AnswerRecord[];
+  readonly authority: readonly AnswerRecord[];
+  readonly additional: readonly AnswerRecord[];
 }
 
 /** Reads the header at the start of a whole frame (the caller has checked `frame.length ≥ 12`). */
@@ -220,10 +220,10 @@ export function writeAnswer(buf: Buffer, start: number, id: number, a: AnswerFra
  * owner name is still written per query. Unfrozen records (built per query) are never entered.
  * Entries go when their records do.
  */
-const frozenTails = new WeakMap<ResourceRecord, Buffer>();
+const frozenTails = new WeakMap<AnswerRecord, Buffer>();
 
 /** Writes one record uncompressed, reusing a frozen record's encoded tail; see {@link frozenTails}. */
-function writeFrameRecord(buf: Buffer, offset: number, rr: ResourceRecord): number {
+function writeFrameRecord(buf: Buffer, offset: number, rr: AnswerRecord): number {
   if (!Object.isFrozen(rr)) return writeRecord(buf, offset, rr, UNCOMPRESSED);
   const tail = frozenTails.get(rr);
   if (tail === undefined) {

@@ -12,7 +12,8 @@ export interface PowerdnsDoorConfig {
 /**
  * The PowerDNS remote backend as a front-door kind: `listeners.powerdns` (its Unix socket, the
  * path relative to the configuration file). Not created when the key is absent. PowerDNS signs
- * answers itself, so the host's after-answer hooks do not apply here.
+ * answers itself, so the host's after-answer hooks do not apply here; the host's signing keys
+ * (`zoneKeys`) are what its remote backend hands PowerDNS for live signing.
  */
 export const powerdnsDoor = {
   name: 'powerdns',
@@ -20,6 +21,6 @@ export const powerdnsDoor = {
   create(config: PowerdnsDoorConfig, host: DoorHost): RemoteBackendServer | undefined {
     const cfg = config.listeners.powerdns;
     if (!cfg) return undefined;
-    return powerDnsFrontDoor(host.engine, host.metrics, host.log, cfg, resolvePath(dirname(host.file), cfg.path));
+    return powerDnsFrontDoor(host.engine, host.metrics, host.log, cfg, resolvePath(dirname(host.file), cfg.path), host.zoneKeys);
   },
 } as const satisfies FrontDoorKind<PowerdnsDoorConfig, DoorHost>;

@@ -100,15 +100,46 @@ test('getDomainInfo answers our zones (any case, trailing dot) and result:false 
   t.deepEqual(h.send({ method: 'getDomainInfo', parameters: { name: 'nowhere.test.' } }).reply, { result: false });
 });
 
-test('metadata: none for every zone', (t) => {
+test('metadata and keys: none for every zone when no zone is signed', (t) => {
   const h = harness();
   t.deepEqual(h.send({ method: 'getAllDomainMetadata', parameters: { name: 'example.test.' } }).reply, { result: {} });
   t.deepEqual(h.send({ method: 'getDomainMetadata', parameters: { name: 'example.test.', kind: 'SOA-EDIT' } }).reply, { result: [] });
+  t.deepEqual(h.send({ method: 'getDomainKeys', parameters: { name: 'example.test.' } }).reply, { result: [] });
+});
+
+test('keys and NSEC3 narrow metadata for a signed zone, none for the others (PowerDNS live signing)', (t) => {
+  const h = harness();
+  const asked: [string, number][] = [];
+  const text = 'Private-key-format: v1.2\nAlgorithm: 13 (ECDSAP256SHA256)\nPrivateKey: AAAA\n';
+  h.deps = {
+    ...h.deps,
+    zoneKeys: {
+      keysOf(zone, now) {
+        asked.push([zone, now]);
+        return zone === 'example.test' ? [{ id: 1, flags: 257, active: true, published: true, privateKeyText: text }] : undefined;
+      },
+    },
+  };
+  const session = new RemoteBackendSession(h.deps);
+  const send = (request: unknown): unknown => (JSON.parse(session.handle(JSON.stringify(request)).text) as { result: unknown }).result;
+  t.deepEqual(send({ method: 'getDomainKeys', parameters: { name: 'Example.Test.' } }), [{ id: 1, flags: 257, active: true, published: true, content: text }]);
+  t.deepEqual(asked[0], ['example.test', Math.floor(h.clock.ms / 1000)], 'asked for the canonical apex at the engine clock, in seconds');
+  t.deepEqual(send({ method: 'getDomainKeys', parameters: { name: 'other.test.' } }), []);
+  t.deepEqual(send({ method: 'getAllDomainMetadata', parameters: { name: 'example.test.' } }), { NSEC3PARAM: ['1 0 0 -'], NSEC3NARROW: ['1'] });
+  t.deepEqual(send({ method: 'getDomainMetadata', parameters: { name: 'example.test.', kind: 'NSEC3PARAM' } }), ['1 0 0 -']);
+  t.deepEqual(send({ method: 'getDomainMetadata', parameters: { name: 'example.test.', kind: 'NSEC3NARROW' } }), ['1']);
+  t.deepEqual(send({ method: 'getDomainMetadata', parameters: { name: 'example.test.', kind: 'PRESIGNED' } }), []);
+  t.deepEqual(send({ method: 'getAllDomainMetadata', parameters: { name: 'other.test.' } }), {});
+  t.deepEqual(send({ method: 'getDomainMetadata', parameters: { name: 'other.test.', kind: 'NSEC3PARAM' } }), []);
+  t.false(
+    session.handle(JSON.stringify({ method: 'getDomainKeys', parameters: {} })).text.includes('"result"'),
+    'no name: an error reply (SERVFAIL), never result:false',
+  );
 });
 
 test('list (AXFR) and the rest of the API answer result:false without closing', (t) => {
   const h = harness();
-  for (const method of ['list', 'getDomainKeys', 'getTSIGKey', 'getBeforeAndAfterNamesAbsolute', 'setNotified', 'getUpdatedMasters', 'startTransaction']) {
+  for (const method of ['list', 'getTSIGKey', 'getBeforeAndAfterNamesAbsolute', 'setNotified', 'getUpdatedMasters', 'startTransaction']) {
     const { reply, close } = h.send({ method, parameters: { zonename: 'example.test.', domain_id: EXAMPLE_ID, include_disabled: false } });
     t.deepEqual(reply, { result: false }, method);
     t.false(close, method);

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { ZoneSigningKeys } from '../../core/contracts/zoneSigningKeys.js';
 import { canonicalName } from '../../core/dns/name.js';
 import { RECORD_TYPES, type RecordType } from '../../core/dns/records.js';
 import type { Logger } from '../../core/telemetry/logger.js';
@@ -26,6 +27,8 @@ export interface RemoteBackendDeps {
   readonly log: Logger;
   /** The engine's context with a read-only rotation view, for packet-less lookups. */
   readonly lookOnlyCtx: ResolveContext;
+  /** The signing keys of signed zones (the DNSSEC capability), handed to PowerDNS for live signing; absent: no zone is signed. */
+  readonly zoneKeys?: ZoneSigningKeys;
 }
 
 /** The reply to one request line, and whether the connection closes after it. */
@@ -40,15 +43,16 @@ export interface Reply {
 /**
  * Methods of the PowerDNS 4.x remote backend API (4.7.3 remotebackend.cc and docs/backends/remote.rst)
  * that gslbd does not offer. They are answered `{"result": false}`, which PowerDNS reads as "not
- * supported / nothing": keys, TSIG, metadata writes, secondary and primary operation, updates,
- * searches. `list` is among them: an AXFR would hand one client's GSLB answers to a secondary as
- * static data (src/doors/powerdns/README.md).
+ * supported / nothing": key and metadata writes, TSIG, secondary and primary operation, updates,
+ * searches, and `getBeforeAndAfterNamesAbsolute`, which PowerDNS asks only for NSEC and
+ * non-narrow NSEC3 (signed zones are NSEC3 narrow, {@link SIGNED_ZONE_METADATA}). `list` is among
+ * them: an AXFR would hand one client's GSLB answers to a secondary as static data
+ * (src/doors/powerdns/README.md).
  */
 const NOT_OFFERED = new Set([
   'list',
   'getBeforeAndAfterNamesAbsolute',
   'setDomainMetadata',
-  'getDomainKeys',
   'addDomainKey',
   'removeDomainKey',
   'activateDomainKey',
@@ -80,7 +84,16 @@ const NOT_OFFERED = new Set([
   'APILookup',
 ]);
 
-const OFFERED = new Set(['initialize', 'lookup', 'getAllDomains', 'getAllDomainMetadata', 'getDomainMetadata', 'getDomainInfo']);
+const OFFERED = new Set(['initialize', 'lookup', 'getAllDomains', 'getAllDomainMetadata', 'getDomainMetadata', 'getDomainInfo', 'getDomainKeys']);
+
+/**
+ * The domain metadata of a signed zone (PowerDNS's `NSEC3PARAM` and `NSEC3NARROW` kinds): NSEC3
+ * with SHA-1, no opt-out, no extra iterations and no salt (RFC 9276 §3.1), in narrow mode, where
+ * PowerDNS answers denials with NSEC3 records made from the queried name's hash alone (hash − 1
+ * to hash + 1) and so never asks the backend for an ordered name chain, which an engine whose
+ * names and answers depend on the client could not give. Unsigned zones have none.
+ */
+export const SIGNED_ZONE_METADATA: Readonly<Record<string, readonly string[]>> = { NSEC3PARAM: ['1 0 0 -'], NSEC3NARROW: ['1'] };
 const RECORD_TYPE_NAMES: ReadonlySet<string> = new Set(RECORD_TYPES);
 const NOT_OFFERED_REPLY = '{"result":false}';
 const NOT_OFFERED_LINE = `${NOT_OFFERED_REPLY}\n`;
@@ -97,7 +110,10 @@ class InvalidRequest extends Error {}
  * - `getAllDomains`, `getDomainInfo`: our zones as native zones with their serials (never an
  *   empty list: the socket opens only after the configuration loaded, and an empty list makes
  *   PowerDNS refuse the zones for up to 300 s).
- * - `getAllDomainMetadata` `{}`, `getDomainMetadata` `[]`: no metadata.
+ * - `getDomainKeys`: the signing keys of a signed zone (`deps.zoneKeys`), with their active and
+ *   published state now, for PowerDNS live signing (`remote-dnssec=yes`); `[]` for other zones.
+ * - `getAllDomainMetadata`, `getDomainMetadata`: NSEC3 narrow for a signed zone
+ *   ({@link SIGNED_ZONE_METADATA}); `{}` / `[]` for other zones.
  * - `lookup`: the records of one owner name, GSLB records selected for the client (see
  *   {@link lookupReply}).
  * - the rest of the API: `{"result": false}`.
@@ -187,10 +203,29 @@ export class RemoteBackendSession {
       case 'getDomainInfo':
         return this.getDomainInfo(p);
       case 'getAllDomainMetadata':
-        return '{"result":{}}';
+        return JSON.stringify({ result: this.signed(p) ? SIGNED_ZONE_METADATA : {} });
+      case 'getDomainMetadata':
+        return JSON.stringify({ result: (this.signed(p) && typeof p.kind === 'string' ? SIGNED_ZONE_METADATA[p.kind] : undefined) ?? [] });
+      case 'getDomainKeys':
+        return JSON.stringify({ result: this.keysOf(p) ?? [] });
       default:
         return '{"result":[]}';
     }
+  }
+
+  /**
+   * The keys of the zone `p.name` (PowerDNS's key objects: `id`, `flags`, `active`, `published`,
+   * `content` = the BIND private key text); undefined when the zone is not signed.
+   * @throws InvalidRequest when `name` is not a string.
+   */
+  private keysOf(p: Record<string, unknown>): object[] | undefined {
+    if (typeof p.name !== 'string') throw new InvalidRequest('a key or metadata request needs a string "name"');
+    const keys = this.deps.zoneKeys?.keysOf(canonicalName(p.name), Math.floor(this.deps.engine.ctx.now() / 1000));
+    return keys?.map((k) => ({ id: k.id, flags: k.flags, active: k.active, published: k.published, content: k.privateKeyText }));
+  }
+
+  private signed(p: Record<string, unknown>): boolean {
+    return this.keysOf(p) !== undefined;
   }
 
   private initialize(p: Record<string, unknown>): string {

@@ -6,6 +6,7 @@ import { AnswerWrapper } from '../answerWrapper.js';
 import type { DoorEngine } from '../doorHost.js';
 import type { PowerdnsListenerConfig } from './listenerSchema.js';
 import { PowerDnsMetrics } from './metrics.js';
+import type { ZoneSigningKeys } from '../../core/contracts/zoneSigningKeys.js';
 import { errorReply, RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
 import { closeUnixSocket, listenUnixSocket } from '../unixSocket.js';
@@ -15,11 +16,18 @@ import { RequestLines } from './requestLines.js';
  * The PowerDNS front door of an engine (not yet listening: call `start()`), with its metrics on
  * the engine's registry. `path` is the absolute socket path.
  */
-export function powerDnsFrontDoor(engine: DoorEngine, metrics: EngineMetrics, log: Logger, config: PowerdnsListenerConfig, path: string): RemoteBackendServer {
+export function powerDnsFrontDoor(
+  engine: DoorEngine,
+  metrics: EngineMetrics,
+  log: Logger,
+  config: PowerdnsListenerConfig,
+  path: string,
+  zoneKeys?: ZoneSigningKeys,
+): RemoteBackendServer {
   const ctx = engine.ctx;
   const lookOnlyCtx = { random: () => ctx.random(), now: () => ctx.now(), rotation: ctx.rotation.readOnlyView() };
   const answers = new AnswerWrapper({ engine, metrics, log });
-  const deps: RemoteBackendDeps = { engine, metrics: new PowerDnsMetrics(metrics.registry), answers, log, lookOnlyCtx };
+  const deps: RemoteBackendDeps = { engine, metrics: new PowerDnsMetrics(metrics.registry), answers, log, lookOnlyCtx, ...(zoneKeys ? { zoneKeys } : {}) };
   return new RemoteBackendServer(deps, config, path);
 }
 

@@ -2,7 +2,7 @@ import test from 'ava';
 import { prefixLocationDb } from '../../../test/support/prefixLocationDb.js';
 import { clientOf, fixedContext, snapshotOf } from '../../../test/support/selectionFixture.js';
 import { presentData } from '../../core/dns/presentation.js';
-import type { ResourceRecord } from '../../core/dns/records.js';
+import type { AnswerRecord } from '../../core/dns/records.js';
 import { resolve, type ExplainedSelection } from './authoritative.js';
 import { RCODE } from '../../core/dns/rcode.js';
 import { type Answer } from '../../core/model/query.js';
@@ -79,7 +79,7 @@ function ask(name: string, type: number | string, options: { client?: string; tr
   );
 }
 
-const show = (rs: readonly ResourceRecord[]): string[] => rs.map((r) => `${r.name} ${r.ttl} ${r.type} ${presentData(r.type, r.data)}`);
+const show = (rs: readonly AnswerRecord[]): string[] => rs.map((r) => `${r.name} ${r.ttl} ${r.type} ${presentData(r.type, r.data)}`);
 
 interface Expected {
   rcode: keyof typeof RCODE;
