@@ -1,3 +1,4 @@
+import { agentsCapability } from '../capabilities/agents/capability.js';
 import { balanceCapability } from '../capabilities/balance/capability.js';
 import { geoCapability } from '../capabilities/geo/capability.js';
 import { healthCapability } from '../capabilities/health/capability.js';
@@ -9,4 +10,12 @@ import { steeringCapability } from '../capabilities/steering/capability.js';
  * The engine's capabilities, in the order their schema fragments, checks and stages compose:
  * adding a capability is one folder under `src/capabilities/` and one line here.
  */
-export const CAPABILITIES = [geoCapability, balanceCapability, proximityCapability, policiesCapability, healthCapability, steeringCapability] as const;
+export const CAPABILITIES = [
+  geoCapability,
+  balanceCapability,
+  proximityCapability,
+  policiesCapability,
+  healthCapability,
+  steeringCapability,
+  agentsCapability,
+] as const;

@@ -9,7 +9,22 @@ export const loggingSchema = z.strictObject({
 });
 
 /** The order of the top-level keys in the schema (and in `gslbd schema`): as an operator reads a file. */
-const KEY_ORDER = ['listeners', 'dns', 'geo', 'logging', 'metrics', 'zones', 'datacenters', 'services', 'records', 'policies', 'actions', 'site', 'health'];
+const KEY_ORDER = [
+  'listeners',
+  'dns',
+  'geo',
+  'logging',
+  'metrics',
+  'agents',
+  'zones',
+  'datacenters',
+  'services',
+  'records',
+  'policies',
+  'actions',
+  'site',
+  'health',
+];
 
 /**
  * The whole configuration file (docs/PRODUCT.md §7), composed from the capabilities' fragments

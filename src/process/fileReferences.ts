@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { agentsCapability } from '../capabilities/agents/capability.js';
 import { geoCapability } from '../capabilities/geo/capability.js';
 import { ConfigError, type ConfigProblem } from '../core/config/load.js';
 import type { Config } from './configSchema.js';
@@ -11,7 +12,8 @@ export const MIN_ADMIN_TOKEN_CHARS = 16;
  * Checks the files a valid configuration refers to, so `gslbd check-config` and start-up fail in
  * the same way and before minutes of location loading: the geo capability's files (`geo.compiled`,
  * `geo.sources[i]`: `geoCapability.fileReferenceProblems`), `listeners.admin.tokenFile`
- * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters) and every https monitor's
+ * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters), the admin listener's TLS files,
+ * the agents' token files (`agentsCapability.fileReferenceProblems`) and every https monitor's
  * `caFile`. Relative paths are relative to the configuration file. Contents beyond that are
  * checked where they are read (a corrupt location file fails its load, naming the file). The
  * health state file is not checked: it may not exist yet.
@@ -32,12 +34,19 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
     return undefined;
   };
   problems.push(...geoCapability.fileReferenceProblems(config, configFile));
+  problems.push(...agentsCapability.fileReferenceProblems(config, configFile));
   const tokenFile = config.listeners.admin?.tokenFile;
   if (tokenFile !== undefined) {
     const full = regularFile(tokenFile, 'listeners.admin.tokenFile');
     if (full !== undefined && readFileSync(full, 'utf8').trim().length < MIN_ADMIN_TOKEN_CHARS) {
       problems.push({ path: 'listeners.admin.tokenFile', message: `"${tokenFile}" holds fewer than ${MIN_ADMIN_TOKEN_CHARS} characters` });
     }
+  }
+  const tls = config.listeners.admin?.tls;
+  if (tls !== undefined) {
+    regularFile(tls.certFile, 'listeners.admin.tls.certFile');
+    regularFile(tls.keyFile, 'listeners.admin.tls.keyFile');
+    if (tls.clientCaFile !== undefined) regularFile(tls.clientCaFile, 'listeners.admin.tls.clientCaFile');
   }
   config.health.monitors.forEach((m, i) => {
     if (m.type === 'https' && m.caFile !== undefined) regularFile(m.caFile, `health.monitors[${i}].caFile`);
