@@ -166,10 +166,10 @@ test('probe queue: the resolver of a client-metric query is requested once per D
   t.deepEqual(
     east1.json.requests.map((r: { target: string; network: string }) => [r.target, r.network]),
     [
-      ['203.0.113.0', '203.0.113.0/24'],
-      ['2001:db8:1::', '2001:db8:1::/48'],
+      ['203.0.113.5', '203.0.113.0/24'],
+      ['2001:db8:1:2::53', '2001:db8:1::/48'],
     ],
-    'only records that read client metrics queue; the resolver (not the ECS network) by default; one request per network',
+    "only records that read client metrics queue; the resolver's own address (not the ECS network, not the network's first address) by default; one request per network",
   );
   t.deepEqual((await call(url, EAST2, '/agent/v1/probes?max=10')).json.requests, [], 'the other agent of the same DC shares the work');
   const west = await call(url, WEST, '/agent/v1/probes?max=1');

@@ -58,7 +58,8 @@ export class ProbeQueue implements ProbeDemand {
    * length (`family * 256 + length`: keys of two lengths may be equal numbers); insertion order = age.
    */
   private readonly recent = new Map<number, Map<string | number, number>>();
-  private pending: { address: IpAddress; prefix: number }[] = [];
+  /** Noted networks waiting for the drain: the address to probe and the network (masked) it stands for. */
+  private pending: { target: IpAddress; network: IpAddress; prefix: number }[] = [];
   private drainScheduled = false;
   private readonly waiters = new Set<() => void>();
   private stopped = false;
@@ -149,9 +150,8 @@ export class ProbeQueue implements ProbeDemand {
     const stream = this.stream;
     if (stream === undefined) return;
     const atMs = this.now();
-    for (const { address, prefix } of pending) {
-      const target = formatIp(address);
-      stream.append({ target, network: `${target}/${prefix}`, atMs });
+    for (const { target, network, prefix } of pending) {
+      stream.append({ target: formatIp(target), network: `${formatIp(network)}/${prefix}`, atMs });
       this.counts.queued++;
     }
   }
@@ -195,7 +195,9 @@ export class ProbeQueue implements ProbeDemand {
       this.counts.dropped++;
       return;
     }
-    this.pending.push({ address: maskAddress(address, prefix), prefix });
+    // The target is the address itself — the resolver, whose path seed 000 measures — never the
+    // network's first address, which no host answers; the network is the dedupe and result key.
+    this.pending.push({ target: address, network: maskAddress(address, prefix), prefix });
     if (!this.drainScheduled) {
       this.drainScheduled = true;
       setImmediate(() => this.drain());
