@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 # the benchmark's load generator and native references (dnsperf, gdnsd, PowerDNS's bind and
 # geoip backends with the legacy GeoIP country data); systemd-analyze, which verifies the example
 # units; the compilers node-gyp builds the location addon with (gcc also serves cgo for
-# `go test -race`), and libmaxminddb for the location benchmark's C reference harness.
-APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev)
-DAEMONS=(gdnsd pdns_server)
+# `go test -race`), and libmaxminddb for the location benchmark's C reference harness; haproxy,
+# the load balancer `gslbd agent` reads service metrics from over its stats socket.
+APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev haproxy)
+DAEMONS=(gdnsd pdns_server haproxy)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -30,7 +31,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  for svc in gdnsd pdns; do
+  for svc in gdnsd pdns haproxy; do
     if command -v systemctl >/dev/null 2>&1; then systemctl disable --now "$svc" >/dev/null 2>&1 || true; fi
   done
   for pid in $(daemon_pids); do

@@ -7,9 +7,10 @@ import { loadConfigFile } from '../process/loadConfig.js';
 import { configSchema } from '../process/configSchema.js';
 import { startGslbd } from '../process/gslbdProcess.js';
 import { registerGeoCommands } from './geoCommands.js';
+import { registerAgentCommand } from './agentCommand.js';
 
 /**
- * The `gslbd` command line (docs/PRODUCT.md §7): serve, check-config, schema, explain, geo build|lookup.
+ * The `gslbd` command line (docs/PRODUCT.md §7): serve, check-config, schema, explain, agent, geo build|lookup.
  * Exit codes: 0 success, 1 invalid input (configuration, arguments), 2 runtime failure.
  */
 const program = new Command().name('gslbd').description('Global server load balancing engine for authoritative DNS').showHelpAfterError();
@@ -80,5 +81,6 @@ program
   });
 
 registerGeoCommands(program);
+registerAgentCommand(program);
 
 await program.parseAsync();
