@@ -118,7 +118,7 @@ report: { intervalSeconds: 0.5, retrySeconds: 0.2, maxRetrySeconds: 1 }
 host: { intervalSeconds: 0.5${dc === 'c' ? ', checkPoints: [{ address: 127.0.0.3, role: wan }]' : ''} }
 haproxy: [{ socket: ${haproxy.socket}, intervalSeconds: 0.5, timeoutSeconds: 1, backends: [{ backend: be_web, service: web }] }]
 logging: { level: debug }
-probes: { allow: [127.0.0.0/8], port: ${path.port}, trainLength: 20, gapMs: 5, timeoutMs: 500, pollWaitSeconds: 5 }
+probes: { allow: [127.0.0.0/8], port: ${path.port}, trainLength: 20, gapMs: 5, timeoutMs: 3000, pollWaitSeconds: 5 }
 `),
     );
   }
