@@ -51,3 +51,11 @@ test('multi-line imports, side-effect imports and dynamic imports are read', (t)
   const text = "import {\n  a,\n  type B,\n} from './a.js';\nimport './side.js';\nconst m = await import('../x/y.js');\nexport * from './z.js';\n";
   t.deepEqual(importsOf('src/core/f.ts', text), ['src/core/a.ts', 'src/core/side.ts', 'src/x/y.ts', 'src/core/z.ts']);
 });
+
+test('the agent process (src/agent/) imports core only: never a capability, the pipeline or the process', (t) => {
+  const outside = [...files]
+    .filter(([file]) => file.startsWith('src/agent/'))
+    .flatMap(([file, text]) => importsOf(file, text).map((to) => [file, to] as const))
+    .filter(([, to]) => to.startsWith('src/') && !to.startsWith('src/agent/') && !to.startsWith('src/core/'));
+  t.deepEqual(outside, []);
+});

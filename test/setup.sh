@@ -12,9 +12,10 @@ cd "$(dirname "$0")/.."
 # HTTP client of the redirect door's tests; redis-server and redis-sentinel, which the shared-state
 # tests start on loopback ports (never as system daemons). DNSSEC: unbound, the validating resolver
 # the tests put in front of every door; bind9-utils (dnssec-keygen, dnssec-dsfromkey,
-# dnssec-settime, dnssec-signzone) and bind9-dnsutils (delv, a second validator).
-APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev curl redis-server redis-sentinel unbound bind9-utils bind9-dnsutils)
-DAEMONS=(gdnsd pdns_server redis-server redis-sentinel unbound)
+# dnssec-settime, dnssec-signzone) and bind9-dnsutils (delv, a second validator). haproxy, the load
+# balancer `gslbd agent` reads service metrics from over its stats socket.
+APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev curl redis-server redis-sentinel unbound bind9-utils bind9-dnsutils haproxy)
+DAEMONS=(gdnsd pdns_server redis-server redis-sentinel unbound haproxy)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -34,7 +35,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  for svc in gdnsd pdns redis-server redis-sentinel unbound; do
+  for svc in gdnsd pdns redis-server redis-sentinel unbound haproxy; do
     if command -v systemctl >/dev/null 2>&1; then systemctl disable --now "$svc" >/dev/null 2>&1 || true; fi
   done
   for pid in $(daemon_pids); do

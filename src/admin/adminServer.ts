@@ -1,13 +1,22 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AdminReply, AdminRoute, RouteSink } from '../core/contracts/adminRoute.js';
 import type { Logger } from '../core/telemetry/logger.js';
 
 /** Largest request body accepted (bytes); larger ones get 413. */
 export const MAX_BODY_BYTES = 1 << 20;
 
+/** PEM certificate chain and key the admin listener serves HTTPS with, and the CA client certificates must be signed by (optional). */
+export interface AdminTls {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  readonly clientCa?: Buffer;
+}
+
 /**
- * The admin HTTP listener (docs/PRODUCT.md §7), loopback by default. Mutating routes need
+ * The admin HTTP listener (docs/PRODUCT.md §7), loopback by default; HTTPS when given {@link AdminTls}
+ * (a client CA makes a client certificate signed by it mandatory: the TLS handshake fails without). Mutating routes need
  * `Authorization: Bearer <token>`: 401 without or with a wrong token, 403 when no token is
  * configured (mutation disabled). Bad JSON gets 400, unknown paths 404, wrong methods 405; a
  * failing handler gets 500 and a log line, and the listener keeps serving.
@@ -20,6 +29,7 @@ export class AdminServer implements RouteSink {
   constructor(
     private token: string | undefined,
     private readonly log: Logger,
+    private readonly tls?: AdminTls,
   ) {}
 
   /**
@@ -40,12 +50,19 @@ export class AdminServer implements RouteSink {
    * @throws Error when the address cannot be bound.
    */
   async start(address: string, port: number): Promise<void> {
-    const server = createServer((req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
       this.serve(req, res).catch((e: unknown) => {
         this.log.error({ err: e }, 'admin request failed');
         if (!res.headersSent) send(res, { status: 500, json: { error: 'internal error' } });
       });
-    });
+    };
+    const tls = this.tls;
+    const server: Server = tls
+      ? createTlsServer(
+          { cert: tls.cert, key: tls.key, ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}), minVersion: 'TLSv1.2' },
+          handler,
+        )
+      : createServer(handler);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, address, () => {
@@ -83,7 +100,7 @@ export class AdminServer implements RouteSink {
       }
     }
     const body = await readBody(req);
-    send(res, body.ok ? await route.handle({ url, body: body.value }) : body.reply);
+    send(res, body.ok ? await route.handle({ url, body: body.value, headers: req.headers }) : body.reply);
   }
 
   private authorise(req: IncomingMessage): AdminReply | undefined {

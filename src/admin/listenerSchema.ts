@@ -5,7 +5,7 @@ import type { ListenerSection } from '../core/contracts/frontDoor.js';
 /**
  * The admin HTTP listener (loopback by default). Mutating endpoints need `token` (or the token
  * read from `tokenFile`, relative to the configuration file, at least 16 characters) as
- * `Authorization: Bearer <token>`; without one they answer 403.
+ * `Authorization: Bearer <token>`; without one they answer 403. `tls` makes it HTTPS.
  */
 export const adminListenerSchema = z
   .strictObject({
@@ -13,6 +13,12 @@ export const adminListenerSchema = z
     port: listenPortSchema.default(8053),
     token: z.string().min(16, 'an admin token has at least 16 characters').optional(),
     tokenFile: z.string().min(1).optional(),
+    /**
+     * Serve HTTPS instead of HTTP (agents in other data centers: docs/PRODUCT.md §7): PEM files
+     * relative to the configuration file, read at start-up. With `clientCaFile`, every client must
+     * present a certificate signed by that CA.
+     */
+    tls: z.strictObject({ certFile: z.string().min(1), keyFile: z.string().min(1), clientCaFile: z.string().min(1).optional() }).optional(),
   })
   .refine((a) => a.token === undefined || a.tokenFile === undefined, { message: 'set "token" or "tokenFile", not both' });
 

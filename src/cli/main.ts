@@ -8,9 +8,10 @@ import { configSchema } from '../process/configSchema.js';
 import { startGslbd } from '../process/gslbdProcess.js';
 import { registerDnssecCommands } from './dnssecCommands.js';
 import { registerGeoCommands } from './geoCommands.js';
+import { registerAgentCommand } from './agentCommand.js';
 
 /**
- * The `gslbd` command line (docs/PRODUCT.md §7): serve, check-config, schema, explain, geo build|lookup, dnssec keygen|ds.
+ * The `gslbd` command line (docs/PRODUCT.md §7): serve, check-config, schema, explain, agent, geo build|lookup, dnssec keygen|ds.
  * Exit codes: 0 success, 1 invalid input (configuration, arguments), 2 runtime failure.
  */
 const program = new Command().name('gslbd').description('Global server load balancing engine for authoritative DNS').showHelpAfterError();
@@ -85,5 +86,6 @@ program
 
 registerGeoCommands(program);
 registerDnssecCommands(program);
+registerAgentCommand(program);
 
 await program.parseAsync();

@@ -74,7 +74,7 @@ test('a synchronous answer: the client from ECS or the resolver, the form writes
   t.deepEqual(h.asked[0], {
     name: 'WWW.example.test',
     type: 1,
-    client: { address: ECS.address, sourcePrefix: 24, fromEcs: true },
+    client: { address: ECS.address, sourcePrefix: 24, fromEcs: true, resolver: RESOLVER },
     transport: 'udp',
     dnssecOk: undefined,
   });

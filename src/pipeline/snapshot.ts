@@ -11,6 +11,7 @@ import type { CompiledGslbRecord, SelectionEnv } from './selection/stage.js';
 import type { CompiledDataCenter } from '../core/model/topology.js';
 import type { HealthView } from '../core/views/healthView.js';
 import type { MetricView } from '../core/views/metricView.js';
+import type { ProbeDemand } from '../core/views/probeDemand.js';
 import type { AnswerSource } from './zones/authoritative.js';
 import { contentHash, nextSerial, type ZoneSerial } from './zones/soaSerial.js';
 import { buildZone, ZoneIndex, type ZoneData } from './zones/zoneIndex.js';
@@ -48,6 +49,8 @@ export interface SnapshotState {
   readonly geo: LocationDb;
   readonly health: HealthView;
   readonly metrics: MetricView;
+  /** The probe-request queue's demand sink, when agents are configured. */
+  readonly probes?: ProbeDemand;
 }
 
 /** What a snapshot is compiled from. */
@@ -127,7 +130,7 @@ export function compileSnapshot<C extends PipelineConfig>(input: SnapshotInput<C
     zones: new ZoneIndex(zones),
     records,
     dataCenters,
-    env: { geo: state.geo, health: state.health, metrics: state.metrics },
+    env: { geo: state.geo, health: state.health, metrics: state.metrics, ...(state.probes ? { probes: state.probes } : {}) },
     serials,
   };
 }

@@ -1,3 +1,4 @@
+import { agentsCapability } from '../capabilities/agents/capability.js';
 import { balanceCapability } from '../capabilities/balance/capability.js';
 import { dnssecCapability } from '../capabilities/dnssec/capability.js';
 import { geoCapability } from '../capabilities/geo/capability.js';
@@ -18,4 +19,5 @@ export const CAPABILITIES = [
   healthCapability,
   steeringCapability,
   dnssecCapability,
+  agentsCapability,
 ] as const;

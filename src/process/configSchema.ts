@@ -17,6 +17,7 @@ const KEY_ORDER = [
   'geo',
   'logging',
   'metrics',
+  'agents',
   'zones',
   'datacenters',
   'services',

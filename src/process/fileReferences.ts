@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { dnssecCapability } from '../capabilities/dnssec/capability.js';
+import { agentsCapability } from '../capabilities/agents/capability.js';
 import { geoCapability } from '../capabilities/geo/capability.js';
 import { healthCapability } from '../capabilities/health/capability.js';
 import { ConfigError, type ConfigProblem } from '../core/config/load.js';
@@ -15,7 +16,8 @@ export const MIN_ADMIN_TOKEN_CHARS = 16;
  * Checks the files a valid configuration refers to, so `gslbd check-config` and start-up fail in
  * the same way and before minutes of location loading: the geo capability's files (`geo.compiled`,
  * `geo.sources[i]`: `geoCapability.fileReferenceProblems`), `listeners.admin.tokenFile`
- * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters), the files monitors name (every
+ * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters), the admin listener's TLS files,
+ * the agents' token files (`agentsCapability.fileReferenceProblems`), the files monitors name (every
  * check kind's `files`, such as an https monitor's `caFile`: `healthCapability.fileReferenceProblems`),
  * the files front doors name (`FrontDoorKind.files`: a TLS certificate) and the DNSSEC key files
  * (`dnssecCapability.keyFileReport`: both halves present and matching, zone and algorithm).
@@ -40,12 +42,19 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
   };
   problems.push(...geoCapability.fileReferenceProblems(config, configFile));
   problems.push(...dnssecCapability.keyFileReport(config, configFile, Date.now()).problems);
+  problems.push(...agentsCapability.fileReferenceProblems(config, configFile));
   const tokenFile = config.listeners.admin?.tokenFile;
   if (tokenFile !== undefined) {
     const full = regularFile(tokenFile, 'listeners.admin.tokenFile');
     if (full !== undefined && readFileSync(full, 'utf8').trim().length < MIN_ADMIN_TOKEN_CHARS) {
       problems.push({ path: 'listeners.admin.tokenFile', message: `"${tokenFile}" holds fewer than ${MIN_ADMIN_TOKEN_CHARS} characters` });
     }
+  }
+  const tls = config.listeners.admin?.tls;
+  if (tls !== undefined) {
+    regularFile(tls.certFile, 'listeners.admin.tls.certFile');
+    regularFile(tls.keyFile, 'listeners.admin.tls.keyFile');
+    if (tls.clientCaFile !== undefined) regularFile(tls.clientCaFile, 'listeners.admin.tls.clientCaFile');
   }
   problems.push(...healthCapability.fileReferenceProblems(config, configFile));
   for (const f of doorFileReferences(LISTENERS, config)) regularFile(f.path, f.key);

@@ -1,7 +1,7 @@
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve as resolvePath } from 'node:path';
 import type { AdminListenerConfig } from '../admin/listenerSchema.js';
-import { AdminServer } from '../admin/adminServer.js';
+import { AdminServer, type AdminTls } from '../admin/adminServer.js';
 import { coreRoutes } from '../admin/coreRoutes.js';
 import type { HealthMonitor } from '../capabilities/health/healthMonitor.js';
 import type { MetricStore } from '../capabilities/steering/metricStore.js';
@@ -16,6 +16,7 @@ import { createDoors } from '../doors/createDoors.js';
 import type { DnsServer } from '../doors/dns/dnsServer.js';
 import type { DoorHost } from '../doors/doorHost.js';
 import type { RemoteBackendServer } from '../doors/powerdns/remoteBackendServer.js';
+import { agentsCapability } from '../capabilities/agents/capability.js';
 import { healthCapability } from '../capabilities/health/capability.js';
 import { steeringCapability } from '../capabilities/steering/capability.js';
 import type { CapabilityHost, CapabilityRuntime, ReloadOutcome } from '../pipeline/capability.js';
@@ -155,6 +156,8 @@ async function startAfterSignals(
   const runtimes = [...started.values()];
   const health = runtimeOf(started, healthCapability);
   const steering = runtimeOf(started, steeringCapability);
+  // Agent reports reach the metric store through the push API's own gate (validation, counters, the state store).
+  runtimeOf(started, agentsCapability).connectMetricGate(steering.gate);
 
   // A shared store's maps exist now (the capabilities asked for them): load them before the first
   // snapshot; an unreachable store delays start-up by the configured wait at most.
@@ -183,7 +186,7 @@ async function startAfterSignals(
   const zoneKeys = runtimes.find(({ runtime }) => runtime.zoneKeys !== undefined)?.runtime.zoneKeys;
   const doorHost: DoorHost = { file, engine, metrics, log, afterAnswer, ...(zoneKeys ? { zoneKeys } : {}) };
   const doors = createDoors(LISTENERS, config, doorHost);
-  const admin = adminCfg ? new AdminServer(token, log) : undefined;
+  const admin = adminCfg ? new AdminServer(token, log, adminTls(adminCfg, file)) : undefined;
   if (admin) {
     for (const r of coreRoutes({ engine, metrics, reload, afterAnswer })) admin.route(r);
     for (const { runtime } of runtimes) for (const r of runtime.routes ?? []) admin.route(r);
@@ -316,6 +319,17 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
 function adminToken(admin: AdminListenerConfig | undefined, configFile: string): string | undefined {
   if (admin?.tokenFile === undefined) return admin?.token;
   return readFileSync(resolvePath(dirname(configFile), admin.tokenFile), 'utf8').trim();
+}
+
+/** The admin listener's certificate, key and client CA, read once at start-up (relative to the configuration file); undefined for plain HTTP. */
+function adminTls(admin: AdminListenerConfig, configFile: string): AdminTls | undefined {
+  if (admin.tls === undefined) return undefined;
+  const read = (path: string): Buffer => readFileSync(resolvePath(dirname(configFile), path));
+  return {
+    cert: read(admin.tls.certFile),
+    key: read(admin.tls.keyFile),
+    ...(admin.tls.clientCaFile !== undefined ? { clientCa: read(admin.tls.clientCaFile) } : {}),
+  };
 }
 
 /** Listener settings without the admin token, which a reload applies (addresses need a restart). */

@@ -42,8 +42,9 @@ const dir = mkdtempSync(join(tmpdir(), 'gslbd-cli-'));
 test.after.always(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Every gslbd configuration under examples/ (YAML or JSON; other files there are for other programs). */
+// Engine configurations only: examples/agent/ holds `gslbd agent` configurations (test/e2e/agentExamples.test.ts).
 const examples = (readdirSync(join(REPO_ROOT, 'examples'), { recursive: true }) as string[])
-  .filter((f) => /\.(ya?ml|json)$/.test(f))
+  .filter((f) => /\.(ya?ml|json)$/.test(f) && !f.startsWith('agent/'))
   .map((f) => `examples/${f}`)
   .sort();
 

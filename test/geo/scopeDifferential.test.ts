@@ -146,8 +146,9 @@ function scenarios(): Scenario[] {
     ...readdirSync(dir)
       .filter((f) => f.endsWith('.yaml'))
       .map((f) => join(dir, f)),
+    // examples/agent/ holds `gslbd agent` configurations, not engine ones.
     ...readdirSync(dir, { withFileTypes: true })
-      .filter((d) => d.isDirectory())
+      .filter((d) => d.isDirectory() && d.name !== 'agent')
       .flatMap((d) =>
         readdirSync(join(dir, d.name))
           .filter((f) => f.endsWith('.yaml'))

@@ -6,10 +6,11 @@ import { dirname, join, normalize, relative } from 'node:path';
  * computed from the sources' own import and export declarations, value and type alike, so a
  * type-only import counts as much as a value import.
  *
- * A module is a top-level folder of `src/` — `core`, `pipeline`, `admin`, `process`, `cli` — or
+ * A module is a top-level folder of `src/` — `core`, `pipeline`, `agent`, `admin`, `process`, `cli` — or
  * one folder of `src/capabilities/` or `src/doors/` (the files directly in `src/doors/` are the
- * doors' shared layer). Layers, lowest first: core, pipeline, capabilities, the doors' shared
- * layer, each door and the admin API, the composition root, the CLI. Rules:
+ * doors' shared layer). Layers, lowest first: core, pipeline, capabilities and the agent process
+ * (`agent`, which imports core only), the doors' shared layer, each door and the admin API, the
+ * composition root, the CLI. Rules:
  * 1. a file imports only its own module or a module of a strictly lower layer (no upward import,
  *    and no import between two capabilities or two doors);
  * 2. no folder cycle: the graph of folders (every folder a node, sub-folders included) is acyclic.
@@ -23,7 +24,7 @@ export interface Violation {
   readonly rule: string;
 }
 
-const LAYERS: Readonly<Record<string, number>> = { core: 0, pipeline: 1, capabilities: 2, doors: 3, door: 4, admin: 4, process: 5, cli: 6 };
+const LAYERS: Readonly<Record<string, number>> = { core: 0, pipeline: 1, capabilities: 2, agent: 2, doors: 3, door: 4, admin: 4, process: 5, cli: 6 };
 
 /** The module of a source path (`src/capabilities/health/checks/x.ts` → `capabilities/health`). */
 export function moduleOf(path: string): string {

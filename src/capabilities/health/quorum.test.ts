@@ -1,5 +1,13 @@
 import test from 'ava';
-import { InProcessStateStore, type MapOptions, type StateMap, type StateStore, type StoreConnection } from '../../core/contracts/stateStore.js';
+import {
+  InProcessStateStore,
+  type MapOptions,
+  type StateMap,
+  type StateStore,
+  type StateStream,
+  type StoreConnection,
+  type StreamOptions,
+} from '../../core/contracts/stateStore.js';
 import { waitFor } from '../../../test/support/waitFor.js';
 import { VOTES_MAP, QuorumDecider } from './quorum.js';
 import { systemSchedulerClock } from './scheduler.js';
@@ -17,6 +25,9 @@ class SettableStore implements StateStore {
   }
   connection(): StoreConnection {
     return this.connectionNow;
+  }
+  stream<V>(name: string, options?: StreamOptions): StateStream<V> {
+    return this.inner.stream<V>(name, options);
   }
 }
 

@@ -6,7 +6,7 @@ import { MetricStore, type MetricWrite } from './metricStore.js';
 import { metricsSchema, type MetricsConfig } from './metricsSchema.js';
 import { multiSourceStages } from './multiSourceStages.js';
 import { isMultiSource, multiSourcePolicySchema } from './multiSourcePolicySchema.js';
-import { registerMetricRoutes } from './pushRoutes.js';
+import { registerMetricRoutes, type MetricPushGate } from './pushRoutes.js';
 
 /** The parts of the configuration steering reads. */
 export interface SteeringConfig {
@@ -24,6 +24,8 @@ export interface PushedBatch {
   readonly writes: readonly MetricWrite[];
   /** When the engine received it (ms since the epoch): staleness counts from here. */
   readonly atMs: number;
+  /** Who reported it: an agent's name (the agent API); absent for a push with the admin token. */
+  readonly origin?: string;
 }
 
 /** A started steering capability: its runtime and the metric store (the snapshot's metric view). */
@@ -31,6 +33,8 @@ export interface SteeringRuntime extends CapabilityRuntime<SteeringConfig> {
   /** Host, service and client metrics; `host.status` / `service.status` also take monitor verdicts. */
   readonly store: MetricStore;
   readonly routes: readonly AdminRoute[];
+  /** The push API's validation and commit, for batches that arrive another way (the agent API). */
+  readonly gate: MetricPushGate;
   prepare(config: SteeringConfig, refresh: boolean): EnvPart;
   commit(config: SteeringConfig): void;
 }
@@ -73,14 +77,19 @@ export const steeringCapability = {
     // that its watchers have not applied yet.
     const pushes = host.store.map<PushedBatch>(PUSHES_MAP);
     pushes.watch((key, batch) => {
-      if (batch) store.apply(key.split('|')[0] as MetricSource, batch.writes, batch.atMs);
+      if (batch) store.apply(key.split('|')[0] as MetricSource, batch.writes, batch.atMs, batch.origin);
     });
-    const apply = (source: MetricSource, writes: readonly MetricWrite[], atMs: number): void => pushes.set(`${source}|${host.store.node}`, { writes, atMs });
+    const apply = (source: MetricSource, writes: readonly MetricWrite[], atMs: number, origin?: string): void =>
+      pushes.set(`${source}|${host.store.node}`, origin === undefined ? { writes, atMs } : { writes, atMs, origin });
     const routes: AdminRoute[] = [];
-    registerMetricRoutes({ route: (r) => routes.push(r) }, { store, config: () => running!, registry: host.metrics.registry, now: () => host.now(), apply });
+    const gate = registerMetricRoutes(
+      { route: (r) => routes.push(r) },
+      { store, config: () => running!, registry: host.metrics.registry, now: () => host.now(), apply },
+    );
     return {
       store,
       routes,
+      gate,
       prepare(config): EnvPart {
         // The first configuration applies at once (nothing runs yet); a reload's once its snapshot is published.
         if (running === undefined) configure(config);

@@ -35,7 +35,7 @@ export function criterionRankStage(o: CriterionRankOptions): Stage {
     run(s) {
       if (s.live.length === 0 && s.demoted.length === 0) return;
       const now = selectionNow(s);
-      const subject = subjectOf(o, s);
+      const subject = subjectOf(o, s, now);
       const groups = tier(s.live, o, s, subject, now);
       if (s.demoted.length > 0) for (const g of tier(s.demoted, o, s, subject, now)) groups.push(g);
       s.ranked = groups;
@@ -62,11 +62,15 @@ export function criterionRankStage(o: CriterionRankOptions): Stage {
   };
 }
 
-/** The subject the metric is kept under; reading client metrics narrows the ECS scope. */
-function subjectOf(o: CriterionRankOptions, s: SelectionState): string | number {
+/**
+ * The subject the metric is kept under; reading client metrics narrows the ECS scope and notes
+ * the client for the agents' probe-request queue (not for /explain, which changes nothing).
+ */
+function subjectOf(o: CriterionRankOptions, s: SelectionState, now: number): string | number {
   if (o.source === 'host') return '';
   if (o.source === 'service') return o.service;
   narrowScope(s, clientNetworkPrefix(s));
+  if (s.env.probes !== undefined && s.trace === undefined) s.env.probes.note(s.client, now);
   return clientNetworkKey(s.client.address, s.env.metrics.clientNetworkPrefix);
 }
 

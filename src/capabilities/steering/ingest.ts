@@ -100,22 +100,44 @@ export const pushBodySchemas = {
   client: batchOf(clientSampleSchema),
 } as const;
 
-/** Where a validated batch goes: the metric store itself, or the state store the metric store watches. */
-export type BatchSink = (source: MetricSource, writes: readonly MetricWrite[], nowMs: number) => void;
+/**
+ * Where a validated batch goes: the metric store itself, or the state store the metric store
+ * watches. `origin` names who reported it (an agent's name; absent for a push with the admin token).
+ */
+export type BatchSink = (source: MetricSource, writes: readonly MetricWrite[], nowMs: number, origin?: string) => void;
+
+/** A batch that passed validation, not yet applied: its writes, or every problem with it (400 malformed, 422 unknown reference). */
+export type ValidatedBatch =
+  | { readonly ok: true; readonly writes: readonly MetricWrite[] }
+  | { readonly ok: false; readonly status: 400 | 422; readonly problems: readonly IngestProblem[] };
 
 /**
  * Validates a pushed batch (the parsed JSON body) and applies it to the store at `nowMs`, all
  * or nothing. NaN cannot be written in JSON and `1e999` parses to Infinity, which is rejected
  * like every non-finite, negative or out-of-range value.
- * `apply` receives the batch once it is valid (default: the metric store's `apply`).
+ * `apply` receives the batch once it is valid (default: the metric store's `apply`), with `origin`
+ * (who reported it, shown by /explain).
  */
 export function ingestBatch(
   store: MetricStore,
   source: MetricSource,
   body: unknown,
   nowMs: number,
-  apply: BatchSink = (src, writes, at) => store.apply(src, writes, at),
+  apply: BatchSink = (src, writes, at, origin) => store.apply(src, writes, at, origin),
+  origin?: string,
 ): IngestOutcome {
+  const valid = validateBatch(store, source, body);
+  if (!valid.ok) return valid;
+  apply(source, valid.writes, nowMs, origin);
+  return { ok: true, accepted: valid.writes.length };
+}
+
+/**
+ * The push API's validation alone (what {@link ingestBatch} applies): the batch's writes when
+ * every sample is valid and names a known data center and service, else every problem with its
+ * path. Changes nothing.
+ */
+export function validateBatch(store: MetricStore, source: MetricSource, body: unknown): ValidatedBatch {
   const parsed = pushBodySchemas[source].safeParse(body);
   if (!parsed.success) {
     return { ok: false, status: 400, problems: parsed.error.issues.map((i) => ({ path: formatPath(i.path) || '(body)', message: describe(i) })) };
@@ -144,8 +166,7 @@ export function ingestBatch(
     const malformed = problems.some((p) => p.path.endsWith('.network'));
     return { ok: false, status: malformed ? 400 : 422, problems };
   }
-  apply(source, writes, nowMs);
-  return { ok: true, accepted: writes.length };
+  return { ok: true, writes };
 }
 
 /** The client network key of an address or prefix, or why it cannot be one. */

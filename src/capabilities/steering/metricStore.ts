@@ -25,6 +25,8 @@ export interface MetricStoreStats {
 }
 
 const MOS_ID = metricId('client', 'mos');
+/** The client rows' column after the catalog's: who wrote (network, DC) last, and when. */
+const ORIGIN_COLUMN = METRIC_CATALOG.client.length;
 
 /**
  * The metric store (docs/PRODUCT.md §3): the latest sample of every host, service and client metric, with
@@ -42,7 +44,11 @@ const MOS_ID = metricId('client', 'mos');
 export class MetricStore implements MetricView {
   private readonly host = new SourceTable(statusId('host'));
   private readonly service = new SourceTable(statusId('service'));
-  private readonly client = new ClientNetworkRows(METRIC_CATALOG.client.length, 0);
+  /** The client metrics' columns, and one more: the reporter of the last write to (network, DC), as an id into {@link origins}. */
+  private readonly client = new ClientNetworkRows(METRIC_CATALOG.client.length + 1, 0);
+  /** Reporter names by id (id 0: none given); bounded by the agents the configuration names. */
+  private readonly origins: (string | undefined)[] = [undefined];
+  private readonly originIds = new Map<string, number>();
   private clientStaleMs = 0;
   private maxNetworks = 0;
   private mosWeight = 1;
@@ -140,7 +146,15 @@ export class MetricStore implements MetricView {
       const atMs = i < 0 ? NaN : this.client.column(metric)[i + 1]!;
       const value = this.read(source, subject, dc, metric, nowMs);
       if (Number.isNaN(atMs)) return { state: 'missing' };
-      return { ...(Number.isNaN(value) ? {} : { value }), ageMs: nowMs - atMs, state: nowMs - atMs > this.clientStaleMs ? 'stale' : 'fresh' };
+      // The reporter of the last write to (network, DC), when that write carried this metric.
+      const origins = this.client.column(ORIGIN_COLUMN);
+      const by = origins[i + 1] === atMs ? this.origins[origins[i]!] : undefined;
+      return {
+        ...(Number.isNaN(value) ? {} : { value }),
+        ageMs: nowMs - atMs,
+        state: nowMs - atMs > this.clientStaleMs ? 'stale' : 'fresh',
+        ...(by === undefined ? {} : { reportedBy: by }),
+      };
     }
     const table = this.table(source);
     const row = table.rows.get(subject)?.get(dc);
@@ -153,6 +167,7 @@ export class MetricStore implements MetricView {
       ...(pushed ? { ageMs: nowMs - pushed.atMs } : {}),
       state,
       ...(monitorSample ? { monitor: monitorSample.value === 1 ? ('up' as const) : ('down' as const) } : {}),
+      ...(pushed?.origin === undefined ? {} : { reportedBy: pushed.origin }),
     };
   }
 
@@ -160,11 +175,12 @@ export class MetricStore implements MetricView {
    * Applies validated writes of one source at `nowMs` (callers validate first: unknown data
    * centers or services, NaN, negatives and out-of-range values never reach the store). A client
    * MOS is smoothed with the previous fresh score of the same network and data center.
+   * `origin` names the reporter (an agent; absent for the admin token), shown by {@link describe}.
    */
-  apply(source: MetricSource, writes: readonly MetricWrite[], nowMs: number): void {
+  apply(source: MetricSource, writes: readonly MetricWrite[], nowMs: number, origin?: string): void {
     this.forgetCached();
     if (source === 'client') {
-      this.applyClient(writes, nowMs);
+      this.applyClient(writes, nowMs, this.originId(origin));
       return;
     }
     const table = this.table(source).rows;
@@ -176,7 +192,7 @@ export class MetricStore implements MetricView {
       if (row === undefined) rows.set(w.dc, (row = new Array<MetricSample | undefined>(width).fill(undefined)));
       for (let id = 0; id < w.values.length; id++) {
         const value = w.values[id];
-        if (value !== undefined) row[id] = { value, atMs: nowMs };
+        if (value !== undefined) row[id] = origin === undefined ? { value, atMs: nowMs } : { value, atMs: nowMs, origin };
       }
     }
   }
@@ -216,15 +232,27 @@ export class MetricStore implements MetricView {
     };
   }
 
+  /** The id of a reporter's name in the client rows' origin column (0: none). */
+  private originId(origin: string | undefined): number {
+    if (origin === undefined) return 0;
+    let id = this.originIds.get(origin);
+    if (id === undefined) {
+      id = this.origins.push(origin) - 1;
+      this.originIds.set(origin, id);
+    }
+    return id;
+  }
+
   private table(source: 'host' | 'service'): SourceTable {
     return source === 'host' ? this.host : this.service;
   }
 
   /** Client writes: each network becomes the most recently updated; a MOS is smoothed with the previous fresh score. */
-  private applyClient(writes: readonly MetricWrite[], nowMs: number): void {
+  private applyClient(writes: readonly MetricWrite[], nowMs: number, origin: number): void {
     for (const w of writes) {
       const slot = this.client.touch(w.subject);
       const dc = this.dcs.get(w.dc)!;
+      this.client.write(slot, ORIGIN_COLUMN, dc, origin, nowMs);
       for (let id = 0; id < w.values.length; id++) {
         let value = w.values[id];
         if (value === undefined) continue;

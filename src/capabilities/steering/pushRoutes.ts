@@ -3,7 +3,7 @@ import type { RouteSink } from '../../core/contracts/adminRoute.js';
 import type { MetricsConfig } from './metricsSchema.js';
 import type { MetricSource } from '../../core/views/metricView.js';
 import { METRIC_CATALOG, METRIC_SOURCES } from './catalog.js';
-import { ingestBatch, type BatchSink } from './ingest.js';
+import { validateBatch, type BatchSink, type IngestProblem } from './ingest.js';
 import type { MetricStore } from './metricStore.js';
 
 /** What the metric routes need. */
@@ -19,6 +19,20 @@ export interface MetricRouteDeps {
 }
 
 /**
+ * The push API's gate as other parts of the engine call it (the agent API, wired by the
+ * composition root): a batch validated exactly as `POST /metrics/<source>` validates it, and, when
+ * valid, a `commit` that applies it (stamped with the engine's clock at the commit and with
+ * `origin`) and counts it. A rejected batch is counted at once. Validating several batches before
+ * committing any lets a caller apply them all or none.
+ */
+export type MetricPushGate = (source: MetricSource, body: unknown, origin?: string) => GatedBatch;
+
+/** What {@link MetricPushGate} gives: a batch ready to commit, or why it was rejected. */
+export type GatedBatch =
+  | { readonly ok: true; readonly accepted: number; commit(): void }
+  | { readonly ok: false; readonly status: 400 | 422; readonly problems: readonly IngestProblem[] };
+
+/**
  * Registers the metric push routes on the admin listener (docs/PRODUCT.md §7 "metric push endpoints for
  * agents"):
  * - `POST /metrics/host`, `POST /metrics/service`, `POST /metrics/client` (admin token): a JSON
@@ -30,8 +44,9 @@ export interface MetricRouteDeps {
  *
  * Prometheus: `gslbd_metric_pushes_total{source,result}`, `gslbd_metric_samples_total{source}`,
  * `gslbd_metric_client_networks`, `gslbd_metric_client_evictions_total`.
+ * @returns the routes' gate, for pushes that arrive another way (the agent API).
  */
-export function registerMetricRoutes(admin: RouteSink, deps: MetricRouteDeps): void {
+export function registerMetricRoutes(admin: RouteSink, deps: MetricRouteDeps): MetricPushGate {
   const { store } = deps;
   const pushes = new Counter({
     name: 'gslbd_metric_pushes_total',
@@ -65,19 +80,35 @@ export function registerMetricRoutes(admin: RouteSink, deps: MetricRouteDeps): v
     },
   });
 
+  const apply: BatchSink = deps.apply ?? ((src, writes, at, origin) => store.apply(src, writes, at, origin));
+  const gate: MetricPushGate = (source, body, origin) => {
+    const valid = validateBatch(store, source, body);
+    if (!valid.ok) {
+      pushes.inc({ source, result: valid.status === 400 ? 'invalid' : 'unknown_reference' });
+      return valid;
+    }
+    return {
+      ok: true,
+      accepted: valid.writes.length,
+      commit() {
+        apply(source, valid.writes, deps.now(), origin);
+        pushes.inc({ source, result: 'accepted' });
+        samples.inc({ source }, valid.writes.length);
+      },
+    };
+  };
+
   for (const source of METRIC_SOURCES) {
     admin.route({
       method: 'POST',
       path: `/metrics/${source}`,
       mutating: true,
       handle({ body }) {
-        const outcome = ingestBatch(store, source, body, deps.now(), deps.apply);
+        const outcome = gate(source, body);
         if (outcome.ok) {
-          pushes.inc({ source, result: 'accepted' });
-          samples.inc({ source }, outcome.accepted);
+          outcome.commit();
           return { status: 200, json: { accepted: outcome.accepted } };
         }
-        pushes.inc({ source, result: outcome.status === 400 ? 'invalid' : 'unknown_reference' });
         return { status: outcome.status, json: { error: `${source} metrics rejected; nothing was applied`, problems: outcome.problems } };
       },
     });
@@ -105,4 +136,5 @@ export function registerMetricRoutes(admin: RouteSink, deps: MetricRouteDeps): v
       };
     },
   });
+  return gate;
 }

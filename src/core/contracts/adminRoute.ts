@@ -17,11 +17,18 @@ export interface AdminRequest {
   readonly url: URL;
   /** Parsed JSON body of a POST/PUT (undefined when empty). */
   readonly body: unknown;
+  /**
+   * The request's headers, names in lower case (absent when a test calls a handler directly).
+   * Routes that authenticate callers themselves (the agent API's per-agent bearer credentials)
+   * read `authorization` here.
+   */
+  readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 /**
  * One admin endpoint. A `mutating` route needs the admin token (`Authorization: Bearer <token>`);
- * read-only routes are open on the admin listener's address.
+ * other routes are open on the admin listener's address, or check their own credentials (the
+ * agent API: `src/capabilities/agents/`).
  */
 export interface AdminRoute {
   readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';

@@ -20,6 +20,11 @@ export interface StateStore {
   readonly node: string;
   /** Whether the store is reachable now, and since when. */
   connection(): StoreConnection;
+  /**
+   * The named stream (`agents.probeRequests`); the same name always gives the same stream. The
+   * first call's `maxLength` bounds it (default {@link DEFAULT_STREAM_LENGTH}).
+   */
+  stream<V>(name: string, options?: StreamOptions): StateStream<V>;
 }
 
 /** Options of a {@link StateMap}. */
@@ -41,6 +46,47 @@ export interface StoreConnection {
   readonly sinceMs: number;
 }
 
+/** Bound of a {@link StateStream}. */
+export interface StreamOptions {
+  /** Entries kept at most; appending beyond drops the oldest (Redis `XADD … MAXLEN`). */
+  readonly maxLength?: number;
+}
+
+/** Entries a stream keeps when its creator names no bound. */
+export const DEFAULT_STREAM_LENGTH = 10_000;
+
+/** One entry of a {@link StateStream}. */
+export interface StreamEntry<V> {
+  /** Increasing within the stream (`<sequence>`; a shared store uses its own ids, e.g. Redis's `<ms>-<seq>`). */
+  readonly id: string;
+  readonly value: V;
+}
+
+/**
+ * An append-only, bounded log read by **consumer groups**: every group is given every entry once
+ * (at most once: an entry handed to one reader of the group is not handed to another), and groups
+ * read independently of each other. This is the shape of a work queue that several kinds of
+ * workers each must see whole — the probe-request queue, read once per data center or proximity
+ * zone by whichever of its agents asks first — and maps one to one onto Redis Streams (`XADD
+ * MAXLEN`, `XREADGROUP … >` with `NOACK`, a group created at its first read from the oldest entry
+ * kept), which is how a shared store implements it. Values are plain JSON data.
+ */
+export interface StateStream<V> {
+  /** Appends `value`, drops the oldest entries beyond the bound and tells the watchers; returns the new entry's id. */
+  append(value: V): string;
+  /**
+   * Up to `count` entries `group` has not been given yet, oldest first, now counted as given to
+   * it. A group read for the first time starts at the oldest entry kept.
+   */
+  read(group: string, count: number): StreamEntry<V>[];
+  /** Entries kept now. */
+  readonly length: number;
+  /** Entries kept that `group` has not been given yet (all of them for a group never read). */
+  backlog(group: string): number;
+  /** Calls `listener` after every append (a long-polling reader wakes up). Returns the function that stops the calls. */
+  watch(listener: (entry: StreamEntry<V>) => void): () => void;
+}
+
 /** One named map of a {@link StateStore}. */
 export interface StateMap<V> {
   get(key: string): V | undefined;
@@ -57,10 +103,14 @@ export interface StateMap<V> {
   watch(listener: (key: string, value: V | undefined) => void): () => void;
 }
 
-/** The embedded {@link StateStore}: maps in this process; watchers run synchronously, in subscription order. */
+/**
+ * The embedded {@link StateStore}: maps and streams in this process; watchers run synchronously,
+ * in subscription order, inside the call that changed the data (so every method stays synchronous).
+ */
 export class InProcessStateStore implements StateStore {
   readonly node = 'local';
   private readonly maps = new Map<string, InProcessMap<unknown>>();
+  private readonly streams = new Map<string, InProcessStream<unknown>>();
 
   map<V>(name: string, options: MapOptions = {}): StateMap<V> {
     let m = this.maps.get(name);
@@ -70,6 +120,12 @@ export class InProcessStateStore implements StateStore {
 
   connection(): StoreConnection {
     return EMBEDDED;
+  }
+
+  stream<V>(name: string, options: StreamOptions = {}): StateStream<V> {
+    let s = this.streams.get(name);
+    if (!s) this.streams.set(name, (s = new InProcessStream(options.maxLength ?? DEFAULT_STREAM_LENGTH)));
+    return s as InProcessStream<V>;
   }
 }
 
@@ -115,5 +171,60 @@ class InProcessMap<V> implements StateMap<V> {
   watch(listener: (key: string, value: V | undefined) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+}
+
+/**
+ * A bounded stream in this process: entries in an array with the sequence number of the first,
+ * and one cursor (the next sequence number to give) per group. Trimming moves the first sequence
+ * number; a cursor behind it reads from the oldest entry kept.
+ */
+class InProcessStream<V> implements StateStream<V> {
+  private entries: StreamEntry<V>[] = [];
+  /** Sequence number of `entries[0]`. */
+  private first = 0;
+  private readonly cursors = new Map<string, number>();
+  private readonly listeners = new Set<(entry: StreamEntry<V>) => void>();
+
+  constructor(private readonly maxLength: number) {
+    if (!(maxLength >= 1)) throw new RangeError(`a stream keeps at least one entry (maxLength ${maxLength})`);
+  }
+
+  get length(): number {
+    return Math.min(this.entries.length, this.maxLength);
+  }
+
+  append(value: V): string {
+    const entry = { id: String(this.first + this.entries.length), value };
+    this.entries.push(entry);
+    const excess = this.entries.length - this.maxLength;
+    // Dropped in chunks so a full stream does not shift its array on every append.
+    if (excess > 0 && (excess >= 1024 || excess * 8 >= this.maxLength)) {
+      this.entries = this.entries.slice(excess);
+      this.first += excess;
+    }
+    for (const l of this.listeners) l(entry);
+    return entry.id;
+  }
+
+  read(group: string, count: number): StreamEntry<V>[] {
+    const start = Math.max(this.cursors.get(group) ?? 0, this.oldest());
+    const end = Math.min(start + Math.max(0, count), this.first + this.entries.length);
+    this.cursors.set(group, end);
+    return this.entries.slice(start - this.first, end - this.first);
+  }
+
+  backlog(group: string): number {
+    return this.first + this.entries.length - Math.max(this.cursors.get(group) ?? 0, this.oldest());
+  }
+
+  watch(listener: (entry: StreamEntry<V>) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Sequence number of the oldest entry within the bound (entries beyond it may still sit in the array until the next chunked trim). */
+  private oldest(): number {
+    return this.first + Math.max(0, this.entries.length - this.maxLength);
   }
 }

@@ -14,6 +14,12 @@ export interface Client {
   readonly sourcePrefix: number;
   /** True when `address` came from ECS. */
   readonly fromEcs: boolean;
+  /**
+   * The resolver's address (the query's source) when `address` came from ECS and the door knows
+   * it; without ECS the resolver is `address`. Never a selection input: the probe-request queue
+   * (`src/core/views/probeDemand.ts`) asks agents to measure the path to resolvers.
+   */
+  readonly resolver?: IpAddress;
 }
 
 /** A question for the engine, as a front door hands it over. */

@@ -20,6 +20,8 @@ export interface MetricSample {
   readonly value: number;
   /** When the engine received it, ms since the Unix epoch. */
   readonly atMs: number;
+  /** Who reported it: an agent's name; absent for a push with the admin token or a monitor verdict. */
+  readonly origin?: string;
 }
 
 /** What /explain shows of one metric of one data center. */
@@ -31,6 +33,8 @@ export interface MetricReading {
   readonly state: 'fresh' | 'stale' | 'missing';
   /** For `status` only: what the health monitors say (absent when no monitor reports). */
   readonly monitor?: 'up' | 'down';
+  /** The agent whose report the pushed sample came from (absent: pushed with the admin token, or unknown). */
+  readonly reportedBy?: string;
 }
 
 /** Client networks: client addresses masked to these lengths (bits) key client metrics and tie-breaks. */

@@ -84,9 +84,10 @@ export function replyScope(ecs: EcsSubnet, scope: number): number {
 /**
  * The client a query is answered for (docs/PRODUCT.md §2, RFC 7871 §7.1.1): the ECS address when the query
  * carries ECS with a source prefix > 0 (in bits of the folded family), else the resolver's address
- * `peer`. Shared by every front door that sees ECS, so they all select for the same client.
+ * `peer`. Shared by every front door that sees ECS, so they all select for the same client. An
+ * ECS client keeps `peer` as its `resolver` (the probe-request queue probes resolvers).
  */
 export function clientFor(ecs: EcsSubnet | undefined, peer: IpAddress): Client {
-  if (ecs && ecs.effectivePrefix > 0) return { address: ecs.address, sourcePrefix: ecs.effectivePrefix, fromEcs: true };
+  if (ecs && ecs.effectivePrefix > 0) return { address: ecs.address, sourcePrefix: ecs.effectivePrefix, fromEcs: true, resolver: peer };
   return { address: peer, sourcePrefix: familyBits(peer.family), fromEcs: false };
 }

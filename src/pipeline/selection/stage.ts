@@ -7,6 +7,7 @@ import type { LocationDb } from '../../core/location/locationDb.js';
 import type { SubnetConfig } from '../../core/net/subnet.js';
 import type { HealthView } from '../../core/views/healthView.js';
 import type { MetricView } from '../../core/views/metricView.js';
+import type { ProbeDemand } from '../../core/views/probeDemand.js';
 import type { ResolveContext } from '../../core/views/resolveContext.js';
 import type { DecisionCache } from './decisionCache.js';
 import type { LocationClasses } from './answerClasses.js';
@@ -134,6 +135,8 @@ export interface SelectionEnv {
   readonly geo: LocationDb;
   readonly health: HealthView;
   readonly metrics: MetricView;
+  /** Where stages that read path measurements of the client note it (the agents' probe-request queue); absent without agents. */
+  readonly probes?: ProbeDemand;
   readonly ctx: ResolveContext;
 }
 

@@ -1,5 +1,13 @@
 import type { Redis } from 'ioredis';
-import type { MapOptions, StateMap, StateStore, StoreConnection } from '../../core/contracts/stateStore.js';
+import {
+  InProcessStateStore,
+  type MapOptions,
+  type StateMap,
+  type StateStore,
+  type StateStream,
+  type StoreConnection,
+  type StreamOptions,
+} from '../../core/contracts/stateStore.js';
 import { compareStreamIds, REDIS_SCRIPTS } from './redisScripts.js';
 
 /** What a {@link RedisStateStore} needs. */
@@ -67,6 +75,13 @@ export class RedisStateStore implements StateStore {
   private readonly heartbeat: NodeJS.Timeout;
   private readonly monotonic: () => number;
   private readonly blockMs: number;
+  /**
+   * Streams (the agents' probe-request queue) are not shared yet: each node keeps its own in
+   * process, so an agent gets the probe requests of the queries the engines it polls answered
+   * (agents poll every engine they report to). Redis Streams consumer groups are the planned
+   * shared form (`StateStream`'s contract is written for them).
+   */
+  private readonly localStreams = new InProcessStateStore();
 
   constructor(private readonly opts: RedisStateStoreOptions) {
     this.node = opts.node;
@@ -107,6 +122,10 @@ export class RedisStateStore implements StateStore {
 
   connection(): StoreConnection {
     return this.state;
+  }
+
+  stream<V>(name: string, options: StreamOptions = {}): StateStream<V> {
+    return this.localStreams.stream<V>(name, options);
   }
 
   /** Resolves when the first synchronisation with Redis is done, or after `timeoutMs` (the engine starts either way). */

@@ -1,0 +1,94 @@
+import { createSocket } from 'node:dgram';
+import { isIPv6, Socket } from 'node:net';
+import dnsPacket from 'dns-packet';
+import type { PacketBudget } from './packetBudget.js';
+
+/** One train's raw outcome: packets sent, and the RTT (ms) of each answered packet in sending order. */
+export interface TrainOutcome {
+  readonly sent: number;
+  readonly rtts: readonly number[];
+}
+
+/** How a train is paced: packets, the gap between them, the loss deadline of each, and the global packet budget. */
+export interface TrainPacing {
+  readonly length: number;
+  readonly gapMs: number;
+  readonly timeoutMs: number;
+  readonly budget: PacketBudget;
+}
+
+/**
+ * A train of DNS queries over UDP (type NS for `name`) to `target`:`port`: any response with the
+ * query's id from the target — an answer, a referral, an error — times the path, as the resolver
+ * had to receive and answer it. Packets are sent `gapMs` apart, each waits up to `timeoutMs`.
+ */
+export async function dnsTrain(target: string, port: number, name: string, pacing: TrainPacing): Promise<TrainOutcome> {
+  const socket = createSocket(isIPv6(target) ? 'udp6' : 'udp4');
+  const pending = new Map<number, { startedAt: number; settle: (rtt: number | undefined) => void }>();
+  socket.on('message', (msg, rinfo) => {
+    if (msg.length < 2 || rinfo.address !== target) return;
+    const p = pending.get(msg.readUInt16BE(0));
+    if (p) p.settle(performance.now() - p.startedAt);
+  });
+  socket.on('error', () => {
+    // An ICMP unreachable shows up here on a connected socket; ours is not connected, and a send error is reported per packet.
+  });
+  await new Promise<void>((resolve) => socket.bind(0, resolve));
+  const firstId = Math.floor(Math.random() * 0x10000);
+  try {
+    return await train(pacing, (i) => {
+      const id = (firstId + i) & 0xffff;
+      const query = dnsPacket.encode({ type: 'query', id, flags: 0, questions: [{ type: 'NS', name }] });
+      return new Promise<number | undefined>((resolve) => {
+        const timer = setTimeout(() => settle(undefined), pacing.timeoutMs);
+        const settle = (rtt: number | undefined): void => {
+          clearTimeout(timer);
+          pending.delete(id);
+          resolve(rtt);
+        };
+        pending.set(id, { startedAt: performance.now(), settle });
+        socket.send(query, port, target, (err) => {
+          if (err) settle(undefined);
+        });
+      });
+    });
+  } finally {
+    socket.close();
+  }
+}
+
+/**
+ * A train of TCP connects to `target`:`port`: a SYN-ACK (connected) or a RST (refused) both time
+ * the path; anything else within `timeoutMs` counts as lost. A connect gives RTT only: no TTL.
+ */
+export function tcpTrain(target: string, port: number, pacing: TrainPacing): Promise<TrainOutcome> {
+  return train(
+    pacing,
+    () =>
+      new Promise<number | undefined>((resolve) => {
+        const socket = new Socket();
+        const startedAt = performance.now();
+        const done = (rtt: number | undefined): void => {
+          clearTimeout(timer);
+          socket.destroy();
+          resolve(rtt);
+        };
+        const timer = setTimeout(() => done(undefined), pacing.timeoutMs);
+        socket.once('connect', () => done(performance.now() - startedAt));
+        socket.once('error', (e: NodeJS.ErrnoException) => done(e.code === 'ECONNREFUSED' ? performance.now() - startedAt : undefined));
+        socket.connect({ host: target, port });
+      }),
+  );
+}
+
+/** Sends `pacing.length` packets `gapMs` apart (each after a token of the budget) and gathers their RTTs in sending order. */
+async function train(pacing: TrainPacing, packet: (i: number) => Promise<number | undefined>): Promise<TrainOutcome> {
+  const inFlight: Promise<number | undefined>[] = [];
+  for (let i = 0; i < pacing.length; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, pacing.gapMs));
+    await pacing.budget.take();
+    inFlight.push(packet(i));
+  }
+  const rtts = (await Promise.all(inFlight)).filter((r): r is number => r !== undefined);
+  return { sent: pacing.length, rtts };
+}
