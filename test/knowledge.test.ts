@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
-const ROOTS = ['README.md', 'src', 'test', 'docs', 'examples', 'coredns-bridge', 'native'];
+const ROOTS = ['README.md', 'CONTRIBUTING.md', 'src', 'test', 'docs', 'examples', 'coredns-bridge', 'native'];
 /** Build output, dependencies and local binaries: never written by hand. */
 const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'build', 'bin']);
 

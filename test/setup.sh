@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 # Debian packages: real peers the tests talk to (dig, pdns_server with its remote backend) and
 # the benchmark's load generator and native references (dnsperf, gdnsd, PowerDNS's bind and
 # geoip backends with the legacy GeoIP country data); systemd-analyze, which verifies the example
-# units; the compiler node-gyp builds the location addon with, and libmaxminddb for the location
-# benchmark's C reference harness.
-APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database g++ make python3 libmaxminddb-dev)
+# units; the compilers node-gyp builds the location addon with (gcc also serves cgo for
+# `go test -race`), and libmaxminddb for the location benchmark's C reference harness.
+APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev)
 DAEMONS=(gdnsd pdns_server)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -55,6 +55,20 @@ if [ ! -x "$COREDNS_BIN" ] || [ -n "$(find coredns-bridge -newer "$COREDNS_BIN" 
   (cd coredns-bridge && GOTOOLCHAIN=local CGO_ENABLED=0 go build -trimpath -tags grpcnotrace -ldflags='-s -w' -o bin/coredns-gslb ./cmd/coredns-gslb)
 fi
 "$COREDNS_BIN" -plugins | grep -x gslb >/dev/null || { echo "setup: $COREDNS_BIN lacks the gslb plugin" >&2; exit 1; }
+
+# The Go checks of `npm test` (test/go/check.sh): staticcheck at a pinned version, built from the
+# Go module proxy into a repository-local bin (git-ignored .tmp/), rebuilt only when missing or of
+# another version; and the race-detector build of the engine client's tests compiled once here
+# (cgo, gcc), so npm test only links and runs it.
+STATICCHECK_VERSION=0.8.2
+GO_BIN=.tmp/go/bin
+if ! "$GO_BIN/staticcheck" -version 2>/dev/null | grep -qF "($STATICCHECK_VERSION)"; then
+  echo "setup: installing staticcheck v$STATICCHECK_VERSION into $GO_BIN"
+  mkdir -p "$GO_BIN"
+  GOBIN="$PWD/$GO_BIN" GOTOOLCHAIN=local go install "honnef.co/go/tools/cmd/staticcheck@v$STATICCHECK_VERSION"
+fi
+command -v gcc >/dev/null 2>&1 || { echo "setup: gcc is missing: go test -race needs cgo" >&2; exit 1; }
+(cd coredns-bridge && GOTOOLCHAIN=local go test -race -count=1 -run '^$' ./internal/engine/... >/dev/null)
 
 # The native location addon: `npm ci` builds it (binding.gyp); rebuild when its sources changed.
 addon=build/Release/gslbd_geo.node

@@ -19,6 +19,12 @@ const FORM: AnswerForm<string, Written> = {
   error: (ctx, rcode) => ({ kind: 'error', ctx, rcode }),
 };
 
+/** The wrapper's reply where it must be synchronous (no asynchronous engine or hook in that harness). */
+function now(reply: Written | Promise<Written>): Written {
+  if (reply instanceof Promise) throw new Error('the reply is a promise where a synchronous one was expected');
+  return reply;
+}
+
 function answerOf(rcode: number, dcs: string[] = [], data = '192.0.2.1'): Answer {
   return { rcode, authoritative: true, answers: [{ name: 'www.example.test', type: 'A', ttl: 30, data }], authority: [], additional: [], scope: 24, dcs };
 }
@@ -65,9 +71,9 @@ test('a synchronous answer: the client from ECS or the resolver, the form writes
   t.false(withEcs instanceof Promise);
   t.like(withEcs, { kind: 'answer', ctx: 'c1', answer: { rcode: 0, dcs: ['eu', 'us'] } });
   t.deepEqual(h.asked[0], { name: 'WWW.example.test', type: 1, client: { address: ECS.address, sourcePrefix: 24, fromEcs: true }, transport: 'udp' });
-  h.wrapper.answer(FORM, 'c2', 'www.example.test', 1, 'tcp', { ...ECS, effectivePrefix: 0 }, RESOLVER);
+  now(h.wrapper.answer(FORM, 'c2', 'www.example.test', 1, 'tcp', { ...ECS, effectivePrefix: 0 }, RESOLVER));
   t.deepEqual(h.asked[1]!.client, { address: RESOLVER, sourcePrefix: 32, fromEcs: false }, 'ECS /0: the resolver');
-  h.wrapper.answer(FORM, 'c3', 'www.example.test', 1, 'tcp', undefined, RESOLVER);
+  now(h.wrapper.answer(FORM, 'c3', 'www.example.test', 1, 'tcp', undefined, RESOLVER));
   t.deepEqual(h.asked[2]!.client, { address: RESOLVER, sourcePrefix: 32, fromEcs: false }, 'no ECS: the resolver');
   t.is(
     await h.metric('gslbd_dns_queries_total'),
@@ -78,8 +84,8 @@ test('a synchronous answer: the client from ECS or the resolver, the form writes
 
 test('a fixed label counts every transport under it', async (t) => {
   const h = harness(() => answerOf(RCODE.NXDOMAIN), [], 'compact');
-  h.wrapper.answer(FORM, '', 'nope.example.test', 1, 'udp', undefined, RESOLVER);
-  h.wrapper.answer(FORM, '', 'nope.example.test', 1, 'tcp', undefined, RESOLVER);
+  now(h.wrapper.answer(FORM, '', 'nope.example.test', 1, 'udp', undefined, RESOLVER));
+  now(h.wrapper.answer(FORM, '', 'nope.example.test', 1, 'tcp', undefined, RESOLVER));
   h.wrapper.countReply('compact', RCODE.FORMERR);
   t.is(
     await h.metric('gslbd_dns_queries_total'),
@@ -112,11 +118,11 @@ test('one resolve() in TIMING_SAMPLE is timed: the first, then every 16th', asyn
   t.is(TIMING_SAMPLE, 16);
   const h = harness(() => answerOf(RCODE.NOERROR));
   const count = async (): Promise<string> => /gslbd_resolve_duration_seconds_count (\d+)/.exec(await h.metric('gslbd_resolve_duration_seconds'))![1]!;
-  h.wrapper.answer(FORM, '', 'www.example.test', 1, 'udp', undefined, RESOLVER);
+  now(h.wrapper.answer(FORM, '', 'www.example.test', 1, 'udp', undefined, RESOLVER));
   t.is(await count(), '1');
-  for (let i = 1; i < TIMING_SAMPLE; i++) h.wrapper.answer(FORM, '', 'www.example.test', 1, 'udp', undefined, RESOLVER);
+  for (let i = 1; i < TIMING_SAMPLE; i++) now(h.wrapper.answer(FORM, '', 'www.example.test', 1, 'udp', undefined, RESOLVER));
   t.is(await count(), '1');
-  h.wrapper.answer(FORM, '', 'www.example.test', 1, 'udp', undefined, RESOLVER);
+  now(h.wrapper.answer(FORM, '', 'www.example.test', 1, 'udp', undefined, RESOLVER));
   t.is(await count(), '2');
   // Doors that time something else take the same cadence.
   const other = harness(() => answerOf(RCODE.NOERROR));
@@ -161,7 +167,7 @@ test('after-answer hooks run in order on the engine answer, synchronous ones wit
   t.is((reply as Written & { kind: 'answer' }).answer.answers[0]!.data, '192.0.2.3');
   t.deepEqual(order, ['first:www.example.test:192.0.2.1', 'second:www.example.test:192.0.2.2']);
   // Meta-QTYPEs and failures are the door's error form: no hook sees them.
-  h.wrapper.answer(FORM, '', 'example.test', 252, 'tcp', undefined, RESOLVER);
+  now(h.wrapper.answer(FORM, '', 'example.test', 252, 'tcp', undefined, RESOLVER));
   t.is(order.length, 2);
 });
 

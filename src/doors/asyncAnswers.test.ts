@@ -45,7 +45,7 @@ function laterEngine(delayMs = 50): QueryEngine {
 /** A hook that adds a TXT record to the additional section, as a signer adds signatures. */
 const marked: AfterAnswerHook = (q, a) => ({ ...a, additional: [...a.additional, { name: q.name, type: 'TXT', ttl: 30, data: ['after-answer'] }] });
 
-async function dnsServer(afterAnswer: AfterAnswerHook[] = []): Promise<{ server: { address: string; port: number }; stop(): Promise<void> }> {
+async function dnsServer(afterAnswer: AfterAnswerHook[] = []): Promise<{ server: { address: string; port: number }; stop: () => Promise<void> }> {
   const dns = new DnsServer(
     { engine: laterEngine(), metrics: new EngineMetrics(), log: createLogger('silent'), behaviour: dnsBehaviourSchema.parse({}), afterAnswer },
     [{ address: '127.0.0.1', port: 0 }],

@@ -51,8 +51,7 @@ export function composeConfigSchema<const L extends readonly Capability<never>[]
   const policyChecks = capabilities.flatMap((c) => (c.checkPolicy ? [c.checkPolicy.bind(c)] : []));
   let schema = z.strictObject(ordered as Shape).superRefine((config, ctx) => checkCrossReferences(config as never, ctx, policyChecks));
   for (const c of capabilities) {
-    const check = c.check;
-    if (check) schema = schema.superRefine((config, ctx) => check.call(c, config as never, ctx));
+    if (c.check) schema = schema.superRefine((config, ctx) => c.check?.(config as never, ctx));
   }
   return schema;
 }

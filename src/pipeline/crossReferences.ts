@@ -117,7 +117,8 @@ export function endpointAnswers(e: EndpointConfig, type: GslbRecordType): boolea
       return e.address !== undefined && isIP(e.address) === 6;
     case 'SRV':
       return e.target !== undefined && e.port !== undefined;
-    default:
+    case 'CNAME':
+    case 'MX':
       return e.target !== undefined;
   }
 }

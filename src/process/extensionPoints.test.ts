@@ -1,5 +1,6 @@
 import test from 'ava';
 import { z } from 'zod';
+import { presentData } from '../core/dns/presentation.js';
 import { balanceCapability } from '../capabilities/balance/capability.js';
 import { BALANCE_ALGORITHMS } from '../capabilities/balance/registry.js';
 import { parseConfigWith } from '../core/config/load.js';
@@ -56,7 +57,7 @@ function answer(capabilities: readonly Capability<never>[], text: string, name: 
     state: { geo: emptyLocationDb(), health: allUpHealthView, metrics: emptyMetricView },
     nowMs: 0,
   });
-  return resolve({ name, type: TYPE_CODES.A, client, transport: 'udp' }, snap, fixedContext()).answers.map((r) => String(r.data));
+  return resolve({ name, type: TYPE_CODES.A, client, transport: 'udp' }, snap, fixedContext()).answers.map((r) => presentData(r.type, r.data));
 }
 
 test('a balance algorithm is one more line of the balance registry', (t) => {

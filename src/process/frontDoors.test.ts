@@ -68,10 +68,13 @@ test('a door kind added to the list gets its listener key validated, with path-n
   t.like(rootSchema.parse({ listeners: { dummy: { greeting: 'hello' } } }).listeners, { dns: [], dummy: { greeting: 'hello', port: 8080 } });
   const bad = rootSchema.safeParse({ listeners: { dummy: { greeting: '', colour: 'red' } } });
   t.false(bad.success);
-  t.deepEqual(bad.error!.issues.map((i) => [i.path.join('.'), i.code]).sort(), [
-    ['listeners.dummy', 'unrecognized_keys'],
-    ['listeners.dummy.greeting', 'too_small'],
-  ]);
+  t.deepEqual(
+    bad.error!.issues.map((i) => [i.path.join('.'), i.code]).sort((a, b) => a.join().localeCompare(b.join())),
+    [
+      ['listeners.dummy', 'unrecognized_keys'],
+      ['listeners.dummy.greeting', 'too_small'],
+    ],
+  );
   t.false(listenersSchema(LISTENERS).safeParse({ dummy: { greeting: 'hello' } }).success, 'without the list line the key is unknown');
 });
 

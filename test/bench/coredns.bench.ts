@@ -1,6 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RecordType } from 'dns-packet';
+import { presentData } from '../../src/core/dns/presentation.js';
 import { EngineMetrics } from '../../src/core/telemetry/engineMetrics.js';
 import { TYPE_CODES } from '../../src/core/dns/records.js';
 import { Engine } from '../../src/pipeline/engine.js';
@@ -294,7 +295,7 @@ async function checkAnswers(
   let checked = 0;
   const inProcess = (client: MixClient): { data: string; scope: number } => {
     const a = resolve({ name: 'www.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, snapshot, resolveCtx);
-    return { data: a.answers.map((r) => `A ${String(r.data)}`).join(), scope: a.scope };
+    return { data: a.answers.map((r) => `A ${presentData(r.type, r.data)}`).join(), scope: a.scope };
   };
   for (const client of clients.slice(0, CHECKED_CLIENTS)) {
     const expected = inProcess(client);

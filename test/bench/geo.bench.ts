@@ -232,7 +232,7 @@ function compileHarness(ctx: BenchContext): string {
     execFileSync('cc', ['-O2', '-o', out, join(REPO_ROOT, 'test', 'bench', 'mmdbHarness.c'), '-lmaxminddb'], { stdio: 'pipe' });
   } catch (e) {
     throw new Error(
-      `cannot build the libmaxminddb harness (apt-get install libmaxminddb-dev; test/setup.sh does): ${(e as { stderr?: Buffer }).stderr?.toString() ?? e}`,
+      `cannot build the libmaxminddb harness (apt-get install libmaxminddb-dev; test/setup.sh does): ${(e as { stderr?: Buffer }).stderr?.toString() ?? String(e)}`,
     );
   }
   return out;

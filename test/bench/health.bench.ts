@@ -12,7 +12,7 @@ const ENDPOINTS = RECORDS * 4;
 const INTERVAL_MS = 5_000;
 /**
  * After start: two intervals, so every endpoint has been checked and published, and V8's
- * optimising compilers, busy for the first ≈ 10 s (docs/BENCHMARKS.md, health), are done.
+ * optimising compilers, busy for the first ≈ 10 s (docs/BENCHMARKS-HISTORY.md, health: investigations), are done.
  */
 const WARMUP_MS = { checks: 2 * INTERVAL_MS, idle: 2_000 };
 /** CPU measured with nothing else in the engine: two intervals (every endpoint checked twice). */

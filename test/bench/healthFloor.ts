@@ -9,7 +9,7 @@ import { targetAddress } from './healthTargets.js';
  * metrics, deadlines or response parsing. `checksPerSecond` checks per second go round-robin over
  * `count` addresses of `healthTargets.ts`, started on `tickMs` ticks. After `warmupMs` it prints
  * one JSON line: checks/s and process CPU µs per check (all, and kernel), over `measureMs`.
- * docs/BENCHMARKS.md (health) compares gslbd's engine with it. Usage:
+ * docs/BENCHMARKS-HISTORY.md (health: investigations) compares gslbd's engine with it. Usage:
  *   node healthFloor.js <port> <count> <checksPerSecond> <tickMs> <warmupMs> <measureMs>
  */
 async function main(): Promise<void> {

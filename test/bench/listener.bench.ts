@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import dnsPacket from 'dns-packet';
+import { presentData } from '../../src/core/dns/presentation.js';
 import { TYPE_CODES } from '../../src/core/dns/records.js';
 import { TIMING_SAMPLE } from '../../src/doors/answerWrapper.js';
 import { systemContext } from '../../src/core/views/resolveContext.js';
@@ -210,7 +211,7 @@ async function checkAnswers(ctx: BenchContext, clients: readonly MixClient[], gs
   const resolveCtx = systemContext();
   const inProcess = (client: MixClient): { data: string; scope: number } => {
     const a = resolve({ name: 'www.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, snapshot, resolveCtx);
-    return { data: a.answers.map((r) => `A ${String(r.data)}`).join(), scope: a.scope };
+    return { data: a.answers.map((r) => `A ${presentData(r.type, r.data)}`).join(), scope: a.scope };
   };
   for (const [name, type] of STATIC_NAMES) {
     const [ours, theirs] = await Promise.all([exchange(gslbdPort, queryPacket(1, name, type)), exchange(gdnsdPort, queryPacket(1, name, type))]);

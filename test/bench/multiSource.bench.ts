@@ -1,4 +1,5 @@
 import { parse } from 'yaml';
+import { presentData } from '../../src/core/dns/presentation.js';
 import { parseConfigText } from '../../src/process/loadConfig.js';
 import { TYPE_CODES } from '../../src/core/dns/records.js';
 import { type Snapshot } from '../../src/pipeline/snapshot.js';
@@ -141,7 +142,7 @@ async function listenerRow(
  */
 async function checkAnswers(ctx: BenchContext, gslbd: GslbdServer, clients: readonly MixClient[], snapshot: Snapshot): Promise<void> {
   const resolveCtx = systemContext();
-  const dcOf = new Map(snapshot.records.flatMap((r) => r.candidates.flatMap((c) => c.endpoints.map((e) => [String(e.data), c.dc.name] as const))));
+  const dcOf = new Map(snapshot.records.flatMap((r) => r.candidates.flatMap((c) => c.endpoints.map((e) => [presentData(r.type, e.data), c.dc.name] as const))));
   for (const client of clients.slice(0, CHECKED_CLIENTS)) {
     const expected = resolve({ name: 'client.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, snapshot, resolveCtx);
     const wire = await exchange(gslbd.dnsPort, queryPacket(1, 'client.example.test', 'A', client));

@@ -1,4 +1,5 @@
 import { parse } from 'yaml';
+import { presentData } from '../../src/core/dns/presentation.js';
 import { parseConfigText } from '../../src/process/loadConfig.js';
 import { TYPE_CODES } from '../../src/core/dns/records.js';
 import { type Snapshot } from '../../src/pipeline/snapshot.js';
@@ -139,7 +140,7 @@ async function listenerRow(ctx: BenchContext, clients: readonly MixClient[], sna
   for (const client of clients.slice(0, CHECKED_CLIENTS)) {
     const expected = resolve({ name: 'pref.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, snapshot, resolveCtx);
     const wire = await exchange(gslbd.dnsPort, queryPacket(1, 'pref.example.test', 'A', client));
-    const want = expected.answers.map((r) => `A ${String(r.data)}`).join();
+    const want = expected.answers.map((r) => `A ${presentData(r.type, r.data)}`).join();
     if (wire.answers.join() !== want || wire.scope !== expected.scope) {
       throw new Error(
         `client ${formatIp(client.address)}/${client.sourcePrefix}: listener answers ${wire.answers.join()} scope ${wire.scope}, resolve() ${want} scope ${expected.scope}`,
@@ -161,8 +162,8 @@ function checkSameDecisions(withClasses: Snapshot, perQuery: Snapshot, ...sets: 
     for (const q of qs) {
       const a = resolve(q, withClasses, systemContext());
       const b = resolve(q, perQuery, systemContext());
-      const da = a.answers.map((r) => r.data).join();
-      const db = b.answers.map((r) => r.data).join();
+      const da = a.answers.map((r) => presentData(r.type, r.data)).join();
+      const db = b.answers.map((r) => presentData(r.type, r.data)).join();
       if (da !== db || a.scope > b.scope) throw new Error(`${q.name}: answer classes give ${da} /${a.scope}, per-query ranking ${db} /${b.scope}`);
     }
   }

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { presentData } from '../../src/core/dns/presentation.js';
 import { EngineMetrics } from '../../src/core/telemetry/engineMetrics.js';
 import { TYPE_CODES } from '../../src/core/dns/records.js';
 import { Engine } from '../../src/pipeline/engine.js';
@@ -371,10 +372,10 @@ async function checkAnswers(
       if (inst.backend === 'gslbd') {
         const expected = () => resolve({ name: 'www.example.test', type: TYPE_CODES.A, client, transport: 'udp' }, snapshot, resolveCtx);
         const e = expected();
-        const tie = new Set([e, expected(), expected()].map((x) => x.answers.map((r) => String(r.data)).join())).size > 1;
-        if ((!tie && a.answers.join() !== e.answers.map((r) => `A ${String(r.data)}`).join()) || a.scope !== e.scope) {
+        const tie = new Set([e, expected(), expected()].map((x) => x.answers.map((r) => presentData(r.type, r.data)).join())).size > 1;
+        if ((!tie && a.answers.join() !== e.answers.map((r) => `A ${presentData(r.type, r.data)}`).join()) || a.scope !== e.scope) {
           throw new Error(
-            `${k}: pdns+gslbd answers ${describe(a)} for ${JSON.stringify(client)}; resolve() ${e.answers.map((r) => String(r.data)).join()} scope ${e.scope}`,
+            `${k}: pdns+gslbd answers ${describe(a)} for ${JSON.stringify(client)}; resolve() ${e.answers.map((r) => presentData(r.type, r.data)).join()} scope ${e.scope}`,
           );
         }
       }

@@ -1,3 +1,4 @@
+import { presentData } from '../../src/core/dns/presentation.js';
 import { TYPE_CODES } from '../../src/core/dns/records.js';
 import { formatIp, parseCidr } from '../../src/core/net/ipAddress.js';
 import { systemContext } from '../../src/core/views/resolveContext.js';
@@ -85,7 +86,7 @@ function checkQuickstartAnswers(snapshot: Snapshot): void {
       snapshot,
       ctx,
     );
-    const got = a.answers.map((r) => r.data).join(',');
+    const got = a.answers.map((r) => presentData(r.type, r.data)).join(',');
     if (got !== want) throw new Error(`quickstart answer for ${subnet} is ${got || 'empty'}, expected ${want} (client ${formatIp(address)})`);
   }
 }

@@ -1,31 +1,45 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BenchContext, BenchGroup, SampleDetails } from './harness/benchGroup.js';
+import { renderSection, replaceSection, tablesOfGroup, type GroupRun } from './harness/benchPage.js';
 import { ProcessSupervisor } from './harness/processes.js';
 import { renderMarkdown, summariseTable, type RowSamples, type TableSummary } from './harness/report.js';
 
 /**
  * `npm run bench [-- options]`: discovers the benchmark groups (`*.bench.js` beside this file),
- * runs the selected ones within the time budget, prints one comparison table (Markdown) and
- * writes it as JSON. Options:
+ * runs the selected ones within the time budget, prints one comparison table (Markdown), writes
+ * it as JSON, and rewrites the section of every group that ran completely in docs/BENCHMARKS.md
+ * (harness/benchPage.ts). Options:
  *   --filter a,b   run rows whose group, table or row id contains a or b (case-insensitive);
- *                  the baselines of their tables always run too
+ *                  the baselines of their tables always run too; an on-demand group (a scenario
+ *                  longer than a minute) runs only when a term is exactly its name
  *   --runs N       runs per row (default 3; the table shows the median and min–max)
- *   --budget S     refuse selections estimated above S seconds (default 600)
+ *   --budget S     refuse selections estimated above S seconds (default 900)
  *   --json FILE    where to write the results (default bench-results.json)
+ *   --page FILE    the page whose group sections are rewritten (default docs/BENCHMARKS.md)
+ *   --no-page      write no page
  *   --cpu-prof DIR Node servers the groups start write V8 CPU profiles there (numbers taken
- *                  with profiling on are not comparable; summarise with cpuProfileTop.js)
+ *                  with profiling on are not comparable, so no page is written; summarise with
+ *                  cpuProfileTop.js)
  *   --list         print groups, tables, rows and estimates, then exit
  * Exit status: 0 when every selected row has samples, 1 when some failed, 2 on bad usage.
  */
+
+/** The default time budget of a selection (seconds): a bare `npm run bench` must fit in it. */
+const DEFAULT_BUDGET_SECONDS = 900;
+/** The repository root, from dist/test/bench/run.js. */
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 interface Options {
   filters: string[];
   runs: number;
   budgetSeconds: number;
   jsonFile: string;
+  /** Absolute path of the page to rewrite, or undefined for none. */
+  page: string | undefined;
   cpuProfileDir: string | undefined;
   list: boolean;
 }
@@ -39,7 +53,15 @@ interface TableDef {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const o: Options = { filters: [], runs: 3, budgetSeconds: 600, jsonFile: 'bench-results.json', cpuProfileDir: undefined, list: false };
+  const o: Options = {
+    filters: [],
+    runs: 3,
+    budgetSeconds: DEFAULT_BUDGET_SECONDS,
+    jsonFile: 'bench-results.json',
+    page: join(ROOT, 'docs/BENCHMARKS.md'),
+    cpuProfileDir: undefined,
+    list: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -57,6 +79,8 @@ function parseOptions(argv: readonly string[]): Options {
     else if (arg === '--runs') o.runs = positiveInt(arg, value());
     else if (arg === '--budget') o.budgetSeconds = positiveInt(arg, value());
     else if (arg === '--json') o.jsonFile = value();
+    else if (arg === '--page') o.page = resolve(value());
+    else if (arg === '--no-page') o.page = undefined;
     else if (arg === '--cpu-prof') o.cpuProfileDir = resolve(value());
     else if (arg === '--list') o.list = true;
     else usage(`unknown option ${arg}`);
@@ -71,7 +95,9 @@ function positiveInt(name: string, v: string): number {
 }
 
 function usage(problem: string): never {
-  process.stderr.write(`bench: ${problem}\nusage: npm run bench -- [--filter a,b] [--runs N] [--budget SECONDS] [--json FILE] [--cpu-prof DIR] [--list]\n`);
+  process.stderr.write(
+    `bench: ${problem}\nusage: npm run bench -- [--filter a,b] [--runs N] [--budget SECONDS] [--json FILE] [--page FILE | --no-page] [--cpu-prof DIR] [--list]\n`,
+  );
   process.exit(2);
 }
 
@@ -120,12 +146,17 @@ function buildTables(groups: readonly BenchGroup[]): Map<string, TableDef> {
   return tables;
 }
 
-/** Rows the filters select, plus the baseline of every table with a selected row. Keys: `table/row`. */
-function selectRows(tables: ReadonlyMap<string, TableDef>, filters: readonly string[]): Set<string> {
+/**
+ * Rows the filters select, plus the baseline of every table with a selected row. Keys:
+ * `table/row`. Rows of an on-demand group are selected only when a filter term is its name.
+ */
+function selectRows(tables: ReadonlyMap<string, TableDef>, filters: readonly string[], onDemand: ReadonlySet<string>): Set<string> {
   const wanted = new Set<string>();
   for (const t of tables.values()) {
-    const picked = t.rows.filter(
-      (r) => filters.length === 0 || filters.some((f) => [r.group, t.id, r.id, `${t.id}/${r.id}`].some((s) => s.toLowerCase().includes(f))),
+    const picked = t.rows.filter((r) =>
+      onDemand.has(r.group)
+        ? filters.includes(r.group.toLowerCase())
+        : filters.length === 0 || filters.some((f) => [r.group, t.id, r.id, `${t.id}/${r.id}`].some((s) => s.toLowerCase().includes(f))),
     );
     if (picked.length === 0) continue;
     for (const r of picked) wanted.add(`${t.id}/${r.id}`);
@@ -149,7 +180,8 @@ async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const groups = await discoverGroups();
   const tables = buildTables(groups);
-  const wanted = selectRows(tables, options.filters);
+  const onDemand = new Set(groups.filter((g) => g.onDemand).map((g) => g.name));
+  const wanted = selectRows(tables, options.filters, onDemand);
   const groupOf = new Map<string, string>();
   for (const t of tables.values()) for (const r of t.rows) groupOf.set(`${t.id}/${r.id}`, r.group);
   const selected = groups.filter((g) => [...wanted].some((k) => groupOf.get(k) === g.name));
@@ -158,7 +190,8 @@ async function main(): Promise<number> {
 
   if (options.list) {
     for (const g of groups) {
-      process.stdout.write(`${g.name} (~${Math.round(g.estimateSeconds(options.runs))} s for ${options.runs} runs): ${g.description}\n`);
+      const when = g.onDemand ? `, on demand: --filter ${g.name}` : '';
+      process.stdout.write(`${g.name} (~${Math.round(g.estimateSeconds(options.runs))} s for ${options.runs} runs${when}): ${g.description}\n`);
       for (const part of g.tables) {
         for (const r of part.rows) process.stdout.write(`  ${part.id}/${r.id}${part.baseline === r.id ? ' (baseline)' : ''}  ${r.label}\n`);
       }
@@ -197,6 +230,7 @@ async function main(): Promise<number> {
     `bench: ${selected.map((g) => g.name).join(', ')}; ${options.runs} runs; estimated ${Math.round(estimate)} s of ${options.budgetSeconds} s\n`,
   );
   const notes: { group: string; text: string }[] = [];
+  const ranGroups: { group: BenchGroup; startedAt: number; seconds: number; loadBefore: number; loadAfter: number }[] = [];
   let tempCount = 0;
   for (const g of selected) {
     const rowsOf = new Map<string, RowSamples>();
@@ -232,6 +266,7 @@ async function main(): Promise<number> {
       cpuProfileDir: options.cpuProfileDir,
     };
     const groupStarted = Date.now();
+    const groupLoadBefore = loadavg()[0]!;
     try {
       await g.run(ctx);
     } catch (e) {
@@ -243,6 +278,7 @@ async function main(): Promise<number> {
       await supervisor.stopAll();
     }
     ctx.log(`done in ${Math.round((Date.now() - groupStarted) / 1000)} s (estimated ${Math.round(estimates.get(g.name)!)} s)`);
+    ranGroups.push({ group: g, startedAt: groupStarted, seconds: (Date.now() - groupStarted) / 1000, loadBefore: groupLoadBefore, loadAfter: loadavg()[0]! });
   }
 
   const summaries: TableSummary[] = [];
@@ -269,7 +305,80 @@ async function main(): Promise<number> {
   const jsonPath = resolve(options.jsonFile);
   writeFileSync(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(`\nresults: ${jsonPath}\n`);
+  if (options.page && !options.cpuProfileDir) {
+    writePage(options.page, summaries, {
+      command: result.command,
+      runs: options.runs,
+      machine: `${m.cpu}, ${m.cores} cores, node ${m.node}`,
+      ran: ranGroups,
+      complete: (g) => [...tables.values()].every((t) => t.rows.every((r) => r.group !== g || (wanted.has(`${t.id}/${r.id}`) && r.values.length > 0))),
+      estimate: (g) => estimates.get(g)!,
+      notes: (g) => notes.filter((n) => n.group === g).map((n) => n.text),
+    });
+  }
   return summaries.every((t) => t.rows.every((r) => r.runs > 0)) ? 0 : 1;
+}
+
+/** The commit the numbers come from: `git rev-parse --short HEAD`, marked when the work tree has changes. */
+function commitOfRun(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const changed = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+    return changed ? `${head} + uncommitted changes` : head;
+  } catch {
+    return 'an unknown commit (no git)';
+  }
+}
+
+/**
+ * Rewrites the page's section of every group that ran all its rows with samples; a group run in
+ * part (a narrower filter, a failed row) leaves its section as it was, and says so.
+ */
+function writePage(
+  page: string,
+  summaries: readonly TableSummary[],
+  run: {
+    command: string;
+    runs: number;
+    machine: string;
+    ran: readonly { group: BenchGroup; startedAt: number; seconds: number; loadBefore: number; loadAfter: number }[];
+    complete: (group: string) => boolean;
+    estimate: (group: string) => number;
+    notes: (group: string) => string[];
+  },
+): void {
+  let text = readFileSync(page, 'utf8');
+  const commit = commitOfRun();
+  const written: string[] = [];
+  const left: string[] = [];
+  for (const r of run.ran) {
+    const name = r.group.name;
+    if (!run.complete(name)) {
+      left.push(name);
+      continue;
+    }
+    const section: GroupRun = {
+      group: name,
+      description: r.group.description,
+      command: run.command,
+      commit,
+      startedAt: new Date(r.startedAt).toISOString(),
+      seconds: r.seconds,
+      estimateSeconds: run.estimate(name),
+      runs: run.runs,
+      machine: run.machine,
+      loadBefore: r.loadBefore,
+      loadAfter: r.loadAfter,
+      tables: tablesOfGroup(summaries, name),
+      notes: run.notes(name),
+    };
+    text = replaceSection(text, name, renderSection(section));
+    written.push(name);
+  }
+  writeFileSync(page, text);
+  const rel = relative(ROOT, page);
+  if (written.length > 0) process.stdout.write(`${rel}: sections of ${written.join(', ')} rewritten\n`);
+  if (left.length > 0) process.stdout.write(`${rel}: ${left.join(', ')} ran in part (filter or failures): their sections are unchanged\n`);
 }
 
 main().then(

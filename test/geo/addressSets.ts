@@ -1,7 +1,6 @@
 import type { LocationImage } from '../../src/capabilities/geo/compiledImage.js';
 import type { LocationDb } from '../../src/core/location/locationDb.js';
 import { ipv4, ipv6 } from '../../src/core/net/ipAddress.js';
-import { seededUint32 } from '../support/seededRandom.js';
 
 /**
  * Address sets and comparison helpers shared by the differential tests, the sanitizer run and the

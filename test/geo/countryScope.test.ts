@@ -56,7 +56,9 @@ function countries(): Map<string, string> {
 }
 
 function config(): string {
-  const rules = [...countries()].sort().map(([cc, dc]) => `        - { when: { clientLocation: "*.${cc}" }, dcs: [${dc}] }`);
+  const rules = [...countries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([cc, dc]) => `        - { when: { clientLocation: "*.${cc}" }, dcs: [${dc}] }`);
   return `
 zones:
   - name: example.test

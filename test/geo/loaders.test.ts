@@ -41,7 +41,7 @@ test('NetScaler file, strict: the first bad line fails the load with file:line',
     `location source ${fixture('netscaler-malformed.csv')}: ${fixture('netscaler-malformed.csv')}:3: expected from,to,continent,country,region,city,isp,org,longitude,latitude (trailing qualifiers and the coordinates may be left out); found 9 fields`,
   );
   t.true(e?.cause instanceof SourceLineError);
-  t.is((e?.cause as SourceLineError).line, 3);
+  t.is((e?.cause as SourceLineError | undefined)?.line, 3);
 });
 
 test('NetScaler file, lenient: bad lines are skipped, counted and listed', (t) => {

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { presentData } from '../../core/dns/presentation.js';
 import { balanceConfig, tally } from '../../../test/support/balanceConfig.js';
 import { downHealth, SelectionHarness } from '../../../test/support/selectionHarness.js';
 
@@ -49,7 +50,7 @@ test('every algorithm answers an AAAA query with AAAA data only, never empty', (
     const h = new SelectionHarness(balanceConfig(algorithm, endpoints), { seed: 8 });
     for (let i = 0; i < 50; i++) {
       const a = h.answer(WWW, 'AAAA', `10.0.${i}.1`);
-      t.true(a.length >= 1 && a.every((x) => x.startsWith('2001:db8::')), `${algorithm}: ${a}`);
+      t.true(a.length >= 1 && a.every((x) => x.startsWith('2001:db8::')), `${algorithm}: ${a.join()}`);
     }
   }
 });
@@ -72,7 +73,7 @@ test('one-endpoint algorithms answer alike with and without /explain (pick and p
       Array.from({ length: 60 }, () =>
         h
           .query(WWW, 'A', '198.51.100.1', explain ? [] : undefined)
-          .answers.map((r) => String(r.data).slice(-1))
+          .answers.map((r) => presentData(r.type, r.data).slice(-1))
           .join(),
       ).join('');
     const answers = seq(plain, false);

@@ -13,7 +13,7 @@ test('random: 10,000 draws (seed 7) are uniform over three endpoints whatever th
     10_000,
     'one endpoint per answer',
   );
-  t.true(chiSquare(observed, [1 / 3, 1 / 3, 1 / 3]) < 13.82, `${observed}`);
+  t.true(chiSquare(observed, [1 / 3, 1 / 3, 1 / 3]) < 13.82, `${observed.join()}`);
 });
 
 test('random: the answer does not depend on the client (scope 0)', (t) => {

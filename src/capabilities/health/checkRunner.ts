@@ -116,7 +116,6 @@ export class CheckRunner {
   private add(planned: PlannedCheck, state: CheckState, fn: CheckRun, now: number): void {
     const monitor = this.opts.onCheck;
     const metrics = this.opts.metrics;
-    const self = this;
     const c: RunningCheck = {
       planned,
       start: fn(planned.target),
@@ -138,10 +137,11 @@ export class CheckRunner {
         metrics?.scheduleLagSeconds.observe(lagMs / 1000);
         c.start(c.done);
       },
-      done(outcome) {
+      // An arrow function: the check's start hands `done` on as a plain callback.
+      done: (outcome) => {
         c.inFlight = false;
         monitor?.(c.planned.id, outcome, c.lagMs);
-        if (c.active) self.result(c, outcome);
+        if (c.active) this.result(c, outcome);
       },
     };
     this.checks.set(planned.id, c);

@@ -92,12 +92,20 @@ function evaluate(h: CompiledRecordHealth, view: HealthView, nowMs: number, deta
         let c: number;
         let reason: OutReason | undefined;
         if (eh.override === 'force-up') c = LIVE;
-        else if (eh.override === 'force-down') ((c = ADMIN_OUT), (reason = 'forced down'));
-        else if (eh.override === 'drain') ((c = ADMIN_OUT), (reason = 'drained'));
-        else if (hostDown) ((c = DOWN), (reason = 'data center down'));
-        else if (eh.status === 'up') c = LIVE;
-        else if (eh.status === 'down') ((c = DOWN), (reason = 'down'));
-        else if (h.coldStartWaitMs > 0 && nowMs - eh.sinceMs < h.coldStartWaitMs) {
+        else if (eh.override === 'force-down') {
+          c = ADMIN_OUT;
+          reason = 'forced down';
+        } else if (eh.override === 'drain') {
+          c = ADMIN_OUT;
+          reason = 'drained';
+        } else if (hostDown) {
+          c = DOWN;
+          reason = 'data center down';
+        } else if (eh.status === 'up') c = LIVE;
+        else if (eh.status === 'down') {
+          c = DOWN;
+          reason = 'down';
+        } else if (h.coldStartWaitMs > 0 && nowMs - eh.sinceMs < h.coldStartWaitMs) {
           c = TENTATIVE;
           validUntilMs = Math.min(validUntilMs, eh.sinceMs + h.coldStartWaitMs);
         } else {

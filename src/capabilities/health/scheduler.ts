@@ -48,7 +48,7 @@ interface Entry {
  * reported); against a jitter of ±10 % of the interval that is noise, while each wake-up starts
  * a larger batch of checks, whose system calls then share the event loop's `epoll_wait` turns
  * (2,000 HTTP checks/s: 76–79 µs of CPU per check at 50 ms ticks against 86–90 µs at 10 ms;
- * docs/BENCHMARKS.md, health). The jobs of one tick start in batches of at most `maxBatch`, one
+ * docs/BENCHMARKS-HISTORY.md, health: investigations). The jobs of one tick start in batches of at most `maxBatch`, one
  * batch per event-loop turn, so the I/O waiting meanwhile (DNS queries, check answers) is served
  * between batches: a tick's checks never hold the event loop for more than one batch (≈ 16 new
  * connections, well under a millisecond), however many fall due together. A new job first runs

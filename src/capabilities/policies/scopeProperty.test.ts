@@ -85,7 +85,7 @@ test('every address inside the answered scope gets the same answer', (t) => {
       );
       if (direct.data.join() !== first.data.join() || direct.scope < first.scope) {
         throw new Error(
-          `${formatIp(ipv4(address))}/${source}: answer classes give ${first.data} /${first.scope}, per-query ranking ${direct.data} /${direct.scope}`,
+          `${formatIp(ipv4(address))}/${source}: answer classes give ${first.data.join()} /${first.scope}, per-query ranking ${direct.data.join()} /${direct.scope}`,
         );
       }
       for (const sample of samples) {
@@ -95,7 +95,9 @@ test('every address inside the answered scope gets the same answer', (t) => {
         if ((other.data.length === 0) !== (down.length === 5))
           throw new Error(`${formatIp(ipv4(inside))}: ${other.data.length} records with ${down.length} of 5 data centers down`);
         if (other.data.join() !== first.data.join()) {
-          throw new Error(`${formatIp(ipv4(address))}/${source} -> ${first.data} scope ${first.scope}, but ${formatIp(ipv4(inside))} -> ${other.data}`);
+          throw new Error(
+            `${formatIp(ipv4(address))}/${source} -> ${first.data.join()} scope ${first.scope}, but ${formatIp(ipv4(inside))} -> ${other.data.join()}`,
+          );
         }
       }
     }),

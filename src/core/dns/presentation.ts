@@ -31,7 +31,8 @@ export function presentData(type: RecordType, data: RecordData): string {
       const d = data as HinfoData;
       return `"${d.cpu}" "${d.os}"`;
     }
-    default:
+    case 'A':
+    case 'AAAA':
       return data as string;
   }
 }

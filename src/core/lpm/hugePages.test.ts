@@ -22,7 +22,7 @@ function hugePageEligibleMappingsKb(): number[] {
 }
 
 test('hugePageBuffer: a zeroed, writable buffer of the size asked, in a 2 MiB-aligned mapping advised for huge pages', (t) => {
-  t.truthy(loadGeoAddon().addon?.hugePageBuffer, 'the native addon (npm run build:native) provides hugePageBuffer');
+  t.is(typeof loadGeoAddon().addon?.hugePageBuffer, 'function', 'the native addon (npm run build:native) provides hugePageBuffer');
   const bytes = 2.25 * MiB + 12;
   const buffer = hugePageBuffer(bytes);
   t.truthy(buffer);

@@ -230,7 +230,7 @@ test('RangeTable4.lookup matches the brute-force oracle on random tilings', (t) 
         const p = table.lookup(Number(addr));
         const got: [number, number] = [unpackId(p), unpackPrefix(p)];
         const want = oracle(tiling, addr);
-        if (got[0] !== want[0] || got[1] !== want[1]) throw new Error(`${addr}: got ${got}, want ${want}`);
+        if (got[0] !== want[0] || got[1] !== want[1]) throw new Error(`${addr}: got ${got.join()}, want ${want.join()}`);
         if (narrow.lookup(Number(addr)) !== p) throw new Error(`${addr}: one-byte ids give ${narrow.lookup(Number(addr))}, four-byte ${p}`);
       }
     }),
@@ -258,7 +258,7 @@ test('RangeTable6.lookup matches the brute-force oracle on random tilings', (t) 
         const p = table.lookup(...toWords(addr));
         const got: [number, number] = [unpackId(p), unpackPrefix(p)];
         const want = oracle(tiling, addr);
-        if (got[0] !== want[0] || got[1] !== want[1]) throw new Error(`${addr.toString(16)}: got ${got}, want ${want}`);
+        if (got[0] !== want[0] || got[1] !== want[1]) throw new Error(`${addr.toString(16)}: got ${got.join()}, want ${want.join()}`);
         if (narrow.lookup(...toWords(addr)) !== p) throw new Error(`${addr.toString(16)}: one-byte ids differ from four-byte ones`);
       }
     }),

@@ -27,7 +27,7 @@ export class BucketCell {
  * exported at scrape time, with prom-client's exposition (cumulative `_bucket{le}`, `+Inf`,
  * `_sum`, `_count`). prom-client's own `observe` builds, validates and hashes a label object per
  * call; health checks observe twice per check (duration, schedule lag), 4,000 times a second at
- * 10,000 endpoints (docs/BENCHMARKS.md, health). Observe only through {@link cell}.
+ * 10,000 endpoints (docs/BENCHMARKS-HISTORY.md, health). Observe only through {@link cell}.
  */
 export class BucketHistogram<L extends string = string> extends Histogram<L> {
   private readonly bounds: readonly number[];

@@ -1,5 +1,6 @@
 import test from 'ava';
 import dnsPacket from 'dns-packet';
+import { presentData } from '../dns/presentation.js';
 import type { ResourceRecord } from '../dns/records.js';
 import { UNCOMPRESSED, writeRecord } from './wireResponse.js';
 
@@ -70,7 +71,7 @@ test('more distinct addresses than the RDATA cache keeps are all written right',
   for (let i = 0; i < 10_000; i++) {
     const rr: ResourceRecord = { name: 'www.example.test', type: 'A', ttl: 30, data: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` };
     const got = written(rr);
-    if (!got.equals(reference(rr))) return t.fail(`${String(rr.data)}: ${got.toString('hex')}`);
+    if (!got.equals(reference(rr))) return t.fail(`${presentData(rr.type, rr.data)}: ${got.toString('hex')}`);
   }
   t.pass();
 });

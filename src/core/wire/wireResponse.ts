@@ -10,7 +10,7 @@ interface RdataCodec {
   encode(data: unknown, buf: Buffer, offset: number): Buffer;
   encodingLength(data: unknown): number;
 }
-const rdataCodec = (dnsPacket as unknown as { record(type: string): RdataCodec }).record;
+const rdataCodec = (dnsPacket as unknown as { record: (type: string) => RdataCodec }).record;
 const codecs = new Map<RecordType, RdataCodec>(
   (Object.keys(TYPE_CODES) as (RecordType | 'ANY' | 'OPT')[]).filter((t): t is RecordType => t !== 'ANY' && t !== 'OPT').map((t) => [t, rdataCodec(t)]),
 );

@@ -104,14 +104,14 @@ export class PowerDnsMetrics {
       labelNames: ['reason'] as const,
       registers,
     });
-    const self = this;
     this.selectionReuses = new Counter({
       name: 'gslbd_powerdns_selection_reuses_total',
       help: "Lookups answered with the selection of PowerDNS's previous identical lookup of the same query",
       registers,
-      collect() {
-        this.reset();
-        this.inc(self.reuses);
+      // Called at scrape time, after construction: the arrow reads this set's plain-number count.
+      collect: () => {
+        this.selectionReuses.reset();
+        this.selectionReuses.inc(this.reuses);
       },
     });
   }

@@ -90,7 +90,8 @@ interface Expected {
   scope?: number;
 }
 
-function check(a: Answer, e: Expected): { rcode: string; aa: boolean; answers: string[]; authority: string[]; additional: string[]; scope: number } {
+/** The answer in the comparable shape of {@link Expected} (record lines in presentation form). */
+function check(a: Answer): { rcode: string; aa: boolean; answers: string[]; authority: string[]; additional: string[]; scope: number } {
   return {
     rcode: Object.entries(RCODE).find(([, v]) => v === a.rcode)?.[0] ?? String(a.rcode),
     aa: a.authoritative,
@@ -254,13 +255,13 @@ const table: [title: string, name: string, type: number | string, expected: Expe
 for (const [title, name, type, expected] of table) {
   test(`${title}: ${name} ${type}`, (t) => {
     const client = title.startsWith('GSLB record for an unknown client') ? '192.0.2.0/24' : '10.1.0.0/24';
-    t.deepEqual(check(ask(name, type, { client }), expected), expect(expected));
+    t.deepEqual(check(ask(name, type, { client })), expect(expected));
   });
 }
 
 test('CNAME to a missing name: the CNAME, then NXDOMAIN with the SOA (RFC 6604 §2)', (t) => {
   t.deepEqual(
-    check(ask('dangling.example.test', 'A'), { rcode: 'NXDOMAIN', aa: true }),
+    check(ask('dangling.example.test', 'A')),
     expect({ rcode: 'NXDOMAIN', aa: true, answers: ['dangling.example.test 300 CNAME nothing.example.test.'], authority: [SOA] }),
   );
 });
@@ -319,7 +320,7 @@ test('explain collects one trace per GSLB selection on the way', (t) => {
 test('a dot inside a label (\\. on the wire) is not a label boundary', (t) => {
   // One label "a.wild" under example.test: its closest encloser is the apex, which has no
   // wildcard, so NXDOMAIN — not a synthesis from *.wild.example.test.
-  t.deepEqual(check(ask('a\\.wild.example.test', 'A'), { rcode: 'NXDOMAIN', aa: true }), expect({ rcode: 'NXDOMAIN', aa: true, authority: [SOA] }));
+  t.deepEqual(check(ask('a\\.wild.example.test', 'A')), expect({ rcode: 'NXDOMAIN', aa: true, authority: [SOA] }));
   // One label "x.example" under test: not in any of our zones.
   t.is(ask('x\\.example.test', 'A').rcode, RCODE.REFUSED);
   // An escaped backslash before a dot leaves the dot a boundary: label "a\" under wild.example.test.

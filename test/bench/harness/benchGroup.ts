@@ -4,7 +4,7 @@ import type { ProcessSupervisor } from './processes.js';
  * A benchmark group: one file `test/bench/<name>.bench.ts` whose default export is a
  * `BenchGroup`. `npm run bench` discovers every `*.bench.js` next to the compiled runner, runs the
  * groups the filter selects (plus the groups owning the baselines they compare against), and
- * prints one comparison table over all of them. See docs/BENCHMARKS.md, "How to add a benchmark
+ * prints one comparison table over all of them. See test/bench/README.md, "Adding a benchmark
  * group".
  */
 export interface BenchGroup {
@@ -12,6 +12,12 @@ export interface BenchGroup {
   readonly name: string;
   /** One line: what the group measures and against what. */
   readonly description: string;
+  /**
+   * True for a scenario longer than a minute: the group is left out of a bare `npm run bench` and
+   * runs only when a `--filter` term is exactly its name (each issue may add at most 60 s to the
+   * default run; CONTRIBUTING.md). Such a group owns the tables it adds rows to.
+   */
+  readonly onDemand?: boolean;
   /**
    * The table rows this group measures. A table is identified by `table.id`; several groups may
    * add rows to the same table, and exactly one of them names its baseline row.

@@ -108,7 +108,7 @@ export async function startGslbd(processes: ProcessSupervisor, options: GslbdSta
 /** True for a `geo` section made of exactly the two GeoLite2-City mmdb files the image is compiled from. */
 function readsCityMmdb(geo: unknown): boolean {
   const g = geo as { sources?: { format?: string; package?: string }[]; custom?: unknown[]; compiled?: string } | undefined;
-  const packages = (g?.sources ?? []).map((s) => (s.format === 'mmdb' ? s.package : undefined)).sort();
+  const packages = (g?.sources ?? []).map((s) => (s.format === 'mmdb' ? (s.package ?? '') : '')).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return g?.compiled === undefined && (g?.custom ?? []).length === 0 && packages.join() === CITY_PACKAGES.join();
 }
 

@@ -87,9 +87,9 @@ export function formatQuantity(v: number): string {
 }
 
 /**
- * The one comparison table as Markdown (readable in a terminal, pasteable into
- * docs/BENCHMARKS.md): table, row, measure, median of the runs, min–max spread, ratio to the
- * table's baseline, and median details.
+ * The one comparison table as Markdown (readable in a terminal; the groups' sections of
+ * docs/BENCHMARKS.md are made of it, harness/benchPage.ts): table, row, measure, median of the
+ * runs, min–max spread, ratio to the table's baseline, and median details.
  */
 export function renderMarkdown(tables: readonly TableSummary[]): string {
   const lines = ['| table | row | measure | median | spread (min–max) | runs | × baseline | details |', '|---|---|---|---:|---:|---:|---:|---|'];

@@ -24,7 +24,7 @@ export type CheckDone = (outcome: CheckOutcome) => void;
 /**
  * Starts one check of its target: calls `done` exactly once, never synchronously, and within the
  * monitor's timeout (plus a scheduling tick); never throws. A callback rather than a promise:
- * at 2,000 checks/s a promise and its reaction per check are measurable (docs/BENCHMARKS.md).
+ * at 2,000 checks/s a promise and its reaction per check are measurable (docs/BENCHMARKS-HISTORY.md, health).
  */
 export type CheckStart = (done: CheckDone) => void;
 

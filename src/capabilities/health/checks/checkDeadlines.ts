@@ -63,7 +63,7 @@ class DeadlineRing {
 
 /**
  * Check timeouts from one timer instead of a `setTimeout` and `clearTimeout` per check (a Node
- * `Timeout` object and two list operations each, at 2,000 checks/s: docs/BENCHMARKS.md, health).
+ * `Timeout` object and two list operations each, at 2,000 checks/s: docs/BENCHMARKS-HISTORY.md, health).
  * Deadlines are kept per timeout length in a FIFO ring; the timer wakes on `tickMs` boundaries
  * (a check times out up to `tickMs` late, like the scheduler starts checks up to a tick late)
  * and hands the expired checks their `timedOut()` one event-loop turn later (`setImmediate`, after

@@ -87,7 +87,7 @@ class PooledConnection implements CheckConnection {
  * `net.Socket` objects. Node supports connecting a `Socket` again after its `close` event
  * (`socket.connect()` docs; `initSocketHandle` "re-using a closed Socket"): each connection still
  * gets a new kernel socket and handshake, but not a new JavaScript socket with its stream state
- * and listeners, which was the largest part of a check's user CPU (docs/BENCHMARKS.md, health).
+ * and listeners, which was the largest part of a check's user CPU (docs/BENCHMARKS-HISTORY.md, health).
  * A socket returns to the pool on `close`, after every event of its last connection, so a check
  * never sees another check's events. At most `maxIdle` closed sockets are kept.
  */

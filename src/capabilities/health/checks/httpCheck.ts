@@ -116,7 +116,7 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * The request is written on Node's own `net`/`tls` sockets and the response read by
  * {@link HttpResponseReader} rather than through `http.request`: a check needs the status line
  * and at most 64 KiB of body, and the general client costs about twice the CPU per check (10,000
- * endpoints at 2,000 checks/s: docs/BENCHMARKS.md). A check without body expectations closes the
+ * endpoints at 2,000 checks/s: docs/BENCHMARKS-HISTORY.md, health). A check without body expectations closes the
  * connection as soon as the response head is read. Plain HTTP connects through
  * {@link checkSockets} (a new TCP connection on a reused JavaScript socket, read into a shared
  * buffer) and ends it with an RST once the verdict is known ({@link resetCheckConnection}: no

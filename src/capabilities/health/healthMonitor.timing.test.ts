@@ -7,7 +7,7 @@ import { Registry } from 'prom-client';
 import { parseConfigText } from '../../process/loadConfig.js';
 import { createLogger } from '../../core/telemetry/logger.js';
 import type { HealthView } from '../../core/views/healthView.js';
-import { startHttpPeer, startTcpPeer, type Peer } from '../../../test/health/loopbackPeers.js';
+import { startHttpPeer, startTcpPeer } from '../../../test/health/loopbackPeers.js';
 import { sleep, waitFor } from '../../../test/support/waitFor.js';
 import { applyResult, unknownCheckState } from './checkState.js';
 import { HealthMonitor } from './healthMonitor.js';
