@@ -138,7 +138,9 @@ function boundedInt(text: string | null, fallback: number, min: number, max: num
 
 /** Handles one report: ownership, the push API's gate for every part, then all parts applied together. */
 function report(deps: AgentRouteDeps, agent: AgentIdentity, body: unknown): AdminReply {
-  const count = (result: ReportResult): void => void deps.metrics.reports.inc({ agent: agent.name, result });
+  const count = (result: ReportResult): void => {
+    deps.metrics.reports.inc({ agent: agent.name, result });
+  };
   const parsed = reportSchema.safeParse(body);
   if (!parsed.success) {
     count('invalid');
@@ -201,7 +203,8 @@ function forbidden(agent: AgentIdentity, r: AgentReport): string | undefined {
     if (r.dc !== agent.dc)
       return `agent "${agent.name}" reports for data center "${agent.dc}" only, not ${r.dc !== undefined ? `data center "${r.dc}"` : `zone "${r.zone}"`}`;
     const other = [r.host?.dc, ...(r.services ?? []).map((s) => s.dc)].find((d) => d !== undefined && d !== agent.dc);
-    if (other !== undefined) return `agent "${agent.name}" reports for data center "${agent.dc}" only, not "${String(other)}"`;
+    if (other !== undefined)
+      return `agent "${agent.name}" reports for data center "${agent.dc}" only, not "${typeof other === 'string' ? other : JSON.stringify(other)}"`;
     return undefined;
   }
   if (r.zone !== agent.zone)
