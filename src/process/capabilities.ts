@@ -2,6 +2,7 @@ import { agentsCapability } from '../capabilities/agents/capability.js';
 import { balanceCapability } from '../capabilities/balance/capability.js';
 import { geoCapability } from '../capabilities/geo/capability.js';
 import { healthCapability } from '../capabilities/health/capability.js';
+import { networkProximityCapability } from '../capabilities/networkProximity/capability.js';
 import { policiesCapability } from '../capabilities/policies/capability.js';
 import { proximityCapability } from '../capabilities/proximity/capability.js';
 import { steeringCapability } from '../capabilities/steering/capability.js';
@@ -18,4 +19,5 @@ export const CAPABILITIES = [
   healthCapability,
   steeringCapability,
   agentsCapability,
+  networkProximityCapability,
 ] as const;

@@ -16,6 +16,7 @@ const KEY_ORDER = [
   'logging',
   'metrics',
   'agents',
+  'networkProximity',
   'zones',
   'datacenters',
   'services',

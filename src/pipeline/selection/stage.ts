@@ -8,6 +8,7 @@ import type { SubnetConfig } from '../../core/net/subnet.js';
 import type { HealthView } from '../../core/views/healthView.js';
 import type { MetricView } from '../../core/views/metricView.js';
 import type { ProbeDemand } from '../../core/views/probeDemand.js';
+import type { ProximityView } from '../../core/views/proximityView.js';
 import type { ResolveContext } from '../../core/views/resolveContext.js';
 import type { DecisionCache } from './decisionCache.js';
 import type { LocationClasses } from './answerClasses.js';
@@ -137,6 +138,8 @@ export interface SelectionEnv {
   readonly metrics: MetricView;
   /** Where stages that read path measurements of the client note it (the agents' probe-request queue); absent without agents. */
   readonly probes?: ProbeDemand;
+  /** The proximity database and ordered zone index cache (network proximity, docs/PRODUCT.md §5); absent when that capability publishes none. */
+  readonly proximity?: ProximityView;
   readonly ctx: ResolveContext;
 }
 
