@@ -1,8 +1,10 @@
 import test from 'ava';
+import { createSocket, type Socket } from 'node:dgram';
 import { createServer, type Server } from 'node:net';
 import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { startGslbd, type RunningGslbd } from '../../src/process/gslbdProcess.js';
 import { dig, type DigResult } from '../support/dig.js';
 import { freePort } from '../support/freePort.js';
@@ -217,3 +219,101 @@ async function listening(): Promise<Server> {
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
   return s;
 }
+
+/**
+ * A client network's DNS server as the zones' probes see it: a UDP responder on `address` that
+ * answers every datagram after a delay set per probing source address (the path from each zone;
+ * no `tc netem` here, so the delay is emulated in userspace).
+ */
+async function delayingResponder(address: string, delayBySource: Map<string, number>): Promise<{ port: number; socket: Socket }> {
+  const socket = createSocket('udp4');
+  socket.on('message', (msg, rinfo) => {
+    const delay = delayBySource.get(rinfo.address) ?? 1000;
+    setTimeout(() => socket.send(msg, rinfo.port, rinfo.address), delay);
+  });
+  await new Promise<void>((r) => socket.bind(0, address, () => r()));
+  return { port: socket.address().port, socket };
+}
+
+/**
+ * One probe train the way a zone's agent runs one (a DNS-over-UDP probe, `src/capabilities/agents/README.md`):
+ * `count` datagrams from `source` to `target:port`, each timed to its reply; returns the minimum
+ * and median RTT in ms.
+ */
+async function probeTrain(source: string, target: string, port: number, count: number): Promise<{ min: number; median: number; received: number }> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((r) => socket.bind(0, source, () => r()));
+  const rtts: number[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const started = performance.now();
+      const got = new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), 2000);
+        socket.once('message', () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+      socket.send(Buffer.from([i]), port, target);
+      if (await got) rtts.push(performance.now() - started);
+    }
+  } finally {
+    socket.close();
+  }
+  rtts.sort((a, b) => a - b);
+  return { min: rtts[0] ?? 0, median: rtts[rtts.length >> 1] ?? 0, received: rtts.length };
+}
+
+/**
+ * A zone's agent for this test (the `gslbd agent` process lands with the agent issue): long-polls
+ * the agent API for probe requests, probes each target through the delaying responder from its
+ * own source address, and reports the train's RTTs.
+ */
+function zoneAgent(url: string, zone: Zone, source: string, port: number, stopped: () => boolean): Promise<void> {
+  return (async () => {
+    while (!stopped()) {
+      const r = await call(url, TOKENS[zone], '/agent/v1/probes?max=10&wait=1');
+      if (r.status !== 200) throw new Error(`probes for zone ${zone}: ${r.status}`);
+      for (const req of r.json.requests as { target: string }[]) {
+        const train = await probeTrain(source, req.target, port, 3);
+        const probes = [
+          train.received > 0
+            ? { target: req.target, method: 'dns', sent: 3, received: train.received, rttMinMs: train.min, rttMedianMs: train.median }
+            : { target: req.target, method: 'dns', sent: 3, received: 0 },
+        ];
+        const rep = await call(url, TOKENS[zone], '/agent/v1/report', { zone, probes });
+        if (rep.status !== 200) throw new Error(`report for zone ${zone}: ${rep.status} ${JSON.stringify(rep.json)}`);
+      }
+    }
+  })();
+}
+
+test('a probe cycle through the agent API: zone agents probe the resolver network through per-zone delays; the answer follows, and moves when the delays swap', async (t) => {
+  const { url, server } = await engine(t);
+  // The client network's resolver is 127.0.4.1; the agents probe its network's address 127.0.4.0.
+  const from = '127.0.4.1';
+  const sources: Record<Zone, string> = { '0.1': '127.0.10.1', '0.2': '127.0.10.2', '1': '127.0.11.1' };
+  const delays = new Map<string, number>([
+    [sources['0.1'], 5],
+    [sources['0.2'], 80],
+    [sources['1'], 200],
+  ]);
+  const responder = await delayingResponder('127.0.4.0', delays);
+  let stop = false;
+  const agents = ZONES.map((z) => zoneAgent(url, z, sources[z], responder.port, () => stop));
+  t.teardown(async () => {
+    stop = true;
+    await Promise.allSettled(agents);
+    responder.socket.close();
+  });
+
+  const started = Date.now();
+  t.deepEqual(addresses(await ask(server, from)), [ADDRESS.eu], 'the first answer is immediate, from the fallback order');
+  await waitFor('the answer to follow the measured proximity', async () => addresses(await ask(server, from))[0] === ADDRESS.east, 8000, { everyMs: 200 });
+  t.log(`measured answer after ${Date.now() - started} ms`);
+
+  delays.set(sources['0.1'], 200);
+  delays.set(sources['0.2'], 5);
+  await waitFor('the answer to move when the delays swap', async () => addresses(await ask(server, from))[0] === ADDRESS.west, 10_000, { everyMs: 200 });
+  t.pass();
+});
