@@ -14,7 +14,7 @@ import {
 import { ProximityDatabase, type PdbSettings } from './proximityDatabase.js';
 import { ProximityIndex, type IndexCounts } from './proximityIndex.js';
 import { ZoneIndexCache } from './zoneIndexCache.js';
-import { parentOf, ZoneTree } from './zoneTree.js';
+import { ZoneTree } from './zoneTree.js';
 
 /** What the network-proximity capability reads of the configuration. */
 export interface NetworkProximitySection {
@@ -64,26 +64,42 @@ export const networkProximityCapability = {
         ctx.addIssue({ code: 'custom', path: ['networkProximity', 'zones', i, 'id'], message: `zone "${z.id}" is already zones[${same}]` });
       else ids.set(z.id, i);
     });
-    np.zones.forEach((z, i) => {
-      const parent = parentOf(z.id);
-      if (parent !== undefined && !ids.has(parent))
-        ctx.addIssue({ code: 'custom', path: ['networkProximity', 'zones', i, 'id'], message: `the parent zone "${parent}" is not configured` });
-    });
     np.defaultOrder.forEach((z, i) => {
       if (!ids.has(z)) ctx.addIssue({ code: 'custom', path: ['networkProximity', 'defaultOrder', i], message: `unknown proximity zone "${z}"` });
     });
+    const delegated = new Set(np.zones.filter((z) => z.delegate !== undefined).map((z) => z.id));
+    const tree = new ZoneTree(np.zones.map((z) => z.id));
     config.datacenters.forEach((d, i) => {
-      if (d.proximityZone !== undefined && !ids.has(d.proximityZone))
+      if (d.proximityZone === undefined) return;
+      if (!ids.has(d.proximityZone))
         ctx.addIssue({ code: 'custom', path: ['datacenters', i, 'proximityZone'], message: `unknown proximity zone "${d.proximityZone}"` });
+      const servedBy = tree.selfAndAncestors(d.proximityZone).find((z) => delegated.has(z));
+      if (servedBy !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['datacenters', i, 'proximityZone'],
+          message: `zone "${servedBy}" is delegated to other name servers: its data centers are configured there`,
+        });
     });
     config.records.forEach((r, i) => {
-      if (isNetworkProximity(r.policy) && np.zones.length === 0)
+      const policy = r.policy;
+      if (!isNetworkProximity(policy)) return;
+      if (np.zones.length === 0)
         ctx.addIssue({ code: 'custom', path: ['records', i, 'policy', 'type'], message: 'a network-proximity record needs networkProximity.zones' });
+      for (const zone of Object.keys(policy.delegation?.aliases ?? {})) {
+        if (!delegated.has(zone))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['records', i, 'policy', 'delegation', 'aliases', zone],
+            message: `zone "${zone}" is not a delegated proximity zone (networkProximity.zones[].delegate)`,
+          });
+      }
     });
   },
   stages({ record, config }) {
-    if (!isNetworkProximity(record.policy)) return [];
-    return [networkProximityStage(zoneOfDc(config))];
+    const policy = record.policy;
+    if (!isNetworkProximity(policy)) return [];
+    return [networkProximityStage(zoneOfDc(config), new Map(Object.entries(policy.delegation?.aliases ?? {})))];
   },
   start: startNetworkProximity,
 } satisfies Capability<NetworkProximitySection>;

@@ -1,14 +1,28 @@
 import { z } from 'zod';
+import { domainNameSchema, ipSchema, portSchema } from '../../core/config/fieldSchemas.js';
 import { parseCidr } from '../../core/net/ipAddress.js';
 import type { CommonPolicyShape, PolicyConfig } from '../../pipeline/config/recordSchema.js';
 
 /** A proximity zone id: dotted numbers, one number per tier (`0`, `0.1`, `1`: docs/PRODUCT.md §5). */
 export const proximityZoneIdSchema = z.string().regex(/^\d+(\.\d+)*$/, { error: 'a proximity zone id is dotted numbers ("0", "0.1")' });
 
-/** One proximity zone of the tree: its id (its parent is the id without the last number) and a name for people. */
+/** A name server of a sub-tier (docs/PRODUCT.md §5): its name and the address (and port) it answers on. */
+export const subTierNameServerSchema = z.strictObject({
+  name: domainNameSchema,
+  address: ipSchema,
+  port: portSchema.default(53),
+});
+
+/**
+ * One proximity zone of the tree: its id (its parent is the id without the last number), a name for
+ * people, and — for a zone served by other name servers (a sub-tier's engines, seed 000's PDNS-0.1)
+ * — `delegate` with those name servers. A delegated zone has no data centers here; records answer
+ * for it by their `delegation` (`alias`: a CNAME into a name delegated to those servers).
+ */
 export const proximityZoneSchema = z.strictObject({
   id: proximityZoneIdSchema,
   name: z.string().min(1),
+  delegate: z.strictObject({ nameServers: z.array(subTierNameServerSchema).min(1) }).optional(),
 });
 
 const cidrSchema = z.string().refine(
@@ -28,7 +42,10 @@ const cidrSchema = z.string().refine(
  * the proximity database (PDB) and the engine's ordered zone index cache.
  */
 export const networkProximitySchema = z.strictObject({
-  /** The proximity zones, parents before or after their children (a child's parent must be listed). */
+  /**
+   * The proximity zones of this engine's level and below. Ids are global across tiers: a sub-tier's
+   * engine lists only its subtree (`0.1`, `0.1.1`, …), so a zone's parent need not be listed here.
+   */
   zones: z.array(proximityZoneSchema).default([]),
   /**
    * The PDB: `enabled` (default) or `disabled` — then no index comes from it and records of the
@@ -81,6 +98,18 @@ export function networkProximityPolicySchema(common: CommonPolicyShape) {
   return z.strictObject({
     type: z.literal('network-proximity'),
     ...common,
+    /**
+     * How the record answers when the best candidate is a delegated zone (docs/PRODUCT.md §5).
+     * `alias`: a CNAME to `aliases[zone]`, a name inside a zone delegated (by static NS records) to
+     * that zone's name servers — never an NS referral at the GSLB name itself, which resolvers
+     * would not keep per client subnet. A delegated zone without an alias is no candidate of the record.
+     */
+    delegation: z
+      .strictObject({
+        mode: z.literal('alias'),
+        aliases: z.record(proximityZoneIdSchema, domainNameSchema),
+      })
+      .optional(),
   });
 }
 

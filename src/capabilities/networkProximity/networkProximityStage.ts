@@ -11,12 +11,18 @@ import type { ZoneIndexReading } from '../../core/views/proximityView.js';
  * proximity is configured) every live data center is one group: the pick's rotation makes it
  * round-robin (the seed's step 5c).
  *
+ * A zone delegated to a sub-tier's name servers is a candidate like a data center: when the record
+ * has an alias for it (`delegation: {mode: alias}`) and it comes before every zone with a live data
+ * center, the answer is a CNAME to that alias, a name the sub-tier resolves further (the seed's
+ * step 6, without the top tier querying), and the stages after this one do not run.
+ *
  * The index changes with time (probe results, the cache's TTL), so the outcome is never reused by
  * the decision cache; the ECS scope is at most the client network the index is kept for
  * (docs/PRODUCT.md §8).
  * @param zoneOf data center name → its proximity zone id.
+ * @param aliases delegated zone id → the record's alias name for it.
  */
-export function networkProximityStage(zoneOf: ReadonlyMap<string, string>): Stage {
+export function networkProximityStage(zoneOf: ReadonlyMap<string, string>, aliases: ReadonlyMap<string, string> = new Map()): Stage {
   return {
     slot: 'rank',
     name: 'network-proximity',
@@ -30,11 +36,34 @@ export function networkProximityStage(zoneOf: ReadonlyMap<string, string>): Stag
       if (reading === undefined || reading.source === 'round-robin') {
         s.ranked = s.demoted.length > 0 ? [[...s.live], [...s.demoted]] : [[...s.live]];
       } else {
+        const alias = aliases.size > 0 ? aliasFirst(s.live, reading.order, zoneOf, aliases) : undefined;
+        if (alias !== undefined) {
+          s.ranked = [];
+          s.data = [alias.target];
+          s.answerType = 'CNAME';
+          if (s.trace) trace(s, reading, zoneOf, { zone: alias.zone, mode: 'alias', target: alias.target });
+          return;
+        }
         s.ranked = [...byZone(s.live, reading.order, zoneOf), ...byZone(s.demoted, reading.order, zoneOf)];
       }
-      if (s.trace) trace(s, reading, zoneOf);
+      if (s.trace) trace(s, reading, zoneOf, undefined);
     },
   };
+}
+
+/** The alias of the first delegated zone of `order` that comes before every zone with a live data center, if any. */
+function aliasFirst(
+  live: readonly LiveDc[],
+  order: readonly string[],
+  zoneOf: ReadonlyMap<string, string>,
+  aliases: ReadonlyMap<string, string>,
+): { zone: string; target: string } | undefined {
+  for (const zone of order) {
+    const target = aliases.get(zone);
+    if (target !== undefined) return { zone, target };
+    if (live.some((l) => zoneOf.get(l.candidate.dc.name) === zone)) return undefined;
+  }
+  return undefined;
 }
 
 /** One group per zone of `order` that has data centers in `dcs`, then one of the data centers of no listed zone. */
@@ -54,7 +83,7 @@ function byZone(dcs: readonly LiveDc[], order: readonly string[], zoneOf: Readon
   return out;
 }
 
-function trace(s: SelectionState, r: ZoneIndexReading | undefined, zoneOf: ReadonlyMap<string, string>): void {
+function trace(s: SelectionState, r: ZoneIndexReading | undefined, zoneOf: ReadonlyMap<string, string>, delegation: Record<string, string> | undefined): void {
   s.trace!.step('network-proximity', {
     source: r === undefined ? 'round-robin (no network proximity configured)' : r.source === 'round-robin' ? 'round-robin (PDB unavailable)' : r.source,
     measured: r?.measured ?? false,
@@ -63,5 +92,6 @@ function trace(s: SelectionState, r: ZoneIndexReading | undefined, zoneOf: Reado
     zoneOrder: r?.order ?? [],
     rtts: r?.rtts ?? [],
     groups: s.ranked.map((g) => g.map((l) => ({ dc: l.candidate.dc.name, zone: zoneOf.get(l.candidate.dc.name) ?? null }))),
+    ...(delegation ? { delegation } : {}),
   });
 }

@@ -1,4 +1,4 @@
-import type { GslbRecordType, RecordData } from '../../core/dns/records.js';
+import type { GslbRecordType, RecordData, RecordType } from '../../core/dns/records.js';
 import type { Client } from '../../core/model/query.js';
 import type { CompiledDataCenter, GslbEndpoint } from '../../core/model/topology.js';
 import { ipv4BlocksScope } from '../../core/net/ipv4InIpv6.js';
@@ -172,6 +172,12 @@ export interface SelectionState {
   /** Record data of the answer and its TTL (set by balance and fallback stages). */
   data: RecordData[];
   ttl: number;
+  /**
+   * Set by a stage that answered with records of another type than the record's, `data` holding
+   * them: a network-proximity alias, a CNAME into a name delegated to a sub-tier's name servers
+   * (docs/PRODUCT.md §5). The stages after it do not run. Undefined otherwise.
+   */
+  answerType: RecordType | undefined;
   /**
    * ECS scope prefix length so far: the largest aligned block around the client inside which
    * every client-derived input used so far is identical (docs/PRODUCT.md §8). 0 until a stage consults the
