@@ -214,6 +214,7 @@ test.serial('PDB unavailable (pdb: disabled): round-robin among the healthy data
     seen.set(a[0]!, (seen.get(a[0]!) ?? 0) + 1);
   }
   t.false(seen.has(ADDRESS.eu), 'a keepalive-down data center is never answered');
+  t.is((await ask(server, from, ['+subnet=198.51.100.0/24'])).ecs?.scope, 0, 'round-robin does not depend on the client');
   t.is(seen.get(ADDRESS.east), 6, 'round-robin: east and west alternate');
   t.is(seen.get(ADDRESS.west), 6);
 });

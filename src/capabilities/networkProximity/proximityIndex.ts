@@ -91,7 +91,8 @@ export class ProximityIndex implements ProximityView {
     }
     if (!st.pdbAvailable) {
       if (record) this.counts.round_robin++;
-      return clientPrefix === undefined ? ROUND_ROBIN : { ...ROUND_ROBIN, clientPrefix };
+      // Round-robin does not depend on the client: no scope.
+      return ROUND_ROBIN;
     }
     const network = this.pdb.networkOf(address, prefix);
     const answer = staticOnly ? undefined : this.pdb.lookup(network, nowMs);
