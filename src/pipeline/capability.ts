@@ -90,8 +90,8 @@ export interface RecordStageInput<C> {
 /** The record type of a configuration type `C` (its `records` element), or a plain object. */
 export type RecordOf<C> = C extends { readonly records: readonly (infer R)[] } ? R : Record<string, unknown>;
 
-/** The parts of the query path's state a capability can provide (location data, health, metrics, the probe demand sink). */
-export type EnvPart = Partial<Pick<SelectionEnv, 'geo' | 'health' | 'metrics' | 'probes'>>;
+/** The parts of the query path's state a capability can provide (location data, health, metrics, the probe demand sink, the proximity view). */
+export type EnvPart = Partial<Pick<SelectionEnv, 'geo' | 'health' | 'metrics' | 'probes' | 'proximity'>>;
 
 /** What the composition root gives a capability when it starts. */
 export interface CapabilityHost {

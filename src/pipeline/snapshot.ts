@@ -12,6 +12,7 @@ import type { CompiledDataCenter } from '../core/model/topology.js';
 import type { HealthView } from '../core/views/healthView.js';
 import type { MetricView } from '../core/views/metricView.js';
 import type { ProbeDemand } from '../core/views/probeDemand.js';
+import type { ProximityView } from '../core/views/proximityView.js';
 import type { AnswerSource } from './zones/authoritative.js';
 import { contentHash, nextSerial, type ZoneSerial } from './zones/soaSerial.js';
 import { buildZone, ZoneIndex, type ZoneData } from './zones/zoneIndex.js';
@@ -51,6 +52,8 @@ export interface SnapshotState {
   readonly metrics: MetricView;
   /** The probe-request queue's demand sink, when agents are configured. */
   readonly probes?: ProbeDemand;
+  /** The network-proximity view (proximity database, ordered zone index cache), when that capability is configured. */
+  readonly proximity?: ProximityView;
 }
 
 /** What a snapshot is compiled from. */
@@ -130,7 +133,13 @@ export function compileSnapshot<C extends PipelineConfig>(input: SnapshotInput<C
     zones: new ZoneIndex(zones),
     records,
     dataCenters,
-    env: { geo: state.geo, health: state.health, metrics: state.metrics, ...(state.probes ? { probes: state.probes } : {}) },
+    env: {
+      geo: state.geo,
+      health: state.health,
+      metrics: state.metrics,
+      ...(state.probes ? { probes: state.probes } : {}),
+      ...(state.proximity ? { proximity: state.proximity } : {}),
+    },
     serials,
   };
 }

@@ -3,6 +3,7 @@ import { balanceCapability } from '../capabilities/balance/capability.js';
 import { dnssecCapability } from '../capabilities/dnssec/capability.js';
 import { geoCapability } from '../capabilities/geo/capability.js';
 import { healthCapability } from '../capabilities/health/capability.js';
+import { networkProximityCapability } from '../capabilities/networkProximity/capability.js';
 import { policiesCapability } from '../capabilities/policies/capability.js';
 import { proximityCapability } from '../capabilities/proximity/capability.js';
 import { steeringCapability } from '../capabilities/steering/capability.js';
@@ -20,4 +21,5 @@ export const CAPABILITIES = [
   steeringCapability,
   dnssecCapability,
   agentsCapability,
+  networkProximityCapability,
 ] as const;

@@ -18,6 +18,7 @@ const KEY_ORDER = [
   'logging',
   'metrics',
   'agents',
+  'networkProximity',
   'zones',
   'datacenters',
   'services',

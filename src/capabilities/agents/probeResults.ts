@@ -2,28 +2,9 @@ import type { StateMap, StateStore } from '../../core/contracts/stateStore.js';
 import { formatIp, maskAddress, parseIp } from '../../core/net/ipAddress.js';
 import type { AgentIdentity } from './credentials.js';
 import type { ProbeResultReport } from '../../core/contracts/agentApi.js';
+import { PROBE_RESULTS_MAP, type StoredProbeResult } from '../../core/contracts/probeResultsMap.js';
 
-/** The state-store map of probe results: the latest result per (consumer group, client network). */
-export const PROBE_RESULTS_MAP = 'agents.probeResults';
-
-/**
- * One probe train's result as the engine keeps it (plain JSON, so a shared store can carry it):
- * what the agent reported, the network it stands for, who measured it and when the engine
- * received it. The network-proximity capability reads these (RTT per zone); client metrics are
- * also fed to the metric store through the push API's gate.
- */
-export interface StoredProbeResult extends ProbeResultReport {
-  /** The reporting agent's name. */
-  readonly agent: string;
-  /** Its consumer group: `dc:<name>` or `zone:<id>`. */
-  readonly group: string;
-  /** The client network the target stands for (`198.51.100.0/24`). */
-  readonly network: string;
-  /** Share of the train that got no reply, percent. */
-  readonly lossPercent: number;
-  /** When the engine received it (ms since the epoch): age and expiry count from here, never from an agent's clock. */
-  readonly atMs: number;
-}
+export { PROBE_RESULTS_MAP, type StoredProbeResult } from '../../core/contracts/probeResultsMap.js';
 
 /** The network (`address/len`) an address stands for, masked to the queue's lengths. */
 export function networkOf(address: string, lengths: { readonly ipv4: number; readonly ipv6: number }): string {

@@ -154,7 +154,7 @@ const errorCases: [title: string, text: string, path: string, message: string][]
     'unknown policy type',
     edit(RECORD, 'service: web, policy: { type: magic } }'),
     'records[0].policy.type',
-    'must be one of: static-proximity, static, multi-source',
+    'must be one of: static-proximity, static, multi-source, network-proximity',
   ],
   [
     'pickDcCount 0',

@@ -1,5 +1,5 @@
 import type { SubnetConfig } from '../../core/net/subnet.js';
-import type { RecordData, ResourceRecord } from '../../core/dns/records.js';
+import type { RecordData, RecordType, ResourceRecord } from '../../core/dns/records.js';
 import type { IpAddress } from '../../core/net/ipAddress.js';
 import { unpackPrefix } from '../../core/lpm/rangeTable.js';
 import { ipv4BlocksScope } from '../../core/net/ipv4InIpv6.js';
@@ -24,6 +24,8 @@ import { type Client } from '../../core/model/query.js';
 /** A record's answer for one client, as the zones' query path and `nameRrsets` copy it into theirs. */
 export interface Decision {
   readonly data: readonly RecordData[];
+  /** The type of `data` when a stage answered with another type than the record's (`SelectionState.answerType`); undefined: the record's. */
+  readonly type?: RecordType | undefined;
   /** Seconds. */
   readonly ttl: number;
   /** ECS scope prefix length for this client (0: the answer does not depend on the client). */
@@ -293,7 +295,7 @@ function stateDecision(s: SelectionState): Decision {
   const picked = s.picked;
   const dcs: string[] = [];
   for (let i = 0; i < picked.length; i++) dcs.push(picked[i]!.candidate.dc.name);
-  return { data: s.data, ttl: s.ttl, scope: s.scope, dcs, records: undefined };
+  return { data: s.data, type: s.answerType, ttl: s.ttl, scope: s.scope, dcs, records: undefined };
 }
 
 /**

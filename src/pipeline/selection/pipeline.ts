@@ -58,6 +58,7 @@ export function selectionState(record: CompiledGslbRecord, client: Client, env: 
     picked: NO_DCS as LiveDc[],
     data: [],
     ttl: record.ttl,
+    answerType: undefined,
     scope: 0,
     locationPacked: -1,
     nowMs: -1,
@@ -80,6 +81,8 @@ export function runPipeline(s: SelectionState, from: number, to: number): void {
     const stage = pipeline[i]!;
     if (s.rankedByPolicy && stage.slot === 'rank') continue;
     stage.run(s);
+    // A stage answered with another type (an alias): the answer is complete.
+    if (s.answerType !== undefined) return;
   }
 }
 

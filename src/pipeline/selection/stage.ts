@@ -1,4 +1,4 @@
-import type { GslbRecordType, RecordData } from '../../core/dns/records.js';
+import type { GslbRecordType, RecordData, RecordType } from '../../core/dns/records.js';
 import type { Client } from '../../core/model/query.js';
 import type { CompiledDataCenter, GslbEndpoint } from '../../core/model/topology.js';
 import { ipv4BlocksScope } from '../../core/net/ipv4InIpv6.js';
@@ -8,6 +8,7 @@ import type { SubnetConfig } from '../../core/net/subnet.js';
 import type { HealthView } from '../../core/views/healthView.js';
 import type { MetricView } from '../../core/views/metricView.js';
 import type { ProbeDemand } from '../../core/views/probeDemand.js';
+import type { ProximityView } from '../../core/views/proximityView.js';
 import type { ResolveContext } from '../../core/views/resolveContext.js';
 import type { DecisionCache } from './decisionCache.js';
 import type { LocationClasses } from './answerClasses.js';
@@ -137,6 +138,8 @@ export interface SelectionEnv {
   readonly metrics: MetricView;
   /** Where stages that read path measurements of the client note it (the agents' probe-request queue); absent without agents. */
   readonly probes?: ProbeDemand;
+  /** The proximity database and ordered zone index cache (network proximity, docs/PRODUCT.md §5); absent when that capability publishes none. */
+  readonly proximity?: ProximityView;
   readonly ctx: ResolveContext;
 }
 
@@ -169,6 +172,12 @@ export interface SelectionState {
   /** Record data of the answer and its TTL (set by balance and fallback stages). */
   data: RecordData[];
   ttl: number;
+  /**
+   * Set by a stage that answered with records of another type than the record's, `data` holding
+   * them: a network-proximity alias, a CNAME into a name delegated to a sub-tier's name servers
+   * (docs/PRODUCT.md §5). The stages after it do not run. Undefined otherwise.
+   */
+  answerType: RecordType | undefined;
   /**
    * ECS scope prefix length so far: the largest aligned block around the client inside which
    * every client-derived input used so far is identical (docs/PRODUCT.md §8). 0 until a stage consults the

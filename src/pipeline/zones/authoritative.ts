@@ -221,7 +221,7 @@ function select(record: CompiledGslbRecord, owner: string, client: Client, out: 
     for (let i = 0; i < records.length; i++) out.answers.push(records[i]!);
     return records.length;
   }
-  const type = record.type;
+  const type = d.type ?? record.type;
   const ttl = d.ttl;
   for (let i = 0; i < data.length; i++) out.answers.push({ name: owner, type, ttl, data: data[i]! });
   return data.length;

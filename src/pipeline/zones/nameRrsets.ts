@@ -88,13 +88,15 @@ export function nameRrsets(
     dynamic = true;
     const result = decide(record, client, env!, name);
     if (result.data.length === 0) continue;
+    // An alias answers another type (a CNAME) at the record's name.
+    const answered = result.type ?? t;
     let records = result.records;
     if (records === undefined || name !== record.name) {
       const built: ResourceRecord[] = [];
-      for (const data of result.data) built.push({ name, type: t, ttl: result.ttl, data });
+      for (const data of result.data) built.push({ name, type: answered, ttl: result.ttl, data });
       records = built;
     }
-    rrsets.push({ type: t, records, scope: result.scope, selected: true, dcs: result.dcs });
+    rrsets.push({ type: answered, records, scope: result.scope, selected: true, dcs: result.dcs });
   }
   return { zone: z, exists: true, dynamic, rrsets };
 }

@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { domainNameSchema, ipSchema, portSchema } from '../../core/config/fieldSchemas.js';
+import { parseCidr } from '../../core/net/ipAddress.js';
+import type { CommonPolicyShape, PolicyConfig } from '../../pipeline/config/recordSchema.js';
+
+/** A proximity zone id: dotted numbers, one number per tier (`0`, `0.1`, `1`: docs/PRODUCT.md §5). */
+export const proximityZoneIdSchema = z.string().regex(/^\d+(\.\d+)*$/, { error: 'a proximity zone id is dotted numbers ("0", "0.1")' });
+
+/** A name server of a sub-tier (docs/PRODUCT.md §5): its name and the address (and port) it answers on. */
+export const subTierNameServerSchema = z.strictObject({
+  name: domainNameSchema,
+  address: ipSchema,
+  port: portSchema.default(53),
+});
+
+/**
+ * One proximity zone of the tree: its id (its parent is the id without the last number), a name for
+ * people, and — for a zone served by other name servers (a sub-tier's engines, seed 000's PDNS-0.1)
+ * — `delegate` with those name servers. A delegated zone has no data centers here; records answer
+ * for it by their `delegation` (`alias`: a CNAME into a name delegated to those servers).
+ */
+export const proximityZoneSchema = z.strictObject({
+  id: proximityZoneIdSchema,
+  name: z.string().min(1),
+  delegate: z.strictObject({ nameServers: z.array(subTierNameServerSchema).min(1) }).optional(),
+});
+
+const cidrSchema = z.string().refine(
+  (s) => {
+    try {
+      parseCidr(s);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { error: 'must be a CIDR prefix ("8.8.8.0/24")' },
+);
+
+/**
+ * The `networkProximity` section (README.md; docs/PRODUCT.md §5, seed 000): the proximity zone tree,
+ * the proximity database (PDB) and the engine's ordered zone index cache.
+ */
+export const networkProximitySchema = z.strictObject({
+  /**
+   * The proximity zones of this engine's level and below. Ids are global across tiers: a sub-tier's
+   * engine lists only its subtree (`0.1`, `0.1.1`, …), so a zone's parent need not be listed here.
+   */
+  zones: z.array(proximityZoneSchema).default([]),
+  /**
+   * The PDB: `enabled` (default) or `disabled` — then no index comes from it and records of the
+   * `network-proximity` policy answer round-robin among their healthy data centers (the seed's step 5c).
+   */
+  pdb: z.enum(['enabled', 'disabled']).default('enabled'),
+  /**
+   * The order given for a client network the PDB has no measurements of (answer now, probe later):
+   * these zones first, then the others in configuration order.
+   */
+  defaultOrder: z.array(proximityZoneIdSchema).default([]),
+  /** The PDB's key for a client network: the resolver's address (or the ECS address, see `ecs`) masked to these lengths. */
+  ipv4Prefix: z.number().int().min(8).max(32).default(24),
+  ipv6Prefix: z.number().int().min(16).max(128).default(56),
+  /**
+   * Key the PDB by the ECS network when a query carries one (masked to the lengths above and to its
+   * source prefix), instead of by the resolver. Probes then go to the ECS network: set the agents'
+   * `probes.ecs` too.
+   */
+  ecs: z.boolean().default(false),
+  /**
+   * Resolver prefixes whose RTT says nothing about their clients (public anycast resolvers): the PDB
+   * key is the ECS network when the query has one, else the network gets the fallback order.
+   */
+  anycastResolvers: z.array(cidrSchema).default([]),
+  /** Zones whose RTTs differ by at most this many ms from the best of their band tie; ties go to configuration order. */
+  toleranceMs: z.number().min(0).max(10_000).default(5),
+  /** The same band as a share of the band's best RTT (percent); the wider of the two applies. */
+  tolerancePercent: z.number().min(0).max(100).default(0),
+  /** Probe results per zone and network the PDB keeps; a zone's RTT from one group is the median of them. */
+  samples: z.number().int().min(1).max(15).default(3),
+  /** Samples older than this (engine receive time) no longer count. */
+  sampleMaxAgeSeconds: z.number().int().min(1).max(86_400).default(900),
+  /** Client networks the PDB keeps at most (least recently updated dropped first). */
+  maxNetworks: z.number().int().min(1).max(10_000_000).default(100_000),
+  /** How long the engine caches an ordered zone index per client network. */
+  indexTtlSeconds: z.number().int().min(1).max(86_400).default(60),
+  /** Client networks the index cache keeps at most (least recently used dropped first). */
+  indexCacheSize: z.number().int().min(1).max(10_000_000).default(100_000),
+});
+
+export type NetworkProximityConfig = z.output<typeof networkProximitySchema>;
+
+/**
+ * `policy: {type: network-proximity}` (docs/PRODUCT.md §5): data centers ranked by their proximity
+ * zone's place in the client network's ordered zone index; inside a zone and across zones the
+ * record's `pickDcCount` and `balanceAlgorithm` apply as everywhere.
+ */
+export function networkProximityPolicySchema(common: CommonPolicyShape) {
+  return z.strictObject({
+    type: z.literal('network-proximity'),
+    ...common,
+    /**
+     * How the record answers when the best candidate is a delegated zone (docs/PRODUCT.md §5).
+     * `alias`: a CNAME to `aliases[zone]`, a name inside a zone delegated (by static NS records) to
+     * that zone's name servers — never an NS referral at the GSLB name itself, which resolvers
+     * would not keep per client subnet. A delegated zone without an alias is no candidate of the record.
+     */
+    delegation: z
+      .strictObject({
+        mode: z.literal('alias'),
+        aliases: z.record(proximityZoneIdSchema, domainNameSchema),
+      })
+      .optional(),
+  });
+}
+
+export type NetworkProximityPolicyConfig = z.output<ReturnType<typeof networkProximityPolicySchema>>;
+
+/** True when a record's policy is network proximity. */
+export function isNetworkProximity(p: PolicyConfig): p is PolicyConfig & NetworkProximityPolicyConfig {
+  return p.type === 'network-proximity';
+}

@@ -1,0 +1,97 @@
+import { narrowScope, selectionNow, type LiveDc, type SelectionState, type Stage } from '../../pipeline/selection/stage.js';
+import type { ZoneIndexReading } from '../../core/views/proximityView.js';
+
+/**
+ * `rank` by tiered network proximity (docs/PRODUCT.md §5, seed 000 step 5): the client network's
+ * ordered zone index (`SelectionEnv.proximity`: the engine's cache, else the PDB, which answers at
+ * once and queues a probe) orders the data centers by their proximity zone — one rank group per
+ * zone, best first, so when the best zone has fewer live data centers than `pickDcCount` the next
+ * zones fill the answer (the pick stage). Data centers of no zone in the index come last. Health
+ * (the gate before this stage) always filters. When the PDB is unavailable (or no network
+ * proximity is configured) every live data center is one group: the pick's rotation makes it
+ * round-robin (the seed's step 5c).
+ *
+ * A zone delegated to a sub-tier's name servers is a candidate like a data center: when the record
+ * has an alias for it (`delegation: {mode: alias}`) and it comes before every zone with a live data
+ * center, the answer is a CNAME to that alias, a name the sub-tier resolves further (the seed's
+ * step 6, without the top tier querying), and the stages after this one do not run.
+ *
+ * The index changes with time (probe results, the cache's TTL), so the outcome is never reused by
+ * the decision cache; the ECS scope is at most the client network the index is kept for
+ * (docs/PRODUCT.md §8).
+ * @param zoneOf data center name → its proximity zone id.
+ * @param aliases delegated zone id → the record's alias name for it.
+ */
+export function networkProximityStage(zoneOf: ReadonlyMap<string, string>, aliases: ReadonlyMap<string, string> = new Map()): Stage {
+  return {
+    slot: 'rank',
+    name: 'network-proximity',
+    cacheable: 'reads the proximity database and the ordered zone index cache, which change with time',
+    run(s) {
+      if (s.live.length === 0 && s.demoted.length === 0) return;
+      s.varies = 'the ordered zone index of the client network';
+      const view = s.env.proximity;
+      const reading = view?.zoneIndex(s.client, selectionNow(s), s.env.probes, s.trace === undefined);
+      if (reading?.clientPrefix !== undefined) narrowScope(s, reading.clientPrefix);
+      if (reading === undefined || reading.source === 'round-robin') {
+        s.ranked = s.demoted.length > 0 ? [[...s.live], [...s.demoted]] : [[...s.live]];
+      } else {
+        const alias = aliases.size > 0 ? aliasFirst(s.live, reading.order, zoneOf, aliases) : undefined;
+        if (alias !== undefined) {
+          s.ranked = [];
+          s.data = [alias.target];
+          s.answerType = 'CNAME';
+          if (s.trace) trace(s, reading, zoneOf, { zone: alias.zone, mode: 'alias', target: alias.target });
+          return;
+        }
+        s.ranked = [...byZone(s.live, reading.order, zoneOf), ...byZone(s.demoted, reading.order, zoneOf)];
+      }
+      if (s.trace) trace(s, reading, zoneOf, undefined);
+    },
+  };
+}
+
+/** The alias of the first delegated zone of `order` that comes before every zone with a live data center, if any. */
+function aliasFirst(
+  live: readonly LiveDc[],
+  order: readonly string[],
+  zoneOf: ReadonlyMap<string, string>,
+  aliases: ReadonlyMap<string, string>,
+): { zone: string; target: string } | undefined {
+  for (const zone of order) {
+    const target = aliases.get(zone);
+    if (target !== undefined) return { zone, target };
+    if (live.some((l) => zoneOf.get(l.candidate.dc.name) === zone)) return undefined;
+  }
+  return undefined;
+}
+
+/** One group per zone of `order` that has data centers in `dcs`, then one of the data centers of no listed zone. */
+function byZone(dcs: readonly LiveDc[], order: readonly string[], zoneOf: ReadonlyMap<string, string>): LiveDc[][] {
+  if (dcs.length === 0) return [];
+  const position = new Map(order.map((z, i) => [z, i]));
+  const groups: LiveDc[][] = order.map(() => []);
+  const rest: LiveDc[] = [];
+  for (const l of dcs) {
+    const zone = zoneOf.get(l.candidate.dc.name);
+    const i = zone === undefined ? undefined : position.get(zone);
+    if (i === undefined) rest.push(l);
+    else groups[i]!.push(l);
+  }
+  const out = groups.filter((g) => g.length > 0);
+  if (rest.length > 0) out.push(rest);
+  return out;
+}
+
+function trace(s: SelectionState, r: ZoneIndexReading | undefined, zoneOf: ReadonlyMap<string, string>, delegation: Record<string, string> | undefined): void {
+  s.trace!.step('network-proximity', {
+    source: r === undefined ? 'round-robin (no network proximity configured)' : r.source === 'round-robin' ? 'round-robin (PDB unavailable)' : r.source,
+    measured: r?.measured ?? false,
+    ...(r !== undefined && !r.measured && r.source !== 'round-robin' ? { note: 'not measured yet: fallback order, a probe request is queued' } : {}),
+    network: r?.network ?? '',
+    zoneOrder: r?.order ?? [],
+    rtts: r?.rtts ?? [],
+    groups: s.ranked.map((g) => g.map((l) => ({ dc: l.candidate.dc.name, zone: zoneOf.get(l.candidate.dc.name) ?? null }))),
+    ...(delegation ? { delegation } : {}),
+  });
+}

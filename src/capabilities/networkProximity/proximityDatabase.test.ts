@@ -1,0 +1,197 @@
+import test from 'ava';
+import { InProcessStateStore } from '../../core/contracts/stateStore.js';
+import type { StoredProbeResult } from '../../core/contracts/probeResultsMap.js';
+import { parseIp } from '../../core/net/ipAddress.js';
+import { PDB_MAP, ProximityDatabase, type PdbEntry, type PdbSettings } from './proximityDatabase.js';
+import { ProximityIndex, type IndexCounts } from './proximityIndex.js';
+import { ZoneIndexCache } from './zoneIndexCache.js';
+import { orderZones, ZoneTree } from './zoneTree.js';
+import type { Client } from '../../core/model/query.js';
+
+const TREE = new ZoneTree(['0', '0.1', '0.2', '1'], ['1']);
+
+function settings(over: Partial<PdbSettings> = {}): PdbSettings {
+  return {
+    tree: TREE,
+    groupZones: new Map([
+      ['zone:0.1', '0.1'],
+      ['zone:0.2', '0.2'],
+      ['zone:1', '1'],
+      ['dc:east', '0.1'],
+    ]),
+    tolerance: { ms: 5, percent: 0 },
+    samples: 3,
+    sampleMaxAgeMs: 60_000,
+    maxNetworks: 1000,
+    ipv4Prefix: 24,
+    ipv6Prefix: 56,
+    ...over,
+  };
+}
+
+function result(group: string, target: string, rttMs: number | undefined, atMs: number): StoredProbeResult {
+  return {
+    target,
+    method: 'icmp',
+    sent: 3,
+    received: rttMs === undefined ? 0 : 3,
+    ...(rttMs === undefined ? {} : { rttMinMs: rttMs, rttMedianMs: rttMs }),
+    agent: group,
+    group,
+    network: `${target}/24`,
+    lossPercent: rttMs === undefined ? 100 : 0,
+    atMs,
+  };
+}
+
+test('the ordered zone index: a zone takes the minimum over its subtree; a tolerance band ties near-equal zones, broken by configuration order; unmeasured zones follow in fallback order', (t) => {
+  const own = new Map([
+    ['0.2', 42],
+    ['0.1', 40],
+    ['1', 120],
+  ]);
+  t.deepEqual(orderZones(TREE, own, { ms: 5, percent: 0 }).order, ['0', '0.1', '0.2', '1'], '0.1 and 0.2 are within 5 ms: configuration order');
+  t.deepEqual(orderZones(TREE, own, { ms: 1, percent: 0 }).order, ['0', '0.1', '0.2', '1']);
+  t.deepEqual(
+    orderZones(
+      TREE,
+      new Map([
+        ['0.2', 30],
+        ['0.1', 40],
+      ]),
+      { ms: 1, percent: 0 },
+    ).order,
+    ['0', '0.2', '0.1', '1'],
+    'Europe unmeasured: after the measured zones',
+  );
+  t.deepEqual(
+    orderZones(
+      TREE,
+      new Map([
+        ['1', 10],
+        ['0.1', 12],
+      ]),
+      { ms: 0, percent: 25 },
+    ).order,
+    ['0', '0.1', '1', '0.2'],
+    '25 % of 10 ms ties 12 ms',
+  );
+  t.deepEqual(
+    [...orderZones(TREE, own, { ms: 0, percent: 0 }).rtts],
+    [
+      ['0.2', 42],
+      ['0', 40],
+      ['0.1', 40],
+      ['1', 120],
+    ],
+  );
+  t.deepEqual(TREE.fallbackOrder, ['1', '0', '0.1', '0.2']);
+});
+
+test("the PDB keeps the median of recent samples per group, the minimum over a zone's groups, expires them and lives in the state store", (t) => {
+  const store = new InProcessStateStore();
+  const pdb = new ProximityDatabase(store);
+  pdb.configure(settings());
+  const net = '198.51.100.0/24';
+  pdb.ingest(result('zone:0.1', '198.51.100.0', 50, 1000));
+  pdb.ingest(result('zone:0.1', '198.51.100.0', 10, 2000));
+  pdb.ingest(result('zone:0.1', '198.51.100.0', 30, 3000));
+  pdb.ingest(result('zone:0.1', '198.51.100.0', 30, 3000)); // the same result again: one sample
+  pdb.ingest(result('zone:1', '198.51.100.0', 20, 3000));
+  t.deepEqual(store.map<PdbEntry>(PDB_MAP).get(net)?.groups['zone:0.1']?.rttMs, [50, 10, 30]);
+  const a = pdb.lookup(net, 4000)!;
+  t.deepEqual(a.order, ['1', '0', '0.1', '0.2'], 'median 30 for 0.1, 20 for Europe');
+  t.like(
+    a.rtts.find((r) => r.zone === '0.1'),
+    { rttMs: 30, ageMs: 1000 },
+  );
+  pdb.ingest(result('dc:east', '198.51.100.9', 5, 3500));
+  t.deepEqual(pdb.lookup(net, 4000)!.order, ['0', '0.1', '1', '0.2'], "a data center's agents measure for its zone; the zone takes the minimum of its groups");
+  pdb.ingest(result('zone:0.2', '198.51.100.0', undefined, 3600));
+  pdb.ingest(result('zone:9', '198.51.100.0', 1, 3600));
+  t.deepEqual(pdb.counts, { ingested: 5, ignored: 2 }, 'no reply, or a group of no configured zone: ignored');
+  t.is(pdb.lookup('203.0.113.0/24', 4000), undefined);
+  t.is(pdb.lookup(net, 3500 + 60_001), undefined, 'every sample older than sampleMaxAge: unmeasured again');
+  t.is(pdb.sweep(3500 + 60_001), 1);
+  t.is(pdb.size, 0);
+});
+
+test('the PDB is bounded: beyond maxNetworks the least recently updated network goes first', (t) => {
+  const pdb = new ProximityDatabase(new InProcessStateStore());
+  pdb.configure(settings({ maxNetworks: 2 }));
+  pdb.ingest(result('zone:1', '10.0.1.0', 10, 1));
+  pdb.ingest(result('zone:1', '10.0.2.0', 10, 2));
+  pdb.ingest(result('zone:1', '10.0.1.0', 12, 3));
+  pdb.ingest(result('zone:1', '10.0.3.0', 10, 4));
+  t.is(pdb.size, 2);
+  t.truthy(pdb.lookup('10.0.1.0/24', 5));
+  t.is(pdb.lookup('10.0.2.0/24', 5), undefined);
+});
+
+function client(address: string, ecs?: { address: string; prefix: number }): Client {
+  return ecs === undefined
+    ? { address: parseIp(address), sourcePrefix: 32, fromEcs: false }
+    : { address: parseIp(ecs.address), sourcePrefix: ecs.prefix, fromEcs: true, resolver: parseIp(address) };
+}
+
+function indexOf(over: { pdbAvailable?: boolean; ecs?: boolean; anycast?: string[] } = {}) {
+  const pdb = new ProximityDatabase(new InProcessStateStore());
+  pdb.configure(settings());
+  const counts: IndexCounts = { cache: 0, pdb_measured: 0, pdb_fallback: 0, round_robin: 0 };
+  const cache = new ZoneIndexCache(1000, 100);
+  const index = new ProximityIndex(
+    {
+      tree: TREE,
+      pdbAvailable: over.pdbAvailable ?? true,
+      ecs: over.ecs ?? false,
+      ipv4Prefix: 24,
+      ipv6Prefix: 56,
+      anycastResolvers: (over.anycast ?? []).map((c) => ({ address: parseIp(c.split('/')[0]!), prefix: Number(c.split('/')[1]) })),
+    },
+    pdb,
+    cache,
+    counts,
+  );
+  const noted: string[] = [];
+  const probes = { note: (c: Client) => void noted.push(`${c.fromEcs ? 'ecs' : 'resolver'}`) };
+  return { pdb, index, counts, noted, probes };
+}
+
+test('step 5: the cache first, else the PDB at once (fallback order and a probe request for an unmeasured network), else round-robin', (t) => {
+  const { pdb, index, counts, noted, probes } = indexOf();
+  const c = client('198.51.100.7');
+  const first = index.zoneIndex(c, 1000, probes, true);
+  t.like(first, { source: 'pdb', measured: false, network: '198.51.100.0/24', clientPrefix: 24 });
+  t.deepEqual(first.order, ['1', '0', '0.1', '0.2']);
+  t.deepEqual(noted, ['resolver'], 'answer now, probe later');
+  pdb.ingest(result('zone:0.2', '198.51.100.0', 8, 1100));
+  t.like(index.zoneIndex(c, 1500, probes, true), { source: 'cache', measured: false }, 'within the TTL the cached index stands');
+  const measured = index.zoneIndex(c, 2001, probes, true);
+  t.like(measured, { source: 'pdb', measured: true });
+  t.deepEqual(measured.order.slice(0, 2), ['0', '0.2']);
+  t.deepEqual(counts, { cache: 1, pdb_measured: 1, pdb_fallback: 1, round_robin: 0 });
+  t.like(index.zoneIndex(client('198.51.100.99'), 2002, probes, false), { source: 'cache' }, '/explain reads the cache without counting');
+  t.is(counts.cache, 1);
+
+  const off = indexOf({ pdbAvailable: false });
+  t.like(off.index.zoneIndex(c, 1000, off.probes, true), { source: 'round-robin', order: [] });
+  t.deepEqual(off.noted, [], 'no PDB, no probe request');
+});
+
+test('the PDB key: the resolver by default (ECS answers do not vary with the ECS client), the ECS network with ecs: true, and for anycast resolvers the ECS network or the fallback', (t) => {
+  const { index, probes } = indexOf({ anycast: ['8.8.8.0/24'] });
+  t.like(index.zoneIndex(client('192.0.2.53', { address: '198.51.100.0', prefix: 24 }), 1, probes, true), { network: '192.0.2.0/24', clientPrefix: undefined });
+  t.like(index.zoneIndex(client('8.8.8.8', { address: '198.51.100.0', prefix: 20 }), 1, probes, true), { network: '198.51.96.0/20', clientPrefix: 20 });
+  const anycastAlone = indexOf({ anycast: ['8.8.8.8/32'] });
+  t.like(
+    anycastAlone.index.zoneIndex(client('8.8.8.8'), 1, anycastAlone.probes, true),
+    { measured: false, clientPrefix: 32 },
+    'an anycast /32 inside the /24 narrows the scope',
+  );
+  t.deepEqual(anycastAlone.noted, [], 'an anycast resolver is never probed');
+  const ecs = indexOf({ ecs: true });
+  t.like(ecs.index.zoneIndex(client('192.0.2.53', { address: '2001:db8:1:2::', prefix: 64 }), 1, ecs.probes, true), {
+    network: '2001:db8:1::/56',
+    clientPrefix: 56,
+  });
+});

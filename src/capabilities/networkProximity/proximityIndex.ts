@@ -1,0 +1,126 @@
+import type { Client } from '../../core/model/query.js';
+import type { IpAddress, IpPrefix } from '../../core/net/ipAddress.js';
+import { commonPrefixLength } from '../../core/net/subnet.js';
+import { clientNetworkKey } from '../../core/views/metricView.js';
+import type { ProbeDemand } from '../../core/views/probeDemand.js';
+import type { ProximityView, ZoneIndexReading } from '../../core/views/proximityView.js';
+import type { ProximityDatabase } from './proximityDatabase.js';
+import type { ZoneIndexCache } from './zoneIndexCache.js';
+import type { ZoneTree } from './zoneTree.js';
+
+/** What the index reads of the `networkProximity` section. */
+export interface IndexSettings {
+  readonly tree: ZoneTree;
+  /** False when `pdb: disabled` (later also when a shared store holding the PDB is cut off). */
+  readonly pdbAvailable: boolean;
+  readonly ecs: boolean;
+  readonly ipv4Prefix: number;
+  readonly ipv6Prefix: number;
+  readonly anycastResolvers: readonly IpPrefix[];
+}
+
+/** Lookups by where their index came from (Prometheus `gslbd_proximity_index_lookups_total{source}`). */
+export interface IndexCounts {
+  cache: number;
+  pdb_measured: number;
+  pdb_fallback: number;
+  round_robin: number;
+}
+
+const ROUND_ROBIN: ZoneIndexReading = Object.freeze({
+  source: 'round-robin',
+  measured: false,
+  order: Object.freeze([]),
+  network: '',
+  clientPrefix: undefined,
+  rtts: Object.freeze([]),
+}) as ZoneIndexReading;
+
+/**
+ * The ordered zone index per query, exactly the seed's step 5 (docs/PRODUCT.md §5):
+ * a. the engine's ordered zone index cache, per client network, for `indexTtlSeconds`;
+ * b. else the PDB, which answers at once — its measured order, or the fallback order for a network
+ *    it has not measured — and a probe request for the network is queued (answer now, probe
+ *    later: the agents' probe-request queue, `SelectionEnv.probes`);
+ * c. else, when the PDB is unavailable, round-robin (the stage ranks every live DC alike).
+ *
+ * The client network (the PDB key) is the resolver's address masked to `ipv4Prefix`/`ipv6Prefix`
+ * (the path the agents probe, as the seed's probes go to the client's DNS server), or the ECS
+ * network with `ecs: true`; for a resolver in `anycastResolvers` (whose RTT says nothing about its
+ * clients) the ECS network, or the fallback order when the query has none.
+ */
+export class ProximityIndex implements ProximityView {
+  constructor(
+    private readonly settings: IndexSettings,
+    private readonly pdb: ProximityDatabase,
+    private readonly cache: ZoneIndexCache,
+    /** Lookups by source, shared by the indexes of successive configurations. */
+    readonly counts: IndexCounts,
+  ) {}
+
+  zoneIndex(client: Client, nowMs: number, probes: ProbeDemand | undefined, record: boolean): ZoneIndexReading {
+    const st = this.settings;
+    const resolver = client.fromEcs ? client.resolver : client.address;
+    const anycast = resolver !== undefined && this.inAnycast(resolver);
+    // Which address the decision is keyed on, and whether that is the client's own (ECS or, without ECS, the resolver).
+    let address: IpAddress;
+    let prefix: number;
+    let ofClient: boolean;
+    let staticOnly = false;
+    if (client.fromEcs && (st.ecs || anycast || resolver === undefined)) {
+      address = client.address;
+      prefix = Math.min(client.sourcePrefix, client.address.family === 4 ? st.ipv4Prefix : st.ipv6Prefix);
+      ofClient = true;
+    } else {
+      address = resolver!;
+      prefix = address.family === 4 ? st.ipv4Prefix : st.ipv6Prefix;
+      ofClient = !client.fromEcs;
+      staticOnly = anycast;
+    }
+    // The decision is constant over the network, unless an anycast prefix inside it splits it.
+    const clientPrefix = ofClient ? Math.max(prefix, this.anycastSplit(address, prefix)) : undefined;
+    const key =
+      prefix === (address.family === 4 ? st.ipv4Prefix : st.ipv6Prefix)
+        ? clientNetworkKey(address, { ipv4: prefix, ipv6: prefix })
+        : this.pdb.networkOf(address, prefix);
+
+    const cached = this.cache.get(key, nowMs, record);
+    if (cached !== undefined) {
+      if (record) this.counts.cache++;
+      return { ...cached, source: 'cache', clientPrefix };
+    }
+    if (!st.pdbAvailable) {
+      if (record) this.counts.round_robin++;
+      // Round-robin does not depend on the client: no scope.
+      return ROUND_ROBIN;
+    }
+    const network = this.pdb.networkOf(address, prefix);
+    const answer = staticOnly ? undefined : this.pdb.lookup(network, nowMs);
+    const reading: ZoneIndexReading = answer
+      ? { source: 'pdb', measured: true, order: answer.order, network, clientPrefix, rtts: answer.rtts }
+      : { source: 'pdb', measured: false, order: st.tree.fallbackOrder, network, clientPrefix, rtts: [] };
+    if (record) {
+      if (answer) this.counts.pdb_measured++;
+      else this.counts.pdb_fallback++;
+      this.cache.set(key, reading, nowMs);
+      // Answer now, probe later: the agents dedupe a network measured recently.
+      if (!staticOnly) probes?.note(client, nowMs);
+    }
+    return reading;
+  }
+
+  private inAnycast(a: IpAddress): boolean {
+    for (const p of this.settings.anycastResolvers) if (p.address.family === a.family && commonPrefixLength(a, p.address) >= p.prefix) return true;
+    return false;
+  }
+
+  /** The longest anycast prefix that lies inside the /`prefix` block of `a` and holds `a`'s block side (0 when none). */
+  private anycastSplit(a: IpAddress, prefix: number): number {
+    let longest = 0;
+    for (const p of this.settings.anycastResolvers) {
+      if (p.address.family !== a.family || p.prefix <= prefix) continue;
+      if (commonPrefixLength(a, p.address) >= prefix) longest = Math.max(longest, Math.min(p.prefix, commonPrefixLength(a, p.address) + 1));
+    }
+    return longest;
+  }
+}
