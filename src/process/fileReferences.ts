@@ -1,7 +1,7 @@
-import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { geoCapability } from '../capabilities/geo/capability.js';
 import { ConfigError, type ConfigProblem } from '../core/config/load.js';
+import { FILE_SIZE_LIMITS, readRegularFile, referencedFileProblem } from '../core/config/regularFile.js';
 import type { Config } from './configSchema.js';
 
 /** Shortest admin token a `tokenFile` may hold: an empty token would let any request through. */
@@ -9,7 +9,8 @@ export const MIN_ADMIN_TOKEN_CHARS = 16;
 
 /**
  * Checks the files a valid configuration refers to, so `gslbd check-config` and start-up fail in
- * the same way and before minutes of location loading: the geo capability's files (`geo.compiled`,
+ * the same way and before minutes of location loading, each a regular file under its size cap
+ * (`FILE_SIZE_LIMITS`: a FIFO would block the read, `/dev/zero` never end it): the geo capability's files (`geo.compiled`,
  * `geo.sources[i]`: `geoCapability.fileReferenceProblems`), `listeners.admin.tokenFile`
  * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters) and every https monitor's
  * `caFile`. Relative paths are relative to the configuration file. Contents beyond that are
@@ -21,26 +22,23 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
   const base = dirname(configFile);
   const problems: ConfigProblem[] = [];
   // `full` is where the engine reads the file; `path` as configured, for the message.
-  const regularFile = (path: string, key: string): string | undefined => {
+  const regularFile = (path: string, key: string, maxBytes: number): string | undefined => {
     const full = resolve(base, path);
-    try {
-      if (!statSync(full).isFile()) problems.push({ path: key, message: `"${path}" is not a regular file` });
-      else return full;
-    } catch (e) {
-      problems.push({ path: key, message: `cannot read "${path}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` });
-    }
+    const problem = referencedFileProblem(path, full, maxBytes);
+    if (problem === undefined) return full;
+    problems.push({ path: key, message: problem });
     return undefined;
   };
   problems.push(...geoCapability.fileReferenceProblems(config, configFile));
   const tokenFile = config.listeners.admin?.tokenFile;
   if (tokenFile !== undefined) {
-    const full = regularFile(tokenFile, 'listeners.admin.tokenFile');
-    if (full !== undefined && readFileSync(full, 'utf8').trim().length < MIN_ADMIN_TOKEN_CHARS) {
+    const full = regularFile(tokenFile, 'listeners.admin.tokenFile', FILE_SIZE_LIMITS.token);
+    if (full !== undefined && readRegularFile(full, FILE_SIZE_LIMITS.token).toString('utf8').trim().length < MIN_ADMIN_TOKEN_CHARS) {
       problems.push({ path: 'listeners.admin.tokenFile', message: `"${tokenFile}" holds fewer than ${MIN_ADMIN_TOKEN_CHARS} characters` });
     }
   }
   config.health.monitors.forEach((m, i) => {
-    if (m.type === 'https' && m.caFile !== undefined) regularFile(m.caFile, `health.monitors[${i}].caFile`);
+    if (m.type === 'https' && m.caFile !== undefined) regularFile(m.caFile, `health.monitors[${i}].caFile`, FILE_SIZE_LIMITS.monitor);
   });
   return problems;
 }

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
+import { FILE_SIZE_LIMITS, readRegularFile } from '../../core/config/regularFile.js';
 import type { CheckFiles, MonitorBase } from './checks/checkKind.js';
 import { kindOf, type CheckKindList } from './checks/registry.js';
 
@@ -36,7 +36,7 @@ export function readMonitorFiles(monitors: readonly MonitorBase[], baseDir: stri
   for (const { index, monitor, field, path } of monitorFiles(monitors, kinds)) {
     let bytes: Buffer;
     try {
-      bytes = readFileSync(resolvePath(baseDir, path));
+      bytes = readRegularFile(resolvePath(baseDir, path), FILE_SIZE_LIMITS.monitor);
     } catch (e) {
       throw new Error(`health.monitors[${index}].${field}: cannot read "${path}": ${(e as Error).message}`);
     }
