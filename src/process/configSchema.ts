@@ -8,8 +8,30 @@ export const loggingSchema = z.strictObject({
   level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/**
+ * `watch`: reload when the configuration file changes (default true): at once when it is replaced
+ * (rename, symlink swap), after it settled when it is written in place (`settledFileWatch.ts`).
+ * `false` leaves reloads to SIGHUP and `POST /reload`.
+ */
+export const watchSchema = z.boolean().default(true);
+
 /** The order of the top-level keys in the schema (and in `gslbd schema`): as an operator reads a file. */
-const KEY_ORDER = ['listeners', 'dns', 'geo', 'logging', 'metrics', 'zones', 'datacenters', 'services', 'records', 'policies', 'actions', 'site', 'health'];
+const KEY_ORDER = [
+  'listeners',
+  'dns',
+  'geo',
+  'logging',
+  'metrics',
+  'zones',
+  'datacenters',
+  'services',
+  'records',
+  'policies',
+  'actions',
+  'site',
+  'health',
+  'watch',
+];
 
 /**
  * The whole configuration file (docs/PRODUCT.md §7), composed from the capabilities' fragments
@@ -22,6 +44,7 @@ export const configSchema = composeConfigSchema(
     listeners: listenersSchema(LISTENERS).default({ dns: [] }),
     ...doorRootShape(LISTENERS),
     logging: loggingSchema.default({ level: 'info' }),
+    watch: watchSchema,
   },
   KEY_ORDER,
 );
