@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ipSchema, listenPortSchema } from '../core/config/fieldSchemas.js';
 import type { ListenerSection } from '../core/contracts/frontDoor.js';
@@ -14,7 +15,16 @@ export const adminListenerSchema = z
     token: z.string().min(16, 'an admin token has at least 16 characters').optional(),
     tokenFile: z.string().min(1).optional(),
   })
-  .refine((a) => a.token === undefined || a.tokenFile === undefined, { message: 'set "token" or "tokenFile", not both' });
+  .refine((a) => a.token === undefined || a.tokenFile === undefined, { message: 'set "token" or "tokenFile", not both' })
+  .refine((a) => isLoopback(a.address) || a.token !== undefined || a.tokenFile !== undefined, {
+    message: 'an admin listener on an address other than loopback needs "token" or "tokenFile" (or listen on 127.0.0.1 or ::1)',
+    path: ['address'],
+  });
+
+/** Whether `address` (canonical) is a loopback address: 127.0.0.0/8, ::1, or IPv4-mapped 127.0.0.0/8 (RFC 6890). */
+function isLoopback(address: string): boolean {
+  return ipaddr.process(address).range() === 'loopback';
+}
 
 export type AdminListenerConfig = z.output<typeof adminListenerSchema>;
 
