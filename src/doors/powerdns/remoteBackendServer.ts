@@ -3,6 +3,7 @@ import type { Server, Socket } from 'node:net';
 import type { FrontDoor } from '../../core/contracts/frontDoor.js';
 import type { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { RateLimitedLog } from '../../core/telemetry/rateLimitedLog.js';
 import { AnswerWrapper } from '../answerWrapper.js';
 import type { DoorEngine } from '../doorHost.js';
 import type { PowerdnsListenerConfig } from './listenerSchema.js';
@@ -20,7 +21,7 @@ export function powerDnsFrontDoor(engine: DoorEngine, metrics: EngineMetrics, lo
   const ctx = engine.ctx;
   const lookOnlyCtx = { random: () => ctx.random(), now: () => ctx.now(), rotation: ctx.rotation.readOnlyView() };
   const answers = new AnswerWrapper({ engine, metrics, log });
-  const deps: RemoteBackendDeps = { engine, metrics: new PowerDnsMetrics(metrics.registry), answers, log, lookOnlyCtx };
+  const deps: RemoteBackendDeps = { engine, metrics: new PowerDnsMetrics(metrics.registry), answers, log, warnings: new RateLimitedLog(log), lookOnlyCtx };
   return new RemoteBackendServer(deps, config, path);
 }
 
@@ -138,7 +139,11 @@ export class RemoteBackendServer implements FrontDoor {
         closing = true;
         stream.disarm();
         metrics.protocolErrors.inc({ reason: 'oversized' });
-        log.warn({ instance: session.instance, maxRequestBytes: this.config.maxRequestBytes }, 'PowerDNS request line too long; closing the connection');
+        this.deps.warnings.warn(
+          'oversized',
+          { instance: session.instance, maxRequestBytes: this.config.maxRequestBytes },
+          'PowerDNS request line too long; closing the connection',
+        );
         // Closed once the error reply is out, whatever the peer keeps sending.
         conn.end(errorReply(`request longer than ${this.config.maxRequestBytes} bytes`), () => conn.destroy());
         return;
