@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { geoCustomEntrySchema } from './customEntries.js';
+import { entryRange, geoCustomEntrySchema } from './customEntries.js';
 import type { LocationFormat, SourceReference } from './locationFormat.js';
 import { LOCATION_FORMATS } from './locationFormats.js';
 
@@ -111,6 +111,26 @@ export function geoSchemaFor(formats: readonly LocationFormat[]) {
           message: '"compiled" and "sources" are exclusive: build the sources into the compiled file with `gslbd geo build`',
         });
       }
+      // The same range twice is a mistake whichever wins (the later would, silently): both places are named.
+      const firstOfRange = new Map<string, number>();
+      g.custom.forEach((e, i) => {
+        let key: string;
+        try {
+          const r = entryRange(e);
+          key = `${r.family}:${r.start}-${r.end}`;
+        } catch {
+          return;
+        }
+        const first = firstOfRange.get(key);
+        if (first === undefined) firstOfRange.set(key, i);
+        else {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['custom', i],
+            message: `covers the same addresses as geo.custom[${first}]: keep one entry per range (the later one would silently win)`,
+          });
+        }
+      });
     });
 }
 

@@ -1,4 +1,5 @@
 import { isInZone, parentName } from '../../core/dns/name.js';
+import { canonicalIpText } from '../../core/net/ipAddress.js';
 import type { RecordType, ResourceRecord, SoaData } from '../../core/dns/records.js';
 import type { CompiledGslbRecord } from '../selection/stage.js';
 import { runSteps, type Steps } from '../selection/steps.js';
@@ -147,8 +148,9 @@ export function* buildZoneSteps(
     if (!isInZone(r.name, apex)) continue;
     const rrs = node(r.name).rrsets;
     const list = rrs.get(r.type);
-    if (list) list.push(r);
-    else rrs.set(r.type, [r]);
+    // An RRset never holds the same record twice (RFC 2181 §5): a record configured twice is kept once.
+    if (!list) rrs.set(r.type, [r]);
+    else if (!list.some((x) => sameData(r.type, x.data, r.data))) list.push(r);
     if (++n % step === 0) yield;
   }
   for (const g of gslb) {
@@ -166,3 +168,12 @@ export function* buildZoneSteps(
   return { name: apex, soa, negativeTtl, nodes: finished, hasDelegations };
 }
 
+/**
+ * Whether two records of `type` carry the same data: parsed data holds names in canonical form,
+ * addresses as written (`2001:db8::1` and `2001:db8:0::1` are one address).
+ */
+function sameData(type: RecordType, a: ResourceRecord['data'], b: ResourceRecord['data']): boolean {
+  if (a === b) return true;
+  if (type === 'A' || type === 'AAAA') return canonicalIpText(a as string) === canonicalIpText(b as string);
+  return JSON.stringify(a) === JSON.stringify(b);
+}
