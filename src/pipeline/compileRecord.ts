@@ -87,7 +87,7 @@ export function* compileRecordSteps<C>(rec: GslbRecordConfig, service: ServiceCo
   const contributed = comp.capabilities.flatMap((c) => c.stages?.(input) ?? []);
   const algorithm = comp.algorithms.get(rec.policy.balanceAlgorithm);
   if (!algorithm) throw new Error(`unknown balance algorithm "${rec.policy.balanceAlgorithm}"`);
-  const pipeline = assemblePipeline(contributed, algorithm, rec.policy.pickDcCount, rotationKeyPrefix);
+  const pipeline = assemblePipeline(contributed, algorithm, rec.policy.pickDcCount, rotationKeyPrefix, rec.dcWeights);
   const locationClasses = comp.geo
     ? yield* locationClassesSteps(
         comp.geo,

@@ -111,6 +111,9 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx,
       issue([...path, 'name'], `"${rec.name}" ${rec.type} is defined twice`);
     }
     claim(rec.name, rec.type, [...path, 'type']);
+    for (const dc of Object.keys(rec.dcWeights ?? {})) {
+      if (!dcNames.has(dc)) issue([...path, 'dcWeights', dc], `unknown data center "${dc}"`);
+    }
     const svc = services.get(rec.service);
     if (!svc) {
       issue([...path, 'service'], `unknown service "${rec.service}"`);
