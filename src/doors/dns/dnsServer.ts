@@ -126,7 +126,7 @@ export class DnsServer implements FrontDoor {
     return createServer({ noDelay: true }, (conn) => {
       const client = clientKey(conn.remoteAddress ?? '');
       const own = this.byClient.get(client);
-      if (own && own.size >= tcpMaxConnectionsPerClient && !this.evict(longestWaiting(own, 0))) {
+      if (own && own.size >= tcpMaxConnectionsPerClient && !this.evict(longestWaiting(own, pressureWaitMs))) {
         conn.destroy();
         return;
       }

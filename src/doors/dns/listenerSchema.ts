@@ -23,10 +23,11 @@ export const dnsBehaviourSchema = z.strictObject({
   tcpMaxConnections: z.number().int().min(1).max(100000).default(256),
   /**
    * Concurrent TCP connections from one client (an IPv4 address or an IPv6 /64). At this limit a
-   * new connection of the client replaces its own connection waiting longest for a query, or is
-   * closed at once when all of them are busy: slow or reconnecting clients take no place from others.
+   * new connection of the client replaces its own connection waiting longest for a query if that
+   * waited as long as at the total cap, else it is closed at once: slow or reconnecting clients
+   * take no place from others.
    */
-  tcpMaxConnectionsPerClient: z.number().int().min(1).max(100000).default(16),
+  tcpMaxConnectionsPerClient: z.number().int().min(1).max(100000).default(64),
   /** Fraction (0–1) of queries logged, with client addresses truncated to /24 and /48. */
   queryLogSampleRate: z.number().min(0).max(1).default(0),
 });
@@ -39,7 +40,7 @@ export const dnsRootSchema = dnsBehaviourSchema.default({
   udpPayloadSize: 1232,
   tcpIdleTimeoutMs: 10000,
   tcpMaxConnections: 256,
-  tcpMaxConnectionsPerClient: 16,
+  tcpMaxConnectionsPerClient: 64,
   queryLogSampleRate: 0,
 });
 
