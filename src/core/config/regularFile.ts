@@ -74,8 +74,10 @@ export class FileKindError extends Error {
     readonly reason: string,
     /** The system error code when the file could not be opened (`ENOENT`). */
     readonly code?: string,
+    /** The message, when not `"<path>" <reason>` (an open's system error, which names the path itself). */
+    message?: string,
   ) {
-    super(`"${path}" ${reason}`);
+    super(message ?? `"${path}" ${reason}`);
     this.name = 'FileKindError';
   }
 }
@@ -91,7 +93,7 @@ function openError(path: string, e: unknown): FileKindError {
   } catch {
     // Not there at all: the open's own error says so.
   }
-  return new FileKindError(path, `cannot read: ${(e as Error).message}`, (e as NodeJS.ErrnoException).code);
+  return new FileKindError(path, `cannot read: ${(e as Error).message}`, (e as NodeJS.ErrnoException).code, (e as Error).message);
 }
 
 /**
