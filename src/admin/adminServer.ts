@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
+import type { Socket } from 'node:net';
 import type { AdminReply, AdminRoute, RouteSink } from '../core/contracts/adminRoute.js';
 import type { Logger } from '../core/telemetry/logger.js';
 
@@ -15,21 +16,59 @@ export interface AdminTls {
 }
 
 /**
+ * Bounds of the admin listener, so that no client, with or without the token, can take the
+ * engine's file descriptors (one local client once held ~20,000 slow connections: TCP DNS and
+ * reloads then failed with EMFILE). Connections over a bound are closed as soon as they are accepted.
+ */
+export interface AdminLimits {
+  /** Open connections in all. */
+  readonly maxConnections: number;
+  /** Open connections from one client address. */
+  readonly maxConnectionsPerClient: number;
+  /** Time to receive a request's headers (ms), from its first byte or the connection. */
+  readonly headersTimeoutMs: number;
+  /** Time to receive a whole request (ms). */
+  readonly requestTimeoutMs: number;
+  /**
+   * A kept-alive connection with no new request is closed after this (ms). A request being handled
+   * has no timeout (a reload of a large file takes seconds).
+   */
+  readonly idleTimeoutMs: number;
+}
+
+/** The admin listener's bounds: far above what operators' tools and scrapers open, far below the descriptor limit. */
+export const ADMIN_LIMITS: AdminLimits = {
+  maxConnections: 64,
+  maxConnectionsPerClient: 16,
+  headersTimeoutMs: 5000,
+  requestTimeoutMs: 15000,
+  idleTimeoutMs: 10000,
+};
+
+/** `Authorization: Bearer <token>`; the scheme is case-insensitive (RFC 9110 §11.1), one or more spaces before the token (RFC 6750 §2.1). */
+const BEARER = /^bearer +([^ ]+) *$/i;
+
+/**
  * The admin HTTP listener (docs/PRODUCT.md §7), loopback by default; HTTPS when given {@link AdminTls}
  * (a client CA makes a client certificate signed by it mandatory: the TLS handshake fails without). Mutating routes need
  * `Authorization: Bearer <token>`: 401 without or with a wrong token, 403 when no token is
- * configured (mutation disabled). Bad JSON gets 400, unknown paths 404, wrong methods 405; a
- * failing handler gets 500 and a log line, and the listener keeps serving.
+ * configured (mutation disabled). Bad JSON gets 400, unknown paths 404, wrong methods 405 with
+ * `Allow` (RFC 9110 §15.5.6); a GET or DELETE ignores any body (RFC 9110 §9.3.1, §9.3.5); a failing
+ * handler gets 500 and a log line, and the listener keeps serving. Connections are bounded
+ * ({@link AdminLimits}).
  */
 export class AdminServer implements RouteSink {
   private readonly routes = new Map<string, AdminRoute>();
   private server: Server | undefined;
+  /** Open connections by client address. */
+  private readonly perClient = new Map<string, number>();
   port = 0;
 
   constructor(
     private token: string | undefined,
     private readonly log: Logger,
     private readonly tls?: AdminTls,
+    private readonly limits: AdminLimits = ADMIN_LIMITS,
   ) {}
 
   /**
@@ -50,19 +89,37 @@ export class AdminServer implements RouteSink {
    * @throws Error when the address cannot be bound.
    */
   async start(address: string, port: number): Promise<void> {
+    const { limits } = this;
     const handler = (req: IncomingMessage, res: ServerResponse): void => {
+      // The first request arrived: Node's header and request timeouts take over from here.
+      req.socket.setTimeout(0);
       this.serve(req, res).catch((e: unknown) => {
         this.log.error({ err: e }, 'admin request failed');
         if (!res.headersSent) send(res, { status: 500, json: { error: 'internal error' } });
       });
     };
+    const bounds = {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.idleTimeoutMs,
+      // How often the headers and request timeouts are checked (Node's default is 30 s).
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 4)),
+    };
     const tls = this.tls;
     const server: Server = tls
       ? createTlsServer(
-          { cert: tls.cert, key: tls.key, ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}), minVersion: 'TLSv1.2' },
+          {
+            ...bounds,
+            cert: tls.cert,
+            key: tls.key,
+            ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+            minVersion: 'TLSv1.2',
+          },
           handler,
         )
-      : createServer(handler);
+      : createServer(bounds, handler);
+    server.maxConnections = limits.maxConnections;
+    server.on('connection', (socket: Socket) => this.admit(socket));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, address, () => {
@@ -82,13 +139,35 @@ export class AdminServer implements RouteSink {
     await new Promise<void>((r) => s.close(() => r()));
   }
 
+  /**
+   * Counts a new connection against its client's bound (over it: closed at once, before any
+   * byte is read), and closes it if it sends nothing within the header timeout (Node's header
+   * timeout starts with the first byte of a request).
+   */
+  private admit(socket: Socket): void {
+    const client = socket.remoteAddress ?? '';
+    const open = this.perClient.get(client) ?? 0;
+    if (open >= this.limits.maxConnectionsPerClient) {
+      socket.destroy();
+      return;
+    }
+    this.perClient.set(client, open + 1);
+    socket.once('close', () => {
+      const left = (this.perClient.get(client) ?? 1) - 1;
+      if (left === 0) this.perClient.delete(client);
+      else this.perClient.set(client, left);
+    });
+    socket.setTimeout(this.limits.headersTimeoutMs, () => socket.destroy());
+  }
+
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://admin.invalid');
     const route = this.routes.get(`${req.method} ${url.pathname}`);
     if (!route) {
-      const known = [...this.routes.values()].some((r) => r.path === url.pathname);
-      send(res, known ? { status: 405, json: { error: `method ${req.method} not allowed` } } : { status: 404, json: { error: 'not found' } });
+      const allowed = [...this.routes.values()].filter((r) => r.path === url.pathname).map((r) => r.method);
       req.resume();
+      if (allowed.length === 0) send(res, { status: 404, json: { error: 'not found' } });
+      else send(res, { status: 405, json: { error: `method ${req.method} not allowed` } }, { allow: [...new Set(allowed)].sort().join(', ') });
       return;
     }
     if (route.mutating) {
@@ -99,14 +178,19 @@ export class AdminServer implements RouteSink {
         return;
       }
     }
+    if (route.method === 'GET' || route.method === 'DELETE') {
+      // Content in a GET or DELETE has no defined meaning (RFC 9110 §9.3.1, §9.3.5): drained, not parsed.
+      req.resume();
+      send(res, await route.handle({ url, body: undefined }));
+      return;
+    }
     const body = await readBody(req);
     send(res, body.ok ? await route.handle({ url, body: body.value, headers: req.headers }) : body.reply);
   }
 
   private authorise(req: IncomingMessage): AdminReply | undefined {
     if (this.token === undefined) return { status: 403, json: { error: 'no admin token configured: mutating endpoints are disabled' } };
-    const header = req.headers.authorization ?? '';
-    const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
+    const given = Buffer.from(BEARER.exec(req.headers.authorization ?? '')?.[1] ?? '');
     const want = Buffer.from(this.token);
     if (given.length !== want.length || !timingSafeEqual(given, want)) return { status: 401, json: { error: 'missing or wrong admin token' } };
     return undefined;
@@ -140,8 +224,8 @@ function readBody(req: IncomingMessage): Promise<BodyResult> {
   });
 }
 
-function send(res: ServerResponse, r: AdminReply): void {
+function send(res: ServerResponse, r: AdminReply, headers: Record<string, string> = {}): void {
   const body = r.text ?? `${JSON.stringify(r.json ?? {}, null, 2)}\n`;
-  res.writeHead(r.status, { 'content-type': r.contentType ?? 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.writeHead(r.status, { ...headers, 'content-type': r.contentType ?? 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }

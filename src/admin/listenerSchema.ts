@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ipSchema, listenPortSchema } from '../core/config/fieldSchemas.js';
 import type { ListenerSection } from '../core/contracts/frontDoor.js';
@@ -20,7 +21,16 @@ export const adminListenerSchema = z
      */
     tls: z.strictObject({ certFile: z.string().min(1), keyFile: z.string().min(1), clientCaFile: z.string().min(1).optional() }).optional(),
   })
-  .refine((a) => a.token === undefined || a.tokenFile === undefined, { message: 'set "token" or "tokenFile", not both' });
+  .refine((a) => a.token === undefined || a.tokenFile === undefined, { message: 'set "token" or "tokenFile", not both' })
+  .refine((a) => isLoopback(a.address) || a.token !== undefined || a.tokenFile !== undefined, {
+    message: 'an admin listener on an address other than loopback needs "token" or "tokenFile" (or listen on 127.0.0.1 or ::1)',
+    path: ['address'],
+  });
+
+/** Whether `address` (canonical) is a loopback address: 127.0.0.0/8, ::1, or IPv4-mapped 127.0.0.0/8 (RFC 6890). */
+function isLoopback(address: string): boolean {
+  return ipaddr.process(address).range() === 'loopback';
+}
 
 export type AdminListenerConfig = z.output<typeof adminListenerSchema>;
 

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { FILE_SIZE_LIMITS, readRegularFile } from '../core/config/regularFile.js';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -95,7 +96,7 @@ export function registerGeoCommands(program: Command): void {
           throw new UsageError((e as Error).message);
         }
         const db = opts.file
-          ? openLocationDb(readImage(readFileSync(opts.file)), impl).db
+          ? openLocationDb(readImage(readRegularFile(opts.file, FILE_SIZE_LIMITS.location)), impl).db
           : loadConfiguredLocationDb({ ...loadConfigFile(opts.config!).config.geo, implementation: impl }, opts.config!).db;
         const packed = db.lookup(address);
         const id = unpackId(packed);

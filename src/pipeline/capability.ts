@@ -112,8 +112,15 @@ export interface CapabilityHost {
   reload(reason: string, refresh?: readonly string[]): Promise<ReloadOutcome>;
 }
 
-/** Outcome of a reload: the new generation, or why the running configuration was kept. */
-export type ReloadOutcome = { ok: true; generation: number } | { ok: false; error: string };
+/** Outcome of a reload: the new generation (the running one when nothing changed), or why the running configuration was kept. */
+export type ReloadOutcome =
+  | {
+      ok: true;
+      generation: number;
+      /** Set when the file read the same as the running configuration and a request that could announce an applied edit was skipped. */
+      unchanged?: true;
+    }
+  | { ok: false; error: string };
 
 /** A started capability. */
 export interface CapabilityRuntime<C> {

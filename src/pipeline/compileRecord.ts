@@ -3,7 +3,7 @@ import type { GslbRecordType, RecordData } from '../core/dns/records.js';
 import type { SubnetConfig } from '../core/net/subnet.js';
 import type { LocationDb } from '../core/location/locationDb.js';
 import type { CompiledDataCenter, GslbEndpoint } from '../core/model/topology.js';
-import { locationClassesFor } from './selection/answerClasses.js';
+import { locationClassesSteps } from './selection/answerClasses.js';
 import type { BalanceAlgorithm } from './selection/balanceAlgorithm.js';
 import type { Capability } from './capability.js';
 import { endpointAnswers } from './crossReferences.js';
@@ -11,6 +11,7 @@ import type { GslbRecordConfig } from './config/recordSchema.js';
 import type { EndpointConfig, ServiceConfig } from './config/topologySchema.js';
 import { DecisionCache } from './selection/decisionCache.js';
 import { assemblePipeline } from './selection/pipeline.js';
+import { runSteps, type Steps } from './selection/steps.js';
 import type { ClientInputs, CompiledGslbRecord, DcCandidate, LocationReader } from './selection/stage.js';
 
 /** What compiling the records of one snapshot shares. */
@@ -38,6 +39,11 @@ export interface RecordCompilation<C> {
  * @throws Error when the record's balance algorithm is unknown (the schema prevents it).
  */
 export function compileRecord<C>(rec: GslbRecordConfig, service: ServiceConfig, comp: RecordCompilation<C>): CompiledGslbRecord {
+  return runSteps(compileRecordSteps(rec, service, comp));
+}
+
+/** {@link compileRecord} as steps: the answer-class tables, when built, are built in slices (`selection/steps.ts`). */
+export function* compileRecordSteps<C>(rec: GslbRecordConfig, service: ServiceConfig, comp: RecordCompilation<C>): Steps<CompiledGslbRecord> {
   const byDc = new Map<string, GslbEndpoint[]>();
   for (const ep of service.endpoints) {
     if (!ep.enabled || !endpointAnswers(ep, rec.type)) continue;
@@ -81,9 +87,9 @@ export function compileRecord<C>(rec: GslbRecordConfig, service: ServiceConfig, 
   const contributed = comp.capabilities.flatMap((c) => c.stages?.(input) ?? []);
   const algorithm = comp.algorithms.get(rec.policy.balanceAlgorithm);
   if (!algorithm) throw new Error(`unknown balance algorithm "${rec.policy.balanceAlgorithm}"`);
-  const pipeline = assemblePipeline(contributed, algorithm, rec.policy.pickDcCount, rotationKeyPrefix);
+  const pipeline = assemblePipeline(contributed, algorithm, rec.policy.pickDcCount, rotationKeyPrefix, rec.dcWeights);
   const locationClasses = comp.geo
-    ? locationClassesFor(
+    ? yield* locationClassesSteps(
         comp.geo,
         readers,
         candidates.map((c) => c.dc),

@@ -19,7 +19,8 @@ interface CrossReferenced {
 }
 
 /**
- * Checks what one field cannot check alone: names refer to things that exist, names are unique,
+ * Checks what one field cannot check alone: names refer to things that exist, names are unique
+ * (data center names also when compared without case), an endpoint is listed once per service,
  * GSLB records lie in a zone and their service can answer their type, a CNAME stands alone at
  * its name (RFC 1034 §3.6.2, RFC 2181 §10.1). Every issue carries the path of the offending field.
  */
@@ -44,17 +45,41 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx,
   });
 
   const dcNames = new Set<string>();
+  /** Lower-cased name → index of the first data center spelt that way in any case. */
+  const dcByLowerName = new Map<string, number>();
   cfg.datacenters.forEach((dc, i) => {
     if (dcNames.has(dc.name)) issue(['datacenters', i, 'name'], `data center "${dc.name}" is defined twice`);
+    else {
+      const first = dcByLowerName.get(dc.name.toLowerCase());
+      if (first !== undefined) {
+        const other = cfg.datacenters[first]!.name;
+        issue(
+          ['datacenters', i, 'name'],
+          `data center "${dc.name}" differs only in case from "${other}" (datacenters[${first}].name): names are compared exactly, so one is a typo`,
+        );
+      }
+    }
     dcNames.add(dc.name);
+    if (!dcByLowerName.has(dc.name.toLowerCase())) dcByLowerName.set(dc.name.toLowerCase(), i);
   });
 
   const services = new Map<string, ServiceConfig>();
   cfg.services.forEach((svc, si) => {
     if (services.has(svc.name)) issue(['services', si, 'name'], `service "${svc.name}" is defined twice`);
     services.set(svc.name, svc);
+    /** Endpoint identity (data center, address or target, port) → its first index. */
+    const seen = new Map<string, number>();
     svc.endpoints.forEach((ep, ei) => {
       if (!dcNames.has(ep.dc)) issue(['services', si, 'endpoints', ei, 'dc'], `unknown data center "${ep.dc}"`);
+      const key = JSON.stringify([ep.dc, ep.address ?? null, ep.target ?? null, ep.port ?? null]);
+      const first = seen.get(key);
+      if (first === undefined) seen.set(key, ei);
+      else {
+        issue(
+          ['services', si, 'endpoints', ei],
+          `the same endpoint as services[${si}].endpoints[${first}] (data center "${ep.dc}", ${ep.address ?? ep.target}): it would be answered twice in one RRset (RFC 2181 §5) and count twice in the weights`,
+        );
+      }
     });
   });
 
@@ -86,6 +111,9 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx,
       issue([...path, 'name'], `"${rec.name}" ${rec.type} is defined twice`);
     }
     claim(rec.name, rec.type, [...path, 'type']);
+    for (const dc of Object.keys(rec.dcWeights ?? {})) {
+      if (!dcNames.has(dc)) issue([...path, 'dcWeights', dc], `unknown data center "${dc}"`);
+    }
     const svc = services.get(rec.service);
     if (!svc) {
       issue([...path, 'service'], `unknown service "${rec.service}"`);

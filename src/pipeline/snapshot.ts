@@ -3,11 +3,12 @@ import type { ResourceRecord, SoaData } from '../core/dns/records.js';
 import { WILDCARD, type Qualifiers } from '../core/location/location.js';
 import type { LocationDb } from '../core/location/locationDb.js';
 import type { Capability } from './capability.js';
-import { compileRecord } from './compileRecord.js';
+import { compileRecordSteps } from './compileRecord.js';
 import type { GslbRecordConfig } from './config/recordSchema.js';
 import type { DataCenterConfig, ServiceConfig } from './config/topologySchema.js';
 import type { ZoneConfig } from './config/zoneSchema.js';
 import type { CompiledGslbRecord, SelectionEnv } from './selection/stage.js';
+import { runSteps, type Steps } from './selection/steps.js';
 import type { CompiledDataCenter } from '../core/model/topology.js';
 import type { HealthView } from '../core/views/healthView.js';
 import type { MetricView } from '../core/views/metricView.js';
@@ -15,7 +16,7 @@ import type { ProbeDemand } from '../core/views/probeDemand.js';
 import type { ProximityView } from '../core/views/proximityView.js';
 import type { AnswerSource } from './zones/authoritative.js';
 import { contentHash, nextSerial, type ZoneSerial } from './zones/soaSerial.js';
-import { buildZone, ZoneIndex, type ZoneData } from './zones/zoneIndex.js';
+import { buildZoneSteps, ZoneIndex, type ZoneData } from './zones/zoneIndex.js';
 
 /**
  * Everything one query needs, immutable: compiled configuration, zones, GSLB records, and the
@@ -73,10 +74,29 @@ export interface SnapshotInput<C extends PipelineConfig> {
    * the whole pipeline, the reference a cached decision must equal. Default true.
    */
   readonly reuseDecisions?: boolean;
+  /**
+   * Each zone's content hash ({@link zoneContentHashes}), when computed elsewhere (the reload
+   * pipeline hashes on its worker thread); computed here otherwise.
+   */
+  readonly contentHashes?: ReadonlyMap<string, string>;
 }
 
-/** Compiles a validated configuration into a snapshot. */
+/** Compiles a validated configuration into a snapshot, in one go (start-up, tests, tools). */
 export function compileSnapshot<C extends PipelineConfig>(input: SnapshotInput<C>): Snapshot {
+  return runSteps(compileSnapshotSteps(input));
+}
+
+/** The number of units of work (records, owner names) between two yields of {@link compileSnapshotSteps} while zones are built. */
+const ZONE_STEP = 256;
+
+/**
+ * {@link compileSnapshot} as a generator that yields between units of work of well under a
+ * millisecond each (one GSLB record compiled, a few thousand locations of an answer-class table, {@link ZONE_STEP} zone entries placed), so a caller
+ * can compile a large configuration in slices without holding the event loop (the reload
+ * pipeline, `src/process/reloadPipeline.ts`); the snapshot is the generator's return value.
+ * Nothing is published or shared until it returns.
+ */
+export function* compileSnapshotSteps<C extends PipelineConfig>(input: SnapshotInput<C>): Steps<Snapshot> {
   const { file, config, state, nowMs, previous } = input;
   const dataCenters: CompiledDataCenter[] = config.datacenters.map((dc, index) => ({
     index,
@@ -98,20 +118,19 @@ export function compileSnapshot<C extends PipelineConfig>(input: SnapshotInput<C
     geo: state.geo,
     reuseDecisions: input.reuseDecisions ?? true,
   };
-  const records = config.records.map((r) => compileRecord(r, services.get(r.service)!, compilation));
+  const records: CompiledGslbRecord[] = [];
+  for (const r of config.records) {
+    records.push(yield* compileRecordSteps(r, services.get(r.service)!, compilation));
+    yield;
+  }
 
-  const zoneNames = config.zones.map((z) => z.name);
-  const mostSpecificZone = (name: string): string | undefined => zoneNames.filter((z) => isInZone(name, z)).sort((a, b) => b.length - a.length)[0];
-
+  const ownZone = recordZones(config);
+  const hashes = input.contentHashes ?? zoneContentHashes(config);
   const serials = new Map<string, ZoneSerial>();
-  const zones: ZoneData[] = config.zones.map((z) => {
-    const own = records.filter((r) => mostSpecificZone(r.name) === z.name);
-    // The zone's content is what it can answer: its own data, its GSLB records, and the services
-    // and data centers those records answer from (an endpoint change changes answers).
-    const gslbConfigs = config.records.filter((r) => mostSpecificZone(r.name) === z.name);
-    const usedServices = config.services.filter((svc) => gslbConfigs.some((r) => r.service === svc.name));
-    const usedDcs = config.datacenters.filter((dc) => usedServices.some((svc) => svc.endpoints.some((e) => e.dc === dc.name)));
-    const hash = contentHash([z, gslbConfigs, usedServices, usedDcs]);
+  const zones: ZoneData[] = [];
+  for (const z of config.zones) {
+    const own = records.filter((_, i) => ownZone[i] === z.name);
+    const hash = hashes.get(z.name)!;
     const serial = nextSerial(z.soa.serial, hash, previous?.serials.get(z.name), nowMs);
     serials.set(z.name, { serial, contentHash: hash });
     const { mname, rname, refresh, retry, expire, minimum } = z.soa;
@@ -122,15 +141,16 @@ export function compileSnapshot<C extends PipelineConfig>(input: SnapshotInput<C
       const owner = r.name === '@' ? z.name : ownerInZone(configuredName(r.name), z.name);
       rrs.push({ name: owner, type: r.type, ttl: r.ttl ?? z.ttl, data: r.data });
     }
-    return buildZone(z.name, soa, rrs, own);
-  });
+    yield;
+    zones.push(yield* buildZoneSteps(z.name, soa, rrs, own, ZONE_STEP));
+  }
 
   return {
     generation: (previous?.generation ?? 0) + 1,
     loadedAtMs: nowMs,
     file,
     config,
-    zones: new ZoneIndex(zones),
+    zones: yield* ZoneIndex.build(zones, ZONE_STEP),
     records,
     dataCenters,
     env: {
@@ -142,6 +162,32 @@ export function compileSnapshot<C extends PipelineConfig>(input: SnapshotInput<C
     },
     serials,
   };
+}
+
+/** The zone each GSLB record of `config` belongs to (the most specific zone holding its name), by record index. */
+function recordZones(config: PipelineConfig): (string | undefined)[] {
+  const zoneNames = config.zones.map((z) => z.name).sort((a, b) => b.length - a.length);
+  return config.records.map((r) => zoneNames.find((z) => isInZone(r.name, z)));
+}
+
+/**
+ * Each zone's content hash, the input of the `auto` SOA serial rule (`zones/soaSerial.ts`): what
+ * the zone can answer — its own data, its GSLB records, and the services and data centers those
+ * records answer from (an endpoint change changes answers). Depends on the configuration only,
+ * so it can be computed on another thread.
+ */
+export function zoneContentHashes(config: PipelineConfig): Map<string, string> {
+  const ownZone = recordZones(config);
+  const hashes = new Map<string, string>();
+  for (const z of config.zones) {
+    const gslbConfigs = config.records.filter((_, i) => ownZone[i] === z.name);
+    const usedNames = new Set(gslbConfigs.map((r) => r.service));
+    const usedServices = config.services.filter((svc) => usedNames.has(svc.name));
+    const usedDcNames = new Set(usedServices.flatMap((svc) => svc.endpoints.map((e) => e.dc)));
+    const usedDcs = config.datacenters.filter((dc) => usedDcNames.has(dc.name));
+    hashes.set(z.name, contentHash([z, gslbConfigs, usedServices, usedDcs]));
+  }
+  return hashes;
 }
 
 /**

@@ -10,6 +10,13 @@ export const loggingSchema = z.strictObject({
   level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/**
+ * `watch`: reload when the configuration file changes (default true): at once when it is replaced
+ * (rename, symlink swap), after it settled when it is written in place (`settledFileWatch.ts`).
+ * `false` leaves reloads to SIGHUP and `POST /reload`.
+ */
+export const watchSchema = z.boolean().default(true);
+
 /** The order of the top-level keys in the schema (and in `gslbd schema`): as an operator reads a file. */
 const KEY_ORDER = [
   'listeners',
@@ -28,6 +35,7 @@ const KEY_ORDER = [
   'site',
   'health',
   'store',
+  'watch',
 ];
 
 /**
@@ -42,6 +50,7 @@ export const configSchema = composeConfigSchema(
     ...doorRootShape(LISTENERS),
     logging: loggingSchema.default({ level: 'info' }),
     store: storeSchema.optional(),
+    watch: watchSchema,
   },
   KEY_ORDER,
 ).superRefine((config, ctx) => checkDoorReferences(LISTENERS, config, ctx));

@@ -1,10 +1,10 @@
-import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { dnssecCapability } from '../capabilities/dnssec/capability.js';
 import { agentsCapability } from '../capabilities/agents/capability.js';
 import { geoCapability } from '../capabilities/geo/capability.js';
 import { healthCapability } from '../capabilities/health/capability.js';
 import { ConfigError, type ConfigProblem } from '../core/config/load.js';
+import { FILE_SIZE_LIMITS, readRegularFile, referencedFileProblem } from '../core/config/regularFile.js';
 import { doorFileReferences } from '../doors/doorReferences.js';
 import type { Config } from './configSchema.js';
 import { LISTENERS } from './frontDoors.js';
@@ -14,7 +14,8 @@ export const MIN_ADMIN_TOKEN_CHARS = 16;
 
 /**
  * Checks the files a valid configuration refers to, so `gslbd check-config` and start-up fail in
- * the same way and before minutes of location loading: the geo capability's files (`geo.compiled`,
+ * the same way and before minutes of location loading, each a regular file under its size cap
+ * (`FILE_SIZE_LIMITS`: a FIFO would block the read, `/dev/zero` never end it): the geo capability's files (`geo.compiled`,
  * `geo.sources[i]`: `geoCapability.fileReferenceProblems`), `listeners.admin.tokenFile`
  * (readable, at least {@link MIN_ADMIN_TOKEN_CHARS} characters), the admin listener's TLS files,
  * the agents' token files (`agentsCapability.fileReferenceProblems`), the files monitors name (every
@@ -30,14 +31,11 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
   const base = dirname(configFile);
   const problems: ConfigProblem[] = [];
   // `full` is where the engine reads the file; `path` as configured, for the message.
-  const regularFile = (path: string, key: string): string | undefined => {
+  const regularFile = (path: string, key: string, maxBytes: number): string | undefined => {
     const full = resolve(base, path);
-    try {
-      if (!statSync(full).isFile()) problems.push({ path: key, message: `"${path}" is not a regular file` });
-      else return full;
-    } catch (e) {
-      problems.push({ path: key, message: `cannot read "${path}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` });
-    }
+    const problem = referencedFileProblem(path, full, maxBytes);
+    if (problem === undefined) return full;
+    problems.push({ path: key, message: problem });
     return undefined;
   };
   problems.push(...geoCapability.fileReferenceProblems(config, configFile));
@@ -45,19 +43,19 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
   problems.push(...agentsCapability.fileReferenceProblems(config, configFile));
   const tokenFile = config.listeners.admin?.tokenFile;
   if (tokenFile !== undefined) {
-    const full = regularFile(tokenFile, 'listeners.admin.tokenFile');
-    if (full !== undefined && readFileSync(full, 'utf8').trim().length < MIN_ADMIN_TOKEN_CHARS) {
+    const full = regularFile(tokenFile, 'listeners.admin.tokenFile', FILE_SIZE_LIMITS.token);
+    if (full !== undefined && readRegularFile(full, FILE_SIZE_LIMITS.token).toString('utf8').trim().length < MIN_ADMIN_TOKEN_CHARS) {
       problems.push({ path: 'listeners.admin.tokenFile', message: `"${tokenFile}" holds fewer than ${MIN_ADMIN_TOKEN_CHARS} characters` });
     }
   }
   const tls = config.listeners.admin?.tls;
   if (tls !== undefined) {
-    regularFile(tls.certFile, 'listeners.admin.tls.certFile');
-    regularFile(tls.keyFile, 'listeners.admin.tls.keyFile');
-    if (tls.clientCaFile !== undefined) regularFile(tls.clientCaFile, 'listeners.admin.tls.clientCaFile');
+    regularFile(tls.certFile, 'listeners.admin.tls.certFile', FILE_SIZE_LIMITS.tls);
+    regularFile(tls.keyFile, 'listeners.admin.tls.keyFile', FILE_SIZE_LIMITS.tls);
+    if (tls.clientCaFile !== undefined) regularFile(tls.clientCaFile, 'listeners.admin.tls.clientCaFile', FILE_SIZE_LIMITS.tls);
   }
   problems.push(...healthCapability.fileReferenceProblems(config, configFile));
-  for (const f of doorFileReferences(LISTENERS, config)) regularFile(f.path, f.key);
+  for (const f of doorFileReferences(LISTENERS, config)) regularFile(f.path, f.key, FILE_SIZE_LIMITS.tls);
   return problems;
 }
 

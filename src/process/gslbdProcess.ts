@@ -1,11 +1,11 @@
-import { readFileSync, watch, type FSWatcher } from 'node:fs';
-import { basename, dirname, resolve as resolvePath } from 'node:path';
+import { dirname, resolve as resolvePath } from 'node:path';
 import type { AdminListenerConfig } from '../admin/listenerSchema.js';
 import { AdminServer, type AdminTls } from '../admin/adminServer.js';
 import { coreRoutes } from '../admin/coreRoutes.js';
 import type { HealthMonitor } from '../capabilities/health/healthMonitor.js';
 import type { MetricStore } from '../capabilities/steering/metricStore.js';
 import { ConfigError } from '../core/config/load.js';
+import { FILE_SIZE_LIMITS, readRegularFile } from '../core/config/regularFile.js';
 import type { FrontDoor } from '../core/contracts/frontDoor.js';
 import type { StateStore } from '../core/contracts/stateStore.js';
 import { EngineMetrics } from '../core/telemetry/engineMetrics.js';
@@ -24,10 +24,11 @@ import { Engine } from '../pipeline/engine.js';
 import { compileSnapshot, withEnv, type Snapshot, type SnapshotState } from '../pipeline/snapshot.js';
 import { CAPABILITIES } from './capabilities.js';
 import type { Config } from './configSchema.js';
-import { checkFileReferences } from './fileReferences.js';
+import { readCandidateConfig } from './candidateConfig.js';
 import { LISTENERS } from './frontDoors.js';
-import { loadConfigFile } from './loadConfig.js';
+import { compileInSlices, ConfigReader } from './reloadPipeline.js';
 import { openStateStore } from './sharedState/openStateStore.js';
+import { watchSettledFile, type FileChange } from './settledFileWatch.js';
 import { StatusSignals } from './statusSignals.js';
 
 export type { ReloadOutcome } from '../pipeline/capability.js';
@@ -71,7 +72,7 @@ export interface StartOptions {
   readonly ctx?: ResolveContext;
   /** Reload on SIGHUP (default true). */
   readonly signals?: boolean;
-  /** Reload when the file changes (default true). */
+  /** Reload when the file changes (default: the configuration's `watch`, true unless set). */
   readonly watchFile?: boolean;
   /** Log destination file descriptor (default stdout). */
   readonly logDestination?: number;
@@ -117,10 +118,10 @@ async function startAfterSignals(
   onHup: () => void,
   armSignals: (reload: (reason: string) => Promise<ReloadOutcome>) => void,
 ): Promise<RunningGslbd> {
-  const { config } = loadConfigFile(file);
-  checkFileReferences(config, file);
+  const candidate = readCandidateConfig(file);
+  const { config } = candidate;
   const adminCfg = config.listeners.admin;
-  const token = adminToken(adminCfg, file);
+  const token = candidate.adminToken;
   const log = createLogger(config.logging.level, options.logDestination);
   const metrics = new EngineMetrics();
   const opened = openStateStore(config.store, {
@@ -163,7 +164,7 @@ async function startAfterSignals(
   // snapshot; an unreachable store delays start-up by the configured wait at most.
   await opened.ready();
   const state = await prepareAll(runtimes, config, []);
-  const snapshot = compileSnapshot<Config>({ file, config, capabilities: CAPABILITIES, state, nowMs: Date.now() });
+  const snapshot = compileSnapshot<Config>({ file, config, capabilities: CAPABILITIES, state, nowMs: Date.now(), contentHashes: candidate.contentHashes });
   const engine = new Engine(snapshot, ctx, log);
   engineRef.engine = engine;
   for (const { runtime } of runtimes) runtime.commit?.(config);
@@ -172,14 +173,23 @@ async function startAfterSignals(
   statusSignals.sync(ctx.now());
   metrics.generation.set(snapshot.generation);
 
-  const running = { config };
-  let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, generation: snapshot.generation });
-  reload = (reason, reloadOptions = {}) => {
-    reloading = reloading.then(() =>
-      reloadOnce({ engine, running, runtimes, metrics, log, reason, statusSignals: statusSignals!, refresh: reloadOptions.refresh ?? [], admin }),
-    );
-    return reloading;
+  const running = { config, fingerprint: candidate.fingerprint };
+  let watcher: { close(): void } | undefined;
+  const rearmWatch = (): void => {
+    const wanted = options.watchFile ?? running.config.watch;
+    if (wanted && !watcher) watcher = watchSettledFile(file, (change) => void requestReload('file changed', { change }), log);
+    if (!wanted && watcher) {
+      watcher.close();
+      watcher = undefined;
+    }
   };
+  const reader = new ConfigReader();
+  const requests = new ReloadRequests((request) =>
+    reloadOnce({ engine, running, runtimes, metrics, log, request, statusSignals: statusSignals!, admin, rearmWatch, reader }),
+  );
+  const requestReload = (reason: string, from: { change?: FileChange; refresh?: readonly string[] }): Promise<ReloadOutcome> =>
+    requests.request(reason, from.refresh ?? [], from.change !== undefined);
+  reload = (reason, reloadOptions = {}) => requestReload(reason, { refresh: reloadOptions.refresh ?? [] });
 
   // Capabilities' after-answer hooks (DNSSEC signing), in list order: every door's answer wrapper runs them, and /explain.
   const afterAnswer = runtimes.flatMap(({ runtime }) => (runtime.afterAnswer ? [runtime.afterAnswer] : []));
@@ -218,7 +228,8 @@ async function startAfterSignals(
   }
 
   armSignals(reload);
-  const watcher = (options.watchFile ?? true) ? watchConfig(file, () => void reload('file changed'), log) : undefined;
+  rearmWatch();
+  reader.warm();
   for (const { runtime } of runtimes) runtime.run?.();
 
   log.info({ ...up, generation: snapshot.generation, ...Object.assign({}, ...runtimes.map(({ runtime }) => runtime.describe?.() ?? {})) }, 'gslbd up');
@@ -239,6 +250,7 @@ async function startAfterSignals(
     async stop() {
       process.off('SIGHUP', onHup);
       watcher?.close();
+      await reader.close();
       await Promise.all([...[...doors.values()].map((d) => d.stop()), admin?.stop(), ...runtimes.map(({ runtime }) => runtime.stop?.())]);
       await opened.stop();
       log.flush();
@@ -270,39 +282,64 @@ async function prepareAll(runtimes: readonly Started[], config: Config, refresh:
 /** What one reload works with. */
 interface ReloadContext {
   readonly engine: Engine;
-  /** The configuration the published snapshot was built from. */
-  readonly running: { config: Config };
+  /** The configuration the published snapshot was built from, and the fingerprint of its read. */
+  readonly running: { config: Config; fingerprint: string };
   readonly runtimes: readonly Started[];
   readonly metrics: EngineMetrics;
   readonly log: Logger;
-  readonly reason: string;
+  readonly request: ReloadRequest;
   readonly statusSignals: StatusSignals;
-  /** Capability names asked to re-read their own data. */
-  readonly refresh: readonly string[];
   readonly admin: AdminServer | undefined;
+  /** Starts or stops the file watch after `watch` changed. */
+  readonly rearmWatch: () => void;
+  readonly reader: ConfigReader;
 }
 
+/**
+ * One reload through the reload pipeline (`reloadPipeline.ts`): the file is read, parsed,
+ * validated and checked on a worker thread, the capabilities prepare, the snapshot is compiled in
+ * slices and published in one swap. A request that may announce an edit already applied (a file
+ * watch event, or a request made while another reload ran) is skipped when the file reads the same
+ * as the running configuration: one reload per edit, whether the watch or SIGHUP sees it first.
+ */
 async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
-  const { engine, log, metrics, reason } = r;
+  const { engine, log, metrics, request } = r;
+  const { reason, refresh } = request;
   const current: Snapshot = engine.snapshot;
   try {
-    const { config } = loadConfigFile(current.file);
-    checkFileReferences(config, current.file);
-    const token = adminToken(config.listeners.admin, current.file);
+    const candidate = await r.reader.read(current.file);
+    const { config } = candidate;
+    if (request.skipIfUnchanged && refresh.length === 0 && candidate.fingerprint === r.running.fingerprint) {
+      log.debug({ reason }, 'configuration unchanged; no reload');
+      return { ok: true, generation: current.generation, unchanged: true };
+    }
     if (JSON.stringify(withoutToken(config.listeners)) !== JSON.stringify(withoutToken(r.running.config.listeners))) {
       log.warn({ reason }, 'listener settings changed; they take effect at the next restart');
     }
-    const state = await prepareAll(r.runtimes, config, r.refresh, current.env);
-    const next = compileSnapshot<Config>({ file: current.file, config, capabilities: CAPABILITIES, state, nowMs: Date.now(), previous: current });
-    engine.publish(next);
+    const state = await prepareAll(r.runtimes, config, refresh, current.env);
+    const next = await compileInSlices({
+      file: current.file,
+      config,
+      capabilities: CAPABILITIES,
+      state,
+      nowMs: Date.now(),
+      previous: engine.snapshot,
+      contentHashes: candidate.contentHashes,
+    });
+    // Health and other capabilities may have published new views while the snapshot was compiled:
+    // the new snapshot takes the latest generation.
+    engine.publish(engine.snapshot.generation >= next.generation ? { ...next, generation: engine.snapshot.generation + 1 } : next);
     r.running.config = config;
+    r.running.fingerprint = candidate.fingerprint;
     for (const { runtime } of r.runtimes) runtime.commit?.(config);
     r.statusSignals.sync(engine.ctx.now());
-    r.admin?.setToken(token);
-    metrics.generation.set(next.generation);
+    r.admin?.setToken(candidate.adminToken);
+    r.rearmWatch();
+    const generation = engine.snapshot.generation;
+    metrics.generation.set(generation);
     metrics.reloads.inc({ result: 'ok' });
-    log.info({ reason, generation: next.generation }, 'configuration reloaded');
-    return { ok: true, generation: next.generation };
+    log.info({ reason, generation }, 'configuration reloaded');
+    return { ok: true, generation };
   } catch (e) {
     metrics.reloads.inc({ result: 'invalid' });
     const problems = e instanceof ConfigError ? e.problems : undefined;
@@ -311,20 +348,53 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
   }
 }
 
+/** A reload asked for, with the requests that joined it. */
+interface ReloadRequest {
+  readonly reason: string;
+  readonly refresh: readonly string[];
+  /** True when every request behind it may announce an edit already applied (see {@link reloadOnce}). */
+  readonly skipIfUnchanged: boolean;
+}
+
 /**
- * The admin token of `listeners.admin`: `token`, or the contents of `tokenFile` (relative to the
- * configuration file) without surrounding whitespace; `undefined` disables mutating routes.
- * The file was checked by {@link checkFileReferences}.
+ * Reloads run one at a time; requests that arrive while one waits to start join it (their
+ * `refresh` lists merged), so a burst of SIGHUPs, watch events and API calls is one reload.
  */
-function adminToken(admin: AdminListenerConfig | undefined, configFile: string): string | undefined {
-  if (admin?.tokenFile === undefined) return admin?.token;
-  return readFileSync(resolvePath(dirname(configFile), admin.tokenFile), 'utf8').trim();
+class ReloadRequests {
+  private running: Promise<unknown> = Promise.resolve();
+  private busy = false;
+  private waiting: { reason: string; refresh: Set<string>; skipIfUnchanged: boolean; outcome: Promise<ReloadOutcome> } | undefined;
+
+  constructor(private readonly run: (request: ReloadRequest) => Promise<ReloadOutcome>) {}
+
+  /** `fromWatch`: the file watch saw a change (which SIGHUP or the API may have applied already). */
+  request(reason: string, refresh: readonly string[], fromWatch: boolean): Promise<ReloadOutcome> {
+    const skippable = fromWatch || this.busy;
+    if (this.waiting) {
+      for (const name of refresh) this.waiting.refresh.add(name);
+      this.waiting.skipIfUnchanged &&= skippable;
+      return this.waiting.outcome;
+    }
+    const entry = { reason, refresh: new Set(refresh), skipIfUnchanged: skippable, outcome: undefined as unknown as Promise<ReloadOutcome> };
+    entry.outcome = this.running.then(async () => {
+      this.waiting = undefined;
+      this.busy = true;
+      try {
+        return await this.run({ reason: entry.reason, refresh: [...entry.refresh], skipIfUnchanged: entry.skipIfUnchanged });
+      } finally {
+        this.busy = false;
+      }
+    });
+    this.waiting = entry;
+    this.running = entry.outcome;
+    return entry.outcome;
+  }
 }
 
 /** The admin listener's certificate, key and client CA, read once at start-up (relative to the configuration file); undefined for plain HTTP. */
 function adminTls(admin: AdminListenerConfig, configFile: string): AdminTls | undefined {
   if (admin.tls === undefined) return undefined;
-  const read = (path: string): Buffer => readFileSync(resolvePath(dirname(configFile), path));
+  const read = (path: string): Buffer => readRegularFile(resolvePath(dirname(configFile), path), FILE_SIZE_LIMITS.tls);
   return {
     cert: read(admin.tls.certFile),
     key: read(admin.tls.keyFile),
@@ -335,24 +405,4 @@ function adminTls(admin: AdminListenerConfig, configFile: string): AdminTls | un
 /** Listener settings without the admin token, which a reload applies (addresses need a restart). */
 function withoutToken(listeners: Config['listeners']): unknown {
   return { ...listeners, admin: listeners.admin && { ...listeners.admin, token: undefined, tokenFile: undefined } };
-}
-
-/**
- * Watches the configuration file's directory (editors replace files by rename) and calls
- * `onChange` once per burst of events (250 ms debounce).
- */
-function watchConfig(file: string, onChange: () => void, log: Logger): FSWatcher | undefined {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const w = watch(dirname(file), (_event, name) => {
-      if (name !== basename(file)) return;
-      clearTimeout(timer);
-      timer = setTimeout(onChange, 250);
-    });
-    w.on('error', (e) => log.warn({ err: e }, 'configuration file watch failed'));
-    return w;
-  } catch (e) {
-    log.warn({ err: e }, 'cannot watch the configuration file; reload with SIGHUP or the admin API');
-    return undefined;
-  }
 }

@@ -11,6 +11,7 @@ import { PowerDnsMetrics } from '../../src/doors/powerdns/metrics.js';
 import { RemoteBackendSession } from '../../src/doors/powerdns/remoteBackend.js';
 import { formatIp } from '../../src/core/net/ipAddress.js';
 import { createLogger } from '../../src/core/telemetry/logger.js';
+import { RateLimitedLog } from '../../src/core/telemetry/rateLimitedLog.js';
 import { systemContext } from '../../src/core/views/resolveContext.js';
 import { resolve } from '../../src/pipeline/zones/authoritative.js';
 import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
@@ -255,6 +256,7 @@ async function measureHandlers(ctx: BenchContext, clients: readonly MixClient[])
     metrics: new PowerDnsMetrics(metrics.registry),
     answers: new AnswerWrapper({ engine, metrics, log: engine.log }),
     log: engine.log,
+    warnings: new RateLimitedLog(engine.log),
     lookOnlyCtx: { random: () => systemCtx.random(), now: () => systemCtx.now(), rotation: systemCtx.rotation.readOnlyView() },
   });
   // The lines exactly as PowerDNS writes them (json11), for both handlers.

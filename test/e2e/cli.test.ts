@@ -168,7 +168,7 @@ test('check-config on a compiled location file that is a directory: exit 1 namin
   const file = join(dir, 'compiled-dir.yaml');
   writeFileSync(file, fixtureConfig({ adminToken: false }).replace(/  sources:\n.*\n.*\n/, '  compiled: .\n'));
   const r = await gslbd(['check-config', file]);
-  t.deepEqual([r.code, r.stderr], [1, `${file}: geo.compiled: "." is not a regular file\n`]);
+  t.deepEqual([r.code, r.stderr], [1, `${file}: geo.compiled: "." is not a regular file (a directory)\n`]);
 });
 
 test('an unknown command is an error', async (t) => {

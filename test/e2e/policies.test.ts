@@ -35,7 +35,7 @@ datacenters:
   - { name: us-east, location: North America.US, lat: 39.0, lon: -77.5 }
   - { name: eu-west, location: Europe.NL, lat: 52.4, lon: 4.9 }
   - { name: ap-northeast, location: Asia.JP, lat: 35.7, lon: 139.7 }
-  - { name: corp, location: Corp }
+  - { name: corp, location: "custom:Corp" }
 services:
   - name: web
     endpoints:

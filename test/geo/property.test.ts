@@ -73,7 +73,9 @@ function toAddress(bits: 32 | 128, v: bigint): IpAddress {
   return ipv6(w(0), w(1), w(2), w(3));
 }
 
-function check(bits: 32 | 128, prefixes: readonly Prefix[], extra: readonly bigint[]): void {
+function check(bits: 32 | 128, generated: readonly Prefix[], extra: readonly bigint[]): void {
+  // The same custom range twice is a configuration error: the later of two equal ones stays (the oracle's tie rule).
+  const prefixes = generated.filter((p, i) => !p.custom || !generated.slice(i + 1).some((q) => q.custom && q.start === p.start && q.end === p.end));
   const text = (v: bigint): string => formatIp(toAddress(bits, v));
   const netscaler = prefixes
     .filter((p) => !p.custom)

@@ -75,6 +75,8 @@ export interface StartEngineOptions {
   readonly configName?: string;
   /** Sends `signal` when a log line matching `when` appears while the engine is still starting. */
   readonly signalDuringStart?: { readonly signal: NodeJS.Signals; readonly when: (l: LogLine) => boolean };
+  /** Limits of the engine process (`prlimit` options, e.g. `['--nofile=256:256']`); prlimit runs the engine in its own process. */
+  readonly prlimit?: readonly string[];
 }
 
 const running = new Set<ChildProcess>();
@@ -105,7 +107,10 @@ export async function startEngine(configText: string, options: StartEngineOption
   const configFile = join(dir, options.configName ?? 'gslbd.yaml');
   writeFileSync(configFile, configText);
 
-  const child = spawn(process.execPath, [CLI, 'serve', configFile], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = [process.execPath, CLI, 'serve', configFile];
+  // prlimit execs the command: the child keeps its pid, so signals reach the engine.
+  if (options.prlimit) command.unshift('prlimit', ...options.prlimit, '--');
+  const child = spawn(command[0]!, command.slice(1), { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   const logs: LogLine[] = [];
   let stderr = '';

@@ -138,7 +138,7 @@ test('file references: compiled file, source paths and package files, with their
   mkdirSync(join(dir, 'a-directory'));
   writeFileSync(join(dir, 'present.csv'), '');
   const problems = (geo: unknown) => geoCapability.fileReferenceProblems({ geo: geoRootSchema.parse(geo) }, configFile);
-  t.deepEqual(problems({ compiled: 'a-directory' }), [{ path: 'geo.compiled', message: '"a-directory" is not a regular file' }]);
+  t.deepEqual(problems({ compiled: 'a-directory' }), [{ path: 'geo.compiled', message: '"a-directory" is not a regular file (a directory)' }]);
   t.deepEqual(
     problems({
       sources: [

@@ -87,7 +87,11 @@ export function customOverlay(entries: readonly GeoCustomEntryConfig[]): CustomO
   return { v4: resolveEntries(4, ranges[4]), v6: resolveEntries(6, ranges[6]), locations };
 }
 
-function entryRange(e: GeoCustomEntryConfig): { family: Family; start: bigint; end: bigint } {
+/**
+ * The address range a custom entry covers (a CIDR's first to last address, or `from`–`to`).
+ * @throws Error when the entry's CIDR does not parse (the schema reports it first).
+ */
+export function entryRange(e: GeoCustomEntryConfig): { family: Family; start: bigint; end: bigint } {
   if (e.cidr !== undefined) {
     const { address, prefix } = parseCidr(e.cidr);
     const family = address.family;

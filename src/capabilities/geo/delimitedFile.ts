@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
+import { FILE_SIZE_LIMITS, readRegularFile } from '../../core/config/regularFile.js';
 import { parseIp } from '../../core/net/ipAddress.js';
 import type { Family } from '../../core/lpm/tiling.js';
 
@@ -39,7 +39,7 @@ const MAX_KEPT = 20;
  *   file cannot be read.
  */
 export function readDelimitedFile(file: string, mode: LoadMode, skipped: SkippedLines, onRow: (fields: string[], line: number) => void): void {
-  const text = readFileSync(file, 'utf8');
+  const text = readRegularFile(file, FILE_SIZE_LIMITS.location).toString('utf8');
   const skip = (line: number, reason: string): void => {
     if (mode === 'strict') throw new SourceLineError(file, line, reason);
     skipped.count++;

@@ -1,13 +1,14 @@
 import { statSync } from 'node:fs';
 import type { ConfigProblem } from '../../core/config/load.js';
+import { FILE_SIZE_LIMITS, referencedFileProblem } from '../../core/config/regularFile.js';
 import type { GeoConfig } from './geoSchema.js';
 import { compiledPath, sourcePath } from './loadSources.js';
 
 /**
  * Checks the files the `geo` section refers to, so `gslbd check-config` and start-up fail in the
  * same way and before minutes of location loading: `geo.compiled` (which may be missing when it
- * is the cache of `geo.sources`: the start builds it) and every `geo.sources[i]`
- * (`path` a regular file, `package` resolved in the installed npm packages), resolved as the
+ * is the cache of `geo.sources`: the start builds it) and every `geo.sources[i]` (`path` a regular
+ * file under `FILE_SIZE_LIMITS.location`, `package` resolved in the installed npm packages), resolved as the
  * loaders resolve them (relative to the configuration file). Contents are checked where they are
  * read: a corrupt location file fails its load, naming the file.
  * @returns every problem with its configuration path, in configuration order; empty when all
@@ -17,11 +18,8 @@ export function geoFileReferenceProblems(geo: GeoConfig, configFile: string): Co
   const problems: ConfigProblem[] = [];
   // `full` is where the loader reads the file; `path` as configured, for the message.
   const regularFile = (path: string, key: string, full: string): void => {
-    try {
-      if (!statSync(full).isFile()) problems.push({ path: key, message: `"${path}" is not a regular file` });
-    } catch (e) {
-      problems.push({ path: key, message: `cannot read "${path}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` });
-    }
+    const problem = referencedFileProblem(path, full, FILE_SIZE_LIMITS.location);
+    if (problem !== undefined) problems.push({ path: key, message: problem });
   };
   if (geo.compiled !== undefined && geo.sources.length === 0) regularFile(geo.compiled, 'geo.compiled', compiledPath(geo.compiled, configFile));
   else if (geo.compiled !== undefined) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { geoCustomEntrySchema } from './customEntries.js';
+import { entryRange, geoCustomEntrySchema } from './customEntries.js';
 import type { LocationFormat, SourceReference } from './locationFormat.js';
 import { LOCATION_FORMATS } from './locationFormats.js';
 
@@ -95,15 +95,38 @@ export const geoSourceSchema = geoSourceSchemaFor(LOCATION_FORMATS);
  * @throws Error as {@link geoSourceSchemaFor}.
  */
 export function geoSchemaFor(formats: readonly LocationFormat[]) {
-  return z.strictObject({
-    // Alone: a file built by `gslbd geo build`. With sources: their cache (`compiledCache.ts`),
-    // loaded when it is up to date with them, else rebuilt and rewritten at the load.
-    compiled: z.string().min(1).optional(),
-    sources: z.array(geoSourceSchemaFor(formats)).default([]),
-    custom: z.array(geoCustomEntrySchema).default([]),
-    mode: z.enum(['strict', 'lenient']).default('strict'),
-    implementation: z.enum(['auto', 'native', 'typescript']).default('auto'),
-  });
+  return z
+    .strictObject({
+      // Alone: a file built by `gslbd geo build`. With sources: their cache (`compiledCache.ts`),
+      // loaded when it is up to date with them, else rebuilt and rewritten at the load.
+      compiled: z.string().min(1).optional(),
+      sources: z.array(geoSourceSchemaFor(formats)).default([]),
+      custom: z.array(geoCustomEntrySchema).default([]),
+      mode: z.enum(['strict', 'lenient']).default('strict'),
+      implementation: z.enum(['auto', 'native', 'typescript']).default('auto'),
+    })
+    .superRefine((g, ctx) => {
+      // The same range twice is a mistake whichever wins (the later would, silently): both places are named.
+      const firstOfRange = new Map<string, number>();
+      g.custom.forEach((e, i) => {
+        let key: string;
+        try {
+          const r = entryRange(e);
+          key = `${r.family}:${r.start}-${r.end}`;
+        } catch {
+          return;
+        }
+        const first = firstOfRange.get(key);
+        if (first === undefined) firstOfRange.set(key, i);
+        else {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['custom', i],
+            message: `covers the same addresses as geo.custom[${first}]: keep one entry per range (the later one would silently win)`,
+          });
+        }
+      });
+    });
 }
 
 /** The `geo` section of the engine: {@link geoSchemaFor} over {@link LOCATION_FORMATS}. */

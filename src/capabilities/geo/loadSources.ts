@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { FILE_SIZE_LIMITS, readRegularFile, readRegularFileAsync } from '../../core/config/regularFile.js';
 import type { GeoConfig, GeoSourceConfig } from './geoSchema.js';
 import { applyCustomEntries, buildLocationImage } from './buildImage.js';
 import { loadOrBuildCompiled, type CompiledCacheOutcome } from './compiledCache.js';
@@ -73,7 +72,7 @@ export function loadLocationImage(geo: GeoConfig, configFile: string, formats: r
   }
   if (geo.compiled !== undefined) {
     const file = compiledPath(geo.compiled, configFile);
-    const bytes = readCompiled(file, readFileSync(file));
+    const bytes = readCompiled(file, readRegularFile(file, FILE_SIZE_LIMITS.location));
     return { bytes: geo.custom.length > 0 ? applyCustomEntries(readImage(bytes), geo.custom) : bytes, skipped: noneSkipped };
   }
   const built = buildLocationImage({ sources: geo.sources, custom: geo.custom, mode: geo.mode, resolvePath: (s) => sourcePath(s, configFile), formats });
@@ -91,7 +90,7 @@ export function loadLocationImage(geo: GeoConfig, configFile: string, formats: r
 export async function loadLocationImageOffThread(geo: GeoConfig, configFile: string): Promise<LoadedImage> {
   if (geo.compiled !== undefined && geo.sources.length === 0 && geo.custom.length === 0) {
     const file = compiledPath(geo.compiled, configFile);
-    return { bytes: readCompiled(file, await readFile(file)), skipped: { count: 0, first: [] } };
+    return { bytes: readCompiled(file, await readRegularFileAsync(file, FILE_SIZE_LIMITS.location)), skipped: { count: 0, first: [] } };
   }
   return new Promise<LoadedImage>((done, fail) => {
     const worker = imageWorker({ geo, configFile });

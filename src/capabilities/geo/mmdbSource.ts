@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { Reader } from 'mmdb-lib';
+import { FILE_SIZE_LIMITS, readRegularFile } from '../../core/config/regularFile.js';
 import { createRequire } from 'node:module';
 import { qualifiersFromData, type Location } from '../../core/location/location.js';
 import type { LocationTable } from './locationTable.js';
@@ -37,7 +37,7 @@ export const mmdbFormat: LocationFormat<{}> = {
  * @throws Error when the file cannot be read or is not a MaxMind DB.
  */
 export function loadMmdb(path: string, table: LocationTable, v4: RangeBuilder4, v6: RangeBuilder6): void {
-  const buf = readFileSync(path);
+  const buf = readRegularFile(path, FILE_SIZE_LIMITS.location);
   const reader = new Reader(buf);
   const { nodeCount, recordSize, ipVersion } = reader.metadata;
   const nodeBytes = (recordSize * 2) / 8;

@@ -1,6 +1,6 @@
-import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve as resolvePath } from 'node:path';
 import type { ConfigProblem } from '../../core/config/load.js';
+import { FILE_SIZE_LIMITS, readRegularFile, referencedFileProblem } from '../../core/config/regularFile.js';
 import type { CheckFiles, MonitorBase } from './checks/checkKind.js';
 import { kindOf, type CheckKindList } from './checks/registry.js';
 
@@ -37,7 +37,7 @@ export function readMonitorFiles(monitors: readonly MonitorBase[], baseDir: stri
   for (const { index, monitor, field, path } of monitorFiles(monitors, kinds)) {
     let bytes: Buffer;
     try {
-      bytes = readFileSync(resolvePath(baseDir, path));
+      bytes = readRegularFile(resolvePath(baseDir, path), FILE_SIZE_LIMITS.monitor);
     } catch (e) {
       throw new Error(`health.monitors[${index}].${field}: cannot read "${path}": ${(e as Error).message}`);
     }
@@ -56,12 +56,8 @@ export function readMonitorFiles(monitors: readonly MonitorBase[], baseDir: stri
 export function monitorFileProblems(monitors: readonly MonitorBase[], configFile: string, kinds: CheckKindList): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   for (const { index, field, path } of monitorFiles(monitors, kinds)) {
-    const key = `health.monitors[${index}].${field}`;
-    try {
-      if (!statSync(resolvePath(dirname(configFile), path)).isFile()) problems.push({ path: key, message: `"${path}" is not a regular file` });
-    } catch (e) {
-      problems.push({ path: key, message: `cannot read "${path}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` });
-    }
+    const problem = referencedFileProblem(path, resolvePath(dirname(configFile), path), FILE_SIZE_LIMITS.monitor);
+    if (problem !== undefined) problems.push({ path: `health.monitors[${index}].${field}`, message: problem });
   }
   return problems;
 }

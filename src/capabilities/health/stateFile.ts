@@ -1,6 +1,7 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { rename, unlink, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { FILE_SIZE_LIMITS, FileKindError, readRegularFile } from '../../core/config/regularFile.js';
 
 /** The last known state of one check, as written to the state file. */
 const savedCheckSchema = z.object({
@@ -55,10 +56,10 @@ export type LoadedState =
 export function readStateFile(path: string, nowMs: number, maxAgeMs: number): LoadedState {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegularFile(path, FILE_SIZE_LIMITS.state).toString('utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'none', reason: 'no state file yet' };
-    return unusable(path, nowMs, `cannot read: ${(e as Error).message}`);
+    return unusable(path, nowMs, e instanceof FileKindError ? e.reason : `cannot read: ${(e as Error).message}`);
   }
   let parsed: unknown;
   try {

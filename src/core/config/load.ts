@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { FILE_SIZE_LIMITS, FileKindError, readRegularFile } from './regularFile.js';
 
 /** One problem in a configuration file: where (`records[2].policy.pickDcCount`) and why. */
 export interface ConfigProblem {
@@ -34,13 +34,20 @@ export interface LoadedConfig<T> {
  *   schema violations and broken cross references, each with its path.
  */
 export function loadConfigFileWith<S extends z.ZodType>(schema: S, file: string): LoadedConfig<z.output<S>> {
-  let text: string;
+  return { file, config: parseConfigWith(schema, readConfigText(file), file) };
+}
+
+/**
+ * The text of a configuration file: a regular file of at most `FILE_SIZE_LIMITS.config` bytes
+ * (a FIFO or a device at the path fails at once instead of blocking or reading without end).
+ * @throws ConfigError with the reason (`cannot read: ENOENT`, `is not a regular file (a FIFO)`).
+ */
+export function readConfigText(file: string): string {
   try {
-    text = readFileSync(file, 'utf8');
+    return readRegularFile(file, FILE_SIZE_LIMITS.config).toString('utf8');
   } catch (e) {
-    throw new ConfigError(file, [{ path: '', message: `cannot read: ${(e as Error).message}` }]);
+    throw new ConfigError(file, [{ path: '', message: e instanceof FileKindError ? e.reason : `cannot read: ${(e as Error).message}` }]);
   }
-  return { file, config: parseConfigWith(schema, text, file) };
 }
 
 /**

@@ -109,3 +109,31 @@ test('distanceKm is the great-circle distance (mean Earth radius 6371 km)', (t) 
   t.is(Math.round(distanceKm(52.4, 4.9, 39.0, -77.5)), 6211); // values from an independent haversine (Python)
   t.is(Math.round(distanceKm(35.7, 139.7, 52.4, 4.9)), 9285);
 });
+
+test('a continent or country the vocabulary does not know is an error with the spelling to use, at both positions', (t) => {
+  const error = (text: string) => t.throws(() => parseDottedLocation(text))?.message;
+  t.is(error('Europe.Germany'), 'qualifier 2: "Germany" is not a country code: write EU.DE');
+  t.is(error('NA.United States'), 'qualifier 2: "United States" is not a country code: write NA.US');
+  t.is(error('*.Japan.*.Tokyo'), 'qualifier 2: "Japan" is not a country code: write AS.JP');
+  t.is(error('Germany'), 'qualifier 1: "Germany" is a country, not a continent: write EU.DE');
+  t.is(error('DE.Berlin'), 'qualifier 1: "DE" is a country, not a continent: write EU.DE');
+  t.is(
+    error('Europa.DE'),
+    'qualifier 1: "Europa" is not a continent (AF, AN, AS, EU, NA, OC, SA or their English names); write custom:Europa for a value of your own location data',
+  );
+  t.is(
+    error('EU.Atlantis'),
+    'qualifier 2: "Atlantis" is not an ISO 3166-1 country code (alpha-2 or alpha-3); write custom:Atlantis for a value of your own location data',
+  );
+  t.is(error('EU.custom:'), 'qualifier 2 ("custom:") has no value after "custom:"');
+});
+
+test('the seed spellings stay valid, and custom: takes any value as written (upper-cased like data values)', (t) => {
+  t.deepEqual(parseDottedLocation('Asia.jpn'), ['AS', 'JP', '*', '*', '*', '*']);
+  t.deepEqual(parseDottedLocation('Africa.zmb'), ['AF', 'ZM', '*', '*', '*', '*']);
+  t.deepEqual(parseDottedLocation('Europe.UK'), ['EU', 'GB', '*', '*', '*', '*']);
+  t.deepEqual(parseDottedLocation('North America.US.*.Ashburn'), ['NA', 'US', '*', 'ASHBURN', '*', '*']);
+  t.deepEqual(parseDottedLocation('Europe.custom:Germany'), ['EU', 'GERMANY', '*', '*', '*', '*']);
+  t.deepEqual(parseDottedLocation('custom:Mars.custom:Olympus'), ['MARS', 'OLYMPUS', '*', '*', '*', '*']);
+  t.deepEqual(parseDottedLocation('*.*.custom:anything'), ['*', '*', 'ANYTHING', '*', '*', '*']);
+});

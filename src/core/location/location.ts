@@ -1,4 +1,4 @@
-import { normaliseContinent, normaliseCountry } from './qualifierVocabulary.js';
+import { CUSTOM_PREFIX, normaliseContinent, normaliseCountry, vocabularyProblem } from './qualifierVocabulary.js';
 
 /**
  * The location model (docs/PRODUCT.md §4, after Citrix ADC's static proximity): six qualifiers,
@@ -47,8 +47,11 @@ export function qualifiersFromData(fields: readonly string[]): Qualifiers {
 /**
  * Parses a configured location in dotted notation, e.g. `Europe.UK`, `NA.US.*.*`, `*.ZMB.*.*`.
  * Fewer than six qualifiers mean trailing wildcards.
+ * The continent and the country must be in a form the vocabulary recognises (`qualifierVocabulary.ts`:
+ * `EU`, `Europe`, `DE`, `DEU`, `UK`); any qualifier written `custom:<value>` is taken as written.
  * @throws Error with the reason: more than six qualifiers, an empty qualifier (`Europe..London`),
- *   or `*` used inside a name (`Eu*`).
+ *   `*` used inside a name (`Eu*`), or a continent or country the vocabulary does not know, with
+ *   the spelling to use (`Europe.Germany`: write EU.DE).
  */
 export function parseDottedLocation(text: string): Qualifiers {
   const parts = splitDotted(text);
@@ -66,6 +69,17 @@ export function parseDottedLocation(text: string): Qualifiers {
     if (v === '') throw new Error(`qualifier ${i + 1} is empty`);
     if (v !== WILDCARD && v.includes(WILDCARD)) {
       throw new Error(`qualifier ${i + 1} ("${v}") uses * inside a name; * must stand alone`);
+    }
+    if (v.toLowerCase().startsWith(CUSTOM_PREFIX)) {
+      // Taken as written (compared upper-case, as data values outside the vocabulary are).
+      const own = v.slice(CUSTOM_PREFIX.length).trim();
+      if (own === '' || own === WILDCARD) throw new Error(`qualifier ${i + 1} ("${v}") has no value after "${CUSTOM_PREFIX}"`);
+      out.push(own.toUpperCase());
+      continue;
+    }
+    if ((i === 0 || i === 1) && v !== WILDCARD) {
+      const problem = vocabularyProblem(i, v);
+      if (problem) throw new Error(`qualifier ${i + 1}: ${problem}`);
     }
     out.push(normaliseQualifier(i, v));
   }

@@ -1,9 +1,11 @@
 import test from 'ava';
+import { pino } from 'pino';
 import { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import type { Engine } from '../../pipeline/engine.js';
 import { fixtureEngine, fixtureSnapshot, healthWithDown, zonesConfig } from '../../../test/support/powerdnsFixture.js';
 import { json11Line } from '../../../test/support/json11.js';
 import { AnswerWrapper } from '../answerWrapper.js';
+import { RateLimitedLog } from '../../core/telemetry/rateLimitedLog.js';
 import { PowerDnsMetrics } from './metrics.js';
 import { RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
 
@@ -29,6 +31,7 @@ function harness(health?: Parameters<typeof fixtureEngine>[0]): Harness {
     metrics: new PowerDnsMetrics(engineMetrics.registry),
     answers: new AnswerWrapper({ engine, metrics: engineMetrics, log: engine.log }),
     log: engine.log,
+    warnings: new RateLimitedLog(engine.log),
     lookOnlyCtx: { random: () => 0.5, now: () => clock.ms, rotation: engine.ctx.rotation.readOnlyView() },
   };
   const session = new RemoteBackendSession(deps);
@@ -380,11 +383,10 @@ test('an engine failure is answered without a result key (SERVFAIL), never resul
 test('invalid lookup parameters are answered without a result key and keep the connection', (t) => {
   const h = harness();
   const bad = [
-    { qname: 'www.example.test.', qtype: 'ANY', remote: '127.0.0.1' },
     { qname: 7, qtype: 'ANY', 'real-remote': '127.0.0.1/32', remote: '127.0.0.1' },
-    { qname: 'www.example.test.', qtype: 'ANY', 'real-remote': 'not-an-address/24', remote: '127.0.0.1' },
-    { qname: 'www.example.test.', qtype: 'ANY', 'real-remote': '8.8.8.0/33', remote: '127.0.0.1' },
-    { qname: 'www.example.test.', qtype: 'ANY', 'real-remote': '8.8.8.0/24', remote: 'x' },
+    { qtype: 'ANY', 'real-remote': '127.0.0.1/32', remote: '127.0.0.1' },
+    { qname: 'www.example.test.', 'real-remote': '127.0.0.1/32', remote: '127.0.0.1' },
+    { qname: 'www.example.test.', qtype: 'ANY', 'real-remote': '127.0.0.1/32' },
   ];
   for (const parameters of bad) {
     const { reply, close } = h.send({ method: 'lookup', parameters });
@@ -393,6 +395,40 @@ test('invalid lookup parameters are answered without a result key and keep the c
     t.false(close);
   }
   t.deepEqual(h.lookup('static.example.test.', '127.0.0.1/32', { qtype: 'A' }), [rr('static.example.test.', 'A', '192.0.2.20', 60)]);
+});
+
+test('an invalid or missing real-remote is answered for the resolver address (or by the default policy), with one warning per interval', (t) => {
+  const lines: { msg: string; suppressed?: number }[] = [];
+  const h = harness();
+  const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+  const deps = { ...h.deps, warnings: new RateLimitedLog(log) };
+  const session = new RemoteBackendSession(deps);
+  const lookup = (parameters: Record<string, unknown>) => {
+    const r = JSON.parse(
+      session.handle(
+        JSON.stringify({ method: 'lookup', parameters: { qname: 'www.example.test.', qtype: 'A', local: '127.0.0.1', 'zone-id': -1, ...parameters } }),
+      ).text,
+    );
+    return r as { result?: unknown; error?: unknown };
+  };
+  const forResolver = lookup({ 'real-remote': '193.0.14.1/32', remote: '193.0.14.1' }).result;
+  t.truthy(forResolver);
+  const invalid: Record<string, unknown>[] = [
+    { remote: '193.0.14.1' },
+    { 'real-remote': 7, remote: '193.0.14.1' },
+    { 'real-remote': '', remote: '193.0.14.1' },
+    { 'real-remote': 'not-an-address/24', remote: '193.0.14.1' },
+    { 'real-remote': '8.8.8.0/33', remote: '193.0.14.1' },
+    { 'real-remote': '8.8.8.0', remote: '193.0.14.1' },
+    { 'real-remote': '2001:db8::/129', remote: '193.0.14.1' },
+  ];
+  for (const parameters of invalid) t.deepEqual(lookup(parameters).result, forResolver, JSON.stringify(parameters));
+  const noRemote = lookup({ 'real-remote': 'bad', remote: 'x' });
+  t.true(Array.isArray(noRemote.result), 'neither is an address: the default policy answers');
+  t.deepEqual(
+    lines.map((l) => l.msg),
+    ['lookup with an invalid or missing "real-remote": answering for the resolver address (or the default policy)'],
+  );
 });
 
 test('malformed JSON, non-requests and unknown methods are answered without result and close the connection', (t) => {

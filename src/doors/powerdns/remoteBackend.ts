@@ -3,6 +3,7 @@ import type { ZoneSigningKeys } from '../../core/contracts/zoneSigningKeys.js';
 import { canonicalName } from '../../core/dns/name.js';
 import { RECORD_TYPES, type RecordType } from '../../core/dns/records.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import type { RateLimitedLog } from '../../core/telemetry/rateLimitedLog.js';
 import type { AnswerWrapper } from '../answerWrapper.js';
 import type { DoorEngine } from '../doorHost.js';
 import type { ResolveContext } from '../../core/views/resolveContext.js';
@@ -11,7 +12,7 @@ import { LookupPairing } from './lookupPairing.js';
 import { parseLookupLine, type LookupLine } from './lookupLine.js';
 import { lookupReply, NO_RECORDS } from './lookupReply.js';
 import type { PowerDnsMetrics, ProtocolErrorReason, RequestOutcome } from './metrics.js';
-import { remoteClient, type RemoteClient } from './remoteClient.js';
+import { fallbackClient, remoteClient, type RemoteClient } from './remoteClient.js';
 import { StaticLines, staticRepliesOf } from './staticReplies.js';
 import { zoneIdsOf } from './zoneIds.js';
 
@@ -25,6 +26,8 @@ export interface RemoteBackendDeps {
    */
   readonly answers: AnswerWrapper;
   readonly log: Logger;
+  /** Warnings about peers' bad requests, one line per kind and minute for the whole door (`RateLimitedLog`). */
+  readonly warnings: RateLimitedLog;
   /** The engine's context with a read-only rotation view, for packet-less lookups. */
   readonly lookOnlyCtx: ResolveContext;
   /** The signing keys of signed zones (the DNSSEC capability), handed to PowerDNS for live signing; absent: no zone is signed. */
@@ -183,7 +186,12 @@ export class RemoteBackendSession {
       const invalid = e instanceof InvalidRequest;
       this.count(method, invalid ? 'invalid' : 'error');
       const message = (e as Error).message;
-      if (invalid) this.deps.log.warn({ instance: this.instance, method, reason: message }, 'invalid remote backend request; answering an error (SERVFAIL)');
+      if (invalid)
+        this.deps.warnings.warn(
+          'invalid',
+          { instance: this.instance, method, reason: message },
+          'invalid remote backend request; answering an error (SERVFAIL)',
+        );
       else
         this.deps.answers.logFailure(
           e,
@@ -342,7 +350,12 @@ export class RemoteBackendSession {
       try {
         this.lastClient = remoteClient(realRemote, remote);
       } catch (e) {
-        throw new InvalidRequest((e as Error).message);
+        this.deps.warnings.warn(
+          'real-remote',
+          { instance: this.instance, reason: (e as Error).message },
+          'lookup with an invalid or missing "real-remote": answering for the resolver address (or the default policy)',
+        );
+        this.lastClient = fallbackClient(remote);
       }
       this.lastRealRemote = realRemote;
       this.lastRemote = remote;
@@ -352,7 +365,7 @@ export class RemoteBackendSession {
 
   private reject(reason: ProtocolErrorReason, message: string): Reply {
     this.deps.metrics.protocolErrors.inc({ reason });
-    this.deps.log.warn({ instance: this.instance, reason: message }, 'bad remote backend request; closing the connection');
+    this.deps.warnings.warn(reason, { instance: this.instance, reason: message }, 'bad remote backend request; closing the connection');
     return { text: errorReply(message), close: true, protocolError: reason };
   }
 
@@ -364,13 +377,14 @@ export class RemoteBackendSession {
 /**
  * A lookup's parameters from its parsed `parameters` object (any key order, escapes; what
  * {@link parseLookupLine} does not read). `zone-id` is −1 when absent or not a number.
- * @throws InvalidRequest when `qname`, `qtype`, `remote` or `real-remote` is not a string.
+ * @throws InvalidRequest when `qname`, `qtype` or `remote` is not a string.
  */
 function lookupParams(p: Record<string, unknown>): LookupLine {
   const { qname, qtype, remote } = p;
-  const realRemote = p['real-remote'];
-  if (typeof qname !== 'string' || typeof qtype !== 'string' || typeof remote !== 'string' || typeof realRemote !== 'string') {
-    throw new InvalidRequest('lookup needs string "qname", "qtype", "remote" and "real-remote"');
+  // A missing or non-string real-remote is answered for the resolver (`clientOf`).
+  const realRemote = typeof p['real-remote'] === 'string' ? p['real-remote'] : '';
+  if (typeof qname !== 'string' || typeof qtype !== 'string' || typeof remote !== 'string') {
+    throw new InvalidRequest('lookup needs string "qname", "qtype" and "remote"');
   }
   const zoneId = typeof p['zone-id'] === 'number' ? p['zone-id'] : -1;
   return { qname, qnameJson: JSON.stringify(qname), qtype, remote, realRemote, zoneId };

@@ -2,6 +2,7 @@ import type { Server, Socket } from 'node:net';
 import type { FrontDoor } from '../../core/contracts/frontDoor.js';
 import type { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { RateLimitedLog } from '../../core/telemetry/rateLimitedLog.js';
 import { AnswerWrapper } from '../answerWrapper.js';
 import type { DoorEngine } from '../doorHost.js';
 import type { PowerdnsListenerConfig } from './listenerSchema.js';
@@ -27,7 +28,15 @@ export function powerDnsFrontDoor(
   const ctx = engine.ctx;
   const lookOnlyCtx = { random: () => ctx.random(), now: () => ctx.now(), rotation: ctx.rotation.readOnlyView() };
   const answers = new AnswerWrapper({ engine, metrics, log });
-  const deps: RemoteBackendDeps = { engine, metrics: new PowerDnsMetrics(metrics.registry), answers, log, lookOnlyCtx, ...(zoneKeys ? { zoneKeys } : {}) };
+  const deps: RemoteBackendDeps = {
+    engine,
+    metrics: new PowerDnsMetrics(metrics.registry),
+    answers,
+    log,
+    warnings: new RateLimitedLog(log),
+    lookOnlyCtx,
+    ...(zoneKeys ? { zoneKeys } : {}),
+  };
   return new RemoteBackendServer(deps, config, path);
 }
 
@@ -140,7 +149,11 @@ export class RemoteBackendServer implements FrontDoor {
         closing = true;
         stream.disarm();
         metrics.protocolErrors.inc({ reason: 'oversized' });
-        log.warn({ instance: session.instance, maxRequestBytes: this.config.maxRequestBytes }, 'PowerDNS request line too long; closing the connection');
+        this.deps.warnings.warn(
+          'oversized',
+          { instance: session.instance, maxRequestBytes: this.config.maxRequestBytes },
+          'PowerDNS request line too long; closing the connection',
+        );
         // Closed once the error reply is out, whatever the peer keeps sending.
         conn.end(errorReply(`request longer than ${this.config.maxRequestBytes} bytes`), () => conn.destroy());
         return;

@@ -78,6 +78,24 @@ function peerAddress(remote: string): IpAddress {
 const NO_BYTES = Buffer.alloc(0);
 const PACKETLESS: RemoteClient = { client: { address: ipv4(0), sourcePrefix: 32, fromEcs: false }, ecs: undefined, packetless: true };
 
+/** A client the data does not locate: the record's default policy answers. */
+const UNLOCATED: RemoteClient = { client: { address: ipv4(0), sourcePrefix: 32, fromEcs: false }, ecs: undefined, packetless: false };
+
+/**
+ * The client of a lookup whose `real-remote` is invalid or missing: the resolver (`remote`)
+ * without ECS, as for a query without ECS; when `remote` is not an address either, a client
+ * without location, so the record's default policy answers. PowerDNS always sends both for a
+ * real query: a bad one is a backend-protocol peer's mistake, and answering from what is known
+ * serves the client better than SERVFAIL.
+ */
+export function fallbackClient(remote: string): RemoteClient {
+  try {
+    return { client: clientFor(undefined, peerAddress(remote)), ecs: undefined, packetless: false };
+  } catch {
+    return UNLOCATED;
+  }
+}
+
 /**
  * Parses the address in `text[0, end)` as PowerDNS prints it (`ComboAddress::toString`: dotted-quad IPv4, RFC 5952
  * IPv6) on a fast path without regular expressions or exceptions (this runs for every lookup);

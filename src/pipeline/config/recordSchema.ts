@@ -34,6 +34,12 @@ const recordHead = {
 const recordTail = {
   failsafe: z.array(z.string()).default([]),
   failsafeTtl: ttlSchema.optional(),
+  /**
+   * Weights between data centers, by name (0–65535; 1 for a data center not listed): when more
+   * data centers tie at the pickDcCount cut than fit, the answer's are drawn by weighted random
+   * (`weightedTieBreak`, `selection/pickDcs.ts`), e.g. `{ fra1: 70, iad1: 30 }`; 0 is a last resort.
+   */
+  dcWeights: z.record(z.string(), z.number().int().min(0).max(65535)).optional(),
 };
 
 /**
@@ -65,4 +71,5 @@ export interface GslbRecordConfig {
   readonly policy: PolicyConfig;
   readonly failsafe: readonly string[];
   readonly failsafeTtl?: number | undefined;
+  readonly dcWeights?: Readonly<Record<string, number>> | undefined;
 }

@@ -7,6 +7,7 @@ import { narrowIds, RangeTable4, RangeTable6, unpackPrefix, type RangeIds } from
 import type { Tiling } from '../../core/lpm/tiling.js';
 import type { CompiledDataCenter } from '../../core/model/topology.js';
 import { locationDecisionKey } from './locationDecision.js';
+import { runSteps, type Steps } from './steps.js';
 import { LOCATION_READ, narrowScope, STAGE_SLOTS, type LocationReader, type SelectionState } from './stage.js';
 
 /**
@@ -103,16 +104,40 @@ export function locationClassesFor(
   readers: readonly LocationReader[],
   candidates: readonly CompiledDataCenter[],
 ): LocationClasses | undefined {
+  return runSteps(locationClassesSteps(geo, readers, candidates));
+}
+
+/** Locations or ranges handled between two yields of {@link locationClassesSteps}. */
+const CLASS_STEP = 2048;
+
+/**
+ * {@link locationClassesFor} as steps (`steps.ts`): a table built for the first time over a large
+ * location database (a second or more for the full city data) is built in slices.
+ */
+export function* locationClassesSteps(
+  geo: LocationDb,
+  readers: readonly LocationReader[],
+  candidates: readonly CompiledDataCenter[],
+): Steps<LocationClasses | undefined> {
   if (!geo.tilings || readers.length === 0) return undefined;
   const key = JSON.stringify([readers.map((r) => [r.slot, r.id]), candidates.map((c) => c.index)]);
   let byReads = cache.get(geo);
   if (!byReads || byReads.size >= CACHE_LIMIT) cache.set(geo, (byReads = new Map()));
   let lc = byReads.get(key);
-  if (!lc) byReads.set(key, (lc = build(geo, geo.tilings(), readers, candidates)));
+  if (!lc) {
+    lc = yield* build(geo, geo.tilings(), readers, candidates);
+    // The cache may have been started afresh by another build meanwhile: store in the current map.
+    cache.get(geo)!.set(key, lc);
+  }
   return lc;
 }
 
-function build(geo: LocationDb, tilings: LocationTilings, readers: readonly LocationReader[], candidates: readonly CompiledDataCenter[]): LocationClasses {
+function* build(
+  geo: LocationDb,
+  tilings: LocationTilings,
+  readers: readonly LocationReader[],
+  candidates: readonly CompiledDataCenter[],
+): Steps<LocationClasses> {
   const classes: LocationClass[] = [];
   const classByKey = new Map<string, number>();
   /** Class of each distinct read (what every reader reads): decisions are computed once per read. */
@@ -141,9 +166,10 @@ function build(geo: LocationDb, tilings: LocationTilings, readers: readonly Loca
       classByRead.set(read, c);
     }
     classOfLocation[id] = c;
+    if (id % CLASS_STEP === CLASS_STEP - 1) yield;
   }
-  const v4 = remap(tilings.v4, classOfLocation, 1);
-  const v6 = remap(tilings.v6, classOfLocation, 4);
+  const v4 = yield* remap(tilings.v4, classOfLocation, 1);
+  const v6 = yield* remap(tilings.v6, classOfLocation, 4);
   // Class ids are few (hundreds): one byte per range keeps the tables small in the caches, and
   // IPv4 ids fit beside their starts in the bucket layout. Both families live in huge pages when
   // large: every query reads these tables with cold caches (fewer lines, fewer TLB misses).
@@ -169,11 +195,12 @@ export function isUnknownLocation(id: number, l: Location): boolean {
  * A tiling with each location id replaced by its class, adjacent ranges of the same class merged.
  * `stride` is the words per range start (1 for IPv4, 4 for IPv6).
  */
-function remap(t: Tiling, classOf: Uint32Array, stride: 1 | 4): { starts: Uint32Array; ids: Uint32Array } {
+function* remap(t: Tiling, classOf: Uint32Array, stride: 1 | 4): Steps<{ starts: Uint32Array; ids: Uint32Array }> {
   const starts = new Uint32Array(t.starts.length);
   const ids = new Uint32Array(t.ids.length);
   let m = 0;
   for (let i = 0; i < t.ids.length; i++) {
+    if (i % (CLASS_STEP * 16) === CLASS_STEP * 16 - 1) yield;
     const c = classOf[t.ids[i]!]!;
     if (m > 0 && ids[m - 1] === c) continue;
     for (let w = 0; w < stride; w++) starts[m * stride + w] = t.starts[i * stride + w]!;

@@ -28,6 +28,44 @@ export function rotationTieBreak(rotationKey: string): TieBreak {
 }
 
 /**
+ * Split by data center weight (the record's `dcWeights`, as gdnsd `weighted`, PowerDNS LUA
+ * `pickwrandom` or Cloudflare pool weights): the `room` members are drawn by weighted random
+ * without replacement, a data center's chance proportional to its weight (1 when not listed); a
+ * weight of 0 is a last resort, drawn only when the positive ones cannot fill the room (as for
+ * endpoints, `weightPool.ts`). Every query draws afresh (`varies`: the decision cache keeps the
+ * ranking, never a draw); the answer does not depend on the client, so the ECS scope is the
+ * ranking's.
+ */
+export function weightedTieBreak(weights: Readonly<Record<string, number>>): TieBreak {
+  return {
+    name: 'data center weight',
+    choose(group, room, s) {
+      s.varies = 'a tie at the pickDcCount cut drawn by data center weight';
+      const pool = group.map((l) => ({ l, weight: weights[l.candidate.dc.name] ?? 1 }));
+      const out: LiveDc[] = [];
+      while (out.length < room && pool.length > 0) {
+        const positive = pool.filter((p) => p.weight > 0);
+        // Only zero weights left: they share the rest equally.
+        const from = positive.length > 0 ? positive : pool.map((p) => ({ ...p, weight: 1 }));
+        let r = s.env.ctx.random() * from.reduce((sum, p) => sum + p.weight, 0);
+        let i = 0;
+        for (; i < from.length - 1; i++) {
+          r -= from[i]!.weight;
+          if (r < 0) break;
+        }
+        const drawn = from[i]!.l;
+        out.push(drawn);
+        pool.splice(
+          pool.findIndex((p) => p.l === drawn),
+          1,
+        );
+      }
+      return out;
+    },
+  };
+}
+
+/**
  * Split by the client tie-break hash (multi-source, tieBreakHash.ts): the same client network
  * always gets the same data centers of a tied group, on every replica and across restarts. The
  * answer then depends on the client network, so the ECS scope narrows to its length.

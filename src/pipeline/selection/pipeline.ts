@@ -1,21 +1,29 @@
 import type { BalanceAlgorithm } from './balanceAlgorithm.js';
 import { balanceStage } from './balanceStage.js';
 import { candidatesStage } from './candidatesStage.js';
-import { pickDcsStage, rotationTieBreak } from './pickDcs.js';
+import { pickDcsStage, rotationTieBreak, weightedTieBreak } from './pickDcs.js';
 import type { TraceSink } from './trace.js';
 import { STAGE_SLOTS, type LiveDc, type CompiledGslbRecord, type SelectionEnv, type SelectionResult, type SelectionState, type Stage } from './stage.js';
 import { type Client } from '../../core/model/query.js';
 
 /**
- * A record's pipeline: the query path's own stages — candidates, the pick (by rotation when no
- * capability contributed a pick stage) and the record's balance algorithm — and the stages the
+ * A record's pipeline: the query path's own stages — candidates, the pick (when no capability
+ * contributed a pick stage: a tie at the cut split by `dcWeights` when the record has them, else
+ * by rotation) and the record's balance algorithm — and the stages the
  * capabilities contributed (`contributed`, in capability order), in slot order (candidates → gate
  * → policy → rank → pick → balance → fallback). Stages of one slot keep their order (the health
  * gate before a metric gate); stages never call each other.
  */
-export function assemblePipeline(contributed: readonly Stage[], algorithm: BalanceAlgorithm, pickDcCount: number, rotationKeyPrefix: string): Stage[] {
+export function assemblePipeline(
+  contributed: readonly Stage[],
+  algorithm: BalanceAlgorithm,
+  pickDcCount: number,
+  rotationKeyPrefix: string,
+  dcWeights?: Readonly<Record<string, number>>,
+): Stage[] {
   const stages: Stage[] = [candidatesStage, ...contributed, balanceStage(algorithm)];
-  if (!contributed.some((st) => st.slot === 'pick')) stages.push(pickDcsStage(pickDcCount, rotationTieBreak(`${rotationKeyPrefix}/pick`)));
+  const tieBreak = dcWeights ? weightedTieBreak(dcWeights) : rotationTieBreak(`${rotationKeyPrefix}/pick`);
+  if (!contributed.some((st) => st.slot === 'pick')) stages.push(pickDcsStage(pickDcCount, tieBreak));
   return stages.sort((x, y) => STAGE_SLOTS.indexOf(x.slot) - STAGE_SLOTS.indexOf(y.slot));
 }
 

@@ -1,6 +1,8 @@
 import { isInZone, parentName } from '../../core/dns/name.js';
+import { canonicalIpText } from '../../core/net/ipAddress.js';
 import type { RecordType, ResourceRecord, SoaData } from '../../core/dns/records.js';
 import type { CompiledGslbRecord } from '../selection/stage.js';
+import { runSteps, type Steps } from '../selection/steps.js';
 
 /** One owner name in a zone: its static RRsets and GSLB records. An empty node is an empty non-terminal. */
 export interface ZoneNode {
@@ -35,11 +37,19 @@ export class ZoneIndex {
   /** Every owner name (and empty non-terminal) → its node in the zone {@link findZone} gives for it. */
   private readonly byOwner: ReadonlyMap<string, OwnedNode>;
 
-  constructor(zones: readonly ZoneData[]) {
+  /** `owners`: the owner map {@link ZoneIndex.build} computed; computed here when absent. */
+  constructor(zones: readonly ZoneData[], owners?: ReadonlyMap<string, OwnedNode>) {
     this.byName = new Map(zones.map((z) => [z.name, z]));
-    const byOwner = new Map<string, OwnedNode>();
-    for (const z of zones) for (const [name, node] of z.nodes) if (this.findZone(name) === z) byOwner.set(name, Object.freeze({ zone: z, node }));
-    this.byOwner = byOwner;
+    this.byOwner = owners ?? runSteps(ownerSteps(this.byName, Infinity));
+  }
+
+  /**
+   * The index of `zones`, built by a generator that yields after every `step` owner names (the
+   * sliced compilation of `snapshot.ts`); the index is its return value.
+   */
+  static *build(zones: readonly ZoneData[], step: number): Steps<ZoneIndex> {
+    const owners = yield* ownerSteps(new Map(zones.map((z) => [z.name, z])), step);
+    return new ZoneIndex(zones, owners);
   }
 
   /**
@@ -58,13 +68,7 @@ export class ZoneIndex {
 
   /** The zone holding `name` (canonical), the most specific one when zones nest. */
   findZone(name: string): ZoneData | undefined {
-    let n = name;
-    for (;;) {
-      const z = this.byName.get(n);
-      if (z) return z;
-      if (n === '') return undefined;
-      n = parentName(n);
-    }
+    return findZoneIn(this.byName, name);
   }
 
   get zones(): IterableIterator<ZoneData> {
@@ -74,6 +78,30 @@ export class ZoneIndex {
   zone(name: string): ZoneData | undefined {
     return this.byName.get(name);
   }
+}
+
+/** The most specific zone of `byName` holding `name`. */
+function findZoneIn(byName: ReadonlyMap<string, ZoneData>, name: string): ZoneData | undefined {
+  let n = name;
+  for (;;) {
+    const z = byName.get(n);
+    if (z) return z;
+    if (n === '') return undefined;
+    n = parentName(n);
+  }
+}
+
+/** Every owner name → its node in the most specific zone holding it; yields after every `step` names. */
+function* ownerSteps(byName: ReadonlyMap<string, ZoneData>, step: number): Steps<Map<string, OwnedNode>> {
+  const byOwner = new Map<string, OwnedNode>();
+  let n = 0;
+  for (const z of byName.values()) {
+    for (const [name, node] of z.nodes) {
+      if (findZoneIn(byName, name) === z) byOwner.set(name, Object.freeze({ zone: z, node }));
+      if (++n % step === 0) yield;
+    }
+  }
+  return byOwner;
 }
 
 /** Mutable node used while a zone is being built. */
@@ -93,6 +121,18 @@ export function buildZone(
   records: readonly ResourceRecord[],
   gslb: readonly CompiledGslbRecord[],
 ): ZoneData {
+  return runSteps(buildZoneSteps(apex, soa, records, gslb, Infinity));
+}
+
+/** {@link buildZone} as a generator that yields after every `step` records placed (the sliced compilation of `snapshot.ts`). */
+export function* buildZoneSteps(
+  apex: string,
+  soa: ResourceRecord & { data: SoaData },
+  records: readonly ResourceRecord[],
+  gslb: readonly CompiledGslbRecord[],
+  step: number,
+): Steps<ZoneData> {
+  let n = 0;
   const nodes = new Map<string, NodeBuilder>();
   const node = (name: string): NodeBuilder => {
     let n = nodes.get(name);
@@ -108,11 +148,14 @@ export function buildZone(
     if (!isInZone(r.name, apex)) continue;
     const rrs = node(r.name).rrsets;
     const list = rrs.get(r.type);
-    if (list) list.push(r);
-    else rrs.set(r.type, [r]);
+    // An RRset never holds the same record twice (RFC 2181 §5): a record configured twice is kept once.
+    if (!list) rrs.set(r.type, [r]);
+    else if (!list.some((x) => sameData(r.type, x.data, r.data))) list.push(r);
+    if (++n % step === 0) yield;
   }
   for (const g of gslb) {
     if (isInZone(g.name, apex)) node(g.name).gslb.set(g.type, g);
+    if (++n % step === 0) yield;
   }
   let hasDelegations = false;
   const finished = new Map<string, ZoneNode>();
@@ -123,4 +166,14 @@ export function buildZone(
   }
   const negativeTtl = Math.min(soa.ttl, soa.data.minimum);
   return { name: apex, soa, negativeTtl, nodes: finished, hasDelegations };
+}
+
+/**
+ * Whether two records of `type` carry the same data: parsed data holds names in canonical form,
+ * addresses as written (`2001:db8::1` and `2001:db8:0::1` are one address).
+ */
+function sameData(type: RecordType, a: ResourceRecord['data'], b: ResourceRecord['data']): boolean {
+  if (a === b) return true;
+  if (type === 'A' || type === 'AAAA') return canonicalIpText(a as string) === canonicalIpText(b as string);
+  return JSON.stringify(a) === JSON.stringify(b);
 }

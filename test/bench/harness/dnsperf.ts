@@ -19,6 +19,8 @@ export interface DnsperfRun {
   /** Concurrent clients (`-c`, each its own socket) and outstanding queries (`-q`). */
   readonly clients?: number;
   readonly outstanding?: number;
+  /** Seconds after which a query counts as lost (`-t`); default 2. */
+  readonly timeoutSeconds?: number;
 }
 
 /** What dnsperf reported. */
@@ -42,7 +44,7 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1)$/;
 export async function runDnsperf(processes: ProcessSupervisor, run: DnsperfRun, workDir: string, signal: AbortSignal): Promise<DnsperfResult> {
   if (!LOOPBACK.test(run.server)) throw new Error(`dnsperf target ${run.server} is not a loopback address`);
   const args = ['-s', run.server, '-p', String(run.port), '-d', run.queryFile, '-l', String(run.seconds)];
-  args.push('-c', String(run.clients ?? 1), '-q', String(run.outstanding ?? 100), '-t', '2');
+  args.push('-c', String(run.clients ?? 1), '-q', String(run.outstanding ?? 100), '-t', String(run.timeoutSeconds ?? 2));
   if (run.binary) args.push('-B');
   else if (run.edns) args.push('-e');
   const logFile = join(workDir, `dnsperf-${process.hrtime.bigint()}.log`);

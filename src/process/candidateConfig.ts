@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+import { dirname, resolve as resolvePath } from 'node:path';
+import type { AdminListenerConfig } from '../admin/listenerSchema.js';
+import { readConfigText } from '../core/config/load.js';
+import { FILE_SIZE_LIMITS, readRegularFile } from '../core/config/regularFile.js';
+import { zoneContentHashes } from '../pipeline/snapshot.js';
+import type { Config } from './configSchema.js';
+import { checkFileReferences } from './fileReferences.js';
+import { parseConfigText } from './loadConfig.js';
+
+/**
+ * A configuration read, parsed, validated and checked (every file it names), ready to be compiled
+ * into a snapshot: what the reload pipeline (`reloadPipeline.ts`) computes off the event loop.
+ * Everything here is plain data, so it crosses threads by structured clone.
+ */
+export interface CandidateConfig {
+  readonly file: string;
+  readonly config: Config;
+  /**
+   * SHA-256 over the configuration text and the admin token file: two reads with equal
+   * fingerprints would build the same snapshot, so a reload may be skipped.
+   */
+  readonly fingerprint: string;
+  /** Each zone's content hash (the `auto` SOA serial input, `src/pipeline/zones/soaSerial.ts`). */
+  readonly contentHashes: ReadonlyMap<string, string>;
+  /** The admin token (`listeners.admin.token` or the contents of `tokenFile`); undefined disables mutating routes. */
+  readonly adminToken: string | undefined;
+}
+
+/**
+ * Reads (a regular file under its size cap), parses and validates a configuration file, checks
+ * every file it names ({@link checkFileReferences}), reads the admin token and hashes the zones,
+ * on the calling thread (start-up, `check-config`, the reload pipeline's worker). `text`, when
+ * given, is used instead of the file's contents (a candidate that is not on disk yet; relative
+ * paths stay relative to `file`).
+ * @throws ConfigError listing every problem.
+ */
+export function readCandidateConfig(file: string, text?: string): CandidateConfig {
+  const body = text ?? readConfigText(file);
+  const config = parseConfigText(body, file);
+  checkFileReferences(config, file);
+  const hash = createHash('sha256').update(body);
+  const token = adminToken(config.listeners.admin, file, hash);
+  return { file, config, fingerprint: hash.digest('hex'), contentHashes: zoneContentHashes(config), adminToken: token };
+}
+
+/**
+ * The admin token of `listeners.admin`: `token`, or the contents of `tokenFile` (relative to the
+ * configuration file) without surrounding whitespace, also fed to `hash`.
+ */
+function adminToken(admin: AdminListenerConfig | undefined, configFile: string, hash: ReturnType<typeof createHash>): string | undefined {
+  if (admin?.tokenFile === undefined) return admin?.token;
+  const text = readRegularFile(resolvePath(dirname(configFile), admin.tokenFile), FILE_SIZE_LIMITS.token).toString('utf8');
+  hash.update('\0tokenFile\0').update(text);
+  return text.trim();
+}

@@ -1,0 +1,39 @@
+import { parentPort } from 'node:worker_threads';
+import { ConfigError } from '../core/config/load.js';
+import { readCandidateConfig } from './candidateConfig.js';
+import { splitForTransfer, type TransferChunk, type WorkerMessage, type WorkerRequest } from './transferChunks.js';
+
+/**
+ * Worker-thread entry of {@link ConfigReader} (`reloadPipeline.ts`): for each request, reads,
+ * parses, validates and checks a configuration, then sends it back in pieces
+ * (`transferChunks.ts`), one when the engine thread asks for it: Node delivers every queued
+ * message in one turn of the receiving event loop, so pieces sent at once would be received as
+ * one long block. The
+ * worker lives as long as the engine: loading the modules costs about a second.
+ */
+/** The pieces of the answer being sent, each sent when the engine thread asks for the next. */
+let pending: { id: number; chunks: TransferChunk[]; next: number } | undefined;
+
+parentPort!.on('message', (request: WorkerRequest) => {
+  const post = (m: WorkerMessage): void => parentPort!.postMessage({ ...m, id: request.id });
+  if (request.kind === 'next') {
+    if (pending?.id !== request.id) return;
+    const chunk = pending.chunks[pending.next++];
+    if (chunk) post({ kind: 'chunk', path: chunk.path, items: chunk.items });
+    else {
+      pending = undefined;
+      post({ kind: 'done' });
+    }
+    return;
+  }
+  const { file, text } = request;
+  try {
+    const candidate = readCandidateConfig(file, text);
+    const { skeleton, chunks } = splitForTransfer(candidate.config);
+    pending = { id: request.id, chunks, next: 0 };
+    post({ kind: 'head', skeleton, fingerprint: candidate.fingerprint, contentHashes: [...candidate.contentHashes], adminToken: candidate.adminToken });
+  } catch (e) {
+    if (e instanceof ConfigError) post({ kind: 'error', file: e.file, problems: e.problems });
+    else post({ kind: 'error', message: (e as Error).message });
+  }
+});

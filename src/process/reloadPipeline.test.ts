@@ -1,0 +1,76 @@
+import test from 'ava';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError } from '../core/config/load.js';
+import { emptyLocationDb } from '../core/location/locationDb.js';
+import { emptyMetricView } from '../core/views/metricView.js';
+import { compileSnapshot } from '../pipeline/snapshot.js';
+import { largeConfig } from '../../test/support/largeConfig.js';
+import { dcsDown } from '../../test/support/selectionFixture.js';
+import { CAPABILITIES } from './capabilities.js';
+import type { Config } from './configSchema.js';
+import { readCandidateConfig } from './candidateConfig.js';
+import { compileInSlices, ConfigReader } from './reloadPipeline.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gslbd-reload-pipeline-'));
+const reader = new ConfigReader();
+test.after.always(() => reader.close());
+
+test('the worker reads what the engine thread would read: the same configuration, fingerprint and zone hashes', async (t) => {
+  const file = join(dir, 'big.yaml');
+  writeFileSync(file, largeConfig({ records: 1200 }));
+  const off = await reader.read(file);
+  const here = readCandidateConfig(file);
+  t.deepEqual(off.config, here.config);
+  t.is(off.fingerprint, here.fingerprint);
+  t.deepEqual([...off.contentHashes], [...here.contentHashes]);
+  const other = await reader.read(file, largeConfig({ records: 1200, ttl: 31 }));
+  t.not(other.fingerprint, off.fingerprint, 'text given instead of the file is what is read');
+});
+
+test('the worker reports every problem as a ConfigError, as the engine thread does', async (t) => {
+  const file = join(dir, 'bad.yaml');
+  writeFileSync(file, largeConfig({ records: 3 }).replace('    service: svc1\n', '    service: svc1\n    bogus: 1\n'));
+  const e = await t.throwsAsync(reader.read(file), { instanceOf: ConfigError });
+  t.deepEqual(e.problems, [{ path: 'records[1].bogus', message: 'unknown key (not part of the configuration schema; check the spelling)' }]);
+  await t.throwsAsync(reader.read(join(dir, 'absent.yaml')), { instanceOf: ConfigError, message: /cannot read: ENOENT/ });
+});
+
+test('a FIFO or a device at the configuration path is refused at once, not read', async (t) => {
+  const fifo = join(dir, 'fifo.yaml');
+  execFileSync('mkfifo', [fifo]);
+  // Reading either would block (FIFO without writer) or never end (/dev/zero): bounded here, on a
+  // reader of its own (the shared one reads large files for the other tests first). The bound is
+  // loose: starting a worker takes seconds on a loaded machine.
+  const own = new ConfigReader();
+  t.teardown(() => own.close());
+  const bounded = <T>(p: Promise<T>) =>
+    Promise.race([p, new Promise<never>((_, fail) => setTimeout(() => fail(new Error('the read did not finish in 120 s')), 120_000).unref())]);
+  await t.throwsAsync(bounded(own.read(fifo)), { instanceOf: ConfigError, message: /is not a regular file \(a FIFO\)/ });
+  await t.throwsAsync(bounded(own.read('/dev/zero')), { instanceOf: ConfigError, message: /is not a regular file \(a character device\)/ });
+});
+
+test('compiling in slices gives the event loop turns and the same snapshot as compiling in one go', async (t) => {
+  const { config } = readCandidateConfig(join(dir, 'slices.yaml'), largeConfig({ records: 1500 }));
+  const input = {
+    file: 'x',
+    config,
+    capabilities: CAPABILITIES,
+    state: { geo: emptyLocationDb(), health: dcsDown(), metrics: emptyMetricView },
+    nowMs: 1_700_000_000_000,
+  };
+  let turns = 0;
+  const ticker = setInterval(() => turns++, 0);
+  const sliced = await compileInSlices(input, 2);
+  clearInterval(ticker);
+  t.true(turns >= 5, `other events ran ${turns} times during the compilation`);
+  const whole = compileSnapshot<Config>(input);
+  t.deepEqual(
+    sliced.records.map((r) => [r.name, r.type, r.candidates.length]),
+    whole.records.map((r) => [r.name, r.type, r.candidates.length]),
+  );
+  t.deepEqual([...sliced.zones.zone('big.test')!.nodes.keys()], [...whole.zones.zone('big.test')!.nodes.keys()]);
+  t.deepEqual(sliced.serials, whole.serials);
+});
