@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 # the benchmark's load generator and native references (dnsperf, gdnsd, PowerDNS's bind and
 # geoip backends with the legacy GeoIP country data); systemd-analyze, which verifies the example
 # units; the compilers node-gyp builds the location addon with (gcc also serves cgo for
-# `go test -race`), and libmaxminddb for the location benchmark's C reference harness.
-APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev)
-DAEMONS=(gdnsd pdns_server)
+# `go test -race`), and libmaxminddb for the location benchmark's C reference harness;
+# prometheus for `promtool check metrics` on a live engine's /metrics (its server is not used).
+APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev prometheus)
+DAEMONS=(gdnsd pdns_server prometheus)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -30,7 +31,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  for svc in gdnsd pdns; do
+  for svc in gdnsd pdns prometheus; do
     if command -v systemctl >/dev/null 2>&1; then systemctl disable --now "$svc" >/dev/null 2>&1 || true; fi
   done
   for pid in $(daemon_pids); do
@@ -41,6 +42,11 @@ fi
 # Node dependencies exactly as locked; compiles TypeScript.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
+fi
+# The native addons of binding.gyp (location lookups, sd_notify) when one is missing: a machine set
+# up before a target was added has node_modules but not the new addon.
+if [ ! -f build/Release/gslbd_geo.node ] || [ ! -f build/Release/gslbd_notify.node ]; then
+  npm run build:native --silent
 fi
 npm run build --silent
 

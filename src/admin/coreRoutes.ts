@@ -3,6 +3,7 @@ import { explainQuery } from '../pipeline/explain.js';
 import type { AdminRoute } from '../core/contracts/adminRoute.js';
 import type { ReloadOutcome } from '../pipeline/capability.js';
 import type { EngineMetrics } from '../core/telemetry/engineMetrics.js';
+import type { EngineCondition } from './engineCondition.js';
 
 /** What the core routes read. */
 export interface CoreRouteDeps {
@@ -10,12 +11,15 @@ export interface CoreRouteDeps {
   readonly metrics: EngineMetrics;
   /** Re-reads the configuration (as SIGHUP does). */
   readonly reload: (reason: string) => Promise<ReloadOutcome>;
+  /** The engine's condition (ok, or degraded with reasons); ok when not given. */
+  readonly condition?: () => EngineCondition;
 }
 
 /**
  * The admin routes every engine has:
- * - `GET /healthz`: 200 with warnings (e.g. the TypeScript location fallback) while serving;
- * - `GET /status`: snapshot generation, zones, records, data centers, location data, health view;
+ * - `GET /healthz`: 200 while serving, `status` `ok` or `degraded` with its `reasons` (fail-safe in
+ *   use, last reload failed, each with since when), and warnings (e.g. the TypeScript location fallback);
+ * - `GET /status`: condition, last reload, snapshot generation, zones, records, data centers, location data, health view;
  * - `GET /metrics`: Prometheus exposition;
  * - `GET /explain?name=&type=&client=`: the decision trace (client is an address or `addr/len`);
  * - `POST /reload` (token): re-reads the configuration; 422 with the reasons when it is invalid.
@@ -23,6 +27,7 @@ export interface CoreRouteDeps {
  */
 export function coreRoutes(deps: CoreRouteDeps): AdminRoute[] {
   const { engine, metrics } = deps;
+  const condition = deps.condition ?? ((): EngineCondition => ({ status: 'ok', reasons: [] }));
   const routes: AdminRoute[] = [];
   routes.push({
     method: 'GET',
@@ -34,7 +39,8 @@ export function coreRoutes(deps: CoreRouteDeps): AdminRoute[] {
       if (geo.implementation === 'typescript' && geo.describe().sources.length > 0) {
         warnings.push('location lookups use the TypeScript reference implementation (native addon not loaded)');
       }
-      return { status: 200, json: { status: 'ok', generation: engine.snapshot.generation, warnings } };
+      const c = condition();
+      return { status: 200, json: { status: c.status, generation: engine.snapshot.generation, reasons: c.reasons, warnings } };
     },
   });
   routes.push({
@@ -43,9 +49,13 @@ export function coreRoutes(deps: CoreRouteDeps): AdminRoute[] {
     mutating: false,
     handle() {
       const s = engine.snapshot;
+      const c = condition();
       return {
         status: 200,
         json: {
+          status: c.status,
+          reasons: c.reasons,
+          ...(c.lastReload !== undefined ? { lastReload: c.lastReload } : {}),
           generation: s.generation,
           configFile: s.file,
           loadedAt: new Date(s.loadedAtMs).toISOString(),

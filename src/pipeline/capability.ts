@@ -110,8 +110,14 @@ export interface CapabilityHost {
   reload(reason: string, refresh?: readonly string[]): Promise<ReloadOutcome>;
 }
 
-/** Outcome of a reload: the new generation, or why the running configuration was kept. */
-export type ReloadOutcome = { ok: true; generation: number } | { ok: false; error: string };
+/** Names added, removed and changed by a reload, for one kind of thing (records, data centers, endpoints). */
+export type ChangeSet = { readonly added: readonly string[]; readonly removed: readonly string[]; readonly changed: readonly string[] };
+
+/**
+ * Outcome of a reload: the new generation and what changed (by kind: `records`, `datacenters`,
+ * `endpoints`), or why the running configuration was kept.
+ */
+export type ReloadOutcome = { ok: true; generation: number; changes?: Readonly<Record<string, ChangeSet>> } | { ok: false; error: string };
 
 /** A started capability. */
 export interface CapabilityRuntime<C> {

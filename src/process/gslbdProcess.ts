@@ -17,6 +17,7 @@ import type { DnsServer } from '../doors/dns/dnsServer.js';
 import type { DoorHost } from '../doors/doorHost.js';
 import type { RemoteBackendServer } from '../doors/powerdns/remoteBackendServer.js';
 import { healthCapability } from '../capabilities/health/capability.js';
+import { FailsafeWatch } from '../capabilities/health/failsafeWatch.js';
 import { steeringCapability } from '../capabilities/steering/capability.js';
 import type { CapabilityHost, CapabilityRuntime, ReloadOutcome } from '../pipeline/capability.js';
 import { Engine } from '../pipeline/engine.js';
@@ -27,6 +28,9 @@ import { checkFileReferences } from './fileReferences.js';
 import { LISTENERS } from './frontDoors.js';
 import { loadConfigFile } from './loadConfig.js';
 import { StatusSignals } from './statusSignals.js';
+import { engineCondition } from './engineCondition.js';
+import { ReloadHistory } from './reloadHistory.js';
+import { isEmptySummary, reloadSummary } from './reloadSummary.js';
 
 export type { ReloadOutcome } from '../pipeline/capability.js';
 
@@ -55,6 +59,10 @@ export interface RunningGslbd {
   readonly health: HealthMonitor;
   /** Host, service and client metrics; the snapshot's `env.metrics` view. */
   readonly metricStore: MetricStore;
+  /** Records answering by their all-down policy (logged, counted, and reported by `/healthz`). */
+  readonly failsafe: FailsafeWatch;
+  /** The last reloads' outcomes (`/healthz` is degraded while the last one failed). */
+  readonly reloads: ReloadHistory;
   /**
    * Re-reads the configuration file; an invalid file keeps the running snapshot. Reloads run one
    * at a time. A capability re-reads its own data when its section changed or `refresh` names it
@@ -119,7 +127,7 @@ async function startAfterSignals(
   checkFileReferences(config, file);
   const adminCfg = config.listeners.admin;
   const token = adminToken(adminCfg, file);
-  const log = createLogger(config.logging.level, options.logDestination);
+  const log = createLogger(config.logging.level, options.logDestination, config.logging);
   const metrics = new EngineMetrics();
   const store = new InProcessStateStore();
   const ctx = options.ctx ?? systemContext();
@@ -127,6 +135,10 @@ async function startAfterSignals(
   const engineRef: { engine?: Engine } = {};
   let reload: (reason: string, options?: ReloadOptions) => Promise<ReloadOutcome> = () => Promise.resolve({ ok: false, error: 'the engine is starting' });
   let statusSignals: StatusSignals | undefined;
+  const failsafe = new FailsafeWatch(log, metrics.registry);
+  const reloads = new ReloadHistory();
+  // After every published snapshot: which records are all down now (off the query path).
+  const published = (engine: Engine): void => failsafe.check(engine.snapshot.records, engine.snapshot.env.health, ctx.now());
   const host = (): CapabilityHost => ({
     file,
     log,
@@ -140,6 +152,7 @@ async function startAfterSignals(
       statusSignals?.sync(ctx.now());
       engine.publish(withEnv(engine.snapshot, part));
       metrics.generation.set(engine.snapshot.generation);
+      published(engine);
     },
     reload: (reason, refresh) => reload(reason, { refresh: refresh ?? [] }),
   });
@@ -158,12 +171,25 @@ async function startAfterSignals(
   statusSignals = new StatusSignals(health.monitor, steering.store);
   statusSignals.sync(ctx.now());
   metrics.generation.set(snapshot.generation);
+  published(engine);
 
   const running = { config };
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, generation: snapshot.generation });
   reload = (reason, reloadOptions = {}) => {
     reloading = reloading.then(() =>
-      reloadOnce({ engine, running, runtimes, metrics, log, reason, statusSignals: statusSignals!, refresh: reloadOptions.refresh ?? [], admin }),
+      reloadOnce({
+        engine,
+        running,
+        runtimes,
+        metrics,
+        log,
+        reason,
+        statusSignals: statusSignals!,
+        refresh: reloadOptions.refresh ?? [],
+        admin,
+        published,
+        reloads,
+      }),
     );
     return reloading;
   };
@@ -172,7 +198,7 @@ async function startAfterSignals(
   const doors = createDoors(LISTENERS, config, doorHost);
   const admin = adminCfg ? new AdminServer(token, log) : undefined;
   if (admin) {
-    for (const r of coreRoutes({ engine, metrics, reload })) admin.route(r);
+    for (const r of coreRoutes({ engine, metrics, reload, condition: () => engineCondition(failsafe, reloads) })) admin.route(r);
     for (const { runtime } of runtimes) for (const r of runtime.routes ?? []) admin.route(r);
   }
 
@@ -218,6 +244,8 @@ async function startAfterSignals(
     store,
     health: health.monitor,
     metricStore: steering.store,
+    failsafe,
+    reloads,
     reload,
     async stop() {
       process.off('SIGHUP', onHup);
@@ -262,6 +290,9 @@ interface ReloadContext {
   /** Capability names asked to re-read their own data. */
   readonly refresh: readonly string[];
   readonly admin: AdminServer | undefined;
+  /** Called after the new snapshot is published (the fail-safe watch). */
+  readonly published: (engine: Engine) => void;
+  readonly reloads: ReloadHistory;
 }
 
 async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
@@ -274,20 +305,30 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
     if (JSON.stringify(withoutToken(config.listeners)) !== JSON.stringify(withoutToken(r.running.config.listeners))) {
       log.warn({ reason }, 'listener settings changed; they take effect at the next restart');
     }
+    const { time, levels } = r.running.config.logging;
+    if (config.logging.time !== time || config.logging.levels !== levels) {
+      log.warn({ reason, setting: 'logging.time, logging.levels' }, 'the log line format changed; it takes effect at the next restart');
+    }
     const state = await prepareAll(r.runtimes, config, r.refresh, current.env);
     const next = compileSnapshot<Config>({ file: current.file, config, capabilities: CAPABILITIES, state, nowMs: Date.now(), previous: current });
     engine.publish(next);
+    const changes = reloadSummary(r.running.config, config);
     r.running.config = config;
+    // The logging level applies at once (pino's level is a property of the one logger).
+    log.level = config.logging.level;
     for (const { runtime } of r.runtimes) runtime.commit?.(config);
     r.statusSignals.sync(engine.ctx.now());
     r.admin?.setToken(token);
     metrics.generation.set(next.generation);
     metrics.reloads.inc({ result: 'ok' });
-    log.info({ reason, generation: next.generation }, 'configuration reloaded');
-    return { ok: true, generation: next.generation };
+    r.published(engine);
+    r.reloads.succeeded(reason, next.generation, Date.now());
+    log.info({ reason, generation: next.generation, changes: isEmptySummary(changes) ? 'none' : changes }, 'configuration reloaded');
+    return { ok: true, generation: next.generation, changes };
   } catch (e) {
     metrics.reloads.inc({ result: 'invalid' });
     const problems = e instanceof ConfigError ? e.problems : undefined;
+    r.reloads.failed(reason, (e as Error).message, Date.now());
     log.error({ reason, problems, err: problems ? undefined : e }, 'reload failed; keeping the running configuration');
     return { ok: false, error: (e as Error).message };
   }

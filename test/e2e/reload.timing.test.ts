@@ -137,7 +137,7 @@ test.serial('a file with a YAML syntax error is refused with line:column', async
   engine.writeConfig('zones: [\n');
   const r = await adminPost('/reload', FIXTURE_TOKEN);
   t.is(r.status, 422);
-  t.regex(r.body.error as string, /: line 2:1: YAML: /);
+  t.regex(r.body.error as string, /\.yaml:2:1: YAML: /);
   t.is(await euAnswer(), '192.0.2.13');
 });
 
