@@ -5,6 +5,7 @@ import { ConfigError } from '../core/config/load.js';
 import { loadConfigFile } from '../process/loadConfig.js';
 import { configJsonSchema } from '../process/configSchema.js';
 import { startGslbd } from '../process/gslbdProcess.js';
+import { notifyServiceManager } from '../process/serviceNotify.js';
 import { registerGeoCommands } from './geoCommands.js';
 import { registerCtlCommands, registerExplainAlias } from './ctlCommands.js';
 import { GSLBD_VERSION } from '../core/telemetry/buildInfo.js';
@@ -28,8 +29,11 @@ program
   .action(async (file: string) => {
     try {
       const running = await startGslbd(file);
+      // systemd Type=notify: started once the configuration is loaded and every listener is open.
+      notifyServiceManager(`READY=1\nSTATUS=serving generation ${running.engine.snapshot.generation}\nMAINPID=${process.pid}`, running.log);
       const stop = (signal: string): void => {
         running.log.info({ signal }, 'stopping');
+        notifyServiceManager('STOPPING=1', running.log);
         void running.stop().then(() => process.exit(0));
       };
       process.once('SIGINT', () => stop('SIGINT'));

@@ -73,6 +73,8 @@ export interface StartEngineOptions {
   readonly startTimeoutMs?: number;
   /** Configuration file name inside the directory; default `gslbd.yaml`. */
   readonly configName?: string;
+  /** Extra environment variables of the engine process (e.g. `NOTIFY_SOCKET`). */
+  readonly env?: Readonly<Record<string, string>>;
   /** Sends `signal` when a log line matching `when` appears while the engine is still starting. */
   readonly signalDuringStart?: { readonly signal: NodeJS.Signals; readonly when: (l: LogLine) => boolean };
 }
@@ -105,7 +107,11 @@ export async function startEngine(configText: string, options: StartEngineOption
   const configFile = join(dir, options.configName ?? 'gslbd.yaml');
   writeFileSync(configFile, configText);
 
-  const child = spawn(process.execPath, [CLI, 'serve', configFile], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'serve', configFile], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
+  });
   running.add(child);
   const logs: LogLine[] = [];
   let stderr = '';
