@@ -63,6 +63,6 @@ ${EXAMPLE_ZONE}
   t.true(ready.includes(`MAINPID=${engine.pid}`));
   t.true(ready.some((l) => /^STATUS=serving generation 1$/.test(l)));
   await engine.stop();
-  await waitFor('STOPPING=1', () => socket.messages.some((m) => m.split('\n').includes('STOPPING=1')), 10000);
+  await waitFor('STOPPING=1', () => socket.messages.some((m) => m.split('\n').includes('STOPPING=1')), 30000);
   t.pass();
 });

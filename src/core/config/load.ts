@@ -142,7 +142,8 @@ function describeIssue(issue: z.core.$ZodIssue): IssueProblem[] {
       atKey: true,
     }));
   }
-  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+  // A union without a message of its own (a custom one says it best).
+  if (issue.code === 'invalid_union' && issue.errors.length > 0 && issue.message === 'Invalid input') {
     // A union of forms (a TTL as seconds or as `1h`): the one form the value has explains it best.
     const ofItsForm = issue.errors.filter((errs) => !(errs.length === 1 && errs[0]!.code === 'invalid_type'));
     if (ofItsForm.length === 1) return ofItsForm[0]!.flatMap((i) => describeIssue({ ...i, path: [...issue.path, ...i.path] } as z.core.$ZodIssue));
