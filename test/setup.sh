@@ -13,9 +13,10 @@ cd "$(dirname "$0")/.."
 # tests start on loopback ports (never as system daemons). DNSSEC: unbound, the validating resolver
 # the tests put in front of every door; bind9-utils (dnssec-keygen, dnssec-dsfromkey,
 # dnssec-settime, dnssec-signzone) and bind9-dnsutils (delv, a second validator). haproxy, the load
-# balancer `gslbd agent` reads service metrics from over its stats socket.
-APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev curl redis-server redis-sentinel unbound bind9-utils bind9-dnsutils haproxy)
-DAEMONS=(gdnsd pdns_server redis-server redis-sentinel unbound haproxy)
+# balancer `gslbd agent` reads service metrics from over its stats socket; prometheus for
+# `promtool check metrics` on a live engine's /metrics (its server is not used).
+APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev curl redis-server redis-sentinel unbound bind9-utils bind9-dnsutils haproxy prometheus)
+DAEMONS=(gdnsd pdns_server redis-server redis-sentinel unbound haproxy prometheus)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -35,7 +36,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  for svc in gdnsd pdns redis-server redis-sentinel unbound haproxy; do
+  for svc in gdnsd pdns redis-server redis-sentinel unbound haproxy prometheus; do
     if command -v systemctl >/dev/null 2>&1; then systemctl disable --now "$svc" >/dev/null 2>&1 || true; fi
   done
   for pid in $(daemon_pids); do
@@ -46,6 +47,11 @@ fi
 # Node dependencies exactly as locked; compiles TypeScript.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
+fi
+# The native addons of binding.gyp (location lookups, sd_notify) when one is missing: a machine set
+# up before a target was added has node_modules but not the new addon.
+if [ ! -f build/Release/gslbd_geo.node ] || [ ! -f build/Release/gslbd_notify.node ]; then
+  npm run build:native --silent
 fi
 npm run build --silent
 

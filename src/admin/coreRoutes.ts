@@ -4,6 +4,7 @@ import type { AdminRoute } from '../core/contracts/adminRoute.js';
 import type { AfterAnswerHook } from '../core/contracts/frontDoor.js';
 import type { ReloadOutcome } from '../pipeline/capability.js';
 import type { EngineMetrics } from '../core/telemetry/engineMetrics.js';
+import type { EngineCondition } from './engineCondition.js';
 
 /** What the core routes read. */
 export interface CoreRouteDeps {
@@ -13,12 +14,15 @@ export interface CoreRouteDeps {
   readonly reload: (reason: string) => Promise<ReloadOutcome>;
   /** The front doors' after-answer steps (DNSSEC signing), which `/explain` runs too. */
   readonly afterAnswer?: readonly AfterAnswerHook[];
+  /** The engine's condition (ok, or degraded with reasons); ok when not given. */
+  readonly condition?: () => EngineCondition;
 }
 
 /**
  * The admin routes every engine has:
- * - `GET /healthz`: 200 with warnings (e.g. the TypeScript location fallback) while serving;
- * - `GET /status`: snapshot generation, zones, records, data centers, location data, health view;
+ * - `GET /healthz`: 200 while serving, `status` `ok` or `degraded` with its `reasons` (fail-safe in
+ *   use, last reload failed, each with since when), and warnings (e.g. the TypeScript location fallback);
+ * - `GET /status`: condition, last reload, snapshot generation, zones, records, data centers, location data, health view;
  * - `GET /metrics`: Prometheus exposition;
  * - `GET /explain?name=&type=&client=[&do=1]`: the decision trace (client is an address or `addr/len`),
  *   and with `do=1` what the DNSSEC signer did to the answer (signed, from its cache);
@@ -27,6 +31,7 @@ export interface CoreRouteDeps {
  */
 export function coreRoutes(deps: CoreRouteDeps): AdminRoute[] {
   const { engine, metrics } = deps;
+  const condition = deps.condition ?? ((): EngineCondition => ({ status: 'ok', reasons: [] }));
   const routes: AdminRoute[] = [];
   routes.push({
     method: 'GET',
@@ -38,7 +43,8 @@ export function coreRoutes(deps: CoreRouteDeps): AdminRoute[] {
       if (geo.implementation === 'typescript' && geo.describe().sources.length > 0) {
         warnings.push('location lookups use the TypeScript reference implementation (native addon not loaded)');
       }
-      return { status: 200, json: { status: 'ok', generation: engine.snapshot.generation, warnings } };
+      const c = condition();
+      return { status: 200, json: { status: c.status, generation: engine.snapshot.generation, reasons: c.reasons, warnings } };
     },
   });
   routes.push({
@@ -47,9 +53,13 @@ export function coreRoutes(deps: CoreRouteDeps): AdminRoute[] {
     mutating: false,
     handle() {
       const s = engine.snapshot;
+      const c = condition();
       return {
         status: 200,
         json: {
+          status: c.status,
+          reasons: c.reasons,
+          ...(c.lastReload !== undefined ? { lastReload: c.lastReload } : {}),
           generation: s.generation,
           configFile: s.file,
           loadedAt: new Date(s.loadedAtMs).toISOString(),

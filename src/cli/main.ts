@@ -1,20 +1,28 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --min-semi-space-size=16
 import { Command } from 'commander';
-import { z } from 'zod';
-import { checkFileReferences, fileReferenceWarnings } from '../process/fileReferences.js';
+import { checkFileReferences, fileProblemsOfValidSections, fileReferenceWarnings } from '../process/fileReferences.js';
 import { ConfigError } from '../core/config/load.js';
 import { loadConfigFile } from '../process/loadConfig.js';
-import { configSchema } from '../process/configSchema.js';
+import { configJsonSchema } from '../process/configSchema.js';
 import { startGslbd } from '../process/gslbdProcess.js';
+import { notifyServiceManager } from '../process/serviceNotify.js';
 import { registerDnssecCommands } from './dnssecCommands.js';
 import { registerGeoCommands } from './geoCommands.js';
 import { registerAgentCommand } from './agentCommand.js';
+import { registerCtlCommands, registerExplainAlias } from './ctlCommands.js';
+import { GSLBD_VERSION } from '../core/telemetry/buildInfo.js';
+import { logFatal } from '../core/telemetry/logger.js';
 
 /**
- * The `gslbd` command line (docs/PRODUCT.md §7): serve, check-config, schema, explain, agent, geo build|lookup, dnssec keygen|ds.
+ * The `gslbd` command line (docs/PRODUCT.md §7): serve, check-config, schema, ctl (explain), agent, geo build|lookup, dnssec keygen|ds.
  * Exit codes: 0 success, 1 invalid input (configuration, arguments), 2 runtime failure.
  */
-const program = new Command().name('gslbd').description('Global server load balancing engine for authoritative DNS').showHelpAfterError();
+const program = new Command()
+  .name('gslbd')
+  .description('Global server load balancing engine for authoritative DNS')
+  .version(GSLBD_VERSION)
+  .showHelpAfterError()
+  .addHelpText('after', '\nExit codes: 0 success, 1 invalid input (configuration, arguments) or a request the engine refused, 2 runtime failure.');
 
 program
   .command('serve')
@@ -23,15 +31,21 @@ program
   .action(async (file: string) => {
     try {
       const running = await startGslbd(file);
+      // systemd Type=notify: started once the configuration is loaded and every listener is open.
+      notifyServiceManager(`READY=1\nSTATUS=serving generation ${running.engine.snapshot.generation}\nMAINPID=${process.pid}`, running.log);
       const stop = (signal: string): void => {
         running.log.info({ signal }, 'stopping');
+        notifyServiceManager('STOPPING=1', running.log);
         void running.stop().then(() => process.exit(0));
       };
       process.once('SIGINT', () => stop('SIGINT'));
       process.once('SIGTERM', () => stop('SIGTERM'));
     } catch (e) {
+      const code = e instanceof ConfigError ? 1 : 2;
+      // Text for the person at the terminal, one JSON line for the log pipeline reading stdout.
       process.stderr.write(`gslbd: ${(e as Error).message}\n`);
-      process.exit(e instanceof ConfigError ? 1 : 2);
+      logFatal(e as Error, { exitCode: code, ...(e instanceof ConfigError ? { problems: e.problems } : {}) });
+      process.exit(code);
     }
   });
 
@@ -41,7 +55,14 @@ program
   .argument('<config>', 'configuration file (YAML or JSON)')
   .action((file: string) => {
     try {
-      const { config } = loadConfigFile(file);
+      let config;
+      try {
+        config = loadConfigFile(file).config;
+      } catch (e) {
+        // Every problem in one run: the files of the sections that passed the schema too.
+        if (!(e instanceof ConfigError) || e.data === undefined) throw e;
+        throw new ConfigError(file, [...e.problems, ...fileProblemsOfValidSections(e.data, file)]);
+      }
       checkFileReferences(config, file);
       for (const w of fileReferenceWarnings(config, file)) process.stderr.write(`warning: ${w.path}: ${w.message}\n`);
       process.stdout.write(
@@ -57,33 +78,11 @@ program
   .command('schema')
   .description('print the JSON Schema of the configuration file (for editors)')
   .action(() => {
-    process.stdout.write(`${JSON.stringify(z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }), null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
   });
 
-program
-  .command('explain')
-  .description('ask a running engine how it answers a name for a client (GET /explain)')
-  .argument('<name>', 'query name')
-  .argument('[type]', 'query type', 'A')
-  .requiredOption('-c, --client <address>', 'client address, or addr/len as an ECS source prefix')
-  .option('--admin <url>', 'admin listener URL', 'http://127.0.0.1:8053')
-  .option('--dnssec', 'ask with the DO bit: show what the DNSSEC signer does to the answer')
-  .action(async (name: string, type: string, opts: { client: string; admin: string; dnssec?: boolean }) => {
-    const url = new URL('/explain', opts.admin);
-    url.searchParams.set('name', name);
-    url.searchParams.set('type', type);
-    url.searchParams.set('client', opts.client);
-    if (opts.dnssec) url.searchParams.set('do', '1');
-    try {
-      const res = await fetch(url);
-      process.stdout.write(await res.text());
-      if (!res.ok) process.exit(1);
-    } catch (e) {
-      process.stderr.write(`gslbd: cannot reach ${opts.admin}: ${(e as Error).message}\n`);
-      process.exit(2);
-    }
-  });
-
+registerCtlCommands(program);
+registerExplainAlias(program);
 registerGeoCommands(program);
 registerDnssecCommands(program);
 registerAgentCommand(program);

@@ -49,7 +49,8 @@ const NO_HOOKS: readonly AfterAnswerHook[] = [];
  *   ({@link metaQtypeRcode});
  * - an exception inside the engine or a hook is answered SERVFAIL (the door's error form), with
  *   one log line;
- * - `gslbd_dns_queries_total` by label and rcode, `gslbd_dc_answers_total` by data center;
+ * - `gslbd_dns_queries_total` by label and rcode, `gslbd_dns_queries_by_qtype_total` by query
+ *   type, `gslbd_dc_answers_total` by data center;
  * - one timing-sample policy ({@link TIMING_SAMPLE}) for `gslbd_resolve_duration_seconds`, and
  *   for doors that time something else ({@link startTiming}).
  *
@@ -96,6 +97,7 @@ export class AnswerWrapper {
     dnssecOk?: boolean,
   ): R | Promise<R> {
     const label = this.label ?? transport;
+    this.deps.metrics.countQtype(type);
     const metaRcode = metaQtypeRcode(type);
     if (metaRcode !== undefined) {
       this.deps.metrics.countQuery(label, metaRcode);

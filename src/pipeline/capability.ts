@@ -112,13 +112,20 @@ export interface CapabilityHost {
   reload(reason: string, refresh?: readonly string[]): Promise<ReloadOutcome>;
 }
 
-/** Outcome of a reload: the new generation (the running one when nothing changed), or why the running configuration was kept. */
+/** Names added, removed and changed by a reload, for one kind of thing (records, data centers, endpoints). */
+export type ChangeSet = { readonly added: readonly string[]; readonly removed: readonly string[]; readonly changed: readonly string[] };
+
+/**
+ * Outcome of a reload: the new generation (the running one when nothing changed) and what changed
+ * (by kind: `records`, `datacenters`, `endpoints`), or why the running configuration was kept.
+ */
 export type ReloadOutcome =
   | {
       ok: true;
       generation: number;
       /** Set when the file read the same as the running configuration and a request that could announce an applied edit was skipped. */
       unchanged?: true;
+      changes?: Readonly<Record<string, ChangeSet>>;
     }
   | { ok: false; error: string };
 

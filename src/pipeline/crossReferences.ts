@@ -25,14 +25,16 @@ interface CrossReferenced {
  * its name (RFC 1034 §3.6.2, RFC 2181 §10.1). Every issue carries the path of the offending field.
  */
 export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx, policyChecks: readonly PolicyCheck[] = []): void {
-  const issue = (path: (string | number)[], message: string): void => {
-    ctx.addIssue({ code: 'custom', path, message });
+  // `first`: where a duplicate was defined first (`params.firstPath`: the loader names both places).
+  const issue = (path: (string | number)[], message: string, first?: (string | number)[]): void => {
+    ctx.addIssue({ code: 'custom', path, message, ...(first ? { params: { firstPath: first } } : {}) });
   };
 
-  const zoneNames = new Set<string>();
+  const zoneNames = new Map<string, number>();
   cfg.zones.forEach((zone, zi) => {
-    if (zoneNames.has(zone.name)) issue(['zones', zi, 'name'], `zone "${zone.name}" is defined twice`);
-    zoneNames.add(zone.name);
+    const firstZone = zoneNames.get(zone.name);
+    if (firstZone !== undefined) issue(['zones', zi, 'name'], `zone "${zone.name}" is defined twice`, ['zones', firstZone, 'name']);
+    else zoneNames.set(zone.name, zi);
     zone.records.forEach((r, ri) => {
       const owner = relativeOwner(r.name);
       if (owner !== '@' && zone.name !== '' && isInZone(owner, zone.name)) {
@@ -44,11 +46,12 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx,
     });
   });
 
-  const dcNames = new Set<string>();
+  const dcIndex = new Map<string, number>();
   /** Lower-cased name → index of the first data center spelt that way in any case. */
   const dcByLowerName = new Map<string, number>();
   cfg.datacenters.forEach((dc, i) => {
-    if (dcNames.has(dc.name)) issue(['datacenters', i, 'name'], `data center "${dc.name}" is defined twice`);
+    const firstDc = dcIndex.get(dc.name);
+    if (firstDc !== undefined) issue(['datacenters', i, 'name'], `data center "${dc.name}" is defined twice`, ['datacenters', firstDc, 'name']);
     else {
       const first = dcByLowerName.get(dc.name.toLowerCase());
       if (first !== undefined) {
@@ -58,14 +61,18 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx,
           `data center "${dc.name}" differs only in case from "${other}" (datacenters[${first}].name): names are compared exactly, so one is a typo`,
         );
       }
+      dcIndex.set(dc.name, i);
     }
-    dcNames.add(dc.name);
     if (!dcByLowerName.has(dc.name.toLowerCase())) dcByLowerName.set(dc.name.toLowerCase(), i);
   });
+  const dcNames: ReadonlySet<string> = new Set(dcIndex.keys());
 
   const services = new Map<string, ServiceConfig>();
+  const serviceIndex = new Map<string, number>();
   cfg.services.forEach((svc, si) => {
-    if (services.has(svc.name)) issue(['services', si, 'name'], `service "${svc.name}" is defined twice`);
+    const firstService = serviceIndex.get(svc.name);
+    if (firstService !== undefined) issue(['services', si, 'name'], `service "${svc.name}" is defined twice`, ['services', firstService, 'name']);
+    else serviceIndex.set(svc.name, si);
     services.set(svc.name, svc);
     /** Endpoint identity (data center, address or target, port) → its first index. */
     const seen = new Map<string, number>();
@@ -107,9 +114,8 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx,
   cfg.records.forEach((rec, i) => {
     const path = ['records', i];
     if (!cfg.zones.some((z) => isInZone(rec.name, z.name))) issue([...path, 'name'], `"${rec.name}" is not inside any configured zone`);
-    if (typesAt.get(rec.name)?.has(rec.type) && rec.type !== 'CNAME') {
-      issue([...path, 'name'], `"${rec.name}" ${rec.type} is defined twice`);
-    }
+    const firstRecord = typesAt.get(rec.name)?.get(rec.type);
+    if (firstRecord && rec.type !== 'CNAME') issue([...path, 'name'], `"${rec.name}" ${rec.type} is defined twice`, firstRecord);
     claim(rec.name, rec.type, [...path, 'type']);
     for (const dc of Object.keys(rec.dcWeights ?? {})) {
       if (!dcNames.has(dc)) issue([...path, 'dcWeights', dc], `unknown data center "${dc}"`);

@@ -7,7 +7,12 @@ import { LISTENERS } from './frontDoors.js';
 import { storeSchema } from './sharedState/storeSchema.js';
 
 export const loggingSchema = z.strictObject({
+  /** Lowest level written; applies on reload. */
   level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `epoch` (ms, pino's default) or `iso` (ISO 8601 UTC text); needs a restart. */
+  time: z.enum(['epoch', 'iso']).default('epoch'),
+  /** `numbers` (pino's 10–60) or `names` (`info`, `warn`, …); needs a restart. */
+  levels: z.enum(['numbers', 'names']).default('numbers'),
 });
 
 /**
@@ -48,7 +53,7 @@ export const configSchema = composeConfigSchema(
   {
     listeners: listenersSchema(LISTENERS).default({ dns: [] }),
     ...doorRootShape(LISTENERS),
-    logging: loggingSchema.default({ level: 'info' }),
+    logging: loggingSchema.default({ level: 'info', time: 'epoch', levels: 'numbers' }),
     store: storeSchema.optional(),
     watch: watchSchema,
   },
@@ -59,3 +64,44 @@ export type Config = z.output<typeof configSchema>;
 export { geoSchema, geoSourceSchema } from '../capabilities/geo/geoSchema.js';
 export type { GeoConfig, GeoSourceConfig } from '../capabilities/geo/geoSchema.js';
 export type { GeoCustomEntryConfig } from '../capabilities/geo/customEntries.js';
+
+/**
+ * The JSON Schema of the configuration file (`gslbd schema`, for editors and CI validators): the
+ * input form (defaults optional, TTLs as seconds or `1h`), draft 2020-12. What zod cannot express
+ * (transforms' outputs) is left open rather than wrong.
+ */
+export function configJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(configSchema, {
+    io: 'input',
+    unrepresentable: 'any',
+    override({ jsonSchema }) {
+      // zod writes its own check names (`starts_with`, `ends_with`, `includes`) as `format` next
+      // to the `pattern` that carries the check; they are no JSON Schema formats, and validators
+      // in strict mode (ajv) reject an unknown format.
+      if (typeof jsonSchema.format === 'string' && !JSON_SCHEMA_FORMATS.has(jsonSchema.format)) delete jsonSchema.format;
+      // A field that takes one value or a list (`oneOrMore` in its metadata) is parsed through a
+      // list; in the file it may be either.
+      if (jsonSchema.oneOrMore === true) {
+        const list = { ...jsonSchema };
+        delete list.oneOrMore;
+        for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
+        jsonSchema.anyOf = [list.items as typeof list, list];
+      }
+    },
+  }) as Record<string, unknown>;
+}
+
+/** The formats of JSON Schema draft 2020-12 (§7.3) that zod emits. */
+const JSON_SCHEMA_FORMATS: ReadonlySet<string> = new Set([
+  'date-time',
+  'date',
+  'time',
+  'duration',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'uri',
+  'uuid',
+  'regex',
+]);

@@ -1,8 +1,11 @@
 import { dirname, resolve } from 'node:path';
-import { dnssecCapability } from '../capabilities/dnssec/capability.js';
+import { adminListenerSchema } from '../admin/listenerSchema.js';
 import { agentsCapability } from '../capabilities/agents/capability.js';
-import { geoCapability } from '../capabilities/geo/capability.js';
+import { dnssecCapability } from '../capabilities/dnssec/capability.js';
+import { geoCapability, geoRootSchema } from '../capabilities/geo/capability.js';
+import type { GeoConfig } from '../capabilities/geo/geoSchema.js';
 import { healthCapability } from '../capabilities/health/capability.js';
+import { healthSectionSchema } from '../capabilities/health/healthSchema.js';
 import { ConfigError, type ConfigProblem } from '../core/config/load.js';
 import { FILE_SIZE_LIMITS, readRegularFile, referencedFileProblem } from '../core/config/regularFile.js';
 import { doorFileReferences } from '../doors/doorReferences.js';
@@ -28,6 +31,53 @@ export const MIN_ADMIN_TOKEN_CHARS = 16;
  * @returns every problem, each with its configuration path; empty when all files are there.
  */
 export function fileReferenceProblems(config: Config, configFile: string): ConfigProblem[] {
+  const problems = sectionFileProblems({ geo: config.geo, tokenFile: config.listeners.admin?.tokenFile, health: config.health }, configFile);
+  const base = dirname(configFile);
+  const regularFile = (path: string, key: string): void => {
+    const problem = referencedFileProblem(path, resolve(base, path), FILE_SIZE_LIMITS.tls);
+    if (problem !== undefined) problems.push({ path: key, message: problem });
+  };
+  const tls = config.listeners.admin?.tls;
+  if (tls !== undefined) {
+    regularFile(tls.certFile, 'listeners.admin.tls.certFile');
+    regularFile(tls.keyFile, 'listeners.admin.tls.keyFile');
+    if (tls.clientCaFile !== undefined) regularFile(tls.clientCaFile, 'listeners.admin.tls.clientCaFile');
+  }
+  for (const f of doorFileReferences(LISTENERS, config)) regularFile(f.path, f.key);
+  problems.push(...dnssecCapability.keyFileReport(config, configFile, Date.now()).problems);
+  problems.push(...agentsCapability.fileReferenceProblems(config, configFile));
+  return problems;
+}
+
+/**
+ * The file problems of the sections of a file that did not pass the schema as a whole: each
+ * section that passes its own schema (`geo`, `listeners.admin`, `health`) has its files checked,
+ * so one `check-config` run lists the schema problems and the missing files together.
+ */
+export function fileProblemsOfValidSections(raw: unknown, configFile: string): ConfigProblem[] {
+  if (typeof raw !== 'object' || raw === null) return [];
+  const r = raw as { geo?: unknown; listeners?: { admin?: unknown }; health?: unknown };
+  const geo = geoRootSchema.safeParse(r.geo);
+  const admin = adminListenerSchema.safeParse(r.listeners?.admin);
+  const health = healthSectionSchema.safeParse(r.health ?? { monitors: [] });
+  return sectionFileProblems(
+    {
+      geo: geo.success ? geo.data : undefined,
+      tokenFile: admin.success ? admin.data.tokenFile : undefined,
+      health: health.success ? health.data : undefined,
+    },
+    configFile,
+  );
+}
+
+/** The sections whose files are checked. */
+interface FileSections {
+  readonly geo: GeoConfig | undefined;
+  readonly tokenFile: string | undefined;
+  readonly health: Config['health'] | undefined;
+}
+
+function sectionFileProblems(sections: FileSections, configFile: string): ConfigProblem[] {
   const base = dirname(configFile);
   const problems: ConfigProblem[] = [];
   // `full` is where the engine reads the file; `path` as configured, for the message.
@@ -38,24 +88,15 @@ export function fileReferenceProblems(config: Config, configFile: string): Confi
     problems.push({ path: key, message: problem });
     return undefined;
   };
-  problems.push(...geoCapability.fileReferenceProblems(config, configFile));
-  problems.push(...dnssecCapability.keyFileReport(config, configFile, Date.now()).problems);
-  problems.push(...agentsCapability.fileReferenceProblems(config, configFile));
-  const tokenFile = config.listeners.admin?.tokenFile;
+  if (sections.geo) problems.push(...geoCapability.fileReferenceProblems({ geo: sections.geo }, configFile));
+  const tokenFile = sections.tokenFile;
   if (tokenFile !== undefined) {
     const full = regularFile(tokenFile, 'listeners.admin.tokenFile', FILE_SIZE_LIMITS.token);
     if (full !== undefined && readRegularFile(full, FILE_SIZE_LIMITS.token).toString('utf8').trim().length < MIN_ADMIN_TOKEN_CHARS) {
       problems.push({ path: 'listeners.admin.tokenFile', message: `"${tokenFile}" holds fewer than ${MIN_ADMIN_TOKEN_CHARS} characters` });
     }
   }
-  const tls = config.listeners.admin?.tls;
-  if (tls !== undefined) {
-    regularFile(tls.certFile, 'listeners.admin.tls.certFile', FILE_SIZE_LIMITS.tls);
-    regularFile(tls.keyFile, 'listeners.admin.tls.keyFile', FILE_SIZE_LIMITS.tls);
-    if (tls.clientCaFile !== undefined) regularFile(tls.clientCaFile, 'listeners.admin.tls.clientCaFile', FILE_SIZE_LIMITS.tls);
-  }
-  problems.push(...healthCapability.fileReferenceProblems(config, configFile));
-  for (const f of doorFileReferences(LISTENERS, config)) regularFile(f.path, f.key, FILE_SIZE_LIMITS.tls);
+  if (sections.health) problems.push(...healthCapability.fileReferenceProblems({ health: sections.health }, configFile));
   return problems;
 }
 

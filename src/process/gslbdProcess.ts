@@ -18,6 +18,7 @@ import type { DoorHost } from '../doors/doorHost.js';
 import type { RemoteBackendServer } from '../doors/powerdns/remoteBackendServer.js';
 import { agentsCapability } from '../capabilities/agents/capability.js';
 import { healthCapability } from '../capabilities/health/capability.js';
+import { FailsafeWatch } from '../capabilities/health/failsafeWatch.js';
 import { steeringCapability } from '../capabilities/steering/capability.js';
 import type { CapabilityHost, CapabilityRuntime, ReloadOutcome } from '../pipeline/capability.js';
 import { Engine } from '../pipeline/engine.js';
@@ -30,6 +31,9 @@ import { compileInSlices, ConfigReader } from './reloadPipeline.js';
 import { openStateStore } from './sharedState/openStateStore.js';
 import { watchSettledFile, type FileChange } from './settledFileWatch.js';
 import { StatusSignals } from './statusSignals.js';
+import { engineCondition } from './engineCondition.js';
+import { ReloadHistory } from './reloadHistory.js';
+import { isEmptySummary, reloadSummary } from './reloadSummary.js';
 
 export type { ReloadOutcome } from '../pipeline/capability.js';
 
@@ -58,6 +62,10 @@ export interface RunningGslbd {
   readonly health: HealthMonitor;
   /** Host, service and client metrics; the snapshot's `env.metrics` view. */
   readonly metricStore: MetricStore;
+  /** Records answering by their all-down policy (logged, counted, and reported by `/healthz`). */
+  readonly failsafe: FailsafeWatch;
+  /** The last reloads' outcomes (`/healthz` is degraded while the last one failed). */
+  readonly reloads: ReloadHistory;
   /**
    * Re-reads the configuration file; an invalid file keeps the running snapshot. Reloads run one
    * at a time. A capability re-reads its own data when its section changed or `refresh` names it
@@ -122,7 +130,7 @@ async function startAfterSignals(
   const { config } = candidate;
   const adminCfg = config.listeners.admin;
   const token = candidate.adminToken;
-  const log = createLogger(config.logging.level, options.logDestination);
+  const log = createLogger(config.logging.level, options.logDestination, config.logging);
   const metrics = new EngineMetrics();
   const opened = openStateStore(config.store, {
     onConnection: (c) =>
@@ -136,6 +144,10 @@ async function startAfterSignals(
   const engineRef: { engine?: Engine } = {};
   let reload: (reason: string, options?: ReloadOptions) => Promise<ReloadOutcome> = () => Promise.resolve({ ok: false, error: 'the engine is starting' });
   let statusSignals: StatusSignals | undefined;
+  const failsafe = new FailsafeWatch(log, metrics.registry);
+  const reloads = new ReloadHistory();
+  // After every published snapshot: which records are all down now (off the query path).
+  const published = (engine: Engine): void => failsafe.check(engine.snapshot.records, engine.snapshot.env.health, ctx.now());
   const host = (): CapabilityHost => ({
     file,
     log,
@@ -149,6 +161,7 @@ async function startAfterSignals(
       statusSignals?.sync(ctx.now());
       engine.publish(withEnv(engine.snapshot, part));
       metrics.generation.set(engine.snapshot.generation);
+      published(engine);
     },
     reload: (reason, refresh) => reload(reason, { refresh: refresh ?? [] }),
   });
@@ -172,6 +185,7 @@ async function startAfterSignals(
   statusSignals = new StatusSignals(health.monitor, steering.store);
   statusSignals.sync(ctx.now());
   metrics.generation.set(snapshot.generation);
+  published(engine);
 
   const running = { config, fingerprint: candidate.fingerprint };
   let watcher: { close(): void } | undefined;
@@ -185,7 +199,7 @@ async function startAfterSignals(
   };
   const reader = new ConfigReader();
   const requests = new ReloadRequests((request) =>
-    reloadOnce({ engine, running, runtimes, metrics, log, request, statusSignals: statusSignals!, admin, rearmWatch, reader }),
+    reloadOnce({ engine, running, runtimes, metrics, log, request, statusSignals: statusSignals!, admin, rearmWatch, reader, published, reloads }),
   );
   const requestReload = (reason: string, from: { change?: FileChange; refresh?: readonly string[] }): Promise<ReloadOutcome> =>
     requests.request(reason, from.refresh ?? [], from.change !== undefined);
@@ -198,7 +212,7 @@ async function startAfterSignals(
   const doors = createDoors(LISTENERS, config, doorHost);
   const admin = adminCfg ? new AdminServer(token, log, adminTls(adminCfg, file)) : undefined;
   if (admin) {
-    for (const r of coreRoutes({ engine, metrics, reload, afterAnswer })) admin.route(r);
+    for (const r of coreRoutes({ engine, metrics, reload, afterAnswer, condition: () => engineCondition(failsafe, reloads) })) admin.route(r);
     for (const { runtime } of runtimes) for (const r of runtime.routes ?? []) admin.route(r);
     for (const door of doors.values()) for (const r of door.routes ?? []) admin.route(r);
   }
@@ -246,6 +260,8 @@ async function startAfterSignals(
     store,
     health: health.monitor,
     metricStore: steering.store,
+    failsafe,
+    reloads,
     reload,
     async stop() {
       process.off('SIGHUP', onHup);
@@ -293,6 +309,9 @@ interface ReloadContext {
   /** Starts or stops the file watch after `watch` changed. */
   readonly rearmWatch: () => void;
   readonly reader: ConfigReader;
+  /** Called after the new snapshot is published (the fail-safe watch). */
+  readonly published: (engine: Engine) => void;
+  readonly reloads: ReloadHistory;
 }
 
 /**
@@ -316,6 +335,10 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
     if (JSON.stringify(withoutToken(config.listeners)) !== JSON.stringify(withoutToken(r.running.config.listeners))) {
       log.warn({ reason }, 'listener settings changed; they take effect at the next restart');
     }
+    const { time, levels } = r.running.config.logging;
+    if (config.logging.time !== time || config.logging.levels !== levels) {
+      log.warn({ reason, setting: 'logging.time, logging.levels' }, 'the log line format changed; it takes effect at the next restart');
+    }
     const state = await prepareAll(r.runtimes, config, refresh, current.env);
     const next = await compileInSlices({
       file: current.file,
@@ -329,8 +352,11 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
     // Health and other capabilities may have published new views while the snapshot was compiled:
     // the new snapshot takes the latest generation.
     engine.publish(engine.snapshot.generation >= next.generation ? { ...next, generation: engine.snapshot.generation + 1 } : next);
+    const changes = reloadSummary(r.running.config, config);
     r.running.config = config;
     r.running.fingerprint = candidate.fingerprint;
+    // The logging level applies at once (pino's level is a property of the one logger).
+    log.level = config.logging.level;
     for (const { runtime } of r.runtimes) runtime.commit?.(config);
     r.statusSignals.sync(engine.ctx.now());
     r.admin?.setToken(candidate.adminToken);
@@ -338,11 +364,14 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
     const generation = engine.snapshot.generation;
     metrics.generation.set(generation);
     metrics.reloads.inc({ result: 'ok' });
-    log.info({ reason, generation }, 'configuration reloaded');
-    return { ok: true, generation };
+    r.published(engine);
+    r.reloads.succeeded(reason, generation, Date.now());
+    log.info({ reason, generation, changes: isEmptySummary(changes) ? 'none' : changes }, 'configuration reloaded');
+    return { ok: true, generation, changes };
   } catch (e) {
     metrics.reloads.inc({ result: 'invalid' });
     const problems = e instanceof ConfigError ? e.problems : undefined;
+    r.reloads.failed(reason, (e as Error).message, Date.now());
     log.error({ reason, problems, err: problems ? undefined : e }, 'reload failed; keeping the running configuration');
     return { ok: false, error: (e as Error).message };
   }

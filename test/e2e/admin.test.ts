@@ -45,7 +45,7 @@ async function get(path: string, on = engine): Promise<{ status: number; type: s
 test('GET /healthz: ok and the generation; no warning with the native lookups', async (t) => {
   const r = await get('/healthz');
   t.is(r.status, 200);
-  t.deepEqual(r.json(), { status: 'ok', generation: 1, warnings: [] });
+  t.deepEqual(r.json(), { status: 'ok', generation: 1, reasons: [], warnings: [] });
 });
 
 test('GET /healthz warns while the TypeScript reference answers location lookups', async (t) => {
@@ -54,6 +54,7 @@ test('GET /healthz warns while the TypeScript reference answers location lookups
   t.deepEqual(r.json(), {
     status: 'ok',
     generation: 1,
+    reasons: [],
     warnings: ['location lookups use the TypeScript reference implementation (native addon not loaded)'],
   });
   t.is(((await get('/status', tokenless)).json() as { location: { implementation: string } }).location.implementation, 'typescript');

@@ -68,8 +68,8 @@ test('check-config on a bad file: exit 1, one path-named message per problem', a
   t.is(r.code, 1);
   t.is(r.stdout, '');
   t.deepEqual(r.stderr.trimEnd().split('\n').sort(), [
-    `${file}: datacenters[0].location: location "Europe..NL" qualifier 2 is empty`,
-    `${file}: records[0].bogus: unknown key (not part of the configuration schema; check the spelling)`,
+    `${file}:63:27: datacenters[0].location: location "Europe..NL" qualifier 2 is empty`,
+    `${file}:77:5: records[0].bogus: unknown key (not part of the configuration schema; check the spelling)`,
   ]);
 });
 
@@ -77,7 +77,7 @@ test('check-config reports cross-reference problems once the shape is valid', as
   const file = join(dir, 'xref.yaml');
   writeFileSync(file, replaceOnce(fixtureConfig(), '    service: web\n', '    service: webx\n'));
   const r = await gslbd(['check-config', file]);
-  t.deepEqual([r.code, r.stderr], [1, `${file}: records[0].service: unknown service "webx"\n`]);
+  t.deepEqual([r.code, r.stderr], [1, `${file}:76:14: records[0].service: unknown service "webx"\n`]);
 });
 
 test('check-config on a missing file: exit 1 with the reason', async (t) => {
@@ -115,7 +115,10 @@ test('serve with an invalid file: exit 1 and the problems on stderr', async (t) 
   const file = join(dir, 'serve-bad.yaml');
   writeFileSync(file, 'zones: []\n');
   const r = await gslbd(['serve', file]);
-  t.deepEqual([r.code, r.stderr], [1, `gslbd: ${file}: zones: Too small: expected array to have >=1 items\n`]);
+  t.deepEqual([r.code, r.stderr], [1, `gslbd: ${file}:1:8: zones: Too small: expected array to have >=1 items\n`]);
+  // The same failure as one fatal JSON line on stdout, for the log pipeline.
+  const fatal = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { level: number; exitCode: number; problems: { path: string; line: number }[] };
+  t.like(fatal, { level: 60, exitCode: 1, problems: [{ path: 'zones', line: 1 }] });
 });
 
 test('serve on a port already in use: exit 2, and the Unix sockets that mean "loaded" never appear', async (t) => {
@@ -162,6 +165,20 @@ test('check-config and serve name every missing or unusable file with its key: e
   t.deepEqual([check.code, check.stdout, check.stderr.trimEnd().split('\n')], [1, '', expected]);
   const serve = await gslbd(['serve', file]);
   t.deepEqual([serve.code, serve.stderr.trimEnd().split('\n')], [1, [`gslbd: ${expected[0]}`, ...expected.slice(1)]]);
+});
+
+test('one check-config run lists schema problems and the missing files of the sections that passed', async (t) => {
+  const file = join(dir, 'both.yaml');
+  writeFileSync(
+    file,
+    replaceOnce(replaceOnce(fixtureConfig(), 'path: loc4.mmdb', 'path: /nonexistent/x.mmdb'), '    service: web\n', '    service: web\n    bogus: 1\n'),
+  );
+  const r = await gslbd(['check-config', file]);
+  t.is(r.code, 1);
+  t.deepEqual(r.stderr.trimEnd().split('\n'), [
+    `${file}:77:5: records[0].bogus: unknown key (not part of the configuration schema; check the spelling)`,
+    `${file}: geo.sources[0].path: cannot read "/nonexistent/x.mmdb": ENOENT`,
+  ]);
 });
 
 test('check-config on a compiled location file that is a directory: exit 1 naming geo.compiled', async (t) => {

@@ -105,7 +105,7 @@ test('the sampled query log truncates client and resolver addresses to /24 and /
   const line = await limited.waitForLog((l) => l.component === 'query-log', 5000, from);
   t.like(line, {
     qname: 'www.example.test',
-    qtype: 1,
+    qtype: 'A',
     transport: 'udp',
     client: '10.20.30.0/24',
     resolver: '127.0.0.0/24',
@@ -114,6 +114,8 @@ test('the sampled query log truncates client and resolver addresses to /24 and /
     scope: 24,
     answers: 1,
   });
+  // The data centers the answer came from (the fixture's www is a GSLB record).
+  t.is((line.dcs as string[]).length, 1);
   const from6 = limited.logs().length;
   await udpQuery(limited.dns[1]!, { name: 'www.example.test', type: 'A', edns: { ecs: '2001:db8:1234:5678::/64' } });
   const line6 = await limited.waitForLog((l) => l.component === 'query-log', 5000, from6);

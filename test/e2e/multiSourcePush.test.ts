@@ -135,6 +135,6 @@ test('pushing metrics through the admin API changes the answers dig gets', async
     'the trace shows the metric values of the gated-in DCs',
   );
 
-  t.deepEqual(await running.reload('test'), { ok: true, generation: 2 });
+  t.like(await running.reload('test'), { ok: true, generation: 2 });
   t.deepEqual((await dig(dnsPort, 'www.example.test')).answers, ['192.0.2.2'], 'a reload keeps the metric store');
 });

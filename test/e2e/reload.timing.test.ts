@@ -123,10 +123,15 @@ test.serial('an invalid file: 422 from /reload with the reason, SIGHUP logs it, 
   engine.writeConfig(replaceOnce(fixtureConfig({ euAddress: '192.0.2.14' }), '    service: web\n', '    service: web\n    bogus: 1\n'));
   const r = await adminPost('/reload', FIXTURE_TOKEN);
   t.is(r.status, 422);
-  t.deepEqual(r.body, { ok: false, error: `${engine.configFile}: records[0].bogus: unknown key (not part of the configuration schema; check the spelling)` });
+  t.is(r.body.ok, false);
+  t.regex(
+    (r.body.error as string).slice(engine.configFile.length),
+    /^:\d+:\d+: records\[0\]\.bogus: unknown key \(not part of the configuration schema; check the spelling\)$/,
+  );
+  t.true((r.body.error as string).startsWith(engine.configFile));
   engine.signal('SIGHUP');
   const line = await engine.waitForLog(failed('SIGHUP'), 10000, from);
-  t.deepEqual(line.problems, [{ path: 'records[0].bogus', message: 'unknown key (not part of the configuration schema; check the spelling)' }]);
+  t.like(line.problems, [{ path: 'records[0].bogus', message: 'unknown key (not part of the configuration schema; check the spelling)' }]);
   const { answers, failures } = await loop.stop();
   t.deepEqual(failures, []);
   t.deepEqual([...answers.keys()], ['192.0.2.13'], 'the running configuration keeps answering');
@@ -137,7 +142,7 @@ test.serial('a file with a YAML syntax error is refused with line:column', async
   engine.writeConfig('zones: [\n');
   const r = await adminPost('/reload', FIXTURE_TOKEN);
   t.is(r.status, 422);
-  t.regex(r.body.error as string, /: line 2:1: YAML: /);
+  t.regex(r.body.error as string, /\.yaml:2:1: YAML: /);
   t.is(await euAnswer(), '192.0.2.13');
 });
 

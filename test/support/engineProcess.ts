@@ -73,6 +73,8 @@ export interface StartEngineOptions {
   readonly startTimeoutMs?: number;
   /** Configuration file name inside the directory; default `gslbd.yaml`. */
   readonly configName?: string;
+  /** Extra environment variables of the engine process (e.g. `NOTIFY_SOCKET`). */
+  readonly env?: Readonly<Record<string, string>>;
   /** Sends `signal` when a log line matching `when` appears while the engine is still starting. */
   readonly signalDuringStart?: { readonly signal: NodeJS.Signals; readonly when: (l: LogLine) => boolean };
   /** Limits of the engine process (`prlimit` options, e.g. `['--nofile=256:256']`); prlimit runs the engine in its own process. */
@@ -110,7 +112,11 @@ export async function startEngine(configText: string, options: StartEngineOption
   const command = [process.execPath, CLI, 'serve', configFile];
   // prlimit execs the command: the child keeps its pid, so signals reach the engine.
   if (options.prlimit) command.unshift('prlimit', ...options.prlimit, '--');
-  const child = spawn(command[0]!, command.slice(1), { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command[0]!, command.slice(1), {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
+  });
   running.add(child);
   const logs: LogLine[] = [];
   let stderr = '';

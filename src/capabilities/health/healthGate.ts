@@ -31,6 +31,34 @@ const ADMIN_OUT = 3;
 /** Per record: the last health view seen and the outcome computed on it. */
 const memo = new WeakMap<CompiledRecordHealth, { view: HealthView; outcome: GateOutcome }>();
 
+/** The record health each gate stage was built over, so {@link recordHealthOf} can find it in a compiled pipeline. */
+const gateHealth = new WeakMap<Stage, CompiledRecordHealth>();
+
+/** The compiled health of a record whose pipeline holds a health gate (from `healthGateStage`); undefined for other stages. */
+export function recordHealthOf(stage: Stage): CompiledRecordHealth | undefined {
+  return gateHealth.get(stage);
+}
+
+/**
+ * The gate's availability verdict for a record on `view` at `nowMs`, as queries see it (the same
+ * memo: a query after this call reuses the outcome). For what watches health outside the query
+ * path (the fail-safe watch).
+ */
+export function gateAvailability(health: CompiledRecordHealth, view: HealthView, nowMs: number): RecordAvailability {
+  return gateOutcome(health, view, nowMs);
+}
+
+/** The memoised outcome of a record on a view (one per record and view, and cold-start window). */
+function gateOutcome(health: CompiledRecordHealth, view: HealthView, nowMs: number): GateOutcome {
+  const m = memo.get(health);
+  if (m && m.view === view && (m.outcome.validUntilMs === Infinity || nowMs < m.outcome.validUntilMs)) return m.outcome;
+  const outcome = evaluate(health, view, nowMs, undefined);
+  // Shared by every query on this view: frozen, so a stage sorting it in place fails loudly.
+  Object.freeze(outcome.live);
+  memo.set(health, { view, outcome });
+  return outcome;
+}
+
 /**
  * `gate` (health, tiers, all-down fail-open, local-first): keeps the endpoints that may answer
  * and narrows the candidates to one tier (src/capabilities/health/README.md).
@@ -46,7 +74,7 @@ const memo = new WeakMap<CompiledRecordHealth, { view: HealthView; outcome: Gate
  * untouched; the outcome is computed once per record and health view (and cold-start window).
  */
 export function healthGateStage(health: CompiledRecordHealth): Stage {
-  return {
+  const stage: Stage = {
     slot: 'gate',
     name: 'health',
     cacheable: true,
@@ -58,21 +86,15 @@ export function healthGateStage(health: CompiledRecordHealth): Stage {
         outcome = evaluate(health, view, selectionNow(s), detail);
         s.trace.step('health', { ...detail, liveDcs: outcome.live.map((l) => l.candidate.dc.name) });
       } else {
-        const m = memo.get(health);
-        if (m && m.view === view && (m.outcome.validUntilMs === Infinity || selectionNow(s) < m.outcome.validUntilMs)) {
-          outcome = m.outcome;
-        } else {
-          outcome = evaluate(health, view, selectionNow(s), undefined);
-          // Shared by every query on this view: frozen, so a stage sorting it in place fails loudly.
-          Object.freeze(outcome.live);
-          memo.set(health, { view, outcome });
-        }
+        outcome = gateOutcome(health, view, selectionNow(s));
       }
       s.live = outcome.live;
       s.availability = outcome;
       if (outcome.validUntilMs !== Infinity) s.varies = 'a cold-start wait is running (the outcome changes with time)';
     },
   };
+  gateHealth.set(stage, health);
+  return stage;
 }
 
 /**

@@ -13,6 +13,7 @@ import { buildHealthPlan } from './healthPlan.js';
 import { healthReport, type HealthReport } from './healthReport.js';
 import { healthMaps } from './healthStore.js';
 import { readMonitorFiles } from './monitorFiles.js';
+import { matchesEndpoint, type EndpointSelector } from './endpointSelector.js';
 import { QUORUM_DEFAULTS, QuorumDecider } from './quorum.js';
 import { Overrides, type OverrideRequest } from './overrides.js';
 import { systemSchedulerClock, type SchedulerClock } from './scheduler.js';
@@ -163,6 +164,21 @@ export class HealthMonitor {
     // A store change publishes through the publisher's watch; a request that changed nothing publishes too.
     if (!this.overrides.request(key, override)) this.publisher.overrideChanged(key);
     return this.publisher.view;
+  }
+
+  /**
+   * Sets or clears (`none`) the override of every endpoint `select` matches among the enabled
+   * endpoints (`endpointSelector.ts`: a data center, a glob over keys, a CIDR over addresses)
+   * and publishes them in one view before returning.
+   * @returns the keys of the matched endpoints, in configuration order (empty: nothing changed).
+   */
+  setOverrides(select: EndpointSelector, override: OverrideRequest): string[] {
+    const matched = this.publisher.currentLayout.plan.endpoints.filter((e) => matchesEndpoint(select, e)).map((e) => e.key);
+    if (matched.length === 0) return matched;
+    this.publisher.batch(() => {
+      for (const key of matched) if (!this.overrides.request(key, override)) this.publisher.overrideChanged(key);
+    });
+    return matched;
   }
 
   /** Stops the checks and writes the state file one last time. */

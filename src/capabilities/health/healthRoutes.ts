@@ -1,6 +1,7 @@
 import type { AdminRoute, RouteSink } from '../../core/contracts/adminRoute.js';
 import type { Engine } from '../../pipeline/engine.js';
 import { canonicalIfIpText } from '../../core/net/ipAddress.js';
+import { endpointSelectorSchema } from './endpointSelector.js';
 import type { HealthMonitor } from './healthMonitor.js';
 import type { OverrideRequest } from './overrides.js';
 
@@ -15,6 +16,10 @@ const OVERRIDES: readonly OverrideRequest[] = ['force-up', 'force-down', 'drain'
  *   it), 400 for a bad body, 404 for an unknown endpoint key.
  *   The key's address may be in any spelling (`web/us-east/2001:DB8::0001` names
  *   `web/us-east/2001:db8::1`); the response carries the canonical key.
+ *   Many endpoints in one call: instead of `endpoint`, any of `dc`, `service`, `endpoints` (a glob
+ *   over keys) and `cidr` (`endpointSelector.ts`); every matched endpoint changes in one published
+ *   view (a drained data center leaves the answers at once); the answer lists the `matched` keys,
+ *   404 when none matched.
  */
 export function healthRoutes(monitor: HealthMonitor, generation: () => number): readonly AdminRoute[] {
   return [
@@ -30,8 +35,22 @@ export function healthRoutes(monitor: HealthMonitor, generation: () => number): 
       mutating: true,
       handle({ body }) {
         const b = body as { endpoint?: unknown; override?: unknown } | undefined;
+        if (typeof b === 'object' && b !== null && b.endpoint === undefined && OVERRIDES.includes(b.override as OverrideRequest)) {
+          const { override, ...rest } = b as Record<string, unknown>;
+          const parsed = endpointSelectorSchema.safeParse(rest);
+          if (!parsed.success)
+            return { status: 400, json: { error: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') } };
+          const matched = monitor.setOverrides(parsed.data, override as OverrideRequest);
+          if (matched.length === 0) return { status: 404, json: { error: 'no enabled endpoint matches', selector: parsed.data } };
+          return { status: 200, json: { override, matched, generation: generation() } };
+        }
         if (typeof b !== 'object' || b === null || typeof b.endpoint !== 'string' || !OVERRIDES.includes(b.override as OverrideRequest)) {
-          return { status: 400, json: { error: `expected {"endpoint": "<service/dc/address>", "override": one of ${OVERRIDES.join(', ')}}` } };
+          return {
+            status: 400,
+            json: {
+              error: `expected {"endpoint": "<service/dc/address>", "override": one of ${OVERRIDES.join(', ')}}, or dc, service, endpoints (a glob) or cidr instead of endpoint`,
+            },
+          };
         }
         const endpoint = canonicalEndpointKey(b.endpoint);
         try {

@@ -42,6 +42,8 @@ export class ViewPublisher {
   /** While a configuration is adopted its store writes are part of it, not changes to publish. */
   private adopting = false;
   private publishTimer: unknown;
+  /** Inside {@link batch}: the endpoint keys whose override changed, published together at its end. */
+  private batched: Set<string> | undefined;
   private lastPublishMs = -Infinity;
 
   constructor(private readonly opts: ViewPublisherOptions) {
@@ -104,12 +106,37 @@ export class ViewPublisher {
    */
   overrideChanged(key: string): void {
     if (this.adopting) return;
+    if (this.batched) {
+      this.batched.add(key);
+      return;
+    }
+    if (this.applyOverride(key)) this.publish();
+  }
+
+  /**
+   * Runs `change` (override writes) and publishes the overrides it changed in one view at its
+   * end, so a data center drained endpoint by endpoint leaves the answers in one publish.
+   */
+  batch(change: () => void): void {
+    const keys = (this.batched = new Set<string>());
+    try {
+      change();
+    } finally {
+      this.batched = undefined;
+    }
+    let any = false;
+    for (const key of keys) any = this.applyOverride(key) || any;
+    if (any) this.publish();
+  }
+
+  /** Recomputes the endpoint of `key` and its service slot; false for a key not in the layout. */
+  private applyOverride(key: string): boolean {
     const i = this.layout.index.endpoints.get(key);
-    if (i === undefined) return;
+    if (i === undefined) return false;
     this.endpointHealth[i] = this.endpointHealthAt(i);
     const slot = this.layout.endpointService[i]!;
     this.serviceStatus[slot] = this.serviceStatusAt(slot);
-    this.publish();
+    return true;
   }
 
   private checkChanged(id: string): void {

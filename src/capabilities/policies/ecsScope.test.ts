@@ -139,13 +139,16 @@ test('overlapping policy subnets: most-specific picks 10.20.0.0/16 in either ord
 
 test('overlapping policy subnets without subnetOverlap are a configuration error naming both', (t) => {
   const e = t.throws(() => parseConfigText(OVERLAP(undefined, [P8, P16])), { instanceOf: ConfigError });
-  t.deepEqual(e?.problems, [
-    {
-      path: 'policies.subnetOverlap',
-      message:
-        'is required: rule "net8" (10.0.0.0/8) and rule "net16" (10.20.0.0/16) overlap; say "first" (order decides) or "most-specific" (the longest matching subnet decides)',
-    },
-  ]);
+  t.deepEqual(
+    e?.problems.map(({ path, message }) => ({ path, message })),
+    [
+      {
+        path: 'policies.subnetOverlap',
+        message:
+          'is required: rule "net8" (10.0.0.0/8) and rule "net16" (10.20.0.0/16) overlap; say "first" (order decides) or "most-specific" (the longest matching subnet decides)',
+      },
+    ],
+  );
 });
 
 test('a view (internal 10.0.0.0/8 sees another address) carries a scope of 8 or more, never 0', (t) => {

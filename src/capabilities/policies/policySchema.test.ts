@@ -12,7 +12,7 @@ function problems(yaml: string): ConfigProblem[] {
   try {
     parseConfigText(yaml);
   } catch (e) {
-    if (e instanceof ConfigError) return [...e.problems];
+    if (e instanceof ConfigError) return e.problems.map(({ path, message }) => ({ path, message }));
     throw e;
   }
   return [];

@@ -22,8 +22,12 @@ export const subnetSchema = z.string().transform((s, ctx): SubnetConfig => {
   }
 });
 
-/** One value or a non-empty list of them, always a list after parsing (errors name the item: `clientSubnet[1]`). */
-const oneOrMore = <T extends z.ZodType>(item: T) => z.preprocess((v) => (Array.isArray(v) ? v : [v]), z.array(item).min(1));
+/**
+ * One value or a non-empty list of them, always a list after parsing (errors name the item:
+ * `clientSubnet[1]`). Marked `oneOrMore` in its metadata: the JSON Schema writer
+ * (`src/process/configSchema.ts`) turns it into "the item, or a list of items".
+ */
+const oneOrMore = <T extends z.ZodType>(item: T) => z.preprocess((v) => (Array.isArray(v) ? v : [v]), z.array(item).min(1)).meta({ oneOrMore: true });
 
 /**
  * A condition over the request. Every key present must hold (a conjunction):

@@ -9,8 +9,24 @@ import { parseDottedLocation } from '../location/location.js';
  * so behaviour code never sees raw text (names are canonical, locations are qualifier tuples).
  */
 
-/** A TTL in seconds, 0 … 2^31 − 1 (RFC 2181 §8: values with the top bit set are invalid). */
-export const ttlSchema = z.number().int().min(0).max(2147483647);
+/** TTL seconds, 0 … 2^31 − 1 (RFC 2181 §8: values with the top bit set are invalid). */
+const ttlSeconds = z.number().int().min(0).max(2147483647);
+
+/** Seconds per BIND TTL unit (BIND 9's `ttl` syntax: `1w2d3h4m5s`, case-insensitive). */
+const TTL_UNITS: Readonly<Record<string, number>> = { w: 604800, d: 86400, h: 3600, m: 60, s: 1 };
+
+/**
+ * A TTL: seconds as a number, or with BIND's units as text (`1h`, `1h30m`, `2d`, `300`), as
+ * operators coming from zone files write them; normalised to seconds, 0 … 2^31 − 1.
+ */
+export const ttlSchema = z.union([
+  ttlSeconds,
+  z
+    .string()
+    .regex(/^(\d+[wdhms]?)+$/i, { message: 'expected seconds, or a TTL with units such as 1h, 1h30m, 2d (w, d, h, m, s)' })
+    .transform((text) => [...text.toLowerCase().matchAll(/(\d+)([wdhms]?)/g)].reduce((sum, [, n, unit]) => sum + Number(n) * (TTL_UNITS[unit || 's'] ?? 1), 0))
+    .pipe(ttlSeconds),
+]);
 
 /** A TCP/UDP port. */
 export const portSchema = z.number().int().min(1).max(65535);

@@ -34,11 +34,14 @@ function edit(from: string, to: string, text = BASE): string {
   return replaceOnce(text, from, to);
 }
 
+/** The problems' paths and messages (their positions: `positions.test.ts`); a YAML error's position as its path, `line L:C`. */
 function problems(text: string): readonly ConfigProblem[] {
   try {
     parseConfigText(text, 'gslbd.yaml');
   } catch (e) {
-    if (e instanceof ConfigError) return e.problems;
+    if (e instanceof ConfigError) {
+      return e.problems.map((p) => ({ path: p.message.startsWith('YAML:') && p.line !== undefined ? `line ${p.line}:${p.col}` : p.path, message: p.message }));
+    }
     throw e;
   }
   throw new Error('the configuration was accepted');
@@ -62,7 +65,7 @@ const errorCases: [title: string, text: string, path: string, message: string][]
   ['unknown key in a policy', edit(RECORD, 'service: web, policy: { type: static-proximity, pickDcCnt: 2 } }'), 'records[0].policy.pickDcCnt', UNKNOWN_KEY],
   ['unknown key in the listeners', `${BASE}listeners: { dns: [], admn: {} }\n`, 'listeners.admn', UNKNOWN_KEY],
   ['unknown key in a DNS listener', `${BASE}listeners: { dns: [{ address: 127.0.0.1, prot: 53 }] }\n`, 'listeners.dns[0].prot', UNKNOWN_KEY],
-  ['wrong type', edit(RECORD, 'service: web, ttl: "30" }'), 'records[0].ttl', 'Invalid input: expected number, received string'],
+  ['wrong type', edit(RECORD, 'service: web, ttl: [30] }'), 'records[0].ttl', 'Invalid input: expected number or string, received array'],
   ['TTL 2^31 on a GSLB record', edit(RECORD, 'service: web, ttl: 2147483648 }'), 'records[0].ttl', 'Too big: expected number to be <=2147483647'],
   [
     'TTL 2^31 on a static record',
@@ -175,7 +178,7 @@ const errorCases: [title: string, text: string, path: string, message: string][]
     'zone defined twice',
     edit('datacenters:', '  - name: example.test\n    soa: { mname: a.example.test, rname: b.example.test }\n    ns: [ns1.example.test]\ndatacenters:'),
     'zones[1].name',
-    'zone "example.test" is defined twice',
+    'zone "example.test" is defined twice (first defined at zones[0].name, line 3:11)',
   ],
   [
     'YAML syntax error with line:column',
@@ -202,9 +205,9 @@ test('every problem is reported, not only the first', (t) => {
   );
 });
 
-test('ConfigError prints one line per problem as FILE: path: reason', (t) => {
+test('ConfigError prints one line per problem as FILE:LINE:COL: path: reason', (t) => {
   const e = t.throws(() => parseConfigText(`${BASE}bogus: 1\nother: 2\n`, 'my.yaml'), { instanceOf: ConfigError });
-  t.is(e.message, `my.yaml: bogus: ${UNKNOWN_KEY}\nmy.yaml: other: ${UNKNOWN_KEY}`);
+  t.is(e.message, `my.yaml:16:1: bogus: ${UNKNOWN_KEY}\nmy.yaml:17:1: other: ${UNKNOWN_KEY}`);
 });
 
 test('loadConfigFile names an unreadable file', (t) => {
@@ -256,7 +259,7 @@ test('a file written to disk loads with its path in messages', (t) => {
   const file = join(dir, 'bad.yaml');
   writeFileSync(file, `${BASE}bogus: 1\n`);
   const e = t.throws(() => loadConfigFile(file), { instanceOf: ConfigError });
-  t.is(e.message, `${file}: bogus: ${UNKNOWN_KEY}`);
+  t.is(e.message, `${file}:16:1: bogus: ${UNKNOWN_KEY}`);
 });
 
 test('a Unicode owner clashes with the same name written as A-labels', (t) => {

@@ -1,4 +1,4 @@
-import { parseDocument } from 'yaml';
+import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { FILE_SIZE_LIMITS, FileKindError, readRegularFile } from './regularFile.js';
 
@@ -6,18 +6,28 @@ import { FILE_SIZE_LIMITS, FileKindError, readRegularFile } from './regularFile.
 export interface ConfigProblem {
   readonly path: string;
   readonly message: string;
+  /** Where in the file (1-based line and column), when the problem has a place in the text. */
+  readonly line?: number;
+  readonly col?: number;
 }
 
 /**
  * A configuration that cannot be used. `problems` lists every problem found; the message holds
- * them one per line as `FILE: path: reason`.
+ * them one per line as `FILE:LINE:COL: path: reason` (`FILE: path: reason` for a problem
+ * without a place in the text, such as an unreadable file), the form compilers and editors
+ * jump to.
  */
 export class ConfigError extends Error {
+  /**
+   * @param data the parsed document when the YAML was read but did not pass the schema (so a
+   *   caller can check the sections that did on their own); undefined otherwise.
+   */
   constructor(
     readonly file: string,
     readonly problems: readonly ConfigProblem[],
+    readonly data?: unknown,
   ) {
-    super(problems.map((p) => `${file}: ${p.path ? `${p.path}: ` : ''}${p.message}`).join('\n'));
+    super(problems.map((p) => `${file}${p.line !== undefined ? `:${p.line}:${p.col ?? 1}` : ''}: ${p.path ? `${p.path}: ` : ''}${p.message}`).join('\n'));
     this.name = 'ConfigError';
   }
 }
@@ -55,13 +65,18 @@ export function readConfigText(file: string): string {
  * @throws ConfigError as {@link loadConfigFileWith}.
  */
 export function parseConfigWith<S extends z.ZodType>(schema: S, text: string, file = '<config>'): z.output<S> {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, merge: true, lineCounter });
   if (doc.errors.length > 0) {
     throw new ConfigError(
       file,
       doc.errors.map((e) => {
         const pos = e.linePos?.[0];
-        return { path: pos ? `line ${pos.line}:${pos.col}` : '', message: `YAML: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}` };
+        return {
+          path: '',
+          message: `YAML: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
+          ...(pos ? { line: pos.line, col: pos.col } : {}),
+        };
       }),
     );
   }
@@ -74,8 +89,41 @@ export function parseConfigWith<S extends z.ZodType>(schema: S, text: string, fi
     throw new ConfigError(file, [{ path: '', message: `YAML: ${(e as Error).message}` }]);
   }
   const result = schema.safeParse(data);
-  if (!result.success) throw new ConfigError(file, result.error.issues.flatMap(describeIssue));
+  if (!result.success) {
+    throw new ConfigError(
+      file,
+      result.error.issues.flatMap(describeIssue).map(({ rawPath, atKey, firstPath, ...p }) => {
+        // A duplicate names both places: its own position, and where the first definition is.
+        const first = firstPath && positionOf(doc, lineCounter, firstPath, false);
+        const message = first
+          ? `${p.message} (first defined at ${formatPath(firstPath)}${first.line !== undefined ? `, line ${first.line}:${first.col}` : ''})`
+          : p.message;
+        return { ...p, message, ...positionOf(doc, lineCounter, rawPath, atKey) };
+      }),
+      data,
+    );
+  }
   return result.data;
+}
+
+/**
+ * The line and column of the node at `path` in the YAML document: the key itself for an unknown
+ * key (`atKey`), else the value; for a missing key, the nearest enclosing node that exists.
+ */
+function positionOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[], atKey: boolean): { line?: number; col?: number } {
+  const at = (offset: number): { line: number; col: number } => lines.linePos(offset);
+  if (atKey && path.length > 0) {
+    const map = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1), true);
+    if (isMap(map)) {
+      const pair = map.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === path.at(-1));
+      if (pair && isNode(pair.key) && pair.key.range) return at(pair.key.range[0]);
+    }
+  }
+  for (let n = path.length; n >= 0; n--) {
+    const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
+    if (isNode(node) && node.range) return at(node.range[0]);
+  }
+  return {};
 }
 
 /** Formats a path as `records[2].policy.pickDcCount`. */
@@ -88,18 +136,38 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
-function describeIssue(issue: z.core.$ZodIssue): ConfigProblem[] {
+/** A problem of a schema issue, with the raw path to find its place in the text by. */
+type IssueProblem = ConfigProblem & { readonly rawPath: readonly PropertyKey[]; readonly atKey: boolean; readonly firstPath?: readonly PropertyKey[] };
+
+function describeIssue(issue: z.core.$ZodIssue): IssueProblem[] {
+  const at = (message: string): IssueProblem => ({ path: formatPath(issue.path), message, rawPath: issue.path, atKey: false });
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((k) => ({
       path: formatPath([...issue.path, k]),
       message: 'unknown key (not part of the configuration schema; check the spelling)',
+      rawPath: [...issue.path, k],
+      atKey: true,
     }));
   }
+  // A union without a message of its own (a custom one says it best).
+  if (issue.code === 'invalid_union' && issue.errors.length > 0 && issue.message === 'Invalid input') {
+    // A union of forms (a TTL as seconds or as `1h`): the one form the value has explains it best.
+    const ofItsForm = issue.errors.filter((errs) => !(errs.length === 1 && errs[0]!.code === 'invalid_type'));
+    if (ofItsForm.length === 1) return ofItsForm[0]!.flatMap((i) => describeIssue({ ...i, path: [...issue.path, ...i.path] } as z.core.$ZodIssue));
+    if (ofItsForm.length === 0) {
+      // No form fits the value's type: name every form.
+      const expected = [...new Set(issue.errors.map((errs) => (errs[0] as { expected?: string }).expected))].join(' or ');
+      const received = /received (\w+)/.exec(issue.errors[0]![0]!.message)?.[1];
+      return [at(`Invalid input: expected ${expected}${received ? `, received ${received}` : ''}`)];
+    }
+  }
   if (issue.code === 'invalid_union' && 'options' in issue && Array.isArray(issue.options)) {
-    return [{ path: formatPath(issue.path), message: `must be one of: ${issue.options.join(', ')}` }];
+    return [at(`must be one of: ${issue.options.join(', ')}`)];
   }
   if (issue.code === 'invalid_type' && issue.message.includes('received undefined')) {
-    return [{ path: formatPath(issue.path), message: `is required (${issue.expected})` }];
+    return [at(`is required (${issue.expected})`)];
   }
-  return [{ path: formatPath(issue.path), message: issue.message }];
+  // Cross-reference checks name where a duplicate was defined first (`params.firstPath`).
+  const firstPath = issue.code === 'custom' ? (issue.params as { firstPath?: PropertyKey[] } | undefined)?.firstPath : undefined;
+  return [firstPath ? { ...at(issue.message), firstPath } : at(issue.message)];
 }

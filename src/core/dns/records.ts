@@ -45,6 +45,13 @@ export const TYPE_CODES: Readonly<Record<AnswerRecordType | 'ANY' | 'OPT', numbe
   ANY: 255,
 };
 
+const TYPE_NAMES = new Map<number, string>(Object.entries(TYPE_CODES).map(([name, code]) => [code, name]));
+
+/** A type's name (`AAAA`), or `TYPEnnn` for a type without one here (RFC 3597 §5). */
+export function typeName(code: number): string {
+  return TYPE_NAMES.get(code) ?? `TYPE${code}`;
+}
+
 export interface MxData {
   preference: number;
   exchange: string;

@@ -74,8 +74,8 @@ export function loadGeoAddon(): AddonLoad {
   return cached;
 }
 
-/** The directory holding gslbd's package.json (src/core/lpm/ under tsx, dist/src/core/lpm/ when compiled). */
-function packageRoot(): string {
+/** The directory holding gslbd's package.json and binding.gyp (found from src/core/lpm/ under tsx, dist/src/core/lpm/ when compiled); native addons are under its build/Release/. */
+export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 4; i++) {
     if (existsSync(join(dir, 'binding.gyp'))) return dir;

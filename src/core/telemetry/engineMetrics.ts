@@ -1,6 +1,8 @@
 import { RCODE_NAMES } from '../dns/rcode.js';
+import { TYPE_CODES } from '../dns/records.js';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { BucketHistogram, type BucketCell } from './bucketHistogram.js';
+import { GSLBD_VERSION } from './buildInfo.js';
 
 /**
  * The engine's Prometheus metrics (prom-client). Labels never carry client addresses or query
@@ -31,6 +33,22 @@ export class EngineMetrics {
     labelNames: ['dc'] as const,
     registers: [this.registry],
     collect: addDeferred(this.dcCounts),
+  });
+
+  /** Questions per query type, counted by {@link countQtype} in {@link qtypeCounts}. */
+  private readonly qtypeCounts = new Float64Array(65536);
+  private readonly qtypesAdded = new Float64Array(65536);
+
+  /**
+   * Questions by query type name: the types gslbd knows by name, every other type as `other`, so
+   * a client spraying random types cannot grow the series.
+   */
+  readonly qtypes = new Counter({
+    name: 'gslbd_dns_queries_by_qtype_total',
+    help: 'Questions received by the front doors, by query type (types without a name here: other)',
+    labelNames: ['qtype'] as const,
+    registers: [this.registry],
+    collect: addQtypeCounts(this.qtypeCounts, this.qtypesAdded),
   });
 
   /** Time spent in resolve() per query (seconds); observed only through {@link resolveTimes}. */
@@ -77,6 +95,17 @@ export class EngineMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    // prom-client names three gauges `*_total`, which Prometheus reserves for counters
+    // (`promtool check metrics` fails on them); the same values are the sums of
+    // `nodejs_active_handles{type}`, `nodejs_active_requests{type}` and `nodejs_active_resources{type}`.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
+    // The Prometheus convention for build metadata: a constant 1 whose labels carry it.
+    new Gauge({
+      name: 'gslbd_build_info',
+      help: 'Always 1; the labels carry the gslbd version and the Node.js version running it',
+      labelNames: ['version', 'nodejs'] as const,
+      registers: [this.registry],
+    }).set({ version: GSLBD_VERSION, nodejs: process.version }, 1);
   }
 
   /**
@@ -92,6 +121,11 @@ export class EngineMetrics {
     (byRcode[rcode] ??= this.queryCounts.cell({ transport, rcode: RCODE_NAMES[rcode] ?? String(rcode) })).n++;
   }
 
+  /** Counts one question of type `type` (0–65535) in `gslbd_dns_queries_by_qtype_total`: one array increment. */
+  countQtype(type: number): void {
+    this.qtypeCounts[type & 0xffff]!++;
+  }
+
   /** Counts one GSLB answer with endpoints of data center `dc` in `gslbd_dc_answers_total`, the cheap way. */
   countDc(dc: string): void {
     let cell = this.dcCells.get(dc);
@@ -102,6 +136,13 @@ export class EngineMetrics {
     cell.n++;
   }
 }
+
+/** Label of each named query type (`TYPE_CODES` without OPT, which is never a question type). */
+const QTYPE_LABELS = new Map<number, string>(
+  Object.entries(TYPE_CODES)
+    .filter(([name]) => name !== 'OPT')
+    .map(([name, code]) => [code, name]),
+);
 
 /** A count by one set of label values; the query path increments `n`. */
 export interface CountCell {
@@ -142,5 +183,21 @@ export class DeferredCounts<L extends string> {
 function addDeferred<L extends string>(counts: DeferredCounts<L>): (this: Counter<L>) => void {
   return function addCounts(this: Counter<L>) {
     counts.addTo(this);
+  };
+}
+
+/** A counter's `collect` that adds the per-type counts since the last scrape (`added` keeps what was added). */
+function addQtypeCounts(counts: Float64Array, added: Float64Array): (this: Counter<'qtype'>) => void {
+  return function addQtypes(this: Counter<'qtype'>) {
+    let other = 0;
+    for (let code = 0; code < counts.length; code++) {
+      const delta = counts[code]! - added[code]!;
+      if (delta === 0) continue;
+      added[code] = counts[code]!;
+      const name = QTYPE_LABELS.get(code);
+      if (name) this.inc({ qtype: name }, delta);
+      else other += delta;
+    }
+    if (other > 0) this.inc({ qtype: 'other' }, other);
   };
 }

@@ -296,7 +296,7 @@ test('a dead socket file is replaced; a live one, a non-socket or a too long pat
 
 test('listeners.compact is strict: unknown keys and bad modes name their path', (t) => {
   const err = t.throws(() => parseConfigText(`listeners:\n  compact: { path: a.sock, mdoe: "0600" }\n${ZONE}`), { instanceOf: ConfigError });
-  t.is(err!.message, '<config>: listeners.compact.mdoe: unknown key (not part of the configuration schema; check the spelling)');
+  t.is(err!.message, '<config>:2:28: listeners.compact.mdoe: unknown key (not part of the configuration schema; check the spelling)');
   const mode = t.throws(() => parseConfigText(`listeners:\n  compact: { path: a.sock, mode: "0999" }\n${ZONE}`), { instanceOf: ConfigError });
   t.regex(mode!.message, /listeners\.compact\.mode: expected an octal file mode/);
   t.like(parseConfigText(`listeners:\n  compact: { path: a.sock }\n${ZONE}`).listeners.compact, {

@@ -1,4 +1,5 @@
 import { RCODE_NAMES } from '../../core/dns/rcode.js';
+import { typeName } from '../../core/dns/records.js';
 import { formatIp, maskAddress, type IpAddress } from '../../core/net/ipAddress.js';
 import type { Answer, Query } from '../../core/model/query.js';
 import type { Logger } from '../../core/telemetry/logger.js';
@@ -77,14 +78,17 @@ export class MessageHandler implements AnswerForm<DnsReplyContext, Buffer> {
   }
 }
 
-/** Logs one sampled query with client and resolver addresses truncated to /24 (IPv4) or /48 (IPv6). */
+/**
+ * Logs one sampled query with client and resolver addresses truncated to /24 (IPv4) or /48
+ * (IPv6), the type by name, and the data centers the GSLB selections answered with.
+ */
 function logQuery(log: Logger, reply: DnsReplyContext, query: Query, a: Answer): void {
   const truncate = (ip: IpAddress): string => `${formatIp(maskAddress(ip, ip.family === 4 ? 24 : 48))}/${ip.family === 4 ? 24 : 48}`;
   log.info(
     {
       component: 'query-log',
       qname: reply.question.name,
-      qtype: reply.question.type,
+      qtype: typeName(reply.question.type),
       transport: query.transport,
       client: truncate(query.client.address),
       resolver: truncate(reply.peer),
@@ -92,6 +96,7 @@ function logQuery(log: Logger, reply: DnsReplyContext, query: Query, a: Answer):
       rcode: RCODE_NAMES[a.rcode],
       scope: a.scope,
       answers: a.answers.length,
+      dcs: a.dcs,
     },
     'query',
   );

@@ -1,0 +1,222 @@
+import { readFileSync } from 'node:fs';
+import { Argument, type Command, Option } from 'commander';
+
+/** Where `gslbd ctl` finds the engine and its token (never a token on the command line: `ps` shows arguments). */
+export const CTL_ENV = {
+  /** The admin listener URL (default `http://127.0.0.1:8053`). */
+  admin: 'GSLBD_ADMIN_URL',
+  /** The admin token itself. */
+  token: 'GSLBD_TOKEN',
+  /** A file holding the admin token (as `listeners.admin.tokenFile`). */
+  tokenFile: 'GSLBD_TOKEN_FILE',
+} as const;
+
+/** Options every `ctl` command takes. */
+interface CtlOptions {
+  readonly admin: string;
+  readonly tokenFile?: string;
+}
+
+/** Exit codes of `gslbd ctl`, listed in `--help`. */
+export const CTL_EXIT = { ok: 0, refused: 1, unreachable: 2, degraded: 3 } as const;
+
+/** A request the engine refused or could not be sent: message and exit code. */
+class CtlError extends Error {
+  constructor(
+    message: string,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * `gslbd ctl`: the admin API from the command line (docs/PRODUCT.md §7; routes in
+ * src/admin/README.md and src/capabilities/health/README.md):
+ * - `status`: `/status` (exit 3 while the engine is degraded);
+ * - `drain DC` / `undrain DC`: every endpoint of a data center drained / its override cleared,
+ *   in one published view;
+ * - `override up|down|drain|none` with `--endpoint KEY`, or any of `--dc`, `--service`,
+ *   `--endpoints GLOB` (over `service/dc/address`), `--cidr`;
+ * - `health`: `/health`; `reload`: `POST /reload` (prints what changed);
+ * - `explain NAME [TYPE] -c CLIENT`: `/explain` (the former `gslbd explain`, kept as an alias).
+ *
+ * The token of mutating commands comes from `--token-file`, `$GSLBD_TOKEN_FILE` or `$GSLBD_TOKEN`,
+ * never from an argument. Other command groups add their own `ctl` commands on the returned
+ * command (process hand-over: `ctl replace`).
+ * @returns the `ctl` command.
+ */
+export function registerCtlCommands(program: Command): Command {
+  const ctl = program
+    .command('ctl')
+    .description('control a running engine through its admin API')
+    .addOption(new Option('--admin <url>', 'admin listener URL').env(CTL_ENV.admin).default('http://127.0.0.1:8053'))
+    .addOption(new Option('--token-file <file>', `file holding the admin token (else $${CTL_ENV.token})`).env(CTL_ENV.tokenFile))
+    .addHelpText(
+      'after',
+      `
+The token is read from --token-file, $${CTL_ENV.tokenFile} or $${CTL_ENV.token}; never give it as an argument.
+Exit codes: ${CTL_EXIT.ok} done, ${CTL_EXIT.refused} refused (bad request, unknown name, missing or wrong token), ${CTL_EXIT.unreachable} engine unreachable, ${CTL_EXIT.degraded} status: the engine is degraded.`,
+    );
+  const run =
+    <A extends unknown[]>(fn: (opts: CtlOptions, ...args: A) => Promise<number>) =>
+    async (...args: A): Promise<void> => {
+      try {
+        process.exitCode = await fn(ctl.opts<CtlOptions>(), ...args);
+      } catch (e) {
+        if (!(e instanceof CtlError)) throw e;
+        process.stderr.write(`gslbd ctl: ${e.message}\n`);
+        process.exitCode = e.code;
+      }
+    };
+
+  ctl
+    .command('status')
+    .description('the engine condition (ok or degraded, with reasons), snapshot, zones, records, location data (GET /status)')
+    .action(
+      run(async (opts) => {
+        const status = (await call(opts, 'GET', '/status')) as { status?: string };
+        print(status);
+        return status.status === 'degraded' ? CTL_EXIT.degraded : CTL_EXIT.ok;
+      }),
+    );
+
+  ctl
+    .command('drain')
+    .description('drain every endpoint of a data center (it leaves the answers at the next query)')
+    .argument('<dc>', 'data center name')
+    .action(run(async (opts, dc: string) => override(opts, { dc }, 'drain')));
+
+  ctl
+    .command('undrain')
+    .description('clear the override of every endpoint of a data center (the monitors decide again)')
+    .argument('<dc>', 'data center name')
+    .action(run(async (opts, dc: string) => override(opts, { dc }, 'none')));
+
+  ctl
+    .command('override')
+    .description('force up, force down, drain or clear (none) the endpoints selected; selectors combine (all must match)')
+    .addArgument(new Argument('<override>', 'what to set').choices(['up', 'down', 'drain', 'none']))
+    .option('--endpoint <key>', 'one endpoint: service/dc/address')
+    .option('--dc <name>', 'every endpoint of a data center')
+    .option('--service <name>', 'every endpoint of a service')
+    .option('--endpoints <glob>', 'endpoint keys matching a glob (service/dc/address; * stays inside one part)')
+    .option('--cidr <prefix>', 'endpoints whose address is inside a prefix (192.0.2.0/24)')
+    .action(
+      run(async (opts, what: string, sel: { endpoint?: string; dc?: string; service?: string; endpoints?: string; cidr?: string }) => {
+        const value = what === 'up' ? 'force-up' : what === 'down' ? 'force-down' : what;
+        if (sel.endpoint !== undefined) {
+          if (sel.dc ?? sel.service ?? sel.endpoints ?? sel.cidr) throw new CtlError('--endpoint names one endpoint: give no other selector', CTL_EXIT.refused);
+          return override(opts, { endpoint: sel.endpoint }, value);
+        }
+        return override(opts, sel, value);
+      }),
+    );
+
+  ctl
+    .command('health')
+    .description('health checks, endpoints, data centers, services, state file (GET /health)')
+    .action(
+      run(async (opts) => {
+        print(await call(opts, 'GET', '/health'));
+        return CTL_EXIT.ok;
+      }),
+    );
+
+  ctl
+    .command('reload')
+    .description('re-read the configuration file; prints what changed, or why it was refused (POST /reload)')
+    .action(
+      run(async (opts) => {
+        print(await call(opts, 'POST', '/reload', {}));
+        return CTL_EXIT.ok;
+      }),
+    );
+
+  addExplain(ctl.command('explain'), (cmd) => cmd.parent!.opts<CtlOptions>().admin);
+  return ctl;
+}
+
+/**
+ * `gslbd explain`, kept for scripts written before `ctl`: the same as `gslbd ctl explain`, with
+ * its own `--admin` option.
+ */
+export function registerExplainAlias(program: Command): void {
+  const cmd = program.command('explain').description('the same as `gslbd ctl explain`');
+  cmd.option('--admin <url>', 'admin listener URL', 'http://127.0.0.1:8053');
+  addExplain(cmd, (c) => c.opts<{ admin: string }>().admin);
+}
+
+function addExplain(cmd: Command, adminOf: (cmd: Command) => string): void {
+  cmd
+    .description('how the engine answers a name for a client: the decision trace (GET /explain)')
+    .argument('<name>', 'query name')
+    .argument('[type]', 'query type', 'A')
+    .requiredOption('-c, --client <address>', 'client address, or addr/len as an ECS source prefix')
+    .option('--dnssec', 'ask with the DO bit: show what the DNSSEC signer does to the answer')
+    .action(async (name: string, type: string, opts: { client: string; dnssec?: boolean }, self: Command) => {
+      const params = new URLSearchParams({ name, type, client: opts.client });
+      if (opts.dnssec) params.set('do', '1');
+      try {
+        print(await call({ admin: adminOf(self) }, 'GET', `/explain?${params.toString()}`));
+      } catch (e) {
+        if (!(e instanceof CtlError)) throw e;
+        process.stderr.write(`gslbd: ${e.message}\n`);
+        process.exitCode = e.code;
+      }
+    });
+}
+
+async function override(opts: CtlOptions, selector: Record<string, string | undefined>, value: string): Promise<number> {
+  print(await call(opts, 'POST', '/health/override', { ...selector, override: value }));
+  return CTL_EXIT.ok;
+}
+
+/**
+ * One admin API call; the parsed JSON answer.
+ * @throws CtlError when the engine cannot be reached (exit 2) or answers an error (exit 1, with its message).
+ */
+async function call(opts: CtlOptions, method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+  const headers: Record<string, string> = {};
+  if (method === 'POST') {
+    headers['content-type'] = 'application/json';
+    const token = readToken(opts);
+    if (token !== undefined) headers.authorization = `Bearer ${token}`;
+  }
+  let res: Response;
+  try {
+    res = await fetch(new URL(path, opts.admin), { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  } catch (e) {
+    throw new CtlError(`cannot reach ${opts.admin}: ${(e as Error).message}`, CTL_EXIT.unreachable);
+  }
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  if (!res.ok) {
+    const error = typeof json === 'object' && json !== null && 'error' in json ? String((json as { error: unknown }).error) : text;
+    const hint = res.status === 401 ? ` (give the token with --token-file, $${CTL_ENV.tokenFile} or $${CTL_ENV.token})` : '';
+    throw new CtlError(`${method} ${path}: ${res.status} ${error}${hint}`, CTL_EXIT.refused);
+  }
+  return json;
+}
+
+/** The admin token: the file's contents without surrounding whitespace, else `$GSLBD_TOKEN`. */
+function readToken(opts: CtlOptions): string | undefined {
+  if (opts.tokenFile !== undefined) {
+    try {
+      return readFileSync(opts.tokenFile, 'utf8').trim();
+    } catch (e) {
+      throw new CtlError(`cannot read the token file: ${(e as Error).message}`, CTL_EXIT.refused);
+    }
+  }
+  const fromEnv = process.env[CTL_ENV.token];
+  return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv.trim();
+}
+
+function print(json: unknown): void {
+  process.stdout.write(typeof json === 'string' ? json : `${JSON.stringify(json, null, 2)}\n`);
+}

@@ -1,0 +1,43 @@
+import type { DegradedReason, EngineCondition } from '../admin/engineCondition.js';
+import type { FailsafeWatch } from '../capabilities/health/failsafeWatch.js';
+import type { ReloadHistory } from './reloadHistory.js';
+
+/**
+ * The engine's condition for `/healthz` and `/status`: degraded while a GSLB record answers by
+ * its all-down policy (the fail-safe list, fail-open or fail-closed NODATA) or while the last
+ * reload failed (the engine serves a configuration that is no longer the file's), with the
+ * reasons and since when.
+ */
+export function engineCondition(failsafe: FailsafeWatch, reloads: ReloadHistory): EngineCondition {
+  const reasons: DegradedReason[] = [];
+  const inUse = failsafe.inUse();
+  if (inUse.length > 0) {
+    reasons.push({
+      kind: 'failsafe',
+      message: `${inUse.length} GSLB record${inUse.length === 1 ? '' : 's'} answer${inUse.length === 1 ? 's' : ''} by the all-down policy: every endpoint is out`,
+      since: iso(Math.min(...inUse.map((f) => f.sinceMs))),
+      detail: inUse.map((f) => ({ record: f.record, allDown: f.allDown, answer: f.answer, since: iso(f.sinceMs) })),
+    });
+  }
+  const failingSince = reloads.failingSince();
+  const last = reloads.lastAttempt();
+  if (failingSince !== undefined && last?.error !== undefined) {
+    reasons.push({
+      kind: 'reload-failed',
+      message: 'the last reload failed; the engine serves the previous configuration',
+      since: iso(failingSince),
+      detail: { reason: last.reason, at: iso(last.atMs), error: last.error },
+    });
+  }
+  return {
+    status: reasons.length > 0 ? 'degraded' : 'ok',
+    reasons,
+    ...(last
+      ? { lastReload: { reason: last.reason, at: iso(last.atMs), ...(last.error !== undefined ? { error: last.error } : { generation: last.generation }) } }
+      : {}),
+  };
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
