@@ -101,7 +101,8 @@ function closedWithin(s: Socket, ms: number): Promise<boolean> {
 }
 
 test('connections over the per-client cap are closed at once; other clients are served; a closed one frees its place', async (t) => {
-  const admin = await start({ maxConnectionsPerClient: 3, maxConnections: 10 });
+  // Half of 6: the per-client cap applies from the third connection on.
+  const admin = await start({ maxConnectionsPerClient: 3, maxConnections: 6 });
   t.teardown(() => admin.stop());
   const held = await Promise.all([0, 1, 2].map(() => open(admin.port, '127.0.0.2')));
   t.teardown(() => held.forEach((s) => s.destroy()));
@@ -117,6 +118,19 @@ test('connections over the per-client cap are closed at once; other clients are 
     again.destroy();
   }
   t.true(taken, 'a place freed by a close is taken again');
+});
+
+test('while the listener is less than half full, one client may hold more than its share (parallel requests of one scraper or test suite)', async (t) => {
+  const admin = await start({ maxConnectionsPerClient: 2, maxConnections: 10 });
+  t.teardown(() => admin.stop());
+  const held = await Promise.all([0, 1, 2, 3].map(() => open(admin.port, '127.0.0.2')));
+  t.teardown(() => held.forEach((s) => s.destroy()));
+  t.deepEqual(await Promise.all(held.map((s) => closedWithin(s, 500))), [false, false, false, false]);
+  const fifth = await open(admin.port, '127.0.0.2');
+  t.teardown(() => fifth.destroy());
+  t.false(await closedWithin(fifth, 500), 'the fifth connection: 4 of 10 open, under half');
+  const sixth = await open(admin.port, '127.0.0.2');
+  t.true(await closedWithin(sixth, 2000), 'half full: the client is over its share of 2');
 });
 
 test('connections over the total cap are closed at once, whatever their client', async (t) => {

@@ -23,7 +23,11 @@ export interface AdminTls {
 export interface AdminLimits {
   /** Open connections in all. */
   readonly maxConnections: number;
-  /** Open connections from one client address. */
+  /**
+   * Open connections from one client address, enforced once the listener holds half of
+   * `maxConnections`: below that, one client's parallel requests (a scraper, `gslbd ctl`, a test
+   * suite) are never refused; above it, no client holds more than its share.
+   */
   readonly maxConnectionsPerClient: number;
   /** Time to receive a request's headers (ms), from its first byte or the connection. */
   readonly headersTimeoutMs: number;
@@ -62,6 +66,8 @@ export class AdminServer implements RouteSink {
   private server: Server | undefined;
   /** Open connections by client address. */
   private readonly perClient = new Map<string, number>();
+  /** Connections admitted and not closed yet. */
+  private openConnections = 0;
   port = 0;
 
   constructor(
@@ -140,19 +146,21 @@ export class AdminServer implements RouteSink {
   }
 
   /**
-   * Counts a new connection against its client's bound (over it: closed at once, before any
-   * byte is read), and closes it if it sends nothing within the header timeout (Node's header
-   * timeout starts with the first byte of a request).
+   * Counts a new connection against its client's bound once the listener is half full (over it:
+   * closed at once, before any byte is read), and closes it if it sends nothing within the header
+   * timeout (Node's header timeout starts with the first byte of a request).
    */
   private admit(socket: Socket): void {
     const client = socket.remoteAddress ?? '';
     const open = this.perClient.get(client) ?? 0;
-    if (open >= this.limits.maxConnectionsPerClient) {
+    if (open >= this.limits.maxConnectionsPerClient && this.openConnections >= this.limits.maxConnections / 2) {
       socket.destroy();
       return;
     }
     this.perClient.set(client, open + 1);
+    this.openConnections++;
     socket.once('close', () => {
+      this.openConnections--;
       const left = (this.perClient.get(client) ?? 1) - 1;
       if (left === 0) this.perClient.delete(client);
       else this.perClient.set(client, left);
@@ -181,7 +189,7 @@ export class AdminServer implements RouteSink {
     if (route.method === 'GET' || route.method === 'DELETE') {
       // Content in a GET or DELETE has no defined meaning (RFC 9110 §9.3.1, §9.3.5): drained, not parsed.
       req.resume();
-      send(res, await route.handle({ url, body: undefined }));
+      send(res, await route.handle({ url, body: undefined, headers: req.headers }));
       return;
     }
     const body = await readBody(req);

@@ -12,7 +12,11 @@ import { REPO_ROOT } from '../support/engineProcess.js';
  * validates against it.
  */
 
-const examples = (readdirSync(join(REPO_ROOT, 'examples'), { recursive: true }) as string[]).filter((f) => /\.(ya?ml|json)$/.test(f)).sort();
+const examples = (readdirSync(join(REPO_ROOT, 'examples'), { recursive: true }) as string[])
+  .filter((f) => /\.(ya?ml|json)$/.test(f))
+  // examples/agent/ holds `gslbd agent` and Prometheus configurations, not engine configurations.
+  .filter((f) => !f.startsWith('agent/'))
+  .sort();
 
 function compile() {
   const ajv = new Ajv2020({ strict: true, allErrors: true });

@@ -298,7 +298,7 @@ test.serial(
   'a probe cycle through the agent API: zone agents probe the resolver network through per-zone delays; the answer follows, and moves when the delays swap',
   async (t) => {
     const { url, server } = await engine(t);
-    // The client network's resolver is 127.0.4.1; the agents probe its network's address 127.0.4.0.
+    // The client network's resolver is 127.0.4.1; probe requests name the resolver itself as the target.
     const from = '127.0.4.1';
     const sources: Record<Zone, string> = { '0.1': '127.0.10.1', '0.2': '127.0.10.2', '1': '127.0.11.1' };
     const delays = new Map<string, number>([
@@ -306,7 +306,7 @@ test.serial(
       [sources['0.2'], 80],
       [sources['1'], 200],
     ]);
-    const responder = await delayingResponder('127.0.4.0', delays);
+    const responder = await delayingResponder(from, delays);
     let stop = false;
     const agents = ZONES.map((z) => zoneAgent(url, z, sources[z], responder.port, () => stop));
     t.teardown(async () => {
