@@ -34,7 +34,9 @@ test('the worker reports every problem as a ConfigError, as the engine thread do
   const file = join(dir, 'bad.yaml');
   writeFileSync(file, largeConfig({ records: 3 }).replace('    service: svc1\n', '    service: svc1\n    bogus: 1\n'));
   const e = await t.throwsAsync(reader.read(file), { instanceOf: ConfigError });
-  t.deepEqual(e.problems, [{ path: 'records[1].bogus', message: 'unknown key (not part of the configuration schema; check the spelling)' }]);
+  t.deepEqual(e.problems, [
+    { path: 'records[1].bogus', message: 'unknown key (not part of the configuration schema; check the spelling)', line: 1024, col: 5 },
+  ]);
   await t.throwsAsync(reader.read(join(dir, 'absent.yaml')), { instanceOf: ConfigError, message: /cannot read: ENOENT/ });
 });
 

@@ -108,7 +108,7 @@ test('the files an added kind names are checked with the configuration, by their
   const config = { health: health.parse({ monitors: [...monitors, { name: 'tls', type: 'https', caFile: 'ca.pem' }] }) } as never;
   t.deepEqual(healthCapabilityOf(kinds).fileReferenceProblems(config, join(dir, 'gslbd.yaml')), [
     { path: 'health.monitors[1].keyFile', message: 'cannot read "missing.pem": ENOENT' },
-    { path: 'health.monitors[2].keyFile', message: '"folder.pem" is not a regular file' },
+    { path: 'health.monitors[2].keyFile', message: '"folder.pem" is not a regular file (a directory)' },
     { path: 'health.monitors[4].caFile', message: 'cannot read "ca.pem": ENOENT' },
   ]);
 });

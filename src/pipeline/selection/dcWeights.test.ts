@@ -73,5 +73,5 @@ test('a weight of 0 is a last resort: answered when the others are down', (t) =>
 
 test('weights of unknown data centers are load errors', (t) => {
   const e = t.throws(() => parseConfigText(config('{ fra1: 70, ams1: 30 }')), { instanceOf: ConfigError });
-  t.deepEqual(e.problems, [{ path: 'records[0].dcWeights.ams1', message: 'unknown data center "ams1"' }]);
+  t.deepEqual(e.problems, [{ path: 'records[0].dcWeights.ams1', message: 'unknown data center "ams1"', line: 21, col: 34 }]);
 });
