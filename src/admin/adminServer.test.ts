@@ -101,7 +101,7 @@ function closedWithin(s: Socket, ms: number): Promise<boolean> {
 }
 
 test('connections over the per-client cap are closed at once; other clients are served; a closed one frees its place', async (t) => {
-  // Half of 6: the per-client cap applies from the third connection on.
+  // Half of 6 is 3: once three are open, the per-client cap of 3 refuses the fourth of 127.0.0.2.
   const admin = await start({ maxConnectionsPerClient: 3, maxConnections: 6 });
   t.teardown(() => admin.stop());
   const held = await Promise.all([0, 1, 2].map(() => open(admin.port, '127.0.0.2')));

@@ -1,11 +1,10 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import ipaddr from 'ipaddr.js';
 import { createServer, isIPv6, type Server, type Socket } from 'node:net';
 import type { FrontDoor } from '../../core/contracts/frontDoor.js';
 import { parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
 import { MessageHandler, type DnsFrontDoorDeps } from './handleMessage.js';
-import { TCP_PRESSURE_WAIT_MS, type DnsListenerConfig } from './listenerSchema.js';
+import type { DnsListenerConfig } from './listenerSchema.js';
 
 /** A bound listener: the same port on UDP and TCP. */
 export interface BoundDnsListener {
@@ -17,9 +16,9 @@ export interface BoundDnsListener {
  * The standalone DNS listener (docs/PRODUCT.md §1): UDP and TCP on each configured address. TCP follows
  * RFC 7766: pipelined queries answered in order; an idle timeout that only a complete query (or
  * the drain of unsent replies) restarts, so a peer trickling bytes is closed too (§6.2.3); a
- * connection cap and a per-client cap, with fair eviction (`tcpMaxConnections`,
- * `tcpMaxConnectionsPerClient` in `listenerSchema.ts`: slow clients lose their own places first);
- * and back-pressure (reading and answering pause while replies are unsent).
+ * connection cap (at the cap a new connection replaces the one idle longest if that has been idle
+ * for half the timeout, else it is closed at once); and back-pressure (reading and answering
+ * pause while replies are unsent).
  * A message that cannot be answered is dropped; a TCP frame shorter than a header closes that
  * connection only. A reply the engine answers asynchronously is sent when it settles (over TCP
  * possibly after replies to later queries, which RFC 7766 §7 allows); every other reply is sent
@@ -29,8 +28,6 @@ export class DnsServer implements FrontDoor {
   private readonly udp: UdpSocket[] = [];
   private readonly tcp: Server[] = [];
   private readonly connections = new Map<Socket, StreamConnection>();
-  /** Open TCP connections by client ({@link clientKey}). */
-  private readonly byClient = new Map<string, Set<StreamConnection>>();
   private readonly messages: MessageHandler;
   private stopping = false;
   readonly bound: BoundDnsListener[] = [];
@@ -121,16 +118,9 @@ export class DnsServer implements FrontDoor {
   }
 
   private tcpServer(): Server {
-    const { tcpIdleTimeoutMs, tcpMaxConnections, tcpMaxConnectionsPerClient } = this.deps.behaviour;
-    const pressureWaitMs = Math.min(TCP_PRESSURE_WAIT_MS, tcpIdleTimeoutMs / 2);
+    const { tcpIdleTimeoutMs, tcpMaxConnections } = this.deps.behaviour;
     return createServer({ noDelay: true }, (conn) => {
-      const client = clientKey(conn.remoteAddress ?? '');
-      const own = this.byClient.get(client);
-      if (own && own.size >= tcpMaxConnectionsPerClient && !this.evict(longestWaiting(own, pressureWaitMs))) {
-        conn.destroy();
-        return;
-      }
-      if (this.connections.size >= tcpMaxConnections && !this.evict(this.fairVictim(pressureWaitMs))) {
+      if (this.connections.size >= tcpMaxConnections && !this.evictIdle(tcpIdleTimeoutMs / 2)) {
         conn.destroy();
         return;
       }
@@ -139,36 +129,19 @@ export class DnsServer implements FrontDoor {
         serve();
       });
       this.connections.set(conn, stream);
-      let group = this.byClient.get(client);
-      if (!group) this.byClient.set(client, (group = new Set()));
-      group.add(stream);
-      conn.on('close', () => {
-        this.connections.delete(conn);
-        group.delete(stream);
-        if (group.size === 0 && this.byClient.get(client) === group) this.byClient.delete(client);
-      });
+      conn.on('close', () => this.connections.delete(conn));
       conn.on('error', () => conn.destroy());
       stream.arm();
       const serve = this.serveTcp(stream);
     });
   }
 
-  /**
-   * The connection to replace at the total cap: of the client holding the most connections, its
-   * one waiting longest for a query if that waited `minWaitMs`; else the one waiting longest of all.
-   */
-  private fairVictim(minWaitMs: number): StreamConnection | undefined {
-    let largest: Set<StreamConnection> | undefined;
-    for (const group of this.byClient.values()) if (!largest || group.size > largest.size) largest = group;
-    return (largest && longestWaiting(largest, minWaitMs)) ?? longestWaiting(this.connections.values(), minWaitMs);
-  }
-
-  /** Closes `victim` to make room; false when there is none. */
-  private evict(victim: StreamConnection | undefined): boolean {
-    if (!victim) return false;
-    this.connections.delete(victim.socket);
-    for (const group of this.byClient.values()) group.delete(victim);
-    victim.socket.destroy();
+  /** Closes the connection idle longest if it has had no complete query for `minIdleMs` (see {@link longestWaiting}). */
+  private evictIdle(minIdleMs: number): boolean {
+    const idle = longestWaiting(this.connections.values(), minIdleMs);
+    if (!idle) return false;
+    this.connections.delete(idle.socket);
+    idle.socket.destroy();
     return true;
   }
 
@@ -219,16 +192,6 @@ export class DnsServer implements FrontDoor {
     });
     return serve;
   }
-}
-
-/**
- * The client a TCP connection counts against: its IPv4 address, or the /64 of its IPv6 address
- * (one host usually holds a whole /64; RFC 7421).
- */
-function clientKey(remote: string): string {
-  if (!ipaddr.isValid(remote)) return remote;
-  const a = ipaddr.process(remote);
-  return a.kind() === 'ipv4' ? a.toString() : `${(a as ipaddr.IPv6).parts.slice(0, 4).join(':')}::/64`;
 }
 
 /** A reply with its two-byte length prefix (RFC 1035 §4.2.2). */
