@@ -1,12 +1,13 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, REPO_ROOT } from '../support/engineProcess.js';
 import { fixtureConfig, fixtureLocationFiles } from '../support/fixtureDeployment.js';
 import { replaceOnce } from '../support/replaceOnce.js';
+import { engineExampleFiles } from '../support/exampleConfigs.js';
 
 /** The `gslbd` command line: check-config exit codes and messages, schema, serve failures. */
 
@@ -41,12 +42,8 @@ async function gslbd(args: readonly string[]): Promise<Run> {
 const dir = mkdtempSync(join(tmpdir(), 'gslbd-cli-'));
 test.after.always(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Every gslbd configuration under examples/ (YAML or JSON; other files there are for other programs). */
-// Engine configurations only: examples/agent/ holds `gslbd agent` configurations (test/e2e/agentExamples.test.ts).
-const examples = (readdirSync(join(REPO_ROOT, 'examples'), { recursive: true }) as string[])
-  .filter((f) => /\.(ya?ml|json)$/.test(f) && !f.startsWith('agent/'))
-  .map((f) => `examples/${f}`)
-  .sort();
+/** Every gslbd configuration under examples/, relative to the repository. */
+const examples = engineExampleFiles().map((f) => `examples/${f}`);
 
 test('check-config accepts the quickstart with a summary, exit 0', async (t) => {
   const r = await gslbd(['check-config', 'examples/quickstart.yaml']);

@@ -1,10 +1,11 @@
 import test from 'ava';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { configJsonSchema } from '../../src/process/configSchema.js';
 import { REPO_ROOT } from '../support/engineProcess.js';
+import { engineExampleFiles } from '../support/exampleConfigs.js';
 
 /**
  * The JSON Schema `gslbd schema` prints works in the tools editors and CI use: ajv compiles it in
@@ -12,11 +13,7 @@ import { REPO_ROOT } from '../support/engineProcess.js';
  * validates against it.
  */
 
-const examples = (readdirSync(join(REPO_ROOT, 'examples'), { recursive: true }) as string[])
-  .filter((f) => /\.(ya?ml|json)$/.test(f))
-  // examples/agent/ holds `gslbd agent` and Prometheus configurations, not engine configurations.
-  .filter((f) => !f.startsWith('agent/'))
-  .sort();
+const examples = engineExampleFiles();
 
 function compile() {
   const ajv = new Ajv2020({ strict: true, allErrors: true });

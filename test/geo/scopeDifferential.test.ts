@@ -1,4 +1,3 @@
-import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { loadConfigFile, parseConfigText } from '../../src/process/loadConfig.js';
@@ -25,6 +24,7 @@ import { opaque } from '../support/prefixLocationDb.js';
 import { dcsDown } from '../support/selectionFixture.js';
 import { CopyableRandom, seededRandom } from '../support/seededRandom.js';
 import { CITY_IMAGE, readCityImage, repoRoot } from './cityImage.js';
+import { engineExampleFiles } from '../support/exampleConfigs.js';
 
 /**
  * The ECS scope over the whole client mix (3,000 ECS clients drawn from the real GeoLite2-City
@@ -142,19 +142,9 @@ interface Scenario {
 function scenarios(): Scenario[] {
   const out: Scenario[] = [];
   const dir = join(repoRoot, 'examples');
-  const files = [
-    ...readdirSync(dir)
-      .filter((f) => f.endsWith('.yaml'))
-      .map((f) => join(dir, f)),
-    // examples/agent/ holds `gslbd agent` configurations, not engine ones.
-    ...readdirSync(dir, { withFileTypes: true })
-      .filter((d) => d.isDirectory() && d.name !== 'agent')
-      .flatMap((d) =>
-        readdirSync(join(dir, d.name))
-          .filter((f) => f.endsWith('.yaml'))
-          .map((f) => join(dir, d.name, f)),
-      ),
-  ];
+  const files = engineExampleFiles()
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => join(dir, f));
   for (const file of files) out.push({ name: file.slice(repoRoot.length + 1), config: loadConfigFile(file).config, file });
   out.push({ name: 'policy kinds', config: parseConfigText(POLICY_KINDS), file: join(repoRoot, 'test/geo/policyKinds.yaml') });
   return out;

@@ -1,11 +1,12 @@
 import test from 'ava';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BALANCE_ALGORITHMS } from '../../capabilities/balance/registry.js';
 import { ConfigError, formatPath, type ConfigProblem } from './load.js';
 import { loadConfigFile, parseConfigText } from '../../process/loadConfig.js';
 import { replaceOnce } from '../../../test/support/replaceOnce.js';
+import { engineExampleFiles } from '../../../test/support/exampleConfigs.js';
 
 /**
  * Every error path of the loader with its exact path and message (issue 2, "Configuration").
@@ -242,8 +243,7 @@ test('formatPath writes indexes in brackets', (t) => {
 
 test('every example file validates', (t) => {
   const dir = new URL('../../../examples/', import.meta.url);
-  // examples/agent/ holds `gslbd agent` configurations (test/e2e/agentExamples.test.ts).
-  const files = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => /\.(ya?ml|json)$/.test(f) && !f.startsWith('agent/'));
+  const files = engineExampleFiles();
   t.true(files.includes('quickstart.yaml'));
   for (const f of files) t.notThrows(() => loadConfigFile(new URL(f, dir).pathname), f);
 });
