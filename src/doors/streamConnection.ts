@@ -12,7 +12,11 @@ import type { Socket } from 'node:net';
  * Deadline: {@link arm} starts (or restarts) a timer of `timeoutMs`; when it fires the connection
  * is destroyed and `onTimeout` runs. Callers arm it when they start waiting for a request and
  * re-arm it only when a request is complete (or a reply drained), never on partial bytes: a
- * peer that trickles a byte at a time is still closed (slowloris; RFC 7766 §6.2.3).
+ * peer that trickles a byte at a time is still closed (slowloris; RFC 7766 §6.2.3). A deadline that
+ * fires closes the connection only after the event loop's next I/O poll: Node runs timers before it
+ * reads sockets, so after a stall (a reload, a GC pause, a loaded machine) a request already waiting
+ * in the socket would otherwise lose to its own deadline. Reading it re-arms (or disarms) the
+ * deadline, which cancels the close.
  */
 export class StreamConnection {
   /** True while reading is paused because replies wait to drain. */
@@ -20,6 +24,8 @@ export class StreamConnection {
   /** When the deadline was last (re)started (ms since the epoch): ranks connections by idleness. */
   armedAtMs = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** True from a fired deadline until the close after the next I/O poll; arm/disarm cancel it. */
+  private expiring = false;
 
   /**
    * @param socket the connection.
@@ -46,6 +52,7 @@ export class StreamConnection {
 
   /** (Re)starts the deadline. */
   arm(): void {
+    this.expiring = false;
     if (this.timeoutMs <= 0) return;
     this.armedAtMs = Date.now();
     if (this.timer) this.timer.refresh();
@@ -54,6 +61,7 @@ export class StreamConnection {
 
   /** Stops the deadline (nothing is awaited from the peer). */
   disarm(): void {
+    this.expiring = false;
     if (!this.timer) return;
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -72,6 +80,13 @@ export class StreamConnection {
 
   private readonly expired = (): void => {
     this.timer = undefined;
+    this.expiring = true;
+    setImmediate(this.closeIfStillExpiring);
+  };
+
+  private readonly closeIfStillExpiring = (): void => {
+    if (!this.expiring || this.socket.destroyed) return;
+    this.expiring = false;
     this.socket.destroy();
     this.onTimeout?.();
   };
