@@ -42,7 +42,7 @@ function zoneOfDc(config: NetworkProximitySection): ReadonlyMap<string, string> 
  * Tiered network proximity (docs/PRODUCT.md §5, seed 000; README.md): the `networkProximity`
  * section (proximity zones, the PDB, the ordered zone index cache), each data center's
  * `proximityZone`, and the `network-proximity` selection policy. The PDB is fed from the agents'
- * probe results in the state store and kept there; the query path reads the index through
+ * probe results in the state store and kept in this process; the query path reads the index through
  * `SelectionEnv.proximity`.
  */
 export const networkProximityCapability = {
@@ -105,7 +105,7 @@ export const networkProximityCapability = {
 } satisfies Capability<NetworkProximitySection>;
 
 function startNetworkProximity(host: CapabilityHost): CapabilityRuntime<NetworkProximitySection> {
-  const pdb = new ProximityDatabase(host.store);
+  const pdb = new ProximityDatabase();
   const cache = new ZoneIndexCache(60_000, 100_000);
   const counts: IndexCounts = { cache: 0, pdb_measured: 0, pdb_fallback: 0, round_robin: 0 };
   let prepared: { config: NetworkProximitySection; pdb: PdbSettings } | undefined;

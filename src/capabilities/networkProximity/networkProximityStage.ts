@@ -23,6 +23,22 @@ import type { ZoneIndexReading } from '../../core/views/proximityView.js';
  * @param aliases delegated zone id → the record's alias name for it.
  */
 export function networkProximityStage(zoneOf: ReadonlyMap<string, string>, aliases: ReadonlyMap<string, string> = new Map()): Stage {
+  // Zone → place, per order: the index cache interns its orders, so a hit reuses one map.
+  // The last order is remembered apart: most networks share the few orders of a deployment.
+  const positions = new WeakMap<readonly string[], ReadonlyMap<string, number>>();
+  let lastOrder: readonly string[] | undefined;
+  let lastPosition: ReadonlyMap<string, number> = new Map();
+  const positionsOf = (order: readonly string[]): ReadonlyMap<string, number> => {
+    if (order === lastOrder) return lastPosition;
+    let p = positions.get(order);
+    if (p === undefined) {
+      p = new Map(order.map((z, i) => [z, i]));
+      positions.set(order, p);
+    }
+    lastOrder = order;
+    lastPosition = p;
+    return p;
+  };
   return {
     slot: 'rank',
     name: 'network-proximity',
@@ -44,7 +60,8 @@ export function networkProximityStage(zoneOf: ReadonlyMap<string, string>, alias
           if (s.trace) trace(s, reading, zoneOf, { zone: alias.zone, mode: 'alias', target: alias.target });
           return;
         }
-        s.ranked = [...byZone(s.live, reading.order, zoneOf), ...byZone(s.demoted, reading.order, zoneOf)];
+        const position = positionsOf(reading.order);
+        s.ranked = s.demoted.length === 0 ? byZone(s.live, position, zoneOf) : [...byZone(s.live, position, zoneOf), ...byZone(s.demoted, position, zoneOf)];
       }
       if (s.trace) trace(s, reading, zoneOf, undefined);
     },
@@ -66,20 +83,20 @@ function aliasFirst(
   return undefined;
 }
 
-/** One group per zone of `order` that has data centers in `dcs`, then one of the data centers of no listed zone. */
-function byZone(dcs: readonly LiveDc[], order: readonly string[], zoneOf: ReadonlyMap<string, string>): LiveDc[][] {
+/** One group per zone of the order (`position`: zone → place) that has data centers in `dcs`, then one of the data centers of no listed zone. */
+function byZone(dcs: readonly LiveDc[], position: ReadonlyMap<string, number>, zoneOf: ReadonlyMap<string, string>): LiveDc[][] {
   if (dcs.length === 0) return [];
-  const position = new Map(order.map((z, i) => [z, i]));
-  const groups: LiveDc[][] = order.map(() => []);
-  const rest: LiveDc[] = [];
+  const groups: (LiveDc[] | undefined)[] = [];
+  let rest: LiveDc[] | undefined;
   for (const l of dcs) {
     const zone = zoneOf.get(l.candidate.dc.name);
     const i = zone === undefined ? undefined : position.get(zone);
-    if (i === undefined) rest.push(l);
-    else groups[i]!.push(l);
+    if (i === undefined) (rest ??= []).push(l);
+    else (groups[i] ??= []).push(l);
   }
-  const out = groups.filter((g) => g.length > 0);
-  if (rest.length > 0) out.push(rest);
+  const out: LiveDc[][] = [];
+  for (const g of groups) if (g !== undefined) out.push(g);
+  if (rest !== undefined) out.push(rest);
   return out;
 }
 

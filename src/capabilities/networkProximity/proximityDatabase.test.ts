@@ -1,8 +1,7 @@
 import test from 'ava';
-import { InProcessStateStore } from '../../core/contracts/stateStore.js';
 import type { StoredProbeResult } from '../../core/contracts/probeResultsMap.js';
 import { parseIp } from '../../core/net/ipAddress.js';
-import { PDB_MAP, ProximityDatabase, type PdbEntry, type PdbSettings } from './proximityDatabase.js';
+import { ProximityDatabase, type PdbSettings } from './proximityDatabase.js';
 import { ProximityIndex, type IndexCounts } from './proximityIndex.js';
 import { ZoneIndexCache } from './zoneIndexCache.js';
 import { orderZones, ZoneTree } from './zoneTree.js';
@@ -27,6 +26,13 @@ function settings(over: Partial<PdbSettings> = {}): PdbSettings {
     ipv6Prefix: 56,
     ...over,
   };
+}
+
+/** The PDB key of the /24 of `address`. */
+function key(address: string): number | string {
+  const probe = new ProximityDatabase();
+  probe.configure(settings());
+  return probe.keyOf(parseIp(address));
 }
 
 function result(group: string, target: string, rttMs: number | undefined, atMs: number): StoredProbeResult {
@@ -88,17 +94,16 @@ test('the ordered zone index: a zone takes the minimum over its subtree; a toler
   t.deepEqual(TREE.fallbackOrder, ['1', '0', '0.1', '0.2']);
 });
 
-test("the PDB keeps the median of recent samples per group, the minimum over a zone's groups, expires them and lives in the state store", (t) => {
-  const store = new InProcessStateStore();
-  const pdb = new ProximityDatabase(store);
+test("the PDB keeps the median of recent samples per group, the minimum over a zone's groups, and expires them", (t) => {
+  const pdb = new ProximityDatabase();
   pdb.configure(settings());
-  const net = '198.51.100.0/24';
+  const net = key('198.51.100.0');
   pdb.ingest(result('zone:0.1', '198.51.100.0', 50, 1000));
   pdb.ingest(result('zone:0.1', '198.51.100.0', 10, 2000));
   pdb.ingest(result('zone:0.1', '198.51.100.0', 30, 3000));
   pdb.ingest(result('zone:0.1', '198.51.100.0', 30, 3000)); // the same result again: one sample
   pdb.ingest(result('zone:1', '198.51.100.0', 20, 3000));
-  t.deepEqual(store.map<PdbEntry>(PDB_MAP).get(net)?.groups['zone:0.1']?.rttMs, [50, 10, 30]);
+  t.deepEqual(pdb.samplesOf(net, 'zone:0.1'), [50, 10, 30]);
   const a = pdb.lookup(net, 4000)!;
   t.deepEqual(a.order, ['1', '0', '0.1', '0.2'], 'median 30 for 0.1, 20 for Europe');
   t.like(
@@ -110,22 +115,22 @@ test("the PDB keeps the median of recent samples per group, the minimum over a z
   pdb.ingest(result('zone:0.2', '198.51.100.0', undefined, 3600));
   pdb.ingest(result('zone:9', '198.51.100.0', 1, 3600));
   t.deepEqual(pdb.counts, { ingested: 5, ignored: 2 }, 'no reply, or a group of no configured zone: ignored');
-  t.is(pdb.lookup('203.0.113.0/24', 4000), undefined);
+  t.is(pdb.lookup(key('203.0.113.0'), 4000), undefined);
   t.is(pdb.lookup(net, 3500 + 60_001), undefined, 'every sample older than sampleMaxAge: unmeasured again');
   t.is(pdb.sweep(3500 + 60_001), 1);
   t.is(pdb.size, 0);
 });
 
 test('the PDB is bounded: beyond maxNetworks the least recently updated network goes first', (t) => {
-  const pdb = new ProximityDatabase(new InProcessStateStore());
+  const pdb = new ProximityDatabase();
   pdb.configure(settings({ maxNetworks: 2 }));
   pdb.ingest(result('zone:1', '10.0.1.0', 10, 1));
   pdb.ingest(result('zone:1', '10.0.2.0', 10, 2));
   pdb.ingest(result('zone:1', '10.0.1.0', 12, 3));
   pdb.ingest(result('zone:1', '10.0.3.0', 10, 4));
   t.is(pdb.size, 2);
-  t.truthy(pdb.lookup('10.0.1.0/24', 5));
-  t.is(pdb.lookup('10.0.2.0/24', 5), undefined);
+  t.truthy(pdb.lookup(key('10.0.1.0'), 5));
+  t.is(pdb.lookup(key('10.0.2.0'), 5), undefined);
 });
 
 function client(address: string, ecs?: { address: string; prefix: number }): Client {
@@ -135,7 +140,7 @@ function client(address: string, ecs?: { address: string; prefix: number }): Cli
 }
 
 function indexOf(over: { pdbAvailable?: boolean; ecs?: boolean; anycast?: string[] } = {}) {
-  const pdb = new ProximityDatabase(new InProcessStateStore());
+  const pdb = new ProximityDatabase();
   pdb.configure(settings());
   const counts: IndexCounts = { cache: 0, pdb_measured: 0, pdb_fallback: 0, round_robin: 0 };
   const cache = new ZoneIndexCache(1000, 100);
@@ -194,4 +199,32 @@ test('the PDB key: the resolver by default (ECS answers do not vary with the ECS
     network: '2001:db8:1::/56',
     clientPrefix: 56,
   });
+});
+
+test('the PDB holds no object per network: 4 groups × 3 samples take under 150 bytes of typed arrays per network', (t) => {
+  const pdb = new ProximityDatabase();
+  pdb.configure(settings({ maxNetworks: 100_000 }));
+  const n = 16_384; // the arrays grow by doubling: a power of two fills them
+  for (let i = 0; i < n; i++) {
+    const target = `10.${i >> 8}.${i & 255}.0`;
+    for (const g of ['zone:0.1', 'zone:0.2', 'zone:1', 'dc:east']) for (let s = 0; s < 3; s++) pdb.ingest(result(g, target, 10 + s, 1000 + s));
+  }
+  t.is(pdb.size, n);
+  t.true(pdb.arrayBytes / n < 150, `${(pdb.arrayBytes / n).toFixed(0)} bytes per network`);
+  t.deepEqual(pdb.samplesOf(key('10.0.7.0'), 'dc:east'), [10, 11, 12]);
+  t.deepEqual(pdb.lookup(key('10.0.7.0'), 2000)!.order.slice(0, 2), ['0', '0.1'], 'the data center group of 0.1 ties with zone 0.1: configuration order');
+});
+
+test('the index cache: a hit marks its entry, so the bound drops an entry not used since it was cached (second chance); orders are interned', (t) => {
+  const cache = new ZoneIndexCache(1000, 2);
+  const a = cache.set(1, ['0', '1'], true, 0);
+  t.is(cache.set(2, ['0', '1'], false, 0), a, 'the same order: one interned array');
+  t.true(cache.get(1, 10, true) >= 0);
+  cache.set(3, ['1', '0'], true, 10);
+  t.true(cache.get(1, 20, true) >= 0, 'used since cached: kept');
+  t.is(cache.get(2, 20, true), -1, 'not used: dropped first');
+  const slot = cache.get(3, 20, true);
+  t.deepEqual([cache.orderAt(slot), cache.measuredAt(slot)], [['1', '0'], true]);
+  t.is(cache.get(3, 1010, true), -1, 'expired after the TTL');
+  t.deepEqual([cache.hits, cache.misses], [3, 2]);
 });

@@ -1,35 +1,8 @@
 import type { StoredProbeResult } from '../../core/contracts/probeResultsMap.js';
-import type { StateMap, StateStore } from '../../core/contracts/stateStore.js';
 import { formatIp, maskAddress, parseIp, type IpAddress } from '../../core/net/ipAddress.js';
+import { clientNetworkKey } from '../../core/views/metricView.js';
 import type { ZoneRtt } from '../../core/views/proximityView.js';
 import { orderZones, type Tolerance, type ZoneTree } from './zoneTree.js';
-
-/** The state-store map of the proximity database: client network → {@link PdbEntry}. */
-export const PDB_MAP = 'proximity.pdb';
-
-/** One consumer group's recent samples toward a network (parallel arrays, oldest first). */
-export interface PdbGroupSamples {
-  /** The proximity zone the group measures for (a zone agent's zone, or its data center's zone). */
-  readonly zone: string;
-  /** Median RTTs of probe trains (ms). */
-  readonly rttMs: readonly number[];
-  /** When the engine received each (ms since the epoch). */
-  readonly atMs: readonly number[];
-}
-
-/**
- * One client network in the PDB (plain JSON, so a shared store can carry it): the recent samples of
- * every group that measured it, and the ordered zone index derived from them when they arrived.
- * Size: about 120 bytes of keys and numbers per group with 3 samples, plus the order (a few
- * dozen bytes), in a JavaScript object of a few hundred bytes in all (README.md, "Memory").
- */
-export interface PdbEntry {
-  readonly groups: Readonly<Record<string, PdbGroupSamples>>;
-  /** Zone ids best first, measured ones by RTT (docs/PRODUCT.md §5), then the rest in fallback order. */
-  readonly order: readonly string[];
-  /** The newest sample's receive time (ms): the entry expires `sampleMaxAgeSeconds` after it. */
-  readonly updatedAtMs: number;
-}
 
 /** What the PDB answers for a network it has measurements of. */
 export interface PdbAnswer {
@@ -58,139 +31,285 @@ export interface PdbCounts {
   ignored: number;
 }
 
+/** A PDB key: {@link clientNetworkKey} of the network (a number for IPv4 and short IPv6 networks, else a string). */
+export type PdbKey = number | string;
+
+/** Sample times are kept as unsigned 32-bit ms offsets from a base this far before the first sample (≥ the 1-day maximum sample age). */
+const BASE_LEAD_MS = 2 * 86_400_000;
+const MAX_OFFSET = 0xffff_ffff;
+const NONE = -1;
+
 /**
  * The proximity database (docs/PRODUCT.md §2, §5; seed 000's PDB): per client network, the RTT
  * from each proximity zone — the median of the recent probe results of each group measuring for
  * it (agents of the zone, or of a data center in it) — and the ordered zone index derived from
- * them. Fed off the query path from the agents' probe results (`agents.probeResults`, written by
- * the agent API); kept in the state store's map {@link PDB_MAP} so a shared store can share it.
- * Bounded: networks whose newest sample is older than `sampleMaxAgeMs` are swept, and beyond
- * `maxNetworks` the least recently updated go first.
+ * them at lookup. Fed off the query path from the agents' probe results (`agents.probeResults`,
+ * written by the agent API into the state store: a shared store shares those, and every engine
+ * derives the same PDB from them). Bounded: networks whose newest sample is older than
+ * `sampleMaxAgeMs` are swept, and beyond `maxNetworks` the least recently updated go first.
+ *
+ * Memory (README.md, "Memory"): no object per network. A network is one entry of a `Map` from its
+ * numeric key to a slot, plus per slot a list head and an update time in typed arrays; each group
+ * that measured it is one record of a pool of typed arrays (`samples` RTTs as float32, `samples`
+ * receive times as uint32 ms offsets, a count, the group, the next record). With 4 groups and 3
+ * samples: 193 bytes per network with its `Map` entry (the `proximity` benchmark group measures it).
  */
 export class ProximityDatabase {
-  private readonly map: StateMap<PdbEntry>;
   private settings: PdbSettings | undefined;
   readonly counts: PdbCounts = { ingested: 0, ignored: 0 };
-
-  constructor(store: StateStore) {
-    this.map = store.map<PdbEntry>(PDB_MAP);
-  }
+  /** Network key → slot; the map's order is update order (the bound drops the first). */
+  private readonly slots = new Map<PdbKey, number>();
+  private freeSlots: number[] = [];
+  private slotHead = new Int32Array(0);
+  private slotUpdated = new Uint32Array(0);
+  /** Group records: `stride` = samples; count, group index and next record per record. */
+  private stride = 3;
+  private recRtt = new Float32Array(0);
+  private recAt = new Uint32Array(0);
+  private recCount = new Uint8Array(0);
+  private recGroup = new Uint16Array(0);
+  private recNext = new Int32Array(0);
+  private freeRecs: number[] = [];
+  private recTop = 0;
+  private slotTop = 0;
+  private baseMs: number | undefined;
+  /** Group index → group name and zone, for the running settings. */
+  private groupIndex = new Map<string, number>();
+  private groupZone: string[] = [];
+  private readonly lengths = { ipv4: 24, ipv6: 56 };
 
   /** Client networks held now. */
   get size(): number {
-    return this.map.size;
+    return this.slots.size;
   }
 
-  /** The settings of the running configuration; the key lengths and zones may change, so the entries are rebuilt by the caller. */
+  /** Bytes of the typed arrays behind the entries (what grows with networks, besides the key map). */
+  get arrayBytes(): number {
+    return (
+      this.slotHead.byteLength +
+      this.slotUpdated.byteLength +
+      this.recRtt.byteLength +
+      this.recAt.byteLength +
+      this.recCount.byteLength +
+      this.recGroup.byteLength +
+      this.recNext.byteLength
+    );
+  }
+
+  /** The settings of the running configuration; the caller clears and rebuilds the entries when the keys or groups changed. */
   configure(settings: PdbSettings): void {
     this.settings = settings;
+    this.lengths.ipv4 = settings.ipv4Prefix;
+    this.lengths.ipv6 = settings.ipv6Prefix;
+    const names = [...settings.groupZones.keys()];
+    if (names.join() !== [...this.groupIndex.keys()].join() || settings.samples !== this.stride) {
+      // Group indexes and the record stride are baked into the arrays: start empty.
+      this.groupIndex = new Map(names.map((g, i) => [g, i]));
+      this.stride = settings.samples;
+      this.reset();
+    }
+    this.groupZone = names.map((g) => settings.groupZones.get(g)!);
   }
 
-  /** The PDB key of an address: `address/len`, masked to `prefix` (or the configured length of its family). */
+  /** The PDB key of an address at the configured length of its family, or at `prefix` when given and different (a string then). */
+  keyOf(address: IpAddress, prefix?: number): PdbKey {
+    const own = address.family === 4 ? this.lengths.ipv4 : this.lengths.ipv6;
+    if (prefix === undefined || prefix === own) return clientNetworkKey(address, this.lengths);
+    return this.networkOf(address, prefix);
+  }
+
+  /** The network's text: `address/len`, masked to `prefix` (or the configured length of its family). */
   networkOf(address: IpAddress, prefix?: number): string {
-    const s = this.settings;
-    const len = prefix ?? (address.family === 4 ? (s?.ipv4Prefix ?? 24) : (s?.ipv6Prefix ?? 56));
+    const len = prefix ?? (address.family === 4 ? this.lengths.ipv4 : this.lengths.ipv6);
     return `${formatIp(maskAddress(address, len))}/${len}`;
   }
 
   /** Drops every entry (the zone tree or the key lengths changed: the old keys and orders mean nothing now). */
   clear(): void {
-    for (const key of [...this.map.entries()].map(([k]) => k)) this.map.delete(key);
+    this.reset();
   }
 
   /** Takes one probe result in (off the query path): a sample for its group's zone toward its target's network. */
   ingest(r: StoredProbeResult): void {
     const s = this.settings;
-    const zone = s?.groupZones.get(r.group);
-    if (s === undefined || zone === undefined || r.received === 0 || r.rttMedianMs === undefined) {
+    const g = this.groupIndex.get(r.group);
+    if (s === undefined || g === undefined || r.received === 0 || r.rttMedianMs === undefined) {
       this.counts.ignored++;
       return;
     }
-    const network = this.networkOf(parseIp(r.target));
-    const old = this.map.get(network);
-    const was = old?.groups[r.group];
+    const key = this.keyOf(parseIp(r.target));
+    const at = this.offsetOf(r.atMs);
+    let slot = this.slots.get(key);
+    if (slot === undefined) {
+      slot = this.newSlot();
+      this.slotHead[slot] = NONE;
+      this.slotUpdated[slot] = 0;
+    } else {
+      // Removed first so the map's order is update order: the bound drops the least recently updated.
+      this.slots.delete(key);
+    }
+    this.slots.set(key, slot);
+    let rec = this.slotHead[slot]!;
+    while (rec !== NONE && this.recGroup[rec] !== g) rec = this.recNext[rec]!;
+    if (rec === NONE) {
+      rec = this.newRecord();
+      this.recGroup[rec] = g;
+      this.recCount[rec] = 0;
+      this.recNext[rec] = this.slotHead[slot]!;
+      this.slotHead[slot] = rec;
+    }
+    const base = rec * this.stride;
+    const n = this.recCount[rec]!;
     // The same result seen twice (a re-read after a reload) is one sample.
-    if (was !== undefined && was.atMs[was.atMs.length - 1] === r.atMs) return;
-    const keep = s.samples;
-    const samples: PdbGroupSamples = {
-      zone,
-      rttMs: [...(was?.rttMs ?? []), r.rttMedianMs].slice(-keep),
-      atMs: [...(was?.atMs ?? []), r.atMs].slice(-keep),
-    };
-    const groups = { ...old?.groups, [r.group]: samples };
-    const updatedAtMs = Math.max(r.atMs, old?.updatedAtMs ?? 0);
-    const { order } = derive(s, groups, updatedAtMs);
-    // Removed first so the map's order is update order: the bound drops the least recently updated.
-    this.map.delete(network);
-    this.map.set(network, { groups, order, updatedAtMs });
+    if (n > 0 && this.recAt[base + n - 1] === at) return;
+    if (n < this.stride) {
+      this.recRtt[base + n] = r.rttMedianMs;
+      this.recAt[base + n] = at;
+      this.recCount[rec] = n + 1;
+    } else {
+      this.recRtt.copyWithin(base, base + 1, base + n);
+      this.recAt.copyWithin(base, base + 1, base + n);
+      this.recRtt[base + n - 1] = r.rttMedianMs;
+      this.recAt[base + n - 1] = at;
+    }
+    if (at > this.slotUpdated[slot]!) this.slotUpdated[slot] = at;
     this.counts.ingested++;
-    if (this.map.size > s.maxNetworks) this.trimTo(s.maxNetworks);
+    if (this.slots.size > s.maxNetworks) this.trimTo(s.maxNetworks);
+  }
+
+  /** The RTT samples (ms, oldest first) one group has toward a network (tests and tools). */
+  samplesOf(key: PdbKey, group: string): number[] {
+    const slot = this.slots.get(key);
+    const g = this.groupIndex.get(group);
+    if (slot === undefined || g === undefined) return [];
+    for (let rec = this.slotHead[slot]!; rec !== NONE; rec = this.recNext[rec]!) {
+      if (this.recGroup[rec] === g) return [...this.recRtt.subarray(rec * this.stride, rec * this.stride + this.recCount[rec]!)];
+    }
+    return [];
   }
 
   /**
-   * The ordered zone index of `network` at `nowMs`, with the RTT and age per measured zone, or
-   * undefined when the PDB has no sample younger than `sampleMaxAgeMs` for it. Reads only.
+   * The ordered zone index of the network `key` at `nowMs`, with the RTT and age per measured zone,
+   * or undefined when the PDB has no sample younger than `sampleMaxAgeMs` for it. Reads only.
    */
-  lookup(network: string, nowMs: number): PdbAnswer | undefined {
+  lookup(key: PdbKey, nowMs: number): PdbAnswer | undefined {
     const s = this.settings;
-    const e = this.map.get(network);
-    if (s === undefined || e === undefined || nowMs - e.updatedAtMs > s.sampleMaxAgeMs) return undefined;
-    const { order, rtts, newest } = derive(s, e.groups, nowMs);
-    if (rtts.size === 0) return undefined;
+    const slot = this.slots.get(key);
+    if (s === undefined || slot === undefined || this.baseMs === undefined) return undefined;
+    const now = nowMs - this.baseMs;
+    if (now - this.slotUpdated[slot]! > s.sampleMaxAgeMs) return undefined;
+    // Each zone's own RTT: the minimum over its groups of the median of their fresh samples.
+    const own = new Map<string, number>();
+    const newest = new Map<string, number>();
+    const fresh: number[] = [];
+    for (let rec = this.slotHead[slot]!; rec !== NONE; rec = this.recNext[rec]!) {
+      const zone = this.groupZone[this.recGroup[rec]!]!;
+      if (!s.tree.has(zone)) continue;
+      fresh.length = 0;
+      let last = 0;
+      const base = rec * this.stride;
+      for (let i = 0; i < this.recCount[rec]!; i++) {
+        const at = this.recAt[base + i]!;
+        if (now - at > s.sampleMaxAgeMs) continue;
+        fresh.push(this.recRtt[base + i]!);
+        if (at > last) last = at;
+      }
+      if (fresh.length === 0) continue;
+      // float32 samples: rounded to µs so the index and /explain show the RTTs as reported.
+      const m = Math.round(median(fresh) * 1000) / 1000;
+      const was = own.get(zone);
+      if (was === undefined || m < was) own.set(zone, m);
+      for (const z of s.tree.selfAndAncestors(zone)) newest.set(z, Math.max(newest.get(z) ?? 0, last));
+    }
+    if (own.size === 0) return undefined;
+    const { order, rtts } = orderZones(s.tree, own, s.tolerance);
     return {
       order,
-      rtts: [...rtts].map(([zone, rttMs]) => ({ zone, rttMs, ageMs: Math.max(0, nowMs - (newest.get(zone) ?? nowMs)) })),
+      rtts: [...rtts].map(([zone, rttMs]) => ({ zone, rttMs, ageMs: Math.max(0, now - (newest.get(zone) ?? now)) })),
     };
   }
 
   /** Drops networks with no sample younger than `sampleMaxAgeMs` at `nowMs`; returns how many went. */
   sweep(nowMs: number): number {
     const s = this.settings;
-    if (s === undefined) return 0;
-    const old: string[] = [];
-    for (const [key, e] of this.map.entries()) if (nowMs - e.updatedAtMs > s.sampleMaxAgeMs) old.push(key);
-    for (const key of old) this.map.delete(key);
+    if (s === undefined || this.baseMs === undefined) return 0;
+    const now = nowMs - this.baseMs;
+    const old: PdbKey[] = [];
+    for (const [key, slot] of this.slots) if (now - this.slotUpdated[slot]! > s.sampleMaxAgeMs) old.push(key);
+    for (const key of old) this.drop(key);
     return old.length;
   }
 
   private trimTo(max: number): void {
-    const excess: string[] = [];
-    for (const [key] of this.map.entries()) {
-      if (excess.length >= this.map.size - max) break;
-      excess.push(key);
+    while (this.slots.size > max) this.drop(this.slots.keys().next().value!);
+  }
+
+  private drop(key: PdbKey): void {
+    const slot = this.slots.get(key);
+    if (slot === undefined) return;
+    this.slots.delete(key);
+    for (let rec = this.slotHead[slot]!; rec !== NONE; rec = this.recNext[rec]!) this.freeRecs.push(rec);
+    this.freeSlots.push(slot);
+  }
+
+  private reset(): void {
+    this.slots.clear();
+    this.freeSlots = [];
+    this.freeRecs = [];
+    this.slotTop = 0;
+    this.recTop = 0;
+    this.slotHead = new Int32Array(0);
+    this.slotUpdated = new Uint32Array(0);
+    this.recRtt = new Float32Array(0);
+    this.recAt = new Uint32Array(0);
+    this.recCount = new Uint8Array(0);
+    this.recGroup = new Uint16Array(0);
+    this.recNext = new Int32Array(0);
+    this.baseMs = undefined;
+  }
+
+  /** `atMs` as an offset from the base; the base moves forward (and every kept time with it) before an offset would overflow. */
+  private offsetOf(atMs: number): number {
+    this.baseMs ??= atMs - BASE_LEAD_MS;
+    if (atMs - this.baseMs > MAX_OFFSET) {
+      const shift = atMs - BASE_LEAD_MS - this.baseMs;
+      // Times pushed below the new base are older than the longest sample age: 0 keeps them expired.
+      for (let i = 0; i < this.recTop * this.stride; i++) this.recAt[i] = Math.max(0, this.recAt[i]! - shift);
+      for (let i = 0; i < this.slotTop; i++) this.slotUpdated[i] = Math.max(0, this.slotUpdated[i]! - shift);
+      this.baseMs += shift;
     }
-    for (const key of excess) this.map.delete(key);
+    return Math.max(0, Math.round(atMs - this.baseMs));
+  }
+
+  private newSlot(): number {
+    const free = this.freeSlots.pop();
+    if (free !== undefined) return free;
+    if (this.slotTop === this.slotHead.length) {
+      const cap = Math.max(1024, this.slotHead.length * 2);
+      this.slotHead = grow(this.slotHead, new Int32Array(cap));
+      this.slotUpdated = grow(this.slotUpdated, new Uint32Array(cap));
+    }
+    return this.slotTop++;
+  }
+
+  private newRecord(): number {
+    const free = this.freeRecs.pop();
+    if (free !== undefined) return free;
+    if (this.recTop === this.recNext.length) {
+      const cap = Math.max(1024, this.recNext.length * 2);
+      this.recRtt = grow(this.recRtt, new Float32Array(cap * this.stride));
+      this.recAt = grow(this.recAt, new Uint32Array(cap * this.stride));
+      this.recCount = grow(this.recCount, new Uint8Array(cap));
+      this.recGroup = grow(this.recGroup, new Uint16Array(cap));
+      this.recNext = grow(this.recNext, new Int32Array(cap));
+    }
+    return this.recTop++;
   }
 }
 
-/**
- * Each zone's own RTT — the minimum over its groups of the median of their samples younger than
- * `sampleMaxAgeMs` at `nowMs` — and the ordered zone index from them (`zoneTree.ts#orderZones`).
- */
-function derive(
-  s: PdbSettings,
-  groups: Readonly<Record<string, PdbGroupSamples>>,
-  nowMs: number,
-): { order: string[]; rtts: Map<string, number>; newest: Map<string, number> } {
-  const own = new Map<string, number>();
-  const newest = new Map<string, number>();
-  for (const g of Object.values(groups)) {
-    if (!s.tree.has(g.zone)) continue;
-    const fresh: number[] = [];
-    let last = 0;
-    for (let i = 0; i < g.rttMs.length; i++) {
-      if (nowMs - g.atMs[i]! > s.sampleMaxAgeMs) continue;
-      fresh.push(g.rttMs[i]!);
-      last = Math.max(last, g.atMs[i]!);
-    }
-    if (fresh.length === 0) continue;
-    const m = median(fresh);
-    const was = own.get(g.zone);
-    if (was === undefined || m < was) own.set(g.zone, m);
-    for (const z of s.tree.selfAndAncestors(g.zone)) newest.set(z, Math.max(newest.get(z) ?? 0, last));
-  }
-  const { order, rtts } = orderZones(s.tree, own, s.tolerance);
-  return { order, rtts, newest };
+function grow<T extends Float32Array | Uint32Array | Int32Array | Uint16Array | Uint8Array>(old: T, next: T): T {
+  next.set(old as never);
+  return next;
 }
 
 /** The median of a non-empty list (the mean of the two middle values for an even count). */

@@ -1,10 +1,9 @@
 import type { Client } from '../../core/model/query.js';
 import type { IpAddress, IpPrefix } from '../../core/net/ipAddress.js';
 import { commonPrefixLength } from '../../core/net/subnet.js';
-import { clientNetworkKey } from '../../core/views/metricView.js';
 import type { ProbeDemand } from '../../core/views/probeDemand.js';
 import type { ProximityView, ZoneIndexReading } from '../../core/views/proximityView.js';
-import type { ProximityDatabase } from './proximityDatabase.js';
+import type { PdbKey, ProximityDatabase } from './proximityDatabase.js';
 import type { ZoneIndexCache } from './zoneIndexCache.js';
 import type { ZoneTree } from './zoneTree.js';
 
@@ -58,10 +57,13 @@ export class ProximityIndex implements ProximityView {
     readonly counts: IndexCounts,
   ) {}
 
+  /** Cached readings by interned order (the cache's orders), then by scope and measured flag. */
+  private readonly readings = new WeakMap<readonly string[], ZoneIndexReading[]>();
+
   zoneIndex(client: Client, nowMs: number, probes: ProbeDemand | undefined, record: boolean): ZoneIndexReading {
     const st = this.settings;
     const resolver = client.fromEcs ? client.resolver : client.address;
-    const anycast = resolver !== undefined && this.inAnycast(resolver);
+    const anycast = st.anycastResolvers.length > 0 && resolver !== undefined && this.inAnycast(resolver);
     // Which address the decision is keyed on, and whether that is the client's own (ECS or, without ECS, the resolver).
     let address: IpAddress;
     let prefix: number;
@@ -78,35 +80,66 @@ export class ProximityIndex implements ProximityView {
       staticOnly = anycast;
     }
     // The decision is constant over the network, unless an anycast prefix inside it splits it.
-    const clientPrefix = ofClient ? Math.max(prefix, this.anycastSplit(address, prefix)) : undefined;
-    const key =
-      prefix === (address.family === 4 ? st.ipv4Prefix : st.ipv6Prefix)
-        ? clientNetworkKey(address, { ipv4: prefix, ipv6: prefix })
-        : this.pdb.networkOf(address, prefix);
+    const clientPrefix = !ofClient ? undefined : st.anycastResolvers.length === 0 ? prefix : Math.max(prefix, this.anycastSplit(address, prefix));
+    const key = this.pdb.keyOf(address, prefix);
 
-    const cached = this.cache.get(key, nowMs, record);
-    if (cached !== undefined) {
-      if (record) this.counts.cache++;
-      return { ...cached, source: 'cache', clientPrefix };
+    const slot = this.cache.get(key, nowMs, record);
+    if (slot >= 0) {
+      if (!record) return this.explained('cache', this.cache.measuredAt(slot), this.cache.orderAt(slot), address, prefix, clientPrefix, key, nowMs);
+      this.counts.cache++;
+      return this.interned(this.cache.orderAt(slot), this.cache.measuredAt(slot), clientPrefix);
     }
     if (!st.pdbAvailable) {
       if (record) this.counts.round_robin++;
       // Round-robin does not depend on the client: no scope.
       return ROUND_ROBIN;
     }
-    const network = this.pdb.networkOf(address, prefix);
-    const answer = staticOnly ? undefined : this.pdb.lookup(network, nowMs);
-    const reading: ZoneIndexReading = answer
-      ? { source: 'pdb', measured: true, order: answer.order, network, clientPrefix, rtts: answer.rtts }
-      : { source: 'pdb', measured: false, order: st.tree.fallbackOrder, network, clientPrefix, rtts: [] };
+    const answer = staticOnly ? undefined : this.pdb.lookup(key, nowMs);
+    const measured = answer !== undefined;
+    let order = answer?.order ?? st.tree.fallbackOrder;
     if (record) {
-      if (answer) this.counts.pdb_measured++;
+      if (measured) this.counts.pdb_measured++;
       else this.counts.pdb_fallback++;
-      this.cache.set(key, reading, nowMs);
+      order = this.cache.set(key, order, measured, nowMs);
       // Answer now, probe later: the agents dedupe a network measured recently.
       if (!staticOnly) probes?.note(client, nowMs);
     }
-    return reading;
+    return { source: 'pdb', measured, order, network: this.pdb.networkOf(address, prefix), clientPrefix, rtts: answer?.rtts ?? [] };
+  }
+
+  /**
+   * The reading a query gets from the cache: one frozen object per (order, measured, scope), so a
+   * hit allocates nothing. Its network and RTTs are left out: only `/explain` shows them.
+   */
+  private interned(order: readonly string[], measured: boolean, clientPrefix: number | undefined): ZoneIndexReading {
+    let byOrder = this.readings.get(order);
+    if (byOrder === undefined) {
+      byOrder = [];
+      this.readings.set(order, byOrder);
+    }
+    const i = (clientPrefix ?? 129) * 2 + (measured ? 1 : 0);
+    return (byOrder[i] ??= Object.freeze({ source: 'cache', measured, order, network: '', clientPrefix, rtts: [] }) as ZoneIndexReading);
+  }
+
+  /** The full reading `/explain` shows for a cached index: the network, and the RTTs the PDB holds now. */
+  private explained(
+    source: 'cache',
+    measured: boolean,
+    order: readonly string[],
+    address: IpAddress,
+    prefix: number,
+    clientPrefix: number | undefined,
+    key: PdbKey,
+    nowMs: number,
+  ): ZoneIndexReading {
+    return {
+      source,
+      measured,
+      order,
+      network: this.pdb.networkOf(address, prefix),
+      clientPrefix,
+      rtts: measured ? (this.pdb.lookup(key, nowMs)?.rtts ?? []) : [],
+    };
   }
 
   private inAnycast(a: IpAddress): boolean {
