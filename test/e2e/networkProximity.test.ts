@@ -77,16 +77,19 @@ ${o.health ?? ''}
 async function engine(
   t: { teardown(f: () => Promise<void>): void },
   o: Options | string = {},
-): Promise<{ running: RunningGslbd; url: string; server: { address: string; port: number } }> {
+): Promise<{ running: RunningGslbd; url: string; server: { address: string; port: number }; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'gslbd-proximity-'));
   const file = join(dir, 'gslbd.yaml');
   writeFileSync(file, typeof o === 'string' ? o : config(o));
   const running = await startGslbd(file, { signals: false, watchFile: false, logDestination: openSync('/dev/null', 'w') });
+  // Once only: a test may stop an engine itself (a sub-tier going down) before the teardown.
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => (stopped ??= running.stop());
   t.teardown(async () => {
-    await running.stop();
+    await stop();
     rmSync(dir, { recursive: true, force: true });
   });
-  return { running, url: running.admin ? `http://127.0.0.1:${running.admin.port}` : '', server: running.dns.bound[0]! };
+  return { running, url: running.admin ? `http://127.0.0.1:${running.admin.port}` : '', server: running.dns.bound[0]!, stop };
 }
 
 async function call(url: string, token: string | undefined, path: string, body?: unknown): Promise<{ status: number; json: any }> {
@@ -364,8 +367,8 @@ ${ZONES.map((z) => `    - { name: zone-${z.replace('.', '-')}, zone: "${z}", tok
 networkProximity:
   zones:
     - { id: "0", name: U.S. }
-    - { id: "0.1", name: East Coast, delegate: { nameServers: [{ name: ns1.z01.work.test, address: 127.0.0.1, port: ${sub01.port} }] } }
-    - { id: "0.2", name: West Coast, delegate: { nameServers: [{ name: ns1.z02.work.test, address: 127.0.0.1, port: ${sub02.port} }] } }
+    - { id: "0.1", name: East Coast, delegate: { nameServers: [{ name: ns1.z01.work.test, address: 127.0.0.1, port: ${sub01.port} }], check: { intervalSeconds: 1, timeoutMs: 500 } } }
+    - { id: "0.2", name: West Coast, delegate: { nameServers: [{ name: ns1.z02.work.test, address: 127.0.0.1, port: ${sub02.port} }], check: { intervalSeconds: 1, timeoutMs: 500 } } }
     - { id: "1", name: Europe }
   defaultOrder: ["1"]
   indexTtlSeconds: 1
@@ -447,3 +450,21 @@ test.serial(
     await waitFor('Europe', async () => addresses(await ask(top.server, from))[0] === ADDRESS.eu, 5000, { everyMs: 200 });
   },
 );
+
+test.serial('sub-tier keepalive: when the East Coast sub-tier engine stops answering, PDNS-0 skips its zone and aliases the next one', async (t) => {
+  const east = await engine(t, subTierConfig('z01.work.test', '0.1', ADDRESS.east));
+  const west = await engine(t, subTierConfig('z02.work.test', '0.2', ADDRESS.west));
+  const top = await engine(t, topTierConfig(east.server, west.server));
+  const from = '127.0.6.1';
+  await report(top.url, '127.0.6.0', { '0.1': 5, '0.2': 40, '1': 200 });
+  const target = async (): Promise<string | undefined> => (await ask(top.server, from)).answer.find((a) => a.type === 'CNAME')?.data;
+  await waitFor('the East Coast alias', async () => (await target()) === 'www.z01.work.test.', 5000, { everyMs: 200 });
+
+  // The sub-tier's DNS listener goes away (its engine stops): no name server of zone 0.1 answers.
+  await east.stop();
+  await waitFor('the West Coast alias while the East Coast sub-tier is down', async () => (await target()) === 'www.z02.work.test.', 8000, { everyMs: 200 });
+  const explained = await call(top.url, undefined, `/explain?name=www.work.test&type=A&client=${from}`);
+  const step = explained.json.selections[0].steps.find((s: { stage: string }) => s.stage === 'network-proximity');
+  t.deepEqual(step.zoneOrder.slice(0, 3), ['0', '0.1', '0.2'], 'the index still ranks the East Coast first; keepalive filters it');
+  t.deepEqual(step.delegation, { zone: '0.2', mode: 'alias', target: 'www.z02.work.test' });
+});

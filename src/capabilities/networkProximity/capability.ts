@@ -13,6 +13,7 @@ import {
 } from './networkProximitySchema.js';
 import { ProximityDatabase, type PdbSettings } from './proximityDatabase.js';
 import { ProximityIndex, type IndexCounts } from './proximityIndex.js';
+import { SubTierHealth, type SubTierTarget } from './subTierHealth.js';
 import { ZoneIndexCache } from './zoneIndexCache.js';
 import { ZoneTree } from './zoneTree.js';
 
@@ -108,11 +109,14 @@ function startNetworkProximity(host: CapabilityHost): CapabilityRuntime<NetworkP
   const pdb = new ProximityDatabase();
   const cache = new ZoneIndexCache(60_000, 100_000);
   const counts: IndexCounts = { cache: 0, pdb_measured: 0, pdb_fallback: 0, round_robin: 0 };
+  const subTiers = new SubTierHealth();
+  let subTiersRunning = false;
   let prepared: { config: NetworkProximitySection; pdb: PdbSettings } | undefined;
   let running: PdbSettings | undefined;
   const results = host.store.map<StoredProbeResult>(PROBE_RESULTS_MAP);
   registerProximityMetrics(host.metrics.registry, pdb, cache, counts);
   let sweeper: NodeJS.Timeout | undefined;
+  let delegated: SubTierTarget[] = [];
   results.watch((_key, value) => {
     if (value !== undefined) pdb.ingest(value);
   });
@@ -152,6 +156,7 @@ function startNetworkProximity(host: CapabilityHost): CapabilityRuntime<NetworkP
               pdb,
               cache,
               counts,
+              subTiers,
             );
       prepared = { config, pdb: settings };
       return { proximity: next };
@@ -165,6 +170,8 @@ function startNetworkProximity(host: CapabilityHost): CapabilityRuntime<NetworkP
       // An index cached under the old configuration may name zones or keys that are gone.
       cache.clear();
       cache.resize(np.indexTtlSeconds * 1000, np.indexCacheSize);
+      delegated = subTierTargets(np);
+      if (subTiersRunning) subTiers.start(delegated);
       if (!same) {
         // The zones or the key lengths changed: the entries are rebuilt from the probe results kept.
         pdb.clear();
@@ -174,15 +181,28 @@ function startNetworkProximity(host: CapabilityHost): CapabilityRuntime<NetworkP
     run() {
       sweeper = setInterval(() => pdb.sweep(host.now()), SWEEP_MS);
       sweeper.unref();
+      subTiersRunning = true;
+      subTiers.start(delegated);
     },
     stop() {
       clearInterval(sweeper);
+      subTiersRunning = false;
+      subTiers.stop();
       return Promise.resolve();
     },
     describe() {
       return { proximityZones: running?.tree.ids.length ?? 0 };
     },
   };
+}
+
+/** The delegated zones' keepalive targets. */
+function subTierTargets(np: NetworkProximityConfig): SubTierTarget[] {
+  return np.zones.flatMap((z) =>
+    z.delegate === undefined
+      ? []
+      : [{ zone: z.id, nameServers: z.delegate.nameServers, intervalMs: z.delegate.check.intervalSeconds * 1000, timeoutMs: z.delegate.check.timeoutMs }],
+  );
 }
 
 /** True when two PDB configurations key and group samples alike (entries stay meaningful). */

@@ -22,7 +22,15 @@ export const subTierNameServerSchema = z.strictObject({
 export const proximityZoneSchema = z.strictObject({
   id: proximityZoneIdSchema,
   name: z.string().min(1),
-  delegate: z.strictObject({ nameServers: z.array(subTierNameServerSchema).min(1) }).optional(),
+  delegate: z
+    .strictObject({
+      nameServers: z.array(subTierNameServerSchema).min(1),
+      /** The sub-tier's keepalive (`subTierHealth.ts`): a DNS query to each name server this often; the zone is skipped while none answers within `timeoutMs`. */
+      check: z
+        .strictObject({ intervalSeconds: z.number().int().min(1).max(3600).default(10), timeoutMs: z.number().int().min(50).max(10_000).default(1000) })
+        .prefault({}),
+    })
+    .optional(),
 });
 
 const cidrSchema = z.string().refine(

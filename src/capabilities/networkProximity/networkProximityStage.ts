@@ -1,5 +1,5 @@
 import { narrowScope, selectionNow, type LiveDc, type SelectionState, type Stage } from '../../pipeline/selection/stage.js';
-import type { ZoneIndexReading } from '../../core/views/proximityView.js';
+import type { ProximityView, ZoneIndexReading } from '../../core/views/proximityView.js';
 
 /**
  * `rank` by tiered network proximity (docs/PRODUCT.md §5, seed 000 step 5): the client network's
@@ -14,7 +14,8 @@ import type { ZoneIndexReading } from '../../core/views/proximityView.js';
  * A zone delegated to a sub-tier's name servers is a candidate like a data center: when the record
  * has an alias for it (`delegation: {mode: alias}`) and it comes before every zone with a live data
  * center, the answer is a CNAME to that alias, a name the sub-tier resolves further (the seed's
- * step 6, without the top tier querying), and the stages after this one do not run.
+ * step 6, without the top tier querying), and the stages after this one do not run. A delegated
+ * zone whose name servers all fail their keepalive check (`subTierHealth.ts`) is skipped.
  *
  * The index changes with time (probe results, the cache's TTL), so the outcome is never reused by
  * the decision cache; the ECS scope is at most the client network the index is kept for
@@ -52,7 +53,7 @@ export function networkProximityStage(zoneOf: ReadonlyMap<string, string>, alias
       if (reading === undefined || reading.source === 'round-robin') {
         s.ranked = s.demoted.length > 0 ? [[...s.live], [...s.demoted]] : [[...s.live]];
       } else {
-        const alias = aliases.size > 0 ? aliasFirst(s.live, reading.order, zoneOf, aliases) : undefined;
+        const alias = aliases.size > 0 && view !== undefined ? aliasFirst(s.live, reading.order, zoneOf, aliases, view) : undefined;
         if (alias !== undefined) {
           s.ranked = [];
           s.data = [alias.target];
@@ -68,16 +69,18 @@ export function networkProximityStage(zoneOf: ReadonlyMap<string, string>, alias
   };
 }
 
-/** The alias of the first delegated zone of `order` that comes before every zone with a live data center, if any. */
+/** The alias of the first delegated zone of `order` whose sub-tier is up and that comes before every zone with a live data center, if any. */
 function aliasFirst(
   live: readonly LiveDc[],
   order: readonly string[],
   zoneOf: ReadonlyMap<string, string>,
   aliases: ReadonlyMap<string, string>,
+  view: ProximityView,
 ): { zone: string; target: string } | undefined {
   for (const zone of order) {
     const target = aliases.get(zone);
-    if (target !== undefined) return { zone, target };
+    // A sub-tier whose name servers all fail their keepalive is skipped: the next zone answers.
+    if (target !== undefined && view.zoneUp(zone)) return { zone, target };
     if (live.some((l) => zoneOf.get(l.candidate.dc.name) === zone)) return undefined;
   }
   return undefined;

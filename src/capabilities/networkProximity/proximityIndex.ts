@@ -4,6 +4,7 @@ import { commonPrefixLength } from '../../core/net/subnet.js';
 import type { ProbeDemand } from '../../core/views/probeDemand.js';
 import type { ProximityView, ZoneIndexReading } from '../../core/views/proximityView.js';
 import type { PdbKey, ProximityDatabase } from './proximityDatabase.js';
+import type { SubTierHealth } from './subTierHealth.js';
 import type { ZoneIndexCache } from './zoneIndexCache.js';
 import type { ZoneTree } from './zoneTree.js';
 
@@ -55,7 +56,13 @@ export class ProximityIndex implements ProximityView {
     private readonly cache: ZoneIndexCache,
     /** Lookups by source, shared by the indexes of successive configurations. */
     readonly counts: IndexCounts,
+    /** The keepalive of delegated zones (absent: every zone is up). */
+    private readonly subTiers?: SubTierHealth,
   ) {}
+
+  zoneUp(zone: string): boolean {
+    return this.subTiers?.isUp(zone) ?? true;
+  }
 
   /** Cached readings by interned order (the cache's orders), then by scope and measured flag. */
   private readonly readings = new WeakMap<readonly string[], ZoneIndexReading[]>();

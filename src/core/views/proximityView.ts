@@ -52,4 +52,6 @@ export interface ProximityView {
    * false (`/explain`) it only reads.
    */
   zoneIndex(client: Client, nowMs: number, probes: ProbeDemand | undefined, record: boolean): ZoneIndexReading;
+  /** False when the zone is delegated to a sub-tier whose name servers all failed their keepalive check (the zone is then no candidate). */
+  zoneUp(zone: string): boolean;
 }
