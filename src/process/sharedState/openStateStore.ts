@@ -8,6 +8,7 @@ import type { RedisStoreConfig, StoreConfig } from './storeSchema.js';
 export interface StoreHooks {
   readonly onConnection?: (connection: StoreConnection) => void;
   readonly onLatency?: (operation: string, ms: number) => void;
+  readonly onError?: (message: string) => void;
 }
 
 /** An opened store with how to wait for its first synchronisation and how to close it. */

@@ -30,6 +30,8 @@ export interface RedisStateStoreOptions {
   readonly onConnection?: (connection: StoreConnection) => void;
   /** Called with the time (ms) each store operation took (metrics). */
   readonly onLatency?: (operation: string, ms: number) => void;
+  /** Called with each error the Redis client reports (connection refused, authentication, TLS). */
+  readonly onError?: (message: string) => void;
   /** Monotonic clock (ms); `performance.now` by default. */
   readonly monotonic?: () => number;
 }
@@ -100,7 +102,10 @@ export class RedisStateStore implements StateStore {
     this.commands = opts.connect(0);
     this.commands.on('ready', () => void this.resync());
     this.commands.on('close', () => this.disconnected());
-    this.commands.on('error', () => this.disconnected());
+    this.commands.on('error', (e: Error) => {
+      this.opts.onError?.(e.message);
+      this.disconnected();
+    });
     // A stopped or partitioned Redis keeps the socket open: only a timed-out PING tells.
     this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
     this.heartbeat.unref();
@@ -129,6 +134,16 @@ export class RedisStateStore implements StateStore {
 
   connection(): StoreConnection {
     return this.state;
+  }
+
+  /** Keys written on this node and not yet in Redis (metrics). */
+  get pendingWrites(): number {
+    return this.dirty.size;
+  }
+
+  /** Each map's name and the keys of its replica (metrics). */
+  replicaSizes(): [string, number][] {
+    return [...this.maps.values()].map((m) => [m.name, m.size]);
   }
 
   /** A stream shared through a Redis Stream ({@link RedisStream}): a group's entries go to one reader on whichever node it asks. */
