@@ -16,13 +16,16 @@ export interface CoreRouteDeps {
   readonly afterAnswer?: readonly AfterAnswerHook[];
   /** The engine's condition (ok, or degraded with reasons); ok when not given. */
   readonly condition?: () => EngineCondition;
+  /** The state store and the nodes sharing it (`/status` `store`), when the composition root gives it. */
+  readonly store?: () => object;
 }
 
 /**
  * The admin routes every engine has:
  * - `GET /healthz`: 200 while serving, `status` `ok` or `degraded` with its `reasons` (fail-safe in
  *   use, last reload failed, each with since when), and warnings (e.g. the TypeScript location fallback);
- * - `GET /status`: condition, last reload, snapshot generation, zones, records, data centers, location data, health view;
+ * - `GET /status`: condition, last reload, snapshot generation, zones, records, data centers, location data, health view,
+ *   the state store (its connection and the nodes sharing it);
  * - `GET /metrics`: Prometheus exposition;
  * - `GET /explain?name=&type=&client=[&do=1]`: the decision trace (client is an address or `addr/len`),
  *   and with `do=1` what the DNSSEC signer did to the answer (signed, from its cache);
@@ -68,6 +71,7 @@ export function coreRoutes(deps: CoreRouteDeps): AdminRoute[] {
           datacenters: s.dataCenters.map((d) => d.name),
           location: s.env.geo.describe(),
           health: s.env.health.description,
+          ...(deps.store ? { store: deps.store() } : {}),
         },
       };
     },

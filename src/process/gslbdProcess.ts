@@ -28,7 +28,9 @@ import type { Config } from './configSchema.js';
 import { readCandidateConfig } from './candidateConfig.js';
 import { LISTENERS } from './frontDoors.js';
 import { compileInSlices, ConfigReader } from './reloadPipeline.js';
+import { configurationHash } from './sharedState/clusterMembers.js';
 import { openStateStore } from './sharedState/openStateStore.js';
+import { StoreTelemetry } from './sharedState/storeTelemetry.js';
 import { watchSettledFile, type FileChange } from './settledFileWatch.js';
 import { StatusSignals } from './statusSignals.js';
 import { engineCondition } from './engineCondition.js';
@@ -132,12 +134,15 @@ async function startAfterSignals(
   const token = candidate.adminToken;
   const log = createLogger(config.logging.level, options.logDestination, config.logging);
   const metrics = new EngineMetrics();
-  const opened = openStateStore(config.store, {
-    onConnection: (c) =>
+  const storeTelemetry = new StoreTelemetry(metrics.registry);
+  const opened = openStateStore(
+    config.store,
+    storeTelemetry.hooks((c) =>
       c.state === 'connected'
         ? log.info({ store: c.state }, 'state store connected')
         : log.warn({ store: c.state }, 'state store unreachable; serving the last state'),
-  });
+    ),
+  );
   const store = opened.store;
   const ctx = options.ctx ?? systemContext();
   // The engine exists once the first snapshot does; capabilities publish only after their start.
@@ -188,6 +193,7 @@ async function startAfterSignals(
   published(engine);
 
   const running = { config, fingerprint: candidate.fingerprint };
+  storeTelemetry.attach(store, () => configurationHash(running.config));
   let watcher: { close(): void } | undefined;
   const rearmWatch = (): void => {
     const wanted = options.watchFile ?? running.config.watch;
@@ -212,7 +218,15 @@ async function startAfterSignals(
   const doors = createDoors(LISTENERS, config, doorHost);
   const admin = adminCfg ? new AdminServer(token, log, adminTls(adminCfg, file)) : undefined;
   if (admin) {
-    for (const r of coreRoutes({ engine, metrics, reload, afterAnswer, condition: () => engineCondition(failsafe, reloads) })) admin.route(r);
+    for (const r of coreRoutes({
+      engine,
+      metrics,
+      reload,
+      afterAnswer,
+      condition: () => engineCondition(failsafe, reloads),
+      store: () => storeTelemetry.describe(),
+    }))
+      admin.route(r);
     for (const { runtime } of runtimes) for (const r of runtime.routes ?? []) admin.route(r);
     for (const door of doors.values()) for (const r of door.routes ?? []) admin.route(r);
   }
@@ -268,6 +282,7 @@ async function startAfterSignals(
       watcher?.close();
       await reader.close();
       await Promise.all([...[...doors.values()].map((d) => d.stop()), admin?.stop(), ...runtimes.map(({ runtime }) => runtime.stop?.())]);
+      storeTelemetry.stop();
       await opened.stop();
       log.flush();
     },

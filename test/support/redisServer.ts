@@ -116,7 +116,7 @@ export async function stopAllRedis(): Promise<void> {
   cleanups.clear();
 }
 
-/** Whether something on 127.0.0.1:`port` answers PING with PONG within 500 ms. */
+/** Whether something on 127.0.0.1:`port` answers PING (PONG, or NOAUTH from a server that requires a user) within 500 ms. */
 function ping(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = createConnection({ host: '127.0.0.1', port });
@@ -126,7 +126,8 @@ function ping(port: number): Promise<boolean> {
     };
     s.setTimeout(500, () => done(false));
     s.on('error', () => done(false));
-    s.on('data', (d) => done(d.toString().startsWith('+PONG')));
+    // A server whose default user is off (ACL tests) answers NOAUTH: it is up.
+    s.on('data', (d) => done(d.toString().startsWith('+PONG') || d.toString().startsWith('-NOAUTH')));
     s.on('connect', () => s.write('PING\r\n'));
   });
 }

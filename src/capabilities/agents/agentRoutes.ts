@@ -97,7 +97,10 @@ export function agentRoutes(deps: AgentRouteDeps): AdminRoute[] {
         const now = deps.now();
         return {
           status: 200,
-          json: { requests: requests.map((r) => ({ target: r.target, network: r.network, ageMs: now - r.atMs })), backlog: deps.queue.backlog(agent.group) },
+          json: {
+            requests: requests.map((r) => ({ target: r.target, network: r.network, ageMs: now - r.atMs })),
+            backlog: await deps.queue.backlog(agent.group),
+          },
         };
       }),
     },

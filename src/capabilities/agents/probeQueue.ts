@@ -62,6 +62,8 @@ export class ProbeQueue implements ProbeDemand {
   private pending: { target: IpAddress; network: IpAddress; prefix: number }[] = [];
   private drainScheduled = false;
   private readonly waiters = new Set<() => void>();
+  /** Appends seen (any node's): a long poll whose read was under way when one arrived reads again instead of waiting. */
+  private appends = 0;
   private stopped = false;
   readonly counts: ProbeQueueCounts = { queued: 0, dropped: 0, given: 0, expired: 0, fresh: 0 };
 
@@ -76,6 +78,7 @@ export class ProbeQueue implements ProbeDemand {
     if (this.stream === undefined) {
       this.stream = this.store.stream<ProbeRequest>(PROBE_REQUESTS_STREAM, { maxLength: config.maxLength });
       this.stream.watch(() => {
+        this.appends++;
         for (const w of [...this.waiters]) w();
       });
     }
@@ -111,29 +114,33 @@ export class ProbeQueue implements ProbeDemand {
    * `waitMs` (at most {@link MAX_WAIT_MS}) for one.
    */
   async take(group: string, max: number, waitMs: number): Promise<ProbeRequest[]> {
-    const first = this.read(group, max);
+    let seen = this.appends;
+    const first = await this.read(group, max);
     if (first.length > 0 || waitMs <= 0 || this.stopped) return first;
     const deadline = this.now() + Math.min(waitMs, MAX_WAIT_MS);
     for (;;) {
       const remaining = deadline - this.now();
       if (remaining <= 0 || this.stopped) return [];
-      await new Promise<void>((resolve) => {
-        const wake = (): void => {
-          clearTimeout(timer);
-          this.waiters.delete(wake);
-          resolve();
-        };
-        const timer = setTimeout(wake, remaining);
-        this.waiters.add(wake);
-      });
-      const got = this.read(group, max);
+      // A shared store's read is asynchronous: an append seen while it ran must not be slept through.
+      if (seen === this.appends)
+        await new Promise<void>((resolve) => {
+          const wake = (): void => {
+            clearTimeout(timer);
+            this.waiters.delete(wake);
+            resolve();
+          };
+          const timer = setTimeout(wake, remaining);
+          this.waiters.add(wake);
+        });
+      seen = this.appends;
+      const got = await this.read(group, max);
       if (got.length > 0) return got;
     }
   }
 
   /** Requests `group` has not been given yet (before skipping). */
-  backlog(group: string): number {
-    return this.stream?.backlog(group) ?? 0;
+  backlog(group: string): Promise<number> {
+    return this.stream?.backlog(group) ?? Promise.resolve(0);
   }
 
   /** Ends every long poll (they answer with no requests) and queues nothing more. */
@@ -156,14 +163,14 @@ export class ProbeQueue implements ProbeDemand {
     }
   }
 
-  private read(group: string, max: number): ProbeRequest[] {
+  private async read(group: string, max: number): Promise<ProbeRequest[]> {
     const c = this.config;
     const stream = this.stream;
     const out: ProbeRequest[] = [];
     if (c === undefined || stream === undefined) return out;
     const nowMs = this.now();
     while (out.length < max) {
-      const batch = stream.read(group, max - out.length);
+      const batch = await stream.read(group, max - out.length);
       if (batch.length === 0) break;
       for (const { value } of batch) {
         if (nowMs - value.atMs > c.maxAgeSeconds * 1000) {

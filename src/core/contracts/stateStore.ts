@@ -69,21 +69,27 @@ export interface StreamEntry<V> {
  * workers each must see whole — the probe-request queue, read once per data center or proximity
  * zone by whichever of its agents asks first — and maps one to one onto Redis Streams (`XADD
  * MAXLEN`, `XREADGROUP … >` with `NOACK`, a group created at its first read from the oldest entry
- * kept), which is how a shared store implements it. Values are plain JSON data.
+ * kept), which is how a shared store implements it: then the readers of one group may ask any
+ * node, and the store hands each entry to one of them. Values are plain JSON data.
+ *
+ * Reads are asynchronous because a shared store must ask the store which entries a group has not
+ * been given (no node may decide that alone); appends are not: a shared store sends them in the
+ * background (off the query path), keeping at most the bound while it is unreachable.
  */
 export interface StateStream<V> {
-  /** Appends `value`, drops the oldest entries beyond the bound and tells the watchers; returns the new entry's id. */
-  append(value: V): string;
+  /** Appends `value`; the oldest entries beyond the bound are dropped and the watchers told (a shared store: once the store holds it). */
+  append(value: V): void;
   /**
    * Up to `count` entries `group` has not been given yet, oldest first, now counted as given to
-   * it. A group read for the first time starts at the oldest entry kept.
+   * it. A group read for the first time starts at the oldest entry kept. A shared store that is
+   * unreachable gives none (resolves `[]`; never rejects).
    */
-  read(group: string, count: number): StreamEntry<V>[];
-  /** Entries kept now. */
+  read(group: string, count: number): Promise<StreamEntry<V>[]>;
+  /** Entries kept now (a shared store: as of its last exchange with the store). */
   readonly length: number;
-  /** Entries kept that `group` has not been given yet (all of them for a group never read). */
-  backlog(group: string): number;
-  /** Calls `listener` after every append (a long-polling reader wakes up). Returns the function that stops the calls. */
+  /** Entries kept that `group` has not been given yet (all of them for a group never read); 0 when a shared store is unreachable. */
+  backlog(group: string): Promise<number>;
+  /** Calls `listener` after every append, this node's or (shared store) another's: a long-polling reader wakes up. Returns the function that stops the calls. */
   watch(listener: (entry: StreamEntry<V>) => void): () => void;
 }
 
@@ -194,7 +200,7 @@ class InProcessStream<V> implements StateStream<V> {
     return Math.min(this.entries.length, this.maxLength);
   }
 
-  append(value: V): string {
+  append(value: V): void {
     const entry = { id: String(this.first + this.entries.length), value };
     this.entries.push(entry);
     const excess = this.entries.length - this.maxLength;
@@ -204,18 +210,17 @@ class InProcessStream<V> implements StateStream<V> {
       this.first += excess;
     }
     for (const l of this.listeners) l(entry);
-    return entry.id;
   }
 
-  read(group: string, count: number): StreamEntry<V>[] {
+  read(group: string, count: number): Promise<StreamEntry<V>[]> {
     const start = Math.max(this.cursors.get(group) ?? 0, this.oldest());
     const end = Math.min(start + Math.max(0, count), this.first + this.entries.length);
     this.cursors.set(group, end);
-    return this.entries.slice(start - this.first, end - this.first);
+    return Promise.resolve(this.entries.slice(start - this.first, end - this.first));
   }
 
-  backlog(group: string): number {
-    return this.first + this.entries.length - Math.max(this.cursors.get(group) ?? 0, this.oldest());
+  backlog(group: string): Promise<number> {
+    return Promise.resolve(this.first + this.entries.length - Math.max(this.cursors.get(group) ?? 0, this.oldest()));
   }
 
   watch(listener: (entry: StreamEntry<V>) => void): () => void {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Redis, type RedisOptions } from 'ioredis';
 import { InProcessStateStore, type StateStore, type StoreConnection } from '../../core/contracts/stateStore.js';
 import { RedisStateStore } from './redisStateStore.js';
@@ -7,6 +8,7 @@ import type { RedisStoreConfig, StoreConfig } from './storeSchema.js';
 export interface StoreHooks {
   readonly onConnection?: (connection: StoreConnection) => void;
   readonly onLatency?: (operation: string, ms: number) => void;
+  readonly onError?: (message: string) => void;
 }
 
 /** An opened store with how to wait for its first synchronisation and how to close it. */
@@ -38,6 +40,7 @@ export function openStateStore(config: StoreConfig | undefined, hooks: StoreHook
  * One ioredis connection as `r` says. Commands are never queued while disconnected (the store
  * keeps its own dirty set) and fail after 2 s (plus `blockMs` for the connection that makes
  * blocking reads), so no caller waits on a lost Redis; reconnection backs off from 50 ms to 2 s.
+ * @throws Error when `tlsCaFile` cannot be read.
  */
 export function connectRedis(r: RedisStoreConfig, blockMs = 0): Redis {
   const common: RedisOptions = {
@@ -48,7 +51,8 @@ export function connectRedis(r: RedisStoreConfig, blockMs = 0): Redis {
     retryStrategy: (attempt) => Math.min(2000, 50 * 2 ** Math.min(attempt, 6)),
     ...(r.username ? { username: r.username } : {}),
     ...(r.password ? { password: r.password } : {}),
-    ...(r.tls ? { tls: {} } : {}),
+    // A CA file implies TLS; `rediss://` alone uses the system's authorities.
+    ...(r.tls || r.tlsCaFile ? { tls: r.tlsCaFile ? { ca: readFileSync(r.tlsCaFile) } : {} } : {}),
   };
   if (r.sentinels)
     return new Redis({

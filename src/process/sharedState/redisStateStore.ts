@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import {
-  InProcessStateStore,
+  DEFAULT_STREAM_LENGTH,
   type MapOptions,
   type StateMap,
   type StateStore,
@@ -9,6 +9,7 @@ import {
   type StreamOptions,
 } from '../../core/contracts/stateStore.js';
 import { compareStreamIds, REDIS_SCRIPTS } from './redisScripts.js';
+import { RedisStream } from './redisStream.js';
 
 /** What a {@link RedisStateStore} needs. */
 export interface RedisStateStoreOptions {
@@ -29,6 +30,8 @@ export interface RedisStateStoreOptions {
   readonly onConnection?: (connection: StoreConnection) => void;
   /** Called with the time (ms) each store operation took (metrics). */
   readonly onLatency?: (operation: string, ms: number) => void;
+  /** Called with each error the Redis client reports (connection refused, authentication, TLS). */
+  readonly onError?: (message: string) => void;
   /** Monotonic clock (ms); `performance.now` by default. */
   readonly monotonic?: () => number;
 }
@@ -64,7 +67,14 @@ export class RedisStateStore implements StateStore {
   private readonly dirty = new Map<string, Pending>();
   private readonly commands: Redis;
   private reader: Redis | undefined;
-  private readonly keys: { readonly log: string; readonly epoch: string; hash(map: string): string; expiries(map: string): string };
+  private readonly streams = new Map<string, RedisStream<unknown>>();
+  private readonly keys: {
+    readonly log: string;
+    readonly epoch: string;
+    hash(map: string): string;
+    expiries(map: string): string;
+    stream(name: string): string;
+  };
   private lastLogId = '0-0';
   private epoch: string | undefined;
   private state: StoreConnection = { state: 'disconnected', sinceMs: 0 };
@@ -75,13 +85,6 @@ export class RedisStateStore implements StateStore {
   private readonly heartbeat: NodeJS.Timeout;
   private readonly monotonic: () => number;
   private readonly blockMs: number;
-  /**
-   * Streams (the agents' probe-request queue) are not shared yet: each node keeps its own in
-   * process, so an agent gets the probe requests of the queries the engines it polls answered
-   * (agents poll every engine they report to). Redis Streams consumer groups are the planned
-   * shared form (`StateStream`'s contract is written for them).
-   */
-  private readonly localStreams = new InProcessStateStore();
 
   constructor(private readonly opts: RedisStateStoreOptions) {
     this.node = opts.node;
@@ -89,11 +92,20 @@ export class RedisStateStore implements StateStore {
     this.blockMs = opts.blockMs ?? 2000;
     this.state = { state: 'disconnected', sinceMs: this.monotonic() };
     const ns = opts.namespace;
-    this.keys = { log: `${ns}:log`, epoch: `${ns}:epoch`, hash: (m) => `${ns}:map:${m}`, expiries: (m) => `${ns}:ttl:${m}` };
+    this.keys = {
+      log: `${ns}:log`,
+      epoch: `${ns}:epoch`,
+      hash: (m) => `${ns}:map:${m}`,
+      expiries: (m) => `${ns}:ttl:${m}`,
+      stream: (name) => `${ns}:stream:${name}`,
+    };
     this.commands = opts.connect(0);
     this.commands.on('ready', () => void this.resync());
     this.commands.on('close', () => this.disconnected());
-    this.commands.on('error', () => this.disconnected());
+    this.commands.on('error', (e: Error) => {
+      this.opts.onError?.(e.message);
+      this.disconnected();
+    });
     // A stopped or partitioned Redis keeps the socket open: only a timed-out PING tells.
     this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
     this.heartbeat.unref();
@@ -124,8 +136,31 @@ export class RedisStateStore implements StateStore {
     return this.state;
   }
 
+  /** Keys written on this node and not yet in Redis (metrics). */
+  get pendingWrites(): number {
+    return this.dirty.size;
+  }
+
+  /** Each map's name and the keys of its replica (metrics). */
+  replicaSizes(): [string, number][] {
+    return [...this.maps.values()].map((m) => [m.name, m.size]);
+  }
+
+  /** A stream shared through a Redis Stream ({@link RedisStream}): a group's entries go to one reader on whichever node it asks. */
   stream<V>(name: string, options: StreamOptions = {}): StateStream<V> {
-    return this.localStreams.stream<V>(name, options);
+    let s = this.streams.get(name);
+    if (!s) {
+      s = new RedisStream<unknown>(this.keys.stream(name), options.maxLength ?? DEFAULT_STREAM_LENGTH, {
+        commands: () => (this.state.state === 'connected' ? this.commands : undefined),
+        node: this.node,
+        onLatency: this.opts.onLatency,
+        monotonic: this.monotonic,
+      });
+      this.streams.set(name, s);
+      // Until this answers the reader follows it from `$` (new entries only); the next resync sets it anyway.
+      if (this.state.state === 'connected') this.streamTail(s).catch(() => undefined);
+    }
+    return s as RedisStream<V>;
   }
 
   /** Resolves when the first synchronisation with Redis is done, or after `timeoutMs` (the engine starts either way). */
@@ -224,12 +259,14 @@ export class RedisStateStore implements StateStore {
         const lastId = last[0]?.[0] ?? '0-0';
         for (const m of this.maps.values()) await this.loadMap(m);
         this.lastLogId = lastId;
+        for (const s of this.streams.values()) await this.streamTail(s);
         // Only now: a synchronisation cut short by a drop repeats the republication.
         this.epoch = String(epoch);
         this.setState('connected');
         this.follow();
         this.startSweeps();
         if (this.dirty.size > 0) this.flushSoon();
+        for (const s of this.streams.values()) s.send();
       } catch {
         // The connection dropped while synchronising: the next `ready` runs this again.
       } finally {
@@ -237,6 +274,12 @@ export class RedisStateStore implements StateStore {
       }
     })();
     return this.syncing;
+  }
+
+  /** Where the change-log reader starts following `s`: after its newest entry (Redis's `$`, made a fixed id so no entry between two reads is missed). */
+  private async streamTail(s: RedisStream<unknown>): Promise<void> {
+    const [newest] = await this.commands.xrevrange(s.key, '+', '-', 'COUNT', 1);
+    s.lastSeenId = newest?.[0] ?? '0-0';
   }
 
   private async loadMap(m: RedisMap<unknown>): Promise<void> {
@@ -257,9 +300,22 @@ export class RedisStateStore implements StateStore {
     const loop = async (): Promise<void> => {
       while (!this.stopped) {
         try {
-          const res = (await reader.xread('COUNT', 1000, 'BLOCK', this.blockMs, 'STREAMS', this.keys.log, this.lastLogId)) as
-            [string, [string, string[]][]][] | null;
-          for (const [, entries] of res ?? []) for (const [id, fields] of entries) this.apply(id, fields);
+          const streams = [...this.streams.values()];
+          const res = (await reader.xread(
+            'COUNT',
+            1000,
+            'BLOCK',
+            this.blockMs,
+            'STREAMS',
+            this.keys.log,
+            ...streams.map((s) => s.key),
+            this.lastLogId,
+            ...streams.map((s) => s.lastSeenId),
+          )) as [string, [string, string[]][]][] | null;
+          for (const [key, entries] of res ?? []) {
+            if (key === this.keys.log) for (const [id, fields] of entries) this.apply(id, fields);
+            else streams.find((s) => s.key === key)?.seen(entries);
+          }
         } catch {
           if (this.stopped) return;
           await sleep(200);

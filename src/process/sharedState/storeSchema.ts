@@ -22,6 +22,8 @@ export const redisStoreSchema = z
     password: z.string().min(1).optional(),
     /** TLS to the primary (implied by `rediss://`). */
     tls: z.boolean().default(false),
+    /** PEM file (absolute path, or relative to the working directory) of the authorities trusted for the server's TLS certificate; implies TLS (default with `rediss://`: the system's). */
+    tlsCaFile: z.string().min(1).optional(),
     /** Key prefix shared by the nodes of one deployment (inside a Cluster hash tag). */
     namespace: z
       .string()
