@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Argument, type Command, Option } from 'commander';
+import { parseWhatIf, WHAT_IF_FORMS, type WhatIfRequest } from './whatIfArguments.js';
 
 /** Where `gslbd ctl` finds the engine and its token (never a token on the command line: `ps` shows arguments). */
 export const CTL_ENV = {
@@ -39,7 +40,8 @@ class CtlError extends Error {
  * - `override up|down|drain|none` with `--endpoint KEY`, or any of `--dc`, `--service`,
  *   `--endpoints GLOB` (over `service/dc/address`), `--cidr`;
  * - `health`: `/health`; `reload`: `POST /reload` (prints what changed);
- * - `explain NAME [TYPE] -c CLIENT`: `/explain` (the former `gslbd explain`, kept as an alias).
+ * - `explain NAME [TYPE] -c CLIENT`: `/explain` (the former `gslbd explain`, kept as an alias);
+ *   with `--what-if CHANGE` (repeatable), `POST /explain/what-if`: the trace live and under the change.
  *
  * The token of mutating commands comes from `--token-file`, `$GSLBD_TOKEN_FILE` or `$GSLBD_TOKEN`,
  * never from an argument. Other command groups add their own `ctl` commands on the returned
@@ -147,6 +149,16 @@ export function registerExplainAlias(program: Command): void {
   addExplain(cmd, (c) => c.opts<{ admin: string }>().admin);
 }
 
+/** Commander's collector of a repeatable option. */
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** The `ctl` group's `--token-file`, when the command is under it. */
+function tokenFileOf(cmd: Command): string | undefined {
+  return cmd.parent?.opts<Partial<CtlOptions>>().tokenFile;
+}
+
 function addExplain(cmd: Command, adminOf: (cmd: Command) => string): void {
   cmd
     .description('how the engine answers a name for a client: the decision trace (GET /explain)')
@@ -154,10 +166,26 @@ function addExplain(cmd: Command, adminOf: (cmd: Command) => string): void {
     .argument('[type]', 'query type', 'A')
     .requiredOption('-c, --client <address>', 'client address, or addr/len as an ECS source prefix')
     .option('--dnssec', 'ask with the DO bit: show what the DNSSEC signer does to the answer')
-    .action(async (name: string, type: string, opts: { client: string; dnssec?: boolean }, self: Command) => {
+    .option('--what-if <change>', 'explain under a hypothetical change too (repeatable; see below); the live state is not touched', collect, [])
+    .addHelpText(
+      'after',
+      `\n--what-if forms (POST /explain/what-if: the live trace, the hypothetical one, and whether the answer changes):\n  ${WHAT_IF_FORMS.join('\n  ')}`,
+    )
+    .action(async (name: string, type: string, opts: { client: string; dnssec?: boolean; whatIf: string[] }, self: Command) => {
       const params = new URLSearchParams({ name, type, client: opts.client });
       if (opts.dnssec) params.set('do', '1');
       try {
+        if (opts.whatIf.length > 0) {
+          let whatIf: WhatIfRequest;
+          try {
+            whatIf = parseWhatIf(opts.whatIf);
+          } catch (e) {
+            throw new CtlError((e as Error).message, CTL_EXIT.refused);
+          }
+          const body = { name, type, client: opts.client, do: opts.dnssec === true, whatIf };
+          print(await call({ admin: adminOf(self), tokenFile: tokenFileOf(self) }, 'POST', '/explain/what-if', body));
+          return;
+        }
         print(await call({ admin: adminOf(self) }, 'GET', `/explain?${params.toString()}`));
       } catch (e) {
         if (!(e instanceof CtlError)) throw e;

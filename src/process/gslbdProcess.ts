@@ -2,6 +2,8 @@ import { dirname, resolve as resolvePath } from 'node:path';
 import type { AdminListenerConfig } from '../admin/listenerSchema.js';
 import { AdminServer, type AdminTls } from '../admin/adminServer.js';
 import { coreRoutes } from '../admin/coreRoutes.js';
+import { whatIfRoutes } from '../admin/whatIfRoutes.js';
+import { Counterfactuals } from './counterfactuals.js';
 import type { HealthMonitor } from '../capabilities/health/healthMonitor.js';
 import type { MetricStore } from '../capabilities/steering/metricStore.js';
 import { ConfigError } from '../core/config/load.js';
@@ -213,6 +215,9 @@ async function startAfterSignals(
   const admin = adminCfg ? new AdminServer(token, log, adminTls(adminCfg, file)) : undefined;
   if (admin) {
     for (const r of coreRoutes({ engine, metrics, reload, afterAnswer, condition: () => engineCondition(failsafe, reloads) })) admin.route(r);
+    // Counterfactual /explain and replay: candidates through the same reader as reloads, compiled apart from the live snapshot.
+    const counterfactuals = new Counterfactuals({ engine, running: () => running.config, reader });
+    for (const r of whatIfRoutes({ engine, counterfactual: (w) => counterfactuals.snapshot(w), afterAnswer })) admin.route(r);
     for (const { runtime } of runtimes) for (const r of runtime.routes ?? []) admin.route(r);
     for (const door of doors.values()) for (const r of door.routes ?? []) admin.route(r);
   }
