@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Argument, type Command, Option } from 'commander';
+import { MAX_REPLAY_QUERIES, type ReplayRow } from '../admin/whatIfRoutes.js';
 import { parseWhatIf, WHAT_IF_FORMS, type WhatIfRequest } from './whatIfArguments.js';
+import { formatReplaySummary, readQueryLog, summariseReplay } from './whatIfReplay.js';
 
 /** Where `gslbd ctl` finds the engine and its token (never a token on the command line: `ps` shows arguments). */
 export const CTL_ENV = {
@@ -41,7 +43,9 @@ class CtlError extends Error {
  *   `--endpoints GLOB` (over `service/dc/address`), `--cidr`;
  * - `health`: `/health`; `reload`: `POST /reload` (prints what changed);
  * - `explain NAME [TYPE] -c CLIENT`: `/explain` (the former `gslbd explain`, kept as an alias);
- *   with `--what-if CHANGE` (repeatable), `POST /explain/what-if`: the trace live and under the change.
+ *   with `--what-if CHANGE` (repeatable), `POST /explain/what-if`: the trace live and under the change;
+ * - `what-if --queries LOG [--what-if CHANGE]... [--json]`: the query log replayed live and under the
+ *   change (`POST /what-if/replay`, in batches), summarised by `whatIfReplay.ts`.
  *
  * The token of mutating commands comes from `--token-file`, `$GSLBD_TOKEN_FILE` or `$GSLBD_TOKEN`,
  * never from an argument. Other command groups add their own `ctl` commands on the returned
@@ -131,6 +135,35 @@ Exit codes: ${CTL_EXIT.ok} done, ${CTL_EXIT.refused} refused (bad request, unkno
     .action(
       run(async (opts) => {
         print(await call(opts, 'POST', '/reload', {}));
+        return CTL_EXIT.ok;
+      }),
+    );
+
+  ctl
+    .command('what-if')
+    .description('replay a query log against a hypothesis: per-DC answer shares before and after, the client networks that move (POST /what-if/replay)')
+    .requiredOption('--queries <file>', "the engine's query log (JSON lines; lines other than query-log entries are skipped)")
+    .option('--what-if <change>', 'the hypothesis (repeatable; the forms of `ctl explain --what-if`); none replays against the running state', collect, [])
+    .option('--json', 'print the summary as JSON')
+    .addHelpText('after', `\n--what-if forms:\n  ${WHAT_IF_FORMS.join('\n  ')}`)
+    .action(
+      run(async (opts, sel: { queries: string; whatIf: string[]; json?: boolean }) => {
+        let whatIf: WhatIfRequest;
+        let text: string;
+        try {
+          whatIf = parseWhatIf(sel.whatIf);
+          text = readFileSync(sel.queries, 'utf8');
+        } catch (e) {
+          throw new CtlError((e as Error).message, CTL_EXIT.refused);
+        }
+        const { queries } = readQueryLog(text);
+        const rows: ReplayRow[] = [];
+        for (let i = 0; i < queries.length; i += MAX_REPLAY_QUERIES) {
+          const batch = queries.slice(i, i + MAX_REPLAY_QUERIES).map(({ name, type, client }) => ({ name, type, client }));
+          rows.push(...((await call(opts, 'POST', '/what-if/replay', { whatIf, queries: batch })) as { results: ReplayRow[] }).results);
+        }
+        const summary = summariseReplay(queries, rows);
+        print(sel.json ? summary : formatReplaySummary(summary));
         return CTL_EXIT.ok;
       }),
     );

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, openSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { openLocationDb } from '../../src/capabilities/geo/openLocationDb.js';
@@ -10,7 +10,10 @@ import { explainQuery } from '../../src/pipeline/explain.js';
 import { startGslbd, type RunningGslbd } from '../../src/process/gslbdProcess.js';
 import { clientMix } from '../bench/harness/clientMix.js';
 import { CITY_IMAGE, readCityImage } from '../geo/cityImage.js';
+import type { ReplaySummary } from '../../src/cli/whatIfReplay.js';
+import { udpQuery } from '../support/dnsClient.js';
 import { CLI, REPO_ROOT } from '../support/engineProcess.js';
+import { waitFor } from '../support/waitFor.js';
 
 /**
  * Counterfactual `/explain` (`POST /explain/what-if`) and what-if replay (`POST /what-if/replay`)
@@ -18,11 +21,14 @@ import { CLI, REPO_ROOT } from '../support/engineProcess.js';
  * client mix gets the live answer; a data center down by hypothesis answers as the real
  * force-down override does, and the live state does not move; a metric value and a candidate
  * configuration (confined to the running configuration's directory) change the answer as they
- * would live; `gslbd ctl explain --what-if` asks the same from the command line.
+ * would live; `gslbd ctl explain --what-if` asks the same from the command line, and
+ * `gslbd ctl what-if` replays the engine's own query log.
  */
 
 const TOKEN = 'what-if-token-0123456789abcdef';
 const dir = mkdtempSync(join(tmpdir(), 'gslbd-what-if-'));
+/** The engine's log: its query log (every query sampled) among its other lines. */
+const LOG = join(dir, 'gslbd.log');
 
 const DCS = `datacenters:
   - { name: us-east, location: NA.US, lat: 39.0, lon: -77.5 }
@@ -43,8 +49,8 @@ services:
 `;
 
 function config(germany: string, port: number): string {
-  return `listeners: { admin: { address: 127.0.0.1, port: ${port}, token: ${TOKEN} } }
-logging: { level: silent }
+  return `listeners: { dns: [{ address: 127.0.0.1, port: 0 }], admin: { address: 127.0.0.1, port: ${port}, token: ${TOKEN} } }
+dns: { queryLogSampleRate: 1 }
 geo: { compiled: ${CITY_IMAGE} }
 zones: [{ name: example.test, soa: { mname: ns1.example.test, rname: h.example.test }, ns: [ns1.example.test] }]
 ${DCS}
@@ -75,7 +81,7 @@ test.before(async () => {
   writeFileSync(file, config('eu-central', 0));
   writeFileSync(join(dir, 'candidate.yaml'), config('ap-northeast', 0));
   writeFileSync(join(dir, 'broken.yaml'), 'records: [');
-  g = await startGslbd(file, { signals: false, watchFile: false, logDestination: openSync('/dev/null', 'w') });
+  g = await startGslbd(file, { signals: false, watchFile: false, logDestination: openSync(LOG, 'a') });
   admin = `http://127.0.0.1:${g.admin!.port}`;
 });
 test.after.always(() => g?.stop());
@@ -239,12 +245,7 @@ test.serial('a candidate configuration moves exactly the networks its change mov
 });
 
 test.serial('gslbd ctl explain --what-if asks the same from the command line', async (t) => {
-  const run = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-    new Promise((done) => {
-      execFile(process.execPath, [CLI, 'ctl', '--admin', admin, ...args], { cwd: REPO_ROOT, timeout: 60000 }, (err, stdout, stderr) =>
-        done({ code: err ? Number(err.code) : 0, stdout, stderr }),
-      );
-    });
+  const run = ctlRun;
   const r = await run(['explain', 'prox.example.test', 'A', '-c', '81.2.69.160', '--what-if', 'down=eu-west', '--what-if', 'down=eu-central']);
   t.is(r.code, 0, r.stderr);
   const json = JSON.parse(r.stdout) as ExplainReply;
@@ -254,3 +255,47 @@ test.serial('gslbd ctl explain --what-if asks the same from the command line', a
   t.is(bad.code, 1);
   t.regex(bad.stderr, /unknown kind "sideways"/);
 });
+
+test.serial('gslbd ctl what-if replays the query log: nothing moves without a hypothesis; a DC down moves exactly its clients', async (t) => {
+  const clients = mix.filter((c) => c.address.family === 4).slice(0, 150);
+  for (const c of clients) {
+    const r = await udpQuery(g.dns.bound[0]!, { name: 'st.example.test', type: 'A', edns: { ecs: clientText(c) } });
+    t.is(r.rcode, 0);
+  }
+  // Every query twice more for the busiest network: counts weigh the shares.
+  await udpQuery(g.dns.bound[0]!, { name: 'st.example.test', type: 'A', edns: { ecs: clientText(clients[0]!) } });
+  await udpQuery(g.dns.bound[0]!, { name: 'st.example.test', type: 'A', edns: { ecs: clientText(clients[0]!) } });
+  const logged = (): number =>
+    readFileSync(LOG, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"query-log"')).length;
+  await waitFor('the query log lines', () => logged() >= 152, 10000);
+  const none = await ctlRun(['what-if', '--queries', LOG, '--json']);
+  t.is(none.code, 0, none.stderr);
+  const s0 = JSON.parse(none.stdout) as ReplaySummary;
+  t.true(s0.queries >= 152);
+  t.is(s0.movedQueries, 0);
+  t.deepEqual(s0.shareBefore, s0.shareAfter);
+  const live = new Map(clients.map((c) => [clientText(c), explainQuery(g.engine, 'st.example.test', 'A', clientText(c)).answer.answers.join()]));
+  const inEuWest = [...live].filter(([, a]) => a.endsWith(' 192.0.2.3')).map(([c]) => c);
+  t.true(inEuWest.length > 0);
+  const down = await ctlRun(['what-if', '--queries', LOG, '--what-if', 'down=eu-west', '--json']);
+  t.is(down.code, 0, down.stderr);
+  const s1 = JSON.parse(down.stdout) as ReplaySummary;
+  t.is(s1.shareAfter['eu-west'], undefined);
+  t.true(s1.moves.every((m) => m.from === 'eu-west'));
+  const movedNetworks = new Set(s1.topNetworks.map((n) => n.client));
+  t.is(s1.movedNetworks, new Set(inEuWest.map((c) => c.replace(/\/\d+$/, '/24'))).size);
+  for (const n of movedNetworks) t.true(inEuWest.includes(n), n);
+  const table = await ctlRun(['what-if', '--queries', LOG, '--what-if', 'down=eu-west']);
+  t.regex(table.stdout, /client networks change data center/);
+  t.regex(table.stdout, /eu-west -> /);
+});
+
+function ctlRun(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [CLI, 'ctl', '--admin', admin, ...args], { cwd: REPO_ROOT, timeout: 60000 }, (err, stdout, stderr) =>
+      done({ code: err ? Number(err.code) : 0, stdout, stderr }),
+    );
+  });
+}
