@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 # balancer `gslbd agent` reads service metrics from over its stats socket; prometheus for
 # `promtool check metrics` on a live engine's /metrics (its server is not used).
 # openssl makes the certificate authority and server certificate of the Redis TLS test.
-APT_PACKAGES=(openssl dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev curl redis-server redis-sentinel unbound bind9-utils bind9-dnsutils haproxy prometheus)
+# chromium: the operator console in a real headless browser (test/e2e/console.test.ts, via puppeteer-core).
+APT_PACKAGES=(openssl dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev curl redis-server redis-sentinel unbound bind9-utils bind9-dnsutils haproxy prometheus chromium)
 DAEMONS=(gdnsd pdns_server redis-server redis-sentinel unbound haproxy prometheus)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -162,3 +162,51 @@ test('an admin listener off loopback without a token is refused at load; with on
   }
   for (const address of ['127.0.0.1', '127.3.2.1', '::1', '::ffff:127.0.0.1']) t.notThrows(() => parseConfigText(admin(`address: "${address}"`)), address);
 });
+
+/** Opens an event stream; resolves with its status and the first chunk received. */
+function openStream(port: number, path = '/events'): Promise<{ status: number; first: string; close: () => void }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path }, (res) => {
+      res.setEncoding('utf8');
+      res.once('data', (c: string) => resolve({ status: res.statusCode!, first: c, close: () => req.destroy() }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('event streams are counted apart from the admin connections: subscribed consoles never crowd out other clients; over their own cap, 503', async (t) => {
+  const admin = await start({ maxConnectionsPerClient: 2, maxConnections: 2, maxEventStreams: 3, heartbeatMs: 200 });
+  t.teardown(() => admin.stop());
+  const subscribed: number[] = [];
+  admin.stream({ path: '/events', subscribe: (send) => (send('hello', { n: 1 }), subscribed.push(1), () => subscribed.pop()) });
+  const streams = [await openStream(admin.port), await openStream(admin.port), await openStream(admin.port)];
+  t.teardown(() => streams.forEach((s) => s.close()));
+  t.deepEqual(
+    streams.map((s) => s.status),
+    [200, 200, 200],
+  );
+  t.is(admin.eventStreams, 3);
+  // Two admin connections are still there for other requests (the cap of 2 holds no stream).
+  const [a, b] = await Promise.all([raw(admin.port, 'GET', '/healthz', {}), raw(admin.port, 'GET', '/healthz', {})]);
+  t.deepEqual([a.status, b.status], [200, 200]);
+  const fourth = await raw(admin.port, 'GET', '/events', {});
+  t.is(fourth.status, 503);
+  // A heartbeat comment arrives on an open stream.
+  const beat = await new Promise<string>((resolve) => {
+    const req = request({ host: '127.0.0.1', port: admin.port, path: '/events' }, (res) => {
+      res.setEncoding('utf8');
+      let seen = '';
+      res.on('data', (c: string) => {
+        seen += c;
+        if (seen.includes(': heartbeat')) {
+          req.destroy();
+          resolve(seen);
+        }
+      });
+    });
+    streams.pop()!.close();
+    setTimeout(() => req.end(), 300);
+  });
+  t.regex(beat, /event: hello\ndata: \{"n":1\}\n\n/);
+});

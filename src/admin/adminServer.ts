@@ -38,6 +38,14 @@ export interface AdminLimits {
    * has no timeout (a reload of a large file takes seconds).
    */
   readonly idleTimeoutMs: number;
+  /**
+   * Open event streams (`AdminServer.stream`, the console's live updates), counted apart from
+   * `maxConnections`: a connection that becomes a stream leaves the admin bounds, so subscribed
+   * consoles never crowd out `gslbd ctl`, scrapers and reloads; one more gets 503.
+   */
+  readonly maxEventStreams: number;
+  /** A comment line is sent on every event stream this often (ms), so proxies and clients see it alive. */
+  readonly heartbeatMs: number;
 }
 
 /** The admin listener's bounds: far above what operators' tools and scrapers open, far below the descriptor limit. */
@@ -47,7 +55,20 @@ export const ADMIN_LIMITS: AdminLimits = {
   headersTimeoutMs: 5000,
   requestTimeoutMs: 15000,
   idleTimeoutMs: 10000,
+  maxEventStreams: 16,
+  heartbeatMs: 15000,
 };
+
+/**
+ * A server-sent event stream (HTML Living Standard §9.2): `subscribe` is called once per client
+ * with a function that sends one event (its data as JSON) and returns what ends the subscription.
+ * `allow` may refuse a request (the console's `Host` check) with its reply.
+ */
+export interface EventStream {
+  readonly path: string;
+  allow?(req: { readonly headers: Readonly<Record<string, string | string[] | undefined>> }): AdminReply | undefined;
+  subscribe(send: (event: string, data: unknown) => void): () => void;
+}
 
 /** `Authorization: Bearer <token>`; the scheme is case-insensitive (RFC 9110 §11.1), one or more spaces before the token (RFC 6750 §2.1). */
 const BEARER = /^bearer +([^ ]+) *$/i;
@@ -68,6 +89,10 @@ export class AdminServer implements RouteSink {
   private readonly perClient = new Map<string, number>();
   /** Connections admitted and not closed yet. */
   private openConnections = 0;
+  /** Connections that became event streams (no longer in the counts above). */
+  private readonly streaming = new WeakSet<Socket>();
+  private openStreams = 0;
+  private readonly streams = new Map<string, EventStream>();
   port = 0;
 
   constructor(
@@ -88,6 +113,16 @@ export class AdminServer implements RouteSink {
   /** Adds (or replaces) the route for its method and path. */
   route(r: AdminRoute): void {
     this.routes.set(`${r.method} ${r.path}`, r);
+  }
+
+  /** Adds a server-sent event stream at `GET stream.path` (no token; bounded by `maxEventStreams`). */
+  stream(stream: EventStream): void {
+    this.streams.set(stream.path, stream);
+  }
+
+  /** Open event streams now. */
+  get eventStreams(): number {
+    return this.openStreams;
   }
 
   /**
@@ -124,7 +159,8 @@ export class AdminServer implements RouteSink {
           handler,
         )
       : createServer(bounds, handler);
-    server.maxConnections = limits.maxConnections;
+    // Node's own cap leaves room for the event streams; admit() holds the admin connections to theirs.
+    server.maxConnections = limits.maxConnections + limits.maxEventStreams;
     server.on('connection', (socket: Socket) => this.admit(socket));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -153,13 +189,18 @@ export class AdminServer implements RouteSink {
   private admit(socket: Socket): void {
     const client = socket.remoteAddress ?? '';
     const open = this.perClient.get(client) ?? 0;
-    if (open >= this.limits.maxConnectionsPerClient && this.openConnections >= this.limits.maxConnections / 2) {
+    const full = this.openConnections >= this.limits.maxConnections;
+    if (full || (open >= this.limits.maxConnectionsPerClient && this.openConnections >= this.limits.maxConnections / 2)) {
       socket.destroy();
       return;
     }
     this.perClient.set(client, open + 1);
     this.openConnections++;
     socket.once('close', () => {
+      if (this.streaming.has(socket)) {
+        this.openStreams--;
+        return;
+      }
       this.openConnections--;
       const left = (this.perClient.get(client) ?? 1) - 1;
       if (left === 0) this.perClient.delete(client);
@@ -170,6 +211,12 @@ export class AdminServer implements RouteSink {
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://admin.invalid');
+    const stream = req.method === 'GET' ? this.streams.get(url.pathname) : undefined;
+    if (stream) {
+      req.resume();
+      this.openStream(stream, req, res);
+      return;
+    }
     const route = this.routes.get(`${req.method} ${url.pathname}`);
     if (!route) {
       const allowed = [...this.routes.values()].filter((r) => r.path === url.pathname).map((r) => r.method);
@@ -194,6 +241,40 @@ export class AdminServer implements RouteSink {
     }
     const body = await readBody(req);
     send(res, body.ok ? await route.handle({ url, body: body.value, headers: req.headers }) : body.reply);
+  }
+
+  /**
+   * Turns the request's connection into an event stream: it leaves the admin connection counts
+   * for the stream count (503 over `maxEventStreams`), gets a heartbeat comment every
+   * `heartbeatMs`, and is never reused for another request.
+   */
+  private openStream(stream: EventStream, req: IncomingMessage, res: ServerResponse): void {
+    const refused = stream.allow?.({ headers: req.headers });
+    if (refused) {
+      send(res, refused);
+      return;
+    }
+    if (this.openStreams >= this.limits.maxEventStreams) {
+      send(res, { status: 503, json: { error: `${this.limits.maxEventStreams} event streams open: try again later` } }, { 'retry-after': '10' });
+      return;
+    }
+    const socket = req.socket;
+    this.streaming.add(socket);
+    this.openStreams++;
+    this.openConnections--;
+    const client = socket.remoteAddress ?? '';
+    const left = (this.perClient.get(client) ?? 1) - 1;
+    if (left === 0) this.perClient.delete(client);
+    else this.perClient.set(client, left);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'close' });
+    res.write(': gslbd\n\n');
+    const unsubscribe = stream.subscribe((event, data) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`));
+    const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), this.limits.heartbeatMs);
+    heartbeat.unref();
+    socket.once('close', () => {
+      clearInterval(heartbeat);
+      unsubscribe();
+    });
   }
 
   private authorise(req: IncomingMessage): AdminReply | undefined {

@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Argument, type Command, Option } from 'commander';
+import { MAX_REPLAY_QUERIES, type ReplayRow } from '../admin/whatIfRoutes.js';
+import { parseWhatIf, WHAT_IF_FORMS, type WhatIfRequest } from './whatIfArguments.js';
+import { formatReplaySummary, readQueryLog, summariseReplay } from './whatIfReplay.js';
 
 /** Where `gslbd ctl` finds the engine and its token (never a token on the command line: `ps` shows arguments). */
 export const CTL_ENV = {
@@ -39,7 +42,10 @@ class CtlError extends Error {
  * - `override up|down|drain|none` with `--endpoint KEY`, or any of `--dc`, `--service`,
  *   `--endpoints GLOB` (over `service/dc/address`), `--cidr`;
  * - `health`: `/health`; `reload`: `POST /reload` (prints what changed);
- * - `explain NAME [TYPE] -c CLIENT`: `/explain` (the former `gslbd explain`, kept as an alias).
+ * - `explain NAME [TYPE] -c CLIENT`: `/explain` (the former `gslbd explain`, kept as an alias);
+ *   with `--what-if CHANGE` (repeatable), `POST /explain/what-if`: the trace live and under the change;
+ * - `what-if --queries LOG [--what-if CHANGE]... [--json]`: the query log replayed live and under the
+ *   change (`POST /what-if/replay`, in batches), summarised by `whatIfReplay.ts`.
  *
  * The token of mutating commands comes from `--token-file`, `$GSLBD_TOKEN_FILE` or `$GSLBD_TOKEN`,
  * never from an argument. Other command groups add their own `ctl` commands on the returned
@@ -133,6 +139,35 @@ Exit codes: ${CTL_EXIT.ok} done, ${CTL_EXIT.refused} refused (bad request, unkno
       }),
     );
 
+  ctl
+    .command('what-if')
+    .description('replay a query log against a hypothesis: per-DC answer shares before and after, the client networks that move (POST /what-if/replay)')
+    .requiredOption('--queries <file>', "the engine's query log (JSON lines; lines other than query-log entries are skipped)")
+    .option('--what-if <change>', 'the hypothesis (repeatable; the forms of `ctl explain --what-if`); none replays against the running state', collect, [])
+    .option('--json', 'print the summary as JSON')
+    .addHelpText('after', `\n--what-if forms:\n  ${WHAT_IF_FORMS.join('\n  ')}`)
+    .action(
+      run(async (opts, sel: { queries: string; whatIf: string[]; json?: boolean }) => {
+        let whatIf: WhatIfRequest;
+        let text: string;
+        try {
+          whatIf = parseWhatIf(sel.whatIf);
+          text = readFileSync(sel.queries, 'utf8');
+        } catch (e) {
+          throw new CtlError((e as Error).message, CTL_EXIT.refused);
+        }
+        const { queries } = readQueryLog(text);
+        const rows: ReplayRow[] = [];
+        for (let i = 0; i < queries.length; i += MAX_REPLAY_QUERIES) {
+          const batch = queries.slice(i, i + MAX_REPLAY_QUERIES).map(({ name, type, client }) => ({ name, type, client }));
+          rows.push(...((await call(opts, 'POST', '/what-if/replay', { whatIf, queries: batch })) as { results: ReplayRow[] }).results);
+        }
+        const summary = summariseReplay(queries, rows);
+        print(sel.json ? summary : formatReplaySummary(summary));
+        return CTL_EXIT.ok;
+      }),
+    );
+
   addExplain(ctl.command('explain'), (cmd) => cmd.parent!.opts<CtlOptions>().admin);
   return ctl;
 }
@@ -147,6 +182,16 @@ export function registerExplainAlias(program: Command): void {
   addExplain(cmd, (c) => c.opts<{ admin: string }>().admin);
 }
 
+/** Commander's collector of a repeatable option. */
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** The `ctl` group's `--token-file`, when the command is under it. */
+function tokenFileOf(cmd: Command): string | undefined {
+  return cmd.parent?.opts<Partial<CtlOptions>>().tokenFile;
+}
+
 function addExplain(cmd: Command, adminOf: (cmd: Command) => string): void {
   cmd
     .description('how the engine answers a name for a client: the decision trace (GET /explain)')
@@ -154,10 +199,26 @@ function addExplain(cmd: Command, adminOf: (cmd: Command) => string): void {
     .argument('[type]', 'query type', 'A')
     .requiredOption('-c, --client <address>', 'client address, or addr/len as an ECS source prefix')
     .option('--dnssec', 'ask with the DO bit: show what the DNSSEC signer does to the answer')
-    .action(async (name: string, type: string, opts: { client: string; dnssec?: boolean }, self: Command) => {
+    .option('--what-if <change>', 'explain under a hypothetical change too (repeatable; see below); the live state is not touched', collect, [])
+    .addHelpText(
+      'after',
+      `\n--what-if forms (POST /explain/what-if: the live trace, the hypothetical one, and whether the answer changes):\n  ${WHAT_IF_FORMS.join('\n  ')}`,
+    )
+    .action(async (name: string, type: string, opts: { client: string; dnssec?: boolean; whatIf: string[] }, self: Command) => {
       const params = new URLSearchParams({ name, type, client: opts.client });
       if (opts.dnssec) params.set('do', '1');
       try {
+        if (opts.whatIf.length > 0) {
+          let whatIf: WhatIfRequest;
+          try {
+            whatIf = parseWhatIf(opts.whatIf);
+          } catch (e) {
+            throw new CtlError((e as Error).message, CTL_EXIT.refused);
+          }
+          const body = { name, type, client: opts.client, do: opts.dnssec === true, whatIf };
+          print(await call({ admin: adminOf(self), tokenFile: tokenFileOf(self) }, 'POST', '/explain/what-if', body));
+          return;
+        }
         print(await call({ admin: adminOf(self) }, 'GET', `/explain?${params.toString()}`));
       } catch (e) {
         if (!(e instanceof CtlError)) throw e;

@@ -2,6 +2,10 @@ import { dirname, resolve as resolvePath } from 'node:path';
 import type { AdminListenerConfig } from '../admin/listenerSchema.js';
 import { AdminServer, type AdminTls } from '../admin/adminServer.js';
 import { coreRoutes } from '../admin/coreRoutes.js';
+import { whatIfRoutes } from '../admin/whatIfRoutes.js';
+import { ConsoleFeed } from '../admin/consoleFeed.js';
+import { consoleRoutes, consoleStream } from '../admin/consoleRoutes.js';
+import { Counterfactuals } from './counterfactuals.js';
 import type { HealthMonitor } from '../capabilities/health/healthMonitor.js';
 import type { MetricStore } from '../capabilities/steering/metricStore.js';
 import { ConfigError } from '../core/config/load.js';
@@ -227,6 +231,12 @@ async function startAfterSignals(
       store: () => storeTelemetry.describe(),
     }))
       admin.route(r);
+    // Counterfactual /explain and replay: candidates through the same reader as reloads, compiled apart from the live snapshot.
+    const counterfactuals = new Counterfactuals({ engine, running: () => running.config, reader });
+    for (const r of whatIfRoutes({ engine, counterfactual: (w) => counterfactuals.snapshot(w), afterAnswer })) admin.route(r);
+    const consoleFeed = new ConsoleFeed(engine, metrics, () => engineCondition(failsafe, reloads));
+    for (const r of consoleRoutes(consoleFeed)) admin.route(r);
+    admin.stream(consoleStream(consoleFeed));
     for (const { runtime } of runtimes) for (const r of runtime.routes ?? []) admin.route(r);
     for (const door of doors.values()) for (const r of door.routes ?? []) admin.route(r);
   }

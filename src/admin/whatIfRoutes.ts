@@ -1,0 +1,141 @@
+import { z } from 'zod';
+import type { AdminRoute } from '../core/contracts/adminRoute.js';
+import type { AfterAnswerHook } from '../core/contracts/frontDoor.js';
+import { configuredName } from '../core/dns/name.js';
+import { TYPE_CODES, type RecordType } from '../core/dns/records.js';
+import { familyBits, parseCidr } from '../core/net/ipAddress.js';
+import type { Query } from '../core/model/query.js';
+import { Engine } from '../pipeline/engine.js';
+import { explainQuery, type Explanation } from '../pipeline/explain.js';
+import type { Snapshot } from '../pipeline/snapshot.js';
+import { resolve } from '../pipeline/zones/authoritative.js';
+import { whatIfSchema, type WhatIf } from './whatIfSchema.js';
+
+/** A hypothesis the engine could not apply (an unknown data center, endpoint or metric, a candidate outside the configuration's directory, an invalid candidate): the caller's fault, 422. */
+export class WhatIfError extends Error {}
+
+/** What the what-if routes read. */
+export interface WhatIfDeps {
+  readonly engine: Engine;
+  /**
+   * The snapshot a hypothesis gives, compiled off the query path (the composition root's
+   * `src/process/counterfactuals.ts`); the empty hypothesis gives the running configuration over the live state.
+   * @throws WhatIfError when the hypothesis cannot be applied.
+   */
+  readonly counterfactual: (w: WhatIf) => Promise<Snapshot>;
+  readonly afterAnswer?: readonly AfterAnswerHook[];
+}
+
+/** Most queries in one replay request (the CLI sends a query log in batches of this size). */
+export const MAX_REPLAY_QUERIES = 5000;
+
+const explainBody = z
+  .object({ name: z.string().min(1), type: z.string().min(1).default('A'), client: z.string().min(1), do: z.boolean().default(false), whatIf: whatIfSchema })
+  .strict();
+
+const replayBody = z
+  .object({
+    whatIf: whatIfSchema,
+    queries: z.array(z.object({ name: z.string().min(1), type: z.string().min(1).default('A'), client: z.string().min(1) }).strict()).max(MAX_REPLAY_QUERIES),
+  })
+  .strict();
+
+/** One query's outcome in a replay: its response code and the data centers answered. */
+export interface ReplayOutcome {
+  readonly rcode: number;
+  readonly dcs: readonly string[];
+}
+
+/** One replayed query: live and counterfactual outcomes, or why the query could not be asked. */
+export type ReplayRow = { readonly live: ReplayOutcome; readonly whatIf: ReplayOutcome } | { readonly error: string };
+
+/**
+ * The counterfactual routes (docs/PRODUCT.md §7: the decision made visible, for a state that is not
+ * the live one). Both are read-only: no live state changes (health, overrides, metrics, rotation,
+ * decision caches, the probe queue), so they need no token.
+ * - `POST /explain/what-if` `{name, type?, client, do?, whatIf}`: `/explain`'s trace for the live
+ *   state and for the hypothesis (`whatIf`, `whatIfSchema.ts`), and whether the answer changes;
+ * - `POST /what-if/replay` `{whatIf, queries: [{name, type?, client}]}` (at most
+ *   {@link MAX_REPLAY_QUERIES}): per query, the data centers answered by the running configuration
+ *   over the live state and under the hypothesis. Both sides are compiled snapshots apart from the
+ *   live one, so a replay neither fills nor clears the live decision caches.
+ * 400 for a malformed body or query, 422 when the hypothesis cannot be applied.
+ */
+export function whatIfRoutes(deps: WhatIfDeps): AdminRoute[] {
+  const { engine } = deps;
+  const counterfactual = async (w: WhatIf): Promise<Snapshot | { status: number; json: unknown }> => {
+    try {
+      return await deps.counterfactual(w);
+    } catch (e) {
+      if (e instanceof WhatIfError) return { status: 422, json: { error: e.message } };
+      throw e;
+    }
+  };
+  return [
+    {
+      method: 'POST',
+      path: '/explain/what-if',
+      mutating: false,
+      async handle({ body }) {
+        const parsed = explainBody.safeParse(body ?? {});
+        if (!parsed.success) return { status: 400, json: { error: z.prettifyError(parsed.error) } };
+        const { name, type, client, whatIf } = parsed.data;
+        const options = { dnssecOk: parsed.data.do, afterAnswer: deps.afterAnswer };
+        let live: Explanation;
+        try {
+          live = explainQuery(engine, name, type, client, options);
+        } catch (e) {
+          return { status: 400, json: { error: (e as Error).message } };
+        }
+        const snap = await counterfactual(whatIf);
+        if (!('generation' in snap)) return snap;
+        const hypothetical = explainQuery(new Engine(snap, engine.ctx, engine.log), name, type, client, options);
+        const changed = JSON.stringify(live.answer) !== JSON.stringify(hypothetical.answer);
+        return { status: 200, json: { whatIf, changed, live, hypothetical } };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/what-if/replay',
+      mutating: false,
+      async handle({ body }) {
+        const parsed = replayBody.safeParse(body ?? {});
+        if (!parsed.success) return { status: 400, json: { error: z.prettifyError(parsed.error) } };
+        const base = await counterfactual({ down: { dcs: [], endpoints: [] }, up: { dcs: [], endpoints: [] }, metrics: [] });
+        if (!('generation' in base)) return base;
+        const snap = await counterfactual(parsed.data.whatIf);
+        if (!('generation' in snap)) return snap;
+        // Rotation runs on copies: the replay advances neither the live counters nor the other side's.
+        const liveCtx = { ...engine.ctx, rotation: engine.ctx.rotation.clone() };
+        const whatIfCtx = { ...engine.ctx, rotation: engine.ctx.rotation.clone() };
+        const results: ReplayRow[] = parsed.data.queries.map((q) => {
+          let query: Query;
+          try {
+            query = replayQuery(q.name, q.type, q.client);
+          } catch (e) {
+            return { error: (e as Error).message };
+          }
+          const a = resolve(query, base, liveCtx);
+          const b = resolve(query, snap, whatIfCtx);
+          return { live: { rcode: a.rcode, dcs: [...a.dcs] }, whatIf: { rcode: b.rcode, dcs: [...b.dcs] } };
+        });
+        return { status: 200, json: { generation: engine.snapshot.generation, results } };
+      },
+    },
+  ];
+}
+
+/** A replayed query as the DNS front door would ask it: `client` an address or an ECS source prefix. */
+function replayQuery(name: string, type: string, client: string): Query {
+  const code = /^\d+$/.test(type) ? Number(type) : TYPE_CODES[type.toUpperCase() as RecordType];
+  if (code === undefined) throw new Error(`unknown record type "${type}"`);
+  const prefix = parseCidr(client);
+  const fromEcs = prefix.prefix < familyBits(prefix.address.family);
+  return {
+    name: configuredName(name),
+    type: code,
+    client: { address: prefix.address, sourcePrefix: prefix.prefix, fromEcs },
+    transport: 'udp',
+    dnssecOk: false,
+  };
+}
