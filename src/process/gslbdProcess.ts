@@ -2,6 +2,7 @@ import { dirname, resolve as resolvePath } from 'node:path';
 import type { AdminListenerConfig } from '../admin/listenerSchema.js';
 import { AdminServer, type AdminTls } from '../admin/adminServer.js';
 import { coreRoutes } from '../admin/coreRoutes.js';
+import type { EngineCondition } from '../admin/engineCondition.js';
 import type { HealthMonitor } from '../capabilities/health/healthMonitor.js';
 import type { MetricStore } from '../capabilities/steering/metricStore.js';
 import { ConfigError } from '../core/config/load.js';
@@ -212,7 +213,8 @@ async function startAfterSignals(
   const doors = createDoors(LISTENERS, config, doorHost);
   const admin = adminCfg ? new AdminServer(token, log, adminTls(adminCfg, file)) : undefined;
   if (admin) {
-    for (const r of coreRoutes({ engine, metrics, reload, afterAnswer, condition: () => engineCondition(failsafe, reloads) })) admin.route(r);
+    const condition = (): EngineCondition => engineCondition(failsafe, reloads, () => steering.store.staleRows(ctx.now()));
+    for (const r of coreRoutes({ engine, metrics, reload, afterAnswer, condition })) admin.route(r);
     for (const { runtime } of runtimes) for (const r of runtime.routes ?? []) admin.route(r);
     for (const door of doors.values()) for (const r of door.routes ?? []) admin.route(r);
   }
