@@ -25,7 +25,8 @@ import type { CapabilityHost, CapabilityRuntime, ReloadOutcome } from '../pipeli
 import { Engine } from '../pipeline/engine.js';
 import { compileSnapshot, withEnv, type Snapshot, type SnapshotState } from '../pipeline/snapshot.js';
 import { CAPABILITIES } from './capabilities.js';
-import type { Config } from './configSchema.js';
+import { RESTART_SETTINGS, type Config } from './configSchema.js';
+import { changedRestartSettings } from '../core/config/restartOnly.js';
 import { readCandidateConfig } from './candidateConfig.js';
 import { LISTENERS } from './frontDoors.js';
 import { compileInSlices, ConfigReader } from './reloadPipeline.js';
@@ -334,12 +335,9 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
       log.debug({ reason }, 'configuration unchanged; no reload');
       return { ok: true, generation: current.generation, unchanged: true };
     }
-    if (JSON.stringify(withoutToken(config.listeners)) !== JSON.stringify(withoutToken(r.running.config.listeners))) {
-      log.warn({ reason }, 'listener settings changed; they take effect at the next restart');
-    }
-    const { time, levels } = r.running.config.logging;
-    if (config.logging.time !== time || config.logging.levels !== levels) {
-      log.warn({ reason, setting: 'logging.time, logging.levels' }, 'the log line format changed; it takes effect at the next restart');
+    // Every setting the schema marks as restart-only (listeners, the log line format, the shared state store).
+    for (const s of changedRestartSettings(RESTART_SETTINGS, r.running.config, config)) {
+      log.warn({ reason, setting: s.path.join('.'), why: s.why }, `${s.path.join('.')} changed; it takes effect at the next restart`);
     }
     const state = await prepareAll(r.runtimes, config, refresh, current.env);
     const next = await compileInSlices({
@@ -431,9 +429,4 @@ function adminTls(admin: AdminListenerConfig, configFile: string): AdminTls | un
     key: read(admin.tls.keyFile),
     ...(admin.tls.clientCaFile !== undefined ? { clientCa: read(admin.tls.clientCaFile) } : {}),
   };
-}
-
-/** Listener settings without the admin token, which a reload applies (addresses need a restart). */
-function withoutToken(listeners: Config['listeners']): unknown {
-  return { ...listeners, admin: listeners.admin && { ...listeners.admin, token: undefined, tokenFile: undefined } };
 }

@@ -186,6 +186,18 @@ test.serial('a failed reload makes /healthz degraded since the failure; the logg
   const status = JSON.parse((await ctl(['status'])).stdout) as { status: string; reasons: unknown[]; lastReload: { generation: number } };
   t.like(status, { status: 'ok', reasons: [] });
   t.true(status.lastReload.generation > before);
+
+  // Settings only a restart applies: one warning for each that changed.
+  const beforeFormat = engine.logs().length;
+  engine.writeConfig(config('info, time: iso, levels: names', ', { name: d }'));
+  engine.signal('SIGHUP');
+  await engine.waitForLog((l) => l.msg === 'configuration reloaded', 10000, beforeFormat);
+  const warned = engine
+    .logs()
+    .slice(beforeFormat)
+    .filter((l) => String(l.msg).endsWith('takes effect at the next restart'))
+    .map((l) => (l as { setting?: string }).setting);
+  t.deepEqual(warned, ['logging.time', 'logging.levels']);
 });
 
 test.serial('queries are counted by query type name; unnamed types as other', async (t) => {
