@@ -1,6 +1,6 @@
 /** One reason the engine is degraded: it answers, but not the way its configuration intends. */
 export interface DegradedReason {
-  /** Stable kind: `failsafe` (records answer by their all-down policy), `reload-failed`. */
+  /** Stable kind: `failsafe` (records answer by their all-down policy), `reload-failed`, `stale-metrics` (pushed host or service metrics stopped arriving). */
   readonly kind: string;
   /** One line for people. */
   readonly message: string;

@@ -1,17 +1,19 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ipSchema, listenPortSchema } from '../core/config/fieldSchemas.js';
+import { restartOnly } from '../core/config/restartOnly.js';
 import type { ListenerSection } from '../core/contracts/frontDoor.js';
 
 /**
  * The admin HTTP listener (loopback by default). Mutating endpoints need `token` (or the token
  * read from `tokenFile`, relative to the configuration file, at least 16 characters) as
- * `Authorization: Bearer <token>`; without one they answer 403. `tls` makes it HTTPS.
+ * `Authorization: Bearer <token>`; without one they answer 403. `tls` makes it HTTPS. A reload
+ * applies the token; the address, port and TLS files need a restart.
  */
 export const adminListenerSchema = z
   .strictObject({
-    address: ipSchema.default('127.0.0.1'),
-    port: listenPortSchema.default(8053),
+    address: restartOnly(ipSchema, 'the admin socket is opened at start').default('127.0.0.1'),
+    port: restartOnly(listenPortSchema, 'the admin socket is opened at start').default(8053),
     token: z.string().min(16, 'an admin token has at least 16 characters').optional(),
     tokenFile: z.string().min(1).optional(),
     /**
@@ -19,7 +21,10 @@ export const adminListenerSchema = z
      * relative to the configuration file, read at start-up. With `clientCaFile`, every client must
      * present a certificate signed by that CA.
      */
-    tls: z.strictObject({ certFile: z.string().min(1), keyFile: z.string().min(1), clientCaFile: z.string().min(1).optional() }).optional(),
+    tls: restartOnly(
+      z.strictObject({ certFile: z.string().min(1), keyFile: z.string().min(1), clientCaFile: z.string().min(1).optional() }),
+      'the certificates are read at start',
+    ).optional(),
   })
   .refine((a) => a.token === undefined || a.tokenFile === undefined, { message: 'set "token" or "tokenFile", not both' })
   .refine((a) => isLoopback(a.address) || a.token !== undefined || a.tokenFile !== undefined, {

@@ -6,12 +6,11 @@ import { ConfigError } from '../core/config/load.js';
 /**
  * `gslbd agent <config>` (docs/PRODUCT.md §7, src/agent/README.md): runs the agent until SIGINT or
  * SIGTERM; `--once` measures every source over one window and prints the JSON a report would carry,
- * contacting no engine. Exit codes: 0 success, 1 invalid configuration, 2 runtime failure.
+ * contacting no engine. Exit codes: 0 success, 1 invalid configuration, 2 runtime failure. Completes
+ * the `agent` command main.ts created.
  */
-export function registerAgentCommand(program: Command): void {
-  program
-    .command('agent')
-    .description('run the measuring agent of a data center or proximity zone (host, HAProxy, probes) and report to the engines')
+export function registerAgentCommand(agent: Command): void {
+  agent
     .argument('<config>', 'agent configuration file (YAML or JSON)')
     .option('--once', 'measure every source once, print the result as JSON and exit (no report is sent)')
     .option('--window <seconds>', 'with --once: the window rates and CPU are measured over', '2')

@@ -47,11 +47,10 @@ interface KeygenOptions {
 /**
  * `gslbd dnssec keygen` (BIND-style key files, as `dnssec-keygen` writes them) and `gslbd dnssec
  * ds` (the DS records for the parent zone, as `dnssec-dsfromkey -2` prints them); docs/PRODUCT.md
- * §7. Exit codes as the rest of the CLI: 0 success, 1 invalid input, 2 runtime failure.
+ * §7, added to the `dnssec` command main.ts created. Exit codes as the rest of the CLI: 0 success,
+ * 1 invalid input, 2 runtime failure.
  */
-export function registerDnssecCommands(program: Command): void {
-  const dnssec = program.command('dnssec').description('DNSSEC keys: generate key files, print DS records for the parent');
-
+export function registerDnssecCommands(dnssec: Command): void {
   dnssec
     .command('keygen')
     .description("generate a key pair K<zone>.+<alg>+<tag>.key/.private (as dnssec-keygen); prints the base name, and a KSK's DS on stderr")

@@ -19,10 +19,9 @@ import { unpackId, unpackPrefix } from '../core/lpm/rangeTable.js';
 /**
  * `gslbd geo build` and `gslbd geo lookup` (docs/PRODUCT.md §7). Exit codes as the rest of the CLI: 0 success,
  * 1 invalid input (arguments, configuration, a bad source line in strict mode), 2 runtime failure.
+ * Added to the `geo` command main.ts created.
  */
-export function registerGeoCommands(program: Command): void {
-  const geo = program.command('geo').description('location data: build compiled files, look addresses up');
-
+export function registerGeoCommands(geo: Command): void {
   geo
     .command('build')
     .description('build a compiled location file from sources (FORMAT:FILE, or FILE.mmdb)')

@@ -1,21 +1,16 @@
 #!/usr/bin/env -S node --min-semi-space-size=16
 import { Command } from 'commander';
-import { checkFileReferences, fileProblemsOfValidSections, fileReferenceWarnings } from '../process/fileReferences.js';
-import { ConfigError } from '../core/config/load.js';
-import { loadConfigFile } from '../process/loadConfig.js';
-import { configJsonSchema } from '../process/configSchema.js';
-import { startGslbd } from '../process/gslbdProcess.js';
-import { notifyServiceManager } from '../process/serviceNotify.js';
-import { registerDnssecCommands } from './dnssecCommands.js';
-import { registerGeoCommands } from './geoCommands.js';
-import { registerAgentCommand } from './agentCommand.js';
 import { registerCtlCommands, registerExplainAlias } from './ctlCommands.js';
 import { GSLBD_VERSION } from '../core/telemetry/buildInfo.js';
-import { logFatal } from '../core/telemetry/logger.js';
 
 /**
  * The `gslbd` command line (docs/PRODUCT.md §7): serve, check-config, schema, ctl (explain), agent, geo build|lookup, dnssec keygen|ds.
  * Exit codes: 0 success, 1 invalid input (configuration, arguments), 2 runtime failure.
+ *
+ * Only `ctl` (and `explain`) is defined up front: it needs nothing but `fetch`. Every other command
+ * is listed by name and description, and its module — which imports the engine, the agent, the
+ * location data or the DNSSEC code — is loaded only when the command line names it. Loading the
+ * engine costs about a second of CPU, which `gslbd ctl` in a script loop must not pay.
  */
 const program = new Command()
   .name('gslbd')
@@ -24,67 +19,59 @@ const program = new Command()
   .showHelpAfterError()
   .addHelpText('after', '\nExit codes: 0 success, 1 invalid input (configuration, arguments) or a request the engine refused, 2 runtime failure.');
 
-program
-  .command('serve')
-  .description('run the engine with its front doors until SIGINT/SIGTERM')
-  .argument('<config>', 'configuration file (YAML or JSON)')
-  .action(async (file: string) => {
-    try {
-      const running = await startGslbd(file);
-      // systemd Type=notify: started once the configuration is loaded and every listener is open.
-      notifyServiceManager(`READY=1\nSTATUS=serving generation ${running.engine.snapshot.generation}\nMAINPID=${process.pid}`, running.log);
-      const stop = (signal: string): void => {
-        running.log.info({ signal }, 'stopping');
-        notifyServiceManager('STOPPING=1', running.log);
-        void running.stop().then(() => process.exit(0));
-      };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
-    } catch (e) {
-      const code = e instanceof ConfigError ? 1 : 2;
-      // Text for the person at the terminal, one JSON line for the log pipeline reading stdout.
-      process.stderr.write(`gslbd: ${(e as Error).message}\n`);
-      logFatal(e as Error, { exitCode: code, ...(e instanceof ConfigError ? { problems: e.problems } : {}) });
-      process.exit(code);
-    }
-  });
+/** A command whose definition lives in a module loaded on demand. */
+interface LazyCommand {
+  readonly name: string;
+  readonly description: string;
+  /** Loads the module and completes the command (arguments, options, sub-commands, action). */
+  readonly complete: (command: Command) => Promise<void>;
+}
 
-program
-  .command('check-config')
-  .description('validate a configuration file; prints every problem with its path')
-  .argument('<config>', 'configuration file (YAML or JSON)')
-  .action((file: string) => {
-    try {
-      let config;
-      try {
-        config = loadConfigFile(file).config;
-      } catch (e) {
-        // Every problem in one run: the files of the sections that passed the schema too.
-        if (!(e instanceof ConfigError) || e.data === undefined) throw e;
-        throw new ConfigError(file, [...e.problems, ...fileProblemsOfValidSections(e.data, file)]);
-      }
-      checkFileReferences(config, file);
-      for (const w of fileReferenceWarnings(config, file)) process.stderr.write(`warning: ${w.path}: ${w.message}\n`);
-      process.stdout.write(
-        `${file}: OK (${config.zones.length} zones, ${config.datacenters.length} data centers, ${config.services.length} services, ${config.records.length} GSLB records)\n`,
-      );
-    } catch (e) {
-      process.stderr.write(`${(e as Error).message}\n`);
-      process.exit(1);
-    }
-  });
+const LAZY_COMMANDS: readonly LazyCommand[] = [
+  {
+    name: 'serve',
+    description: 'run the engine with its front doors until SIGINT/SIGTERM',
+    complete: async (c) => (await import('./engineCommands.js')).registerServeCommand(c),
+  },
+  {
+    name: 'check-config',
+    description: 'validate a configuration file; prints every problem with its path',
+    complete: async (c) => (await import('./engineCommands.js')).registerCheckConfigCommand(c),
+  },
+  {
+    name: 'schema',
+    description: 'print the JSON Schema of the configuration file (for editors)',
+    complete: async (c) => (await import('./engineCommands.js')).registerSchemaCommand(c),
+  },
+  {
+    name: 'geo',
+    description: 'location data: build compiled files, look addresses up',
+    complete: async (c) => (await import('./geoCommands.js')).registerGeoCommands(c),
+  },
+  {
+    name: 'dnssec',
+    description: 'DNSSEC keys: generate key files, print DS records for the parent',
+    complete: async (c) => (await import('./dnssecCommands.js')).registerDnssecCommands(c),
+  },
+  {
+    name: 'agent',
+    description: 'run the measuring agent of a data center or proximity zone (host, HAProxy, probes) and report to the engines',
+    complete: async (c) => (await import('./agentCommand.js')).registerAgentCommand(c),
+  },
+];
 
-program
-  .command('schema')
-  .description('print the JSON Schema of the configuration file (for editors)')
-  .action(() => {
-    process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
-  });
+/** The command the arguments name: the first word that is not an option (`gslbd help geo` names `geo`). */
+function namedCommand(args: readonly string[]): string | undefined {
+  const words = args.filter((a) => !a.startsWith('-'));
+  return words[0] === 'help' ? words[1] : words[0];
+}
 
+const named = namedCommand(process.argv.slice(2));
+for (const lazy of LAZY_COMMANDS) {
+  const command = program.command(lazy.name).description(lazy.description);
+  if (lazy.name === named) await lazy.complete(command);
+}
 registerCtlCommands(program);
 registerExplainAlias(program);
-registerGeoCommands(program);
-registerDnssecCommands(program);
-registerAgentCommand(program);
 
 await program.parseAsync();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ListenerSection } from '../core/contracts/frontDoor.js';
+import { restartOnly, restartSettings } from '../core/config/restartOnly.js';
 
 /** The `listeners` shape of a list of sections: each section's schema under its name. */
 export type ListenersShape<S extends readonly ListenerSection[]> = { -readonly [K in S[number] as K['name']]: K['listener'] };
@@ -12,14 +13,16 @@ type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: 
 
 /**
  * The `listeners` section of the configuration: a strict object with one key per section, in
- * list order (which is the order `gslbd schema` shows them in). Unknown keys are errors.
+ * list order (which is the order `gslbd schema` shows them in). Unknown keys are errors. A
+ * section's sockets open at start, so its settings need a restart, unless the section marks for
+ * itself which of its fields do (`restartOnly`: the admin listener's token applies on reload).
  * @throws Error when two sections have the same name.
  */
 export function listenersSchema<const S extends readonly ListenerSection[]>(sections: S): z.ZodObject<ListenersShape<S>, z.core.$strict> {
   const shape: Record<string, z.ZodType> = {};
   for (const s of sections) {
     if (s.name in shape) throw new Error(`two listeners are named "${s.name}"`);
-    shape[s.name] = s.listener;
+    shape[s.name] = restartSettings(s.listener).length > 0 ? s.listener : restartOnly(s.listener, 'the listener sockets are opened at start');
   }
   return z.strictObject(shape) as unknown as z.ZodObject<ListenersShape<S>, z.core.$strict>;
 }

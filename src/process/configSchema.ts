@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { checkDoorReferences } from '../doors/doorReferences.js';
 import { doorRootShape, listenersSchema } from '../doors/listenersSchema.js';
 import { composeConfigSchema } from '../pipeline/composeSchema.js';
+import { restartOnly, restartSettings, type RestartSetting } from '../core/config/restartOnly.js';
 import { CAPABILITIES } from './capabilities.js';
 import { LISTENERS } from './frontDoors.js';
 import { storeSchema } from './sharedState/storeSchema.js';
@@ -10,9 +11,9 @@ export const loggingSchema = z.strictObject({
   /** Lowest level written; applies on reload. */
   level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `epoch` (ms, pino's default) or `iso` (ISO 8601 UTC text); needs a restart. */
-  time: z.enum(['epoch', 'iso']).default('epoch'),
+  time: restartOnly(z.enum(['epoch', 'iso']), 'the logger is built at start').default('epoch'),
   /** `numbers` (pino's 10–60) or `names` (`info`, `warn`, …); needs a restart. */
-  levels: z.enum(['numbers', 'names']).default('numbers'),
+  levels: restartOnly(z.enum(['numbers', 'names']), 'the logger is built at start').default('numbers'),
 });
 
 /**
@@ -54,13 +55,19 @@ export const configSchema = composeConfigSchema(
     listeners: listenersSchema(LISTENERS).default({ dns: [] }),
     ...doorRootShape(LISTENERS),
     logging: loggingSchema.default({ level: 'info', time: 'epoch', levels: 'numbers' }),
-    store: storeSchema.optional(),
+    store: restartOnly(storeSchema, 'the shared state store is opened at start').optional(),
     watch: watchSchema,
   },
   KEY_ORDER,
 ).superRefine((config, ctx) => checkDoorReferences(LISTENERS, config, ctx));
 
 export type Config = z.output<typeof configSchema>;
+
+/**
+ * The settings a reload does not apply, found in the schema (fields marked with `restartOnly`):
+ * a reload that changes one warns about it by path.
+ */
+export const RESTART_SETTINGS: readonly RestartSetting[] = restartSettings(configSchema);
 export { geoSchema, geoSourceSchema } from '../capabilities/geo/geoSchema.js';
 export type { GeoConfig, GeoSourceConfig } from '../capabilities/geo/geoSchema.js';
 export type { GeoCustomEntryConfig } from '../capabilities/geo/customEntries.js';

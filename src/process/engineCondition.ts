@@ -1,14 +1,17 @@
 import type { DegradedReason, EngineCondition } from '../admin/engineCondition.js';
 import type { FailsafeWatch } from '../capabilities/health/failsafeWatch.js';
+import type { StaleMetricRow } from '../capabilities/steering/metricStore.js';
 import type { ReloadHistory } from './reloadHistory.js';
 
 /**
  * The engine's condition for `/healthz` and `/status`: degraded while a GSLB record answers by
  * its all-down policy (the fail-safe list, fail-open or fail-closed NODATA) or while the last
  * reload failed (the engine serves a configuration that is no longer the file's), with the
- * reasons and since when.
+ * reasons and since when; degraded too while pushed host or service metrics are stale (their push
+ * pipeline stopped: the gates and ranks that read them fall back, docs/PRODUCT.md §3).
+ * `staleMetrics` gives the stale rows now (MetricStore.staleRows).
  */
-export function engineCondition(failsafe: FailsafeWatch, reloads: ReloadHistory): EngineCondition {
+export function engineCondition(failsafe: FailsafeWatch, reloads: ReloadHistory, staleMetrics: () => readonly StaleMetricRow[] = () => []): EngineCondition {
   const reasons: DegradedReason[] = [];
   const inUse = failsafe.inUse();
   if (inUse.length > 0) {
@@ -27,6 +30,15 @@ export function engineCondition(failsafe: FailsafeWatch, reloads: ReloadHistory)
       message: 'the last reload failed; the engine serves the previous configuration',
       since: iso(failingSince),
       detail: { reason: last.reason, at: iso(last.atMs), error: last.error },
+    });
+  }
+  const stale = staleMetrics();
+  if (stale.length > 0) {
+    reasons.push({
+      kind: 'stale-metrics',
+      message: `${stale.length} pushed metric row${stale.length === 1 ? ' is' : 's are'} stale: no push within their staleAfterSeconds`,
+      since: iso(Math.min(...stale.map((r) => r.staleSinceMs))),
+      detail: stale.map((r) => ({ source: r.source, ...(r.service !== undefined ? { service: r.service } : {}), dc: r.dc, lastPush: iso(r.lastPushMs) })),
     });
   }
   return {

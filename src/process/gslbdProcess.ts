@@ -6,6 +6,7 @@ import { whatIfRoutes } from '../admin/whatIfRoutes.js';
 import { ConsoleFeed } from '../admin/consoleFeed.js';
 import { consoleRoutes, consoleStream } from '../admin/consoleRoutes.js';
 import { Counterfactuals } from './counterfactuals.js';
+import type { EngineCondition } from '../admin/engineCondition.js';
 import type { HealthMonitor } from '../capabilities/health/healthMonitor.js';
 import type { MetricStore } from '../capabilities/steering/metricStore.js';
 import { ConfigError } from '../core/config/load.js';
@@ -28,7 +29,8 @@ import type { CapabilityHost, CapabilityRuntime, ReloadOutcome } from '../pipeli
 import { Engine } from '../pipeline/engine.js';
 import { compileSnapshot, withEnv, type Snapshot, type SnapshotState } from '../pipeline/snapshot.js';
 import { CAPABILITIES } from './capabilities.js';
-import type { Config } from './configSchema.js';
+import { RESTART_SETTINGS, type Config } from './configSchema.js';
+import { changedRestartSettings } from '../core/config/restartOnly.js';
 import { readCandidateConfig } from './candidateConfig.js';
 import { LISTENERS } from './frontDoors.js';
 import { compileInSlices, ConfigReader } from './reloadPipeline.js';
@@ -222,19 +224,12 @@ async function startAfterSignals(
   const doors = createDoors(LISTENERS, config, doorHost);
   const admin = adminCfg ? new AdminServer(token, log, adminTls(adminCfg, file)) : undefined;
   if (admin) {
-    for (const r of coreRoutes({
-      engine,
-      metrics,
-      reload,
-      afterAnswer,
-      condition: () => engineCondition(failsafe, reloads),
-      store: () => storeTelemetry.describe(),
-    }))
-      admin.route(r);
+    const condition = (): EngineCondition => engineCondition(failsafe, reloads, () => steering.store.staleRows(ctx.now()));
+    for (const r of coreRoutes({ engine, metrics, reload, afterAnswer, condition, store: () => storeTelemetry.describe() })) admin.route(r);
     // Counterfactual /explain and replay: candidates through the same reader as reloads, compiled apart from the live snapshot.
     const counterfactuals = new Counterfactuals({ engine, running: () => running.config, reader });
     for (const r of whatIfRoutes({ engine, counterfactual: (w) => counterfactuals.snapshot(w), afterAnswer })) admin.route(r);
-    const consoleFeed = new ConsoleFeed(engine, metrics, () => engineCondition(failsafe, reloads));
+    const consoleFeed = new ConsoleFeed(engine, metrics, condition);
     for (const r of consoleRoutes(consoleFeed)) admin.route(r);
     admin.stream(consoleStream(consoleFeed));
     for (const { runtime } of runtimes) for (const r of runtime.routes ?? []) admin.route(r);
@@ -357,12 +352,9 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
       log.debug({ reason }, 'configuration unchanged; no reload');
       return { ok: true, generation: current.generation, unchanged: true };
     }
-    if (JSON.stringify(withoutToken(config.listeners)) !== JSON.stringify(withoutToken(r.running.config.listeners))) {
-      log.warn({ reason }, 'listener settings changed; they take effect at the next restart');
-    }
-    const { time, levels } = r.running.config.logging;
-    if (config.logging.time !== time || config.logging.levels !== levels) {
-      log.warn({ reason, setting: 'logging.time, logging.levels' }, 'the log line format changed; it takes effect at the next restart');
+    // Every setting the schema marks as restart-only (listeners, the log line format, the shared state store).
+    for (const s of changedRestartSettings(RESTART_SETTINGS, r.running.config, config)) {
+      log.warn({ reason, setting: s.path.join('.'), why: s.why }, `${s.path.join('.')} changed; it takes effect at the next restart`);
     }
     const state = await prepareAll(r.runtimes, config, refresh, current.env);
     const next = await compileInSlices({
@@ -454,9 +446,4 @@ function adminTls(admin: AdminListenerConfig, configFile: string): AdminTls | un
     key: read(admin.tls.keyFile),
     ...(admin.tls.clientCaFile !== undefined ? { clientCa: read(admin.tls.clientCaFile) } : {}),
   };
-}
-
-/** Listener settings without the admin token, which a reload applies (addresses need a restart). */
-function withoutToken(listeners: Config['listeners']): unknown {
-  return { ...listeners, admin: listeners.admin && { ...listeners.admin, token: undefined, tokenFile: undefined } };
 }

@@ -186,6 +186,18 @@ test.serial('a failed reload makes /healthz degraded since the failure; the logg
   const status = JSON.parse((await ctl(['status'])).stdout) as { status: string; reasons: unknown[]; lastReload: { generation: number } };
   t.like(status, { status: 'ok', reasons: [] });
   t.true(status.lastReload.generation > before);
+
+  // Settings only a restart applies: one warning for each that changed.
+  const beforeFormat = engine.logs().length;
+  engine.writeConfig(config('info, time: iso, levels: names', ', { name: d }'));
+  engine.signal('SIGHUP');
+  await engine.waitForLog((l) => l.msg === 'configuration reloaded', 10000, beforeFormat);
+  const warned = engine
+    .logs()
+    .slice(beforeFormat)
+    .filter((l) => String(l.msg).endsWith('takes effect at the next restart'))
+    .map((l) => (l as { setting?: string }).setting);
+  t.deepEqual(warned, ['logging.time', 'logging.levels']);
 });
 
 test.serial('queries are counted by query type name; unnamed types as other', async (t) => {
@@ -231,4 +243,33 @@ test.serial('ctl without a reachable engine exits 2', async (t) => {
   );
   t.is(r.code, 2);
   t.regex(r.stderr, /cannot reach/);
+});
+
+test.serial('stale metrics make /healthz and /status degraded: a pushed host row whose pushes stopped, until the next push', async (t) => {
+  const pushing = await startEngine(`${config()}metrics: { host: { intervalSeconds: 1, staleAfterSeconds: 3 } }\n`, {
+    files: { 'token.txt': `${TOKEN}\n` },
+  });
+  const healthzOf = async (): Promise<{ status: string; reasons: { kind: string; detail?: unknown }[] }> =>
+    (await (await fetch(`${pushing.adminUrl}/healthz`)).json()) as never;
+  const push = async (): Promise<void> => {
+    const r = await fetch(`${pushing.adminUrl}/metrics/host`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ samples: [{ dc: 'b', cpu: 10 }] }),
+    });
+    t.is(r.status, 200, await r.text());
+  };
+  await push();
+  t.false((await healthzOf()).reasons.some((r) => r.kind === 'stale-metrics'));
+  await waitFor('the host row to go stale', async () => (await healthzOf()).status === 'degraded', 15000);
+  const stale = await healthzOf();
+  t.like(
+    stale.reasons.find((r) => r.kind === 'stale-metrics'),
+    { kind: 'stale-metrics', detail: [{ source: 'host', dc: 'b' }] },
+  );
+  const status = (await (await fetch(`${pushing.adminUrl}/status`)).json()) as { status: string; reasons: { kind: string }[] };
+  t.is(status.status, 'degraded');
+  t.true(status.reasons.some((r) => r.kind === 'stale-metrics'));
+  await push();
+  t.false((await healthzOf()).reasons.some((r) => r.kind === 'stale-metrics'));
 });

@@ -84,6 +84,16 @@ for (const unit of ENGINE_UNITS) {
   });
 }
 
+test('examples/agent/gslbd-agent.service: hardened (exposure ≤ 3.0 in systemd-analyze security --offline), /proc statistics still readable', async (t) => {
+  const unit = join(REPO, 'examples/agent/gslbd-agent.service');
+  const { score, output } = await exposure(unit);
+  t.true(score <= 3.0, `exposure ${score}\n${output}`);
+  const text = readFileSync(unit, 'utf8');
+  t.regex(text, /^CapabilityBoundingSet=$/m);
+  // The host source reads /proc/stat, /proc/meminfo and /proc/net/dev: ProcSubset=pid would hide them.
+  t.notRegex(text, /^ProcSubset=pid$/m);
+});
+
 test('the exposure check sees an unhardened unit (so the test above can fail)', async (t) => {
   const plain = join(dir, 'plain.service');
   writeFileSync(plain, '[Service]\nExecStart=/usr/bin/node /opt/gslbd/dist/src/cli/main.js serve /etc/gslbd/gslbd.yaml\n');

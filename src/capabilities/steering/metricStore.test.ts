@@ -160,3 +160,22 @@ test('client readings for /explain: fresh, stale at one ms past the limit, missi
   t.deepEqual(s.describe('client', k, 'b', HOPS, T0), { state: 'missing' });
   t.deepEqual(s.describe('client', key(s, '2001:db8:2::'), 'a', HOPS, T0), { state: 'missing' });
 });
+
+test('staleRows: the pushed host and service rows whose newest push is older than their staleness; monitor verdicts and unpushed rows are not stale', (t) => {
+  const s = store({ host: { intervalSeconds: 10, staleAfterSeconds: 20 }, service: { intervalSeconds: 5, staleAfterSeconds: 5 } });
+  push(s, 'host', [{ dc: 'a', cpu: 1 }]);
+  push(s, 'host', [{ dc: 'b', cpu: 1 }], T0 + 15_000);
+  push(s, 'service', [{ service: 'web', dc: 'a', cpu: 2 }], T0 + 1_000);
+  s.setMonitorStatus('service', 'web', 'b', true, T0);
+  t.deepEqual(s.staleRows(T0 + 5_000), []);
+  t.deepEqual(s.staleRows(T0 + 20_001), [
+    { source: 'host', dc: 'a', lastPushMs: T0, staleSinceMs: T0 + 20_000 },
+    { source: 'service', service: 'web', dc: 'a', lastPushMs: T0 + 1_000, staleSinceMs: T0 + 6_000 },
+  ]);
+  // A new push makes the row fresh again.
+  push(s, 'host', [{ dc: 'a', cpu: 3 }], T0 + 20_001);
+  t.deepEqual(
+    s.staleRows(T0 + 20_002).map((r) => r.source),
+    ['service'],
+  );
+});

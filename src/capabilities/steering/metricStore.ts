@@ -24,6 +24,18 @@ export interface MetricStoreStats {
   readonly clientEvictions: number;
 }
 
+/** A host or service row whose pushed samples stopped arriving: the newest is older than the source's staleness. */
+export interface StaleMetricRow {
+  readonly source: 'host' | 'service';
+  /** The service (service metrics); absent for host metrics. */
+  readonly service?: string;
+  readonly dc: string;
+  /** When the newest pushed sample arrived (ms since the epoch). */
+  readonly lastPushMs: number;
+  /** When the row became stale: `lastPushMs` plus the source's `staleAfterSeconds`. */
+  readonly staleSinceMs: number;
+}
+
 const MOS_ID = metricId('client', 'mos');
 /** The client rows' column after the catalog's: who wrote (network, DC) last, and when. */
 const ORIGIN_COLUMN = METRIC_CATALOG.client.length;
@@ -219,6 +231,33 @@ export class MetricStore implements MetricView {
       rows.set(dc, (row = new Array<MetricSample | undefined>(slot + 1).fill(undefined)));
     }
     row[slot] = up === undefined ? undefined : { value: up ? 1 : 0, atMs: nowMs };
+  }
+
+  /**
+   * The host and service rows that were pushed to and whose newest pushed sample is now stale
+   * (docs/PRODUCT.md §3: a stale metric reads as missing, so the gates and ranks that use it fall
+   * back): a push pipeline that stopped. Monitor verdicts are not pushes and do not count; rows
+   * never pushed to are not stale, only unused. Client networks are left out: networks stop
+   * reporting as clients come and go. Cost: one pass over the rows (data centers × services).
+   * @returns the stale rows, oldest push first.
+   */
+  staleRows(nowMs: number): StaleMetricRow[] {
+    const out: StaleMetricRow[] = [];
+    for (const [source, table] of [
+      ['host', this.host],
+      ['service', this.service],
+    ] as const) {
+      for (const [subject, rows] of table.rows) {
+        for (const [dc, row] of rows) {
+          let lastPushMs = -Infinity;
+          // The last slot holds the monitor's verdict, not a push.
+          for (let i = 0; i < row.length - 1; i++) if (row[i] !== undefined && row[i]!.atMs > lastPushMs) lastPushMs = row[i]!.atMs;
+          if (lastPushMs === -Infinity || nowMs - lastPushMs <= table.staleMs) continue;
+          out.push({ source, ...(source === 'service' ? { service: String(subject) } : {}), dc, lastPushMs, staleSinceMs: lastPushMs + table.staleMs });
+        }
+      }
+    }
+    return out.sort((a, b) => a.lastPushMs - b.lastPushMs);
   }
 
   stats(): MetricStoreStats {

@@ -90,9 +90,10 @@ export function parseConfigWith<S extends z.ZodType>(schema: S, text: string, fi
   }
   const result = schema.safeParse(data);
   if (!result.success) {
+    const issues = [...result.error.issues, ...referenceIssuesOfValidParts(schema, data, result.error.issues)];
     throw new ConfigError(
       file,
-      result.error.issues.flatMap(describeIssue).map(({ rawPath, atKey, firstPath, ...p }) => {
+      issues.flatMap(describeIssue).map(({ rawPath, atKey, firstPath, ...p }) => {
         // A duplicate names both places: its own position, and where the first definition is.
         const first = firstPath && positionOf(doc, lineCounter, firstPath, false);
         const message = first
@@ -104,6 +105,98 @@ export function parseConfigWith<S extends z.ZodType>(schema: S, text: string, fi
     );
   }
   return result.data;
+}
+
+/**
+ * The cross-reference problems (custom issues: unknown names, duplicates) of the parts of a file
+ * that passed the schema, when other parts did not: a schema error that stops zod (a wrong type,
+ * a missing field) skips the whole-file checks, which would leave every dangling reference
+ * unreported until the schema error is fixed. Each element of a top-level list is kept when it
+ * passes alone, each other top-level value when it passes; the checks then run on what was kept.
+ *
+ * So that a dropped element does not make its references look dangling, a problem that quotes
+ * the `name` of a dropped element (`unknown data center "b"` when `datacenters[1]` had a schema
+ * error), or a name below it (`"www.example.test" is not inside any configured zone` when the zone
+ * `example.test` had one), is left out, and so is any problem already reported.
+ * @returns the extra issues, with paths into the original document.
+ */
+function referenceIssuesOfValidParts(schema: z.ZodType, data: unknown, reported: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
+  const shape = (schema._zod.def as { shape?: Record<string, z.ZodType> }).shape;
+  if (shape === undefined || typeof data !== 'object' || data === null || Array.isArray(data)) return [];
+  const kept: Record<string, unknown> = {};
+  /** Per list: the original index of each kept element. */
+  const indexes = new Map<string, number[]>();
+  const droppedNames = new Set<string>();
+  for (const [key, value] of Object.entries(data)) {
+    const field = shape[key];
+    if (field === undefined) continue;
+    if (field.safeParse(value).success) {
+      kept[key] = value;
+      continue;
+    }
+    const element = Array.isArray(value) ? listElement(field) : undefined;
+    if (element === undefined) continue;
+    const at: number[] = [];
+    const elements: unknown[] = [];
+    (value as unknown[]).forEach((v, i) => {
+      if (element.safeParse(v).success) {
+        at.push(i);
+        elements.push(v);
+      } else if (typeof v === 'object' && v !== null && typeof (v as { name?: unknown }).name === 'string') {
+        droppedNames.add((v as { name: string }).name);
+      }
+    });
+    kept[key] = elements;
+    indexes.set(key, at);
+  }
+  const partial = schema.safeParse(kept);
+  if (partial.success) return [];
+  const seen = new Set(reported.map((i) => `${formatPath(i.path)}\u0000${i.message}`));
+  const out: z.core.$ZodIssue[] = [];
+  for (const issue of partial.error.issues) {
+    if (issue.code !== 'custom') continue;
+    if (quotesDroppedName(issue.message, droppedNames)) continue;
+    const path = originalPath(issue.path, indexes);
+    const params = issue.params as { firstPath?: PropertyKey[] } | undefined;
+    const moved = {
+      ...issue,
+      path,
+      ...(params?.firstPath ? { params: { ...params, firstPath: originalPath(params.firstPath, indexes) } } : {}),
+    } as z.core.$ZodIssue;
+    const key = `${formatPath(path)}\u0000${issue.message}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(moved);
+    }
+  }
+  return out;
+}
+
+/** Whether `message` quotes one of `names`, or a DNS name below one of them. */
+function quotesDroppedName(message: string, names: ReadonlySet<string>): boolean {
+  if (names.size === 0) return false;
+  for (const [, quoted] of message.matchAll(/"([^"]*)"/g)) {
+    for (const n of names) if (quoted === n || quoted!.endsWith(`.${n}`)) return true;
+  }
+  return false;
+}
+
+/** The element schema of a list field (through optional, default and similar wrappers), or undefined. */
+function listElement(field: z.core.$ZodType): z.ZodType | undefined {
+  let s: z.core.$ZodType | undefined = field;
+  while (s !== undefined) {
+    const def = s._zod.def as { type: string; element?: z.ZodType; innerType?: z.core.$ZodType; in?: z.core.$ZodType };
+    if (def.type === 'array') return def.element;
+    s = def.innerType ?? def.in;
+  }
+  return undefined;
+}
+
+/** A path into the kept lists, as a path into the original document. */
+function originalPath(path: readonly PropertyKey[], indexes: ReadonlyMap<string, number[]>): PropertyKey[] {
+  const at = typeof path[0] === 'string' ? indexes.get(path[0]) : undefined;
+  if (at === undefined || typeof path[1] !== 'number') return [...path];
+  return [path[0]!, at[path[1]] ?? path[1], ...path.slice(2)];
 }
 
 /**
