@@ -1,7 +1,7 @@
 // Raw ICMP echo sockets for Node.js (the agent's ICMP probes, src/agent/probes/icmpTrain.ts, and the
 // test bed's userspace echo responder): Node has no raw socket and no access to a datagram's TTL.
 //
-// One IcmpSocket per family: a raw socket (needs CAP_NET_RAW) filtered to echo requests and replies,
+// One IcmpSocket per family: a raw socket (needs CAP_NET_RAW) filtered to echo replies (and requests),
 // non-blocking, watched by a uv_poll handle on Node's own event loop — so nothing blocks and no
 // thread is used. Every datagram read is handed to the JS callback with
 //   - the received TTL (IPv4: the IP header a raw socket delivers; IPv6: the IPV6_HOPLIMIT control
@@ -48,7 +48,8 @@ class IcmpSocket : public Napi::ObjectWrap<IcmpSocket> {
     return DefineClass(env, "IcmpSocket", {InstanceMethod<&IcmpSocket::Send>("send"), InstanceMethod<&IcmpSocket::Close>("close")});
   }
 
-  // new IcmpSocket(family: 4 | 6, onMessage(from, type, code, id, seq, ttl, receivedAtMs, payload))
+  // new IcmpSocket(family: 4 | 6, onMessage(from, type, code, id, seq, ttl, receivedAtMs, payload), requests = false):
+  // echo replies only, or (a responder) echo requests too — on loopback a prober would read its own requests.
   explicit IcmpSocket(const Napi::CallbackInfo& info) : Napi::ObjectWrap<IcmpSocket>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsFunction()) {
@@ -61,6 +62,7 @@ class IcmpSocket : public Napi::ObjectWrap<IcmpSocket> {
       return;
     }
     v6_ = family == 6;
+    bool requests = info.Length() > 2 && info[2].ToBoolean().Value();
     fd_ = socket(v6_ ? AF_INET6 : AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, v6_ ? static_cast<int>(IPPROTO_ICMPV6) : static_cast<int>(IPPROTO_ICMP));
     if (fd_ < 0) {
       Napi::Error::New(env, std::string("raw ICMP socket: ") + std::strerror(errno) + " (needs CAP_NET_RAW)").ThrowAsJavaScriptException();
@@ -68,16 +70,20 @@ class IcmpSocket : public Napi::ObjectWrap<IcmpSocket> {
     }
     int on = 1;
     bool ok = setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) == 0;
+    // Replies of many trains arrive in bursts: a 4 MiB receive buffer (beyond rmem_max with
+    // CAP_NET_ADMIN, else as much as rmem_max allows) keeps a burst from overflowing it.
+    int rcvbuf = 4 << 20;
+    if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) != 0) setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     if (v6_) {
       icmp6_filter filter{};
       ICMP6_FILTER_SETBLOCKALL(&filter);
-      ICMP6_FILTER_SETPASS(ICMP6_ECHO_REQUEST, &filter);
+      if (requests) ICMP6_FILTER_SETPASS(ICMP6_ECHO_REQUEST, &filter);
       ICMP6_FILTER_SETPASS(ICMP6_ECHO_REPLY, &filter);
       ok = ok && setsockopt(fd_, IPPROTO_ICMPV6, ICMP6_FILTER, &filter, sizeof filter) == 0;
       ok = ok && setsockopt(fd_, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &on, sizeof on) == 0;
     } else {
-      // ICMP_FILTER (Linux raw(7)): a set bit blocks that type; keep echo reply (0) and request (8).
-      icmp_filter filter{~((1U << ICMP_ECHOREPLY) | (1U << ICMP_ECHO))};
+      // ICMP_FILTER (Linux raw(7)): a set bit blocks that type; keep echo reply (0) and, for a responder, request (8).
+      icmp_filter filter{~((1U << ICMP_ECHOREPLY) | (requests ? 1U << ICMP_ECHO : 0U))};
       ok = ok && setsockopt(fd_, SOL_RAW, ICMP_FILTER, &filter, sizeof filter) == 0;
     }
     if (!ok) {

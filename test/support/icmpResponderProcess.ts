@@ -30,12 +30,16 @@ function sendAt(deadline: number, send: () => void): void {
   send();
 }
 
-const socket = openIcmpSocket(4, (from, type, _code, id, seq, _ttl, receivedAtMs, payload) => {
-  if (type !== ECHO[4].request) return;
-  received++;
-  if (random() < loss) return;
-  sendAt(receivedAtMs + delayMs, () => socket.send(from, ECHO[4].reply, 0, id, seq, payload));
-});
+const socket = openIcmpSocket(
+  4,
+  (from, type, _code, id, seq, _ttl, receivedAtMs, payload) => {
+    if (type !== ECHO[4].request) return;
+    received++;
+    if (random() < loss) return;
+    sendAt(receivedAtMs + delayMs, () => socket.send(from, ECHO[4].reply, 0, id, seq, payload));
+  },
+  true,
+);
 process.on('SIGTERM', () => {
   process.stdout.write(`received ${received}\n`, () => {
     socket.close();

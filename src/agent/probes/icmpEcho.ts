@@ -5,7 +5,7 @@ import { packageRoot } from '../../core/lpm/nativeAddon.js';
 import type { TrainOutcome, TrainPacing } from './pathProbes.js';
 import { train } from './pathProbes.js';
 
-/** A raw ICMP socket of native/icmp.cc: echo requests and replies only, with the TTL and the kernel's receive time of each. */
+/** A raw ICMP socket of native/icmp.cc: echo replies (and requests) only, with the TTL and the kernel's receive time of each. */
 export interface NativeIcmpSocket {
   /** Sends one ICMP message; returns CLOCK_REALTIME in ms read just before `sendto`. @throws Error when the kernel refuses the send. */
   send(address: string, type: number, code: number, id: number, seq: number, payload: Buffer): number;
@@ -26,19 +26,20 @@ export type IcmpMessageHandler = (
 ) => void;
 
 interface IcmpAddon {
-  IcmpSocket: new (family: 4 | 6, onMessage: IcmpMessageHandler) => NativeIcmpSocket;
+  IcmpSocket: new (family: 4 | 6, onMessage: IcmpMessageHandler, requests: boolean) => NativeIcmpSocket;
 }
 
 let addon: IcmpAddon | undefined;
 
 /**
- * Opens a raw ICMP socket of `family` (native/icmp.cc, built by `npm install` with the location
+ * Opens a raw ICMP socket of `family` that reads echo replies — and echo requests when `requests` (a
+ * responder; on loopback a prober would read its own requests) — (native/icmp.cc, built by `npm install` with the location
  * addon; `GSLBD_ICMP_ADDON` names another build, e.g. the sanitizer one of native/build-sanitized.sh).
  * @throws Error when the addon is missing (`npm run build:native`) or the process lacks CAP_NET_RAW.
  */
-export function openIcmpSocket(family: 4 | 6, onMessage: IcmpMessageHandler): NativeIcmpSocket {
+export function openIcmpSocket(family: 4 | 6, onMessage: IcmpMessageHandler, requests = false): NativeIcmpSocket {
   addon ??= createRequire(import.meta.url)(process.env.GSLBD_ICMP_ADDON ?? join(packageRoot(), 'build', 'Release', 'gslbd_icmp.node')) as IcmpAddon;
-  return new addon.IcmpSocket(family, onMessage);
+  return new addon.IcmpSocket(family, onMessage, requests);
 }
 
 /** ICMP echo request / reply types: IPv4 (RFC 792) and ICMPv6 (RFC 4443 §4). */
@@ -56,7 +57,7 @@ interface Pending {
 /**
  * ICMP echo trains (docs/PRODUCT.md §5; issue 19 "client-path probes"): one raw socket per address
  * family, shared by every train in flight and closed when none is, so concurrent trains do not each
- * read every reply. Requests carry an identifier drawn per train and the packet's index as sequence;
+ * read every reply. Requests carry an identifier unique among the trains in flight and the packet's index as sequence;
  * a reply counts when its sender, identifier and sequence match. The RTT runs from just before
  * `sendto` to the kernel's receive timestamp, so a busy event loop does not stretch it, and a reply
  * the kernel received within `timeoutMs` counts even when the timer fired first (the loss verdict
@@ -66,6 +67,9 @@ interface Pending {
 export class IcmpEchoer {
   private readonly sockets = new Map<4 | 6, { socket: NativeIcmpSocket; users: number }>();
   private readonly pending = new Map<string, Pending>();
+  private readonly activeIds = new Set<number>();
+  /** Identifiers are handed out in turn from a random start, so a restarted agent does not reuse the last one's. */
+  private nextId = Math.floor(Math.random() * 0x10000);
 
   /**
    * One train of `pacing.length` echo requests to `target`.
@@ -74,14 +78,16 @@ export class IcmpEchoer {
   async train(target: string, pacing: TrainPacing): Promise<TrainOutcome> {
     const family = isIPv6(target) ? 6 : 4;
     const socket = this.acquire(family);
-    const id = Math.floor(Math.random() * 0x10000);
+    let id: number | undefined;
     const ttls: number[] = [];
     try {
+      const trainId = this.takeId();
+      id = trainId;
       const outcome = await train(
         pacing,
         (i) =>
           new Promise<number | undefined>((resolve) => {
-            const key = `${family} ${target} ${id} ${i}`;
+            const key = `${family} ${target} ${trainId} ${i}`;
             let timer: NodeJS.Timeout | undefined;
             const settle = (rtt: number | undefined, ttl?: number): void => {
               clearTimeout(timer);
@@ -91,20 +97,32 @@ export class IcmpEchoer {
             };
             let sentAtMs: number;
             try {
-              sentAtMs = socket.send(target, ECHO[family].request, 0, id, i & 0xffff, PAYLOAD);
+              sentAtMs = socket.send(target, ECHO[family].request, 0, trainId, i & 0xffff, PAYLOAD);
             } catch {
               resolve(undefined);
               return;
             }
-            this.pending.set(key, { sentAtMs, timeoutMs: pacing.timeoutMs, settle });
+            const entry = { sentAtMs, timeoutMs: pacing.timeoutMs, settle };
+            this.pending.set(key, entry);
             // Node runs expired timers before it reads sockets: the verdict waits for the next poll phase.
-            timer = setTimeout(() => setImmediate(() => this.pending.get(key)?.settle(undefined)), pacing.timeoutMs);
+            timer = setTimeout(() => setImmediate(() => this.pending.get(key) === entry && settle(undefined)), pacing.timeoutMs);
           }),
       );
       return { ...outcome, ttls };
     } finally {
+      if (id !== undefined) this.activeIds.delete(id);
       this.release(family);
     }
+  }
+
+  /** An identifier no train in flight uses (two trains sharing one would take each other's replies). */
+  private takeId(): number {
+    if (this.activeIds.size >= 0x10000) throw new Error('65,536 ICMP trains in flight: no identifier left');
+    while (this.activeIds.has(this.nextId)) this.nextId = (this.nextId + 1) & 0xffff;
+    const id = this.nextId;
+    this.nextId = (id + 1) & 0xffff;
+    this.activeIds.add(id);
+    return id;
   }
 
   private acquire(family: 4 | 6): NativeIcmpSocket {
