@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the addon with AddressSanitizer + UndefinedBehaviorSanitizer into .tmp/asan/gslbd_geo.node
-# for test/geo/sanitizer.test.ts (see native/README.md for running it by hand). Same sources and
+# for test/geo/sanitizer.test.ts (see native/README.md for running it by hand), and the ICMP socket
+# into .tmp/asan/gslbd_icmp.node for src/agent/probes/icmpSanitizer.test.ts. Same sources and
 # defines as binding.gyp; any sanitizer finding aborts the process (-fno-sanitize-recover).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,3 +17,12 @@ g++ -std=c++17 -O1 -g -fno-omit-frame-pointer -fPIC -shared \
   native/addon.cc native/range_index.cc -o "$out.tmp"
 mv "$out.tmp" "$out"
 echo "sanitizer build: $out"
+icmp=.tmp/asan/gslbd_icmp.node
+g++ -std=c++17 -O1 -g -fno-omit-frame-pointer -fPIC -shared \
+  -fsanitize=address,undefined -fno-sanitize-recover=all \
+  -Wall -Wextra -Werror \
+  -DNAPI_VERSION=8 -DNAPI_DISABLE_CPP_EXCEPTIONS -DNODE_ADDON_API_DISABLE_DEPRECATED \
+  -I"$nodedir/include/node" -I"$(node -p "require('node-addon-api').include_dir")" \
+  native/icmp.cc -o "$icmp.tmp"
+mv "$icmp.tmp" "$icmp"
+echo "sanitizer build: $icmp"

@@ -50,9 +50,9 @@ fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
 fi
-# The native addons of binding.gyp (location lookups, sd_notify) when one is missing: a machine set
+# The native addons of binding.gyp (location lookups, sd_notify, ICMP sockets) when one is missing: a machine set
 # up before a target was added has node_modules but not the new addon.
-if [ ! -f build/Release/gslbd_geo.node ] || [ ! -f build/Release/gslbd_notify.node ]; then
+if [ ! -f build/Release/gslbd_geo.node ] || [ ! -f build/Release/gslbd_notify.node ] || [ ! -f build/Release/gslbd_icmp.node ]; then
   npm run build:native --silent
 fi
 npm run build --silent
@@ -92,7 +92,7 @@ if [ ! -f "$addon" ] || [ -n "$(find native binding.gyp -newer "$addon" -print -
 fi
 [ -f "$addon" ] || { echo "setup: the native addon $addon did not build" >&2; exit 1; }
 # Its ASan + UBSan build, which test/geo/sanitizer.test.ts runs the differential check against.
-if [ ! -f .tmp/asan/gslbd_geo.node ] || [ -n "$(find native -newer .tmp/asan/gslbd_geo.node -print -quit)" ]; then
+if [ ! -f .tmp/asan/gslbd_geo.node ] || [ ! -f .tmp/asan/gslbd_icmp.node ] || [ -n "$(find native -newer .tmp/asan/gslbd_geo.node -print -quit)" ]; then
   bash native/build-sanitized.sh
 fi
 # GeoLite2 City and Country from the npm packages, compiled for the differential tests, the

@@ -3,10 +3,11 @@ import { isIPv6, Socket } from 'node:net';
 import dnsPacket from 'dns-packet';
 import type { PacketBudget } from './packetBudget.js';
 
-/** One train's raw outcome: packets sent, and the RTT (ms) of each answered packet in sending order. */
+/** One train's raw outcome: packets sent, the RTT (ms) of each answered packet in sending order, and the TTL (hop limit) of each reply when the method reads it (ICMP). */
 export interface TrainOutcome {
   readonly sent: number;
   readonly rtts: readonly number[];
+  readonly ttls?: readonly number[];
 }
 
 /** How a train is paced: packets, the gap between them, the loss deadline of each, and the global packet budget. */
@@ -81,8 +82,8 @@ export function tcpTrain(target: string, port: number, pacing: TrainPacing): Pro
   );
 }
 
-/** Sends `pacing.length` packets `gapMs` apart (each after a token of the budget) and gathers their RTTs in sending order. */
-async function train(pacing: TrainPacing, packet: (i: number) => Promise<number | undefined>): Promise<TrainOutcome> {
+/** Sends `pacing.length` packets `gapMs` apart (each after a token of the budget) and gathers their RTTs (undefined: lost) in sending order. */
+export async function train(pacing: TrainPacing, packet: (i: number) => Promise<number | undefined>): Promise<TrainOutcome> {
   const inFlight: Promise<number | undefined>[] = [];
   for (let i = 0; i < pacing.length; i++) {
     if (i > 0) await new Promise((r) => setTimeout(r, pacing.gapMs));

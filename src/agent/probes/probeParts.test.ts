@@ -1,5 +1,6 @@
 import test from 'ava';
 import { AllowList } from './allowList.js';
+import { hopsFromTtl } from './hopCount.js';
 import { PacketBudget } from './packetBudget.js';
 import { probesSchema } from './probeSchema.js';
 import { trainStats } from './trainStats.js';
@@ -38,4 +39,16 @@ test('the packet budget holds one second of tokens, then paces to the rate, in o
   now = 100;
   await next;
   t.true(taken, 'one token after 100 ms at 10/s');
+});
+
+test('hops from a received TTL: the initial TTL is the next of 64, 128, 255 at or above it', (t) => {
+  t.is(hopsFromTtl(64), 0);
+  t.is(hopsFromTtl(62), 2);
+  t.is(hopsFromTtl(1), 63);
+  t.is(hopsFromTtl(65), 63, 'above 64: sent with 128 (Windows)');
+  t.is(hopsFromTtl(120), 8);
+  t.is(hopsFromTtl(250), 5, 'above 128: sent with 255 (network gear)');
+  t.is(hopsFromTtl(255), 0);
+  t.throws(() => hopsFromTtl(0), { instanceOf: RangeError });
+  t.throws(() => hopsFromTtl(256), { instanceOf: RangeError });
 });

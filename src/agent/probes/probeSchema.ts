@@ -23,9 +23,9 @@ const cidrSchema = z.string().refine(
 export const probesSchema = z.strictObject({
   /** Networks probes may go to; a request for any other address is refused, logged and counted. */
   allow: z.array(cidrSchema).default([]),
-  /** How each request is measured, in order; every method sends its own train. `dns` and `tcp` (ICMP is not built yet). */
+  /** How each request is measured, in order; every method sends its own train: `icmp` (echo, with TTL and hops; needs CAP_NET_RAW), `dns`, `tcp`. */
   methods: z
-    .array(z.enum(['dns', 'tcp']))
+    .array(z.enum(['icmp', 'dns', 'tcp']))
     .min(1)
     .default(['dns']),
   /** Packets (DNS queries, TCP connects) per train: RTT minimum, median, jitter and loss come from one train. */

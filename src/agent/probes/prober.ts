@@ -1,7 +1,9 @@
 import type { ProbeResultReport } from '../../core/contracts/agentApi.js';
 import { AllowList } from './allowList.js';
 import { PacketBudget } from './packetBudget.js';
-import { dnsTrain, tcpTrain, type TrainOutcome } from './pathProbes.js';
+import { hopsFromTtl } from './hopCount.js';
+import { IcmpEchoer } from './icmpEcho.js';
+import { dnsTrain, tcpTrain, type TrainOutcome, type TrainPacing } from './pathProbes.js';
 import type { ProbesConfig } from './probeSchema.js';
 import { trainStats } from './trainStats.js';
 
@@ -11,12 +13,15 @@ export class ProbeRefusedError extends Error {}
 /**
  * Measures the path to one address with every configured method (docs/PRODUCT.md §5): a train per
  * method, each packet paced by the global packet budget, and the result in the agent API's shape
- * (`src/core/contracts/agentApi.ts`: sent, received, RTT min and median, RFC 3550 jitter). TTL and
- * hops are not measured: Node gives no access to a reply's TTL (IP_RECVTTL), see src/agent/README.md.
+ * (`src/core/contracts/agentApi.ts`: sent, received, RTT min and median, RFC 3550 jitter). ICMP
+ * trains also give the reply TTL and the hops inferred from it (src/agent/probes/hopCount.ts): the
+ * highest TTL of the train, i.e. its shortest path. DNS and TCP trains give no TTL (Node's sockets do
+ * not expose it).
  */
 export class Prober {
   private readonly allow: AllowList;
   readonly budget: PacketBudget;
+  private readonly icmp = new IcmpEchoer();
 
   constructor(private readonly config: ProbesConfig) {
     this.allow = new AllowList(config.allow);
@@ -38,10 +43,29 @@ export class Prober {
     const pacing = { length: c.trainLength, gapMs: c.gapMs, timeoutMs: c.timeoutMs, budget: this.budget };
     const out: ProbeResultReport[] = [];
     for (const method of c.methods) {
-      const outcome: TrainOutcome = method === 'dns' ? await dnsTrain(target, c.port, c.dnsName, pacing) : await tcpTrain(target, c.port, pacing);
+      const outcome = await this.train(method, target, pacing);
       const stats = trainStats(outcome.rtts);
-      out.push({ target, method, sent: outcome.sent, received: outcome.rtts.length, ...(stats ?? {}) });
+      const ttl = outcome.ttls && outcome.ttls.length > 0 ? Math.max(...outcome.ttls) : undefined;
+      out.push({
+        target,
+        method,
+        sent: outcome.sent,
+        received: outcome.rtts.length,
+        ...(stats ?? {}),
+        ...(ttl === undefined ? {} : { ttl, hops: hopsFromTtl(ttl) }),
+      });
     }
     return out;
+  }
+
+  private train(method: ProbesConfig['methods'][number], target: string, pacing: TrainPacing): Promise<TrainOutcome> {
+    switch (method) {
+      case 'icmp':
+        return this.icmp.train(target, pacing);
+      case 'dns':
+        return dnsTrain(target, this.config.port, this.config.dnsName, pacing);
+      case 'tcp':
+        return tcpTrain(target, this.config.port, pacing);
+    }
   }
 }

@@ -8,8 +8,8 @@ import { HostSource } from './hostSource.js';
 /**
  * The host source's bandwidth against a known transfer over a test veth pair (root namespace ↔ a
  * network namespace this test creates; addresses only inside them): UDP datagrams of a known
- * size at a known rate, read back as bits/s over the window, ± 10 %. CPU and memory are read from
- * the whole machine, shared here with other work, so their known-load checks are not automated.
+ * size at a known rate, read back as bits/s over the window, ± 10 %. CPU and memory against known
+ * loads: hostLoad.timing.test.ts.
  */
 
 const NS = `gslbdbw${process.pid % 100_000}`;

@@ -1,0 +1,153 @@
+import { createRequire } from 'node:module';
+import { isIPv6 } from 'node:net';
+import { join } from 'node:path';
+import { packageRoot } from '../../core/lpm/nativeAddon.js';
+import type { TrainOutcome, TrainPacing } from './pathProbes.js';
+import { train } from './pathProbes.js';
+
+/** A raw ICMP socket of native/icmp.cc: echo replies (and requests) only, with the TTL and the kernel's receive time of each. */
+export interface NativeIcmpSocket {
+  /** Sends one ICMP message; returns CLOCK_REALTIME in ms read just before `sendto`. @throws Error when the kernel refuses the send. */
+  send(address: string, type: number, code: number, id: number, seq: number, payload: Buffer): number;
+  /** Closes the socket (idempotent); until then it keeps Node's event loop alive. */
+  close(): void;
+}
+
+/** The callback of a {@link NativeIcmpSocket}: sender, ICMP type/code/identifier/sequence, received TTL (hop limit), kernel receive time (realtime ms), payload after the 8-byte header. */
+export type IcmpMessageHandler = (
+  from: string,
+  type: number,
+  code: number,
+  id: number,
+  seq: number,
+  ttl: number,
+  receivedAtMs: number,
+  payload: Buffer,
+) => void;
+
+interface IcmpAddon {
+  IcmpSocket: new (family: 4 | 6, onMessage: IcmpMessageHandler, requests: boolean) => NativeIcmpSocket;
+}
+
+let addon: IcmpAddon | undefined;
+
+/**
+ * Opens a raw ICMP socket of `family` that reads echo replies — and echo requests when `requests` (a
+ * responder; on loopback a prober would read its own requests) — (native/icmp.cc, built by `npm install` with the location
+ * addon; `GSLBD_ICMP_ADDON` names another build, e.g. the sanitizer one of native/build-sanitized.sh).
+ * @throws Error when the addon is missing (`npm run build:native`) or the process lacks CAP_NET_RAW.
+ */
+export function openIcmpSocket(family: 4 | 6, onMessage: IcmpMessageHandler, requests = false): NativeIcmpSocket {
+  addon ??= createRequire(import.meta.url)(process.env.GSLBD_ICMP_ADDON ?? join(packageRoot(), 'build', 'Release', 'gslbd_icmp.node')) as IcmpAddon;
+  return new addon.IcmpSocket(family, onMessage, requests);
+}
+
+/** ICMP echo request / reply types: IPv4 (RFC 792) and ICMPv6 (RFC 4443 §4). */
+export const ECHO = { 4: { request: 8, reply: 0 }, 6: { request: 128, reply: 129 } } as const;
+
+/** 16 bytes after the ICMP header, like ping's minimum: small, and the same for every probe. */
+const PAYLOAD = Buffer.from('gslbd-agent-echo');
+
+interface Pending {
+  readonly sentAtMs: number;
+  readonly timeoutMs: number;
+  readonly settle: (rtt: number | undefined, ttl?: number) => void;
+}
+
+/**
+ * ICMP echo trains (docs/PRODUCT.md §5; issue 19 "client-path probes"): one raw socket per address
+ * family, shared by every train in flight and closed when none is, so concurrent trains do not each
+ * read every reply. Requests carry an identifier unique among the trains in flight and the packet's index as sequence;
+ * a reply counts when its sender, identifier and sequence match. The RTT runs from just before
+ * `sendto` to the kernel's receive timestamp, so a busy event loop does not stretch it, and a reply
+ * the kernel received within `timeoutMs` counts even when the timer fired first (the loss verdict
+ * waits for the I/O poll after the timer). Each reply's TTL gives the path's hops
+ * (src/agent/probes/hopCount.ts). Needs CAP_NET_RAW.
+ */
+export class IcmpEchoer {
+  private readonly sockets = new Map<4 | 6, { socket: NativeIcmpSocket; users: number }>();
+  private readonly pending = new Map<string, Pending>();
+  private readonly activeIds = new Set<number>();
+  /** Identifiers are handed out in turn from a random start, so a restarted agent does not reuse the last one's. */
+  private nextId = Math.floor(Math.random() * 0x10000);
+
+  /**
+   * One train of `pacing.length` echo requests to `target`.
+   * @throws Error when the raw socket cannot be opened (no CAP_NET_RAW, no addon).
+   */
+  async train(target: string, pacing: TrainPacing): Promise<TrainOutcome> {
+    const family = isIPv6(target) ? 6 : 4;
+    const socket = this.acquire(family);
+    let id: number | undefined;
+    const ttls: number[] = [];
+    try {
+      const trainId = this.takeId();
+      id = trainId;
+      const outcome = await train(
+        pacing,
+        (i) =>
+          new Promise<number | undefined>((resolve) => {
+            const key = `${family} ${target} ${trainId} ${i}`;
+            let timer: NodeJS.Timeout | undefined;
+            const settle = (rtt: number | undefined, ttl?: number): void => {
+              clearTimeout(timer);
+              this.pending.delete(key);
+              if (rtt !== undefined && ttl !== undefined && ttl > 0) ttls.push(ttl);
+              resolve(rtt);
+            };
+            let sentAtMs: number;
+            try {
+              sentAtMs = socket.send(target, ECHO[family].request, 0, trainId, i & 0xffff, PAYLOAD);
+            } catch {
+              resolve(undefined);
+              return;
+            }
+            const entry = { sentAtMs, timeoutMs: pacing.timeoutMs, settle };
+            this.pending.set(key, entry);
+            // Node runs expired timers before it reads sockets: the verdict waits for the next poll phase.
+            timer = setTimeout(() => setImmediate(() => this.pending.get(key) === entry && settle(undefined)), pacing.timeoutMs);
+          }),
+      );
+      return { ...outcome, ttls };
+    } finally {
+      if (id !== undefined) this.activeIds.delete(id);
+      this.release(family);
+    }
+  }
+
+  /** An identifier no train in flight uses (two trains sharing one would take each other's replies). */
+  private takeId(): number {
+    if (this.activeIds.size >= 0x10000) throw new Error('65,536 ICMP trains in flight: no identifier left');
+    while (this.activeIds.has(this.nextId)) this.nextId = (this.nextId + 1) & 0xffff;
+    const id = this.nextId;
+    this.nextId = (id + 1) & 0xffff;
+    this.activeIds.add(id);
+    return id;
+  }
+
+  private acquire(family: 4 | 6): NativeIcmpSocket {
+    let entry = this.sockets.get(family);
+    if (!entry) {
+      entry = { socket: openIcmpSocket(family, (from, type, _code, id, seq, ttl, at) => this.onMessage(family, from, type, id, seq, ttl, at)), users: 0 };
+      this.sockets.set(family, entry);
+    }
+    entry.users++;
+    return entry.socket;
+  }
+
+  private release(family: 4 | 6): void {
+    const entry = this.sockets.get(family)!;
+    if (--entry.users > 0) return;
+    entry.socket.close();
+    this.sockets.delete(family);
+  }
+
+  private onMessage(family: 4 | 6, from: string, type: number, id: number, seq: number, ttl: number, receivedAtMs: number): void {
+    if (type !== ECHO[family].reply) return;
+    const p = this.pending.get(`${family} ${from} ${id} ${seq}`);
+    if (!p) return;
+    const rtt = Math.max(0, receivedAtMs - p.sentAtMs);
+    // Read after the loss verdict was due (a stalled loop), but received by the kernel in time: it counts; later, it is lost.
+    p.settle(rtt <= p.timeoutMs ? rtt : undefined, ttl);
+  }
+}
