@@ -48,9 +48,9 @@ fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
 fi
-# The native addons of binding.gyp (location lookups, sd_notify) when one is missing: a machine set
-# up before a target was added has node_modules but not the new addon.
-if [ ! -f build/Release/gslbd_geo.node ] || [ ! -f build/Release/gslbd_notify.node ]; then
+# The native addons of binding.gyp (location lookups, sd_notify, the DNS fast path) when one is missing:
+# a machine set up before a target was added has node_modules but not the new addon.
+if [ ! -f build/Release/gslbd_geo.node ] || [ ! -f build/Release/gslbd_notify.node ] || [ ! -f build/Release/gslbd_fastpath.node ]; then
   npm run build:native --silent
 fi
 npm run build --silent
