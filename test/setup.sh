@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 # dnssec-settime, dnssec-signzone) and bind9-dnsutils (delv, a second validator). haproxy, the load
 # balancer `gslbd agent` reads service metrics from over its stats socket; prometheus for
 # `promtool check metrics` on a live engine's /metrics (its server is not used).
-APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev curl redis-server redis-sentinel unbound bind9-utils bind9-dnsutils haproxy prometheus)
+APT_PACKAGES=(dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ clang make python3 libmaxminddb-dev curl redis-server redis-sentinel unbound bind9-utils bind9-dnsutils haproxy prometheus)
 DAEMONS=(gdnsd pdns_server redis-server redis-sentinel unbound haproxy prometheus)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -92,6 +92,10 @@ fi
 # Its ASan + UBSan build, which test/geo/sanitizer.test.ts runs the differential check against.
 if [ ! -f .tmp/asan/gslbd_geo.node ] || [ -n "$(find native -newer .tmp/asan/gslbd_geo.node -print -quit)" ]; then
   bash native/build-sanitized.sh
+fi
+# The libFuzzer target of the fast path's query parser (clang, ASan + UBSan), run by src/doors/dns/fastPathFuzz.test.ts.
+if [ ! -f .tmp/fuzz/fuzz_query ] || [ -n "$(find native -newer .tmp/fuzz/fuzz_query -print -quit)" ]; then
+  bash native/build-fuzzer.sh
 fi
 # GeoLite2 City and Country from the npm packages, compiled for the differential tests, the
 # ECS-scope acceptance test's country-to-DC map and the benchmarks (build outputs: never committed).
