@@ -44,10 +44,24 @@ constexpr size_t kMaxTemplate = 4096;
 constexpr size_t kMaxQuestions = 65536;
 constexpr size_t kMaxBlocks = 1 << 20;
 
+/** A client block: family, scope and the address masked to the scope, as a fixed-size key (no allocation per probe). */
+struct BlockKey {
+  uint8_t bytes[18];
+  bool operator==(const BlockKey& o) const { return std::memcmp(bytes, o.bytes, sizeof bytes) == 0; }
+};
+
+struct BlockHash {
+  size_t operator()(const BlockKey& k) const {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (uint8_t b : k.bytes) h = (h ^ b) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
 struct Question {
   uint32_t gen = 0;
   std::vector<uint8_t> scopes[2];  // by client family: 0 IPv4, 1 IPv6
-  std::unordered_map<std::string, std::vector<uint8_t>> blocks;
+  std::unordered_map<BlockKey, std::vector<uint8_t>, BlockHash> blocks;
 };
 
 struct Server;
@@ -83,14 +97,15 @@ struct Server {
 };
 
 /** The client block key: family, scope, address masked to the scope (16 bytes). */
-void blockKey(uint8_t family, const uint8_t* addr, size_t addrBytes, unsigned scope, char out[18]) {
-  std::memset(out, 0, 18);
-  out[0] = static_cast<char>(family);
-  out[1] = static_cast<char>(scope);
+void blockKey(uint8_t family, const uint8_t* addr, size_t addrBytes, unsigned scope, BlockKey& key) {
+  uint8_t* out = key.bytes;
+  std::memset(out, 0, sizeof key.bytes);
+  out[0] = family;
+  out[1] = static_cast<uint8_t>(scope);
   for (size_t i = 0; i < addrBytes && i * 8 < scope; i++) {
     unsigned bits = scope - i * 8;
     uint8_t mask = bits >= 8 ? 0xFF : static_cast<uint8_t>(0xFF << (8 - bits));
-    out[2 + i] = static_cast<char>(addr[i] & mask);
+    out[2 + i] = static_cast<uint8_t>(addr[i] & mask);
   }
 }
 
@@ -125,15 +140,17 @@ size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_st
   uint8_t family, addr[16];
   size_t bytes;
   clientOf(p, q, peer, family, addr, bytes);
-  std::string key(reinterpret_cast<const char*>(p + 2), q.keyEnd - 2);
+  // One key buffer per thread: its capacity is reused, so a lookup allocates nothing.
+  thread_local std::string key;
+  key.assign(reinterpret_cast<const char*>(p + 2), q.keyEnd - 2);
   const uint32_t gen = s.gen.load(std::memory_order_acquire);
   std::shared_lock<std::shared_mutex> guard(s.lock);
   auto it = s.cache.find(key);
   if (it == s.cache.end() || it->second.gen != gen) return 0;
-  char bk[18];
+  BlockKey bk;
   for (uint8_t scope : it->second.scopes[family]) {
     blockKey(family, addr, bytes, scope, bk);
-    auto b = it->second.blocks.find(std::string(bk, 18));
+    auto b = it->second.blocks.find(bk);
     if (b == it->second.blocks.end()) continue;
     const std::vector<uint8_t>& t = b->second;
     std::memcpy(out, t.data(), t.size());
@@ -155,7 +172,7 @@ void install(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_sto
   size_t bytes;
   clientOf(p, q, peer, family, addr, bytes);
   if (scope > bytes * 8) return;
-  char bk[18];
+  BlockKey bk;
   blockKey(family, addr, bytes, scope, bk);
   std::string key(reinterpret_cast<const char*>(p + 2), q.keyEnd - 2);
   const uint32_t gen = s.gen.load(std::memory_order_acquire);
@@ -177,7 +194,7 @@ void install(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_sto
     scopes.push_back(static_cast<uint8_t>(scope));
     std::sort(scopes.begin(), scopes.end(), [](uint8_t a, uint8_t b) { return a > b; });
   }
-  auto [it, added] = question.blocks.try_emplace(std::string(bk, 18));
+  auto [it, added] = question.blocks.try_emplace(bk);
   it->second.assign(reply, reply + len);
   if (added) s.blockCount++;
   s.installed.fetch_add(1, std::memory_order_relaxed);
