@@ -17,7 +17,8 @@ cd "$(dirname "$0")/.."
 # `promtool check metrics` on a live engine's /metrics (its server is not used).
 # openssl makes the certificate authority and server certificate of the Redis TLS test.
 # chromium: the operator console in a real headless browser (test/e2e/console.test.ts, via puppeteer-core).
-APT_PACKAGES=(openssl dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ make python3 libmaxminddb-dev curl redis-server redis-sentinel unbound bind9-utils bind9-dnsutils haproxy prometheus chromium)
+# clang: the libFuzzer build of the fast path's query parser (native/build-fuzzer.sh).
+APT_PACKAGES=(openssl dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ clang make python3 libmaxminddb-dev curl redis-server redis-sentinel unbound bind9-utils bind9-dnsutils haproxy prometheus chromium)
 DAEMONS=(gdnsd pdns_server redis-server redis-sentinel unbound haproxy prometheus)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -50,9 +51,9 @@ fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
 fi
-# The native addons of binding.gyp (location lookups, sd_notify, ICMP sockets) when one is missing: a machine set
-# up before a target was added has node_modules but not the new addon.
-if [ ! -f build/Release/gslbd_geo.node ] || [ ! -f build/Release/gslbd_notify.node ] || [ ! -f build/Release/gslbd_icmp.node ]; then
+# The native addons of binding.gyp (location lookups, sd_notify, ICMP sockets, the DNS fast path) when one
+# is missing: a machine set up before a target was added has node_modules but not the new addon.
+if [ ! -f build/Release/gslbd_geo.node ] || [ ! -f build/Release/gslbd_notify.node ] || [ ! -f build/Release/gslbd_icmp.node ] || [ ! -f build/Release/gslbd_fastpath.node ]; then
   npm run build:native --silent
 fi
 npm run build --silent
@@ -94,6 +95,10 @@ fi
 # Its ASan + UBSan build, which test/geo/sanitizer.test.ts runs the differential check against.
 if [ ! -f .tmp/asan/gslbd_geo.node ] || [ ! -f .tmp/asan/gslbd_icmp.node ] || [ -n "$(find native -newer .tmp/asan/gslbd_geo.node -print -quit)" ]; then
   bash native/build-sanitized.sh
+fi
+# The libFuzzer target of the fast path's query parser (clang, ASan + UBSan), run by src/doors/dns/fastPathFuzz.test.ts.
+if [ ! -f .tmp/fuzz/fuzz_query ] || [ -n "$(find native -newer .tmp/fuzz/fuzz_query -print -quit)" ]; then
+  bash native/build-fuzzer.sh
 fi
 # GeoLite2 City and Country from the npm packages, compiled for the differential tests, the
 # ECS-scope acceptance test's country-to-DC map and the benchmarks (build outputs: never committed).

@@ -15,6 +15,7 @@ import type { Snapshot } from './snapshot.js';
  */
 export class Engine {
   private current: Snapshot;
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     snapshot: Snapshot,
@@ -29,9 +30,16 @@ export class Engine {
     return this.current;
   }
 
-  /** Makes `next` the snapshot for every query that starts from now on. */
+  /** Makes `next` the snapshot for every query that starts from now on, then tells the publish listeners. */
   publish(next: Snapshot): void {
     this.current = next;
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Calls `listener` synchronously after each publish (the front-door contract's `QueryEngine.onPublish`); returns its removal. */
+  onPublish(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Answers a query on the current snapshot; `explain` collects the decision traces. */

@@ -127,6 +127,13 @@ export interface QueryEngine {
   resolve(query: Query): Answer | Promise<Answer>;
   /** The engine's random source, clock and rotation store (doors sample their query logs with it). */
   readonly ctx: ResolveContext;
+  /**
+   * Calls `listener` synchronously each time a snapshot is published (a reload or a new state
+   * view: health, overrides, metrics), before the publish returns, so a door that keeps answers
+   * outside the engine (the standalone listener's native fast path) drops them before any later
+   * query. Returns the function that removes the listener. Absent on engines that never publish.
+   */
+  onPublish?(listener: () => void): () => void;
 }
 
 /**

@@ -59,4 +59,14 @@ export interface Answer {
   scope: number;
   /** Data centers whose endpoints the GSLB selections answered with (for per-DC metrics). */
   dcs: string[];
+  /**
+   * Set only when a GSLB selection ran: the prefix length (bits of the client's family) of the
+   * client block for which this whole answer is the same, for every client in it, until the next
+   * snapshot or state view is published — the widest scope of the selections' reused decisions,
+   * counted even for a selection with no data (whose ECS scope in the reply is 0); −1 when a
+   * selection was computed for this query alone (rotation, random, client metrics: not reusable).
+   * Absent: the answer does not depend on the client. The standalone listener's native fast
+   * path replays answers by it (`src/doors/dns/README.md`, "Fast path").
+   */
+  reuseScope?: number;
 }

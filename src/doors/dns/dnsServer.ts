@@ -1,8 +1,11 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, isIPv6, type Server, type Socket } from 'node:net';
+import { availableParallelism } from 'node:os';
 import type { FrontDoor } from '../../core/contracts/frontDoor.js';
 import { parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
+import { loadFastPathAddon } from './fastPathAddon.js';
+import { FastPathSocket } from './fastPathSocket.js';
 import { MessageHandler, type DnsFrontDoorDeps } from './handleMessage.js';
 import type { DnsListenerConfig } from './listenerSchema.js';
 
@@ -26,6 +29,7 @@ export interface BoundDnsListener {
  */
 export class DnsServer implements FrontDoor {
   private readonly udp: UdpSocket[] = [];
+  private readonly fast: FastPathSocket[] = [];
   private readonly tcp: Server[] = [];
   private readonly connections = new Map<Socket, StreamConnection>();
   private readonly messages: MessageHandler;
@@ -49,8 +53,9 @@ export class DnsServer implements FrontDoor {
         const tcp = this.tcpServer();
         const port = await listenTcp(tcp, l.address, l.port);
         try {
-          const udp = await this.udpSocket(l.address, port);
-          this.udp.push(udp);
+          const fast = this.fastPathSocket(l.address, port);
+          if (fast) this.fast.push(fast);
+          else this.udp.push(await this.udpSocket(l.address, port));
           this.tcp.push(tcp);
           this.bound.push({ address: l.address, port });
           break;
@@ -67,14 +72,46 @@ export class DnsServer implements FrontDoor {
     return { dns: this.bound.map((b) => `${b.address.includes(':') ? `[${b.address}]` : b.address}:${b.port}`) };
   }
 
+  /** Counters of the native fast path summed over its sockets; undefined when it is not serving. */
+  fastPathStats(): { hits: number; misses: number; dropped: number; installed: number } | undefined {
+    if (this.fast.length === 0) return undefined;
+    const sum = { hits: 0, misses: 0, dropped: 0, installed: 0 };
+    for (const f of this.fast) {
+      const s = f.stats();
+      sum.hits += s.hits;
+      sum.misses += s.misses;
+      sum.dropped += s.dropped;
+      sum.installed += s.installed;
+    }
+    return sum;
+  }
+
   /** Closes every socket and connection. */
   async stop(): Promise<void> {
     this.stopping = true;
+    for (const f of this.fast.splice(0)) f.close();
     for (const c of this.connections.keys()) c.destroy();
     await Promise.all([
       ...this.udp.map((s) => new Promise<void>((r) => s.close(() => r()))),
       ...this.tcp.map((s) => new Promise<void>((r) => s.close(() => r()))),
     ]);
+  }
+
+  /**
+   * The native fast path's sockets for one address when `dns.fastPath.enabled` and the addon is
+   * built; undefined otherwise (Node's socket serves, with a warning when the addon is missing).
+   * @throws Error when the address cannot be bound.
+   */
+  private fastPathSocket(address: string, port: number): FastPathSocket | undefined {
+    const { enabled, threads } = this.deps.behaviour.fastPath;
+    if (!enabled) return undefined;
+    const { addon, error } = loadFastPathAddon();
+    if (!addon) {
+      this.deps.log.warn({ error }, 'dns.fastPath: the native addon is not available; Node sockets serve UDP');
+      return undefined;
+    }
+    const onPublish = this.deps.engine.onPublish?.bind(this.deps.engine);
+    return new FastPathSocket(addon, this.messages, this.deps.log, onPublish, address, port, threads > 0 ? threads : availableParallelism());
   }
 
   private udpSocket(address: string, port: number): Promise<UdpSocket> {

@@ -23,6 +23,14 @@ interface DnsReplyContext extends ReplyHeader {
   readonly limit: number;
   /** The resolver's address (for the query log). */
   readonly peer: IpAddress;
+  /** Where {@link MessageHandler.answer} says whether the reply may be replayed (the fast path's question). */
+  readonly reuse: ReplyReuse | undefined;
+}
+
+/** Whether a reply may be replayed for other queries: see {@link MessageHandler.handle}. */
+export interface ReplyReuse {
+  /** −1: not reusable; else the prefix length of the client block the reply holds for. */
+  scope: number;
 }
 
 /**
@@ -44,8 +52,14 @@ export class MessageHandler implements AnswerForm<DnsReplyContext, Buffer> {
    * The client is the ECS address when the query carries ECS with a source prefix > 0, else the
    * peer (the resolver); IPv4-mapped IPv6 counts as IPv4. Zone transfers and other meta-QTYPEs
    * get an error code without reaching the engine.
+   *
+   * With `reuse`, its `scope` is set to the answer's `reuseScope` (0 when the answer does not
+   * depend on the client) when the reply is an engine answer that the same query from any client
+   * of that block gets too, until the next publish; it stays as given (−1) for error replies,
+   * asynchronous answers, after-answer hooks (DNSSEC signing) and a sampled query log, which must
+   * see every query.
    */
-  handle(msg: Buffer, transport: 'udp' | 'tcp', peer: IpAddress): Buffer | null | Promise<Buffer> {
+  handle(msg: Buffer, transport: 'udp' | 'tcp', peer: IpAddress, reuse?: ReplyReuse): Buffer | null | Promise<Buffer> {
     const decoded = decodeQuery(msg);
     const { metrics, behaviour } = this.deps;
     const { udpPayloadSize } = behaviour;
@@ -61,7 +75,7 @@ export class MessageHandler implements AnswerForm<DnsReplyContext, Buffer> {
     }
     const q = decoded.query;
     const limit = transport === 'tcp' ? 65535 : q.edns ? Math.min(q.edns.udpSize, udpPayloadSize) : CLASSIC_UDP_LIMIT;
-    const reply: DnsReplyContext = { id: q.id, queryFlags: q.flags, question: q.question, edns: q.edns, udpPayloadSize, limit, peer };
+    const reply: DnsReplyContext = { id: q.id, queryFlags: q.flags, question: q.question, edns: q.edns, udpPayloadSize, limit, peer, reuse };
     return this.answers.answer(this, reply, q.question.name, q.question.type, transport, q.edns?.ecs, peer, q.edns?.dnssecOk ?? false);
   }
 
@@ -69,6 +83,8 @@ export class MessageHandler implements AnswerForm<DnsReplyContext, Buffer> {
   answer(reply: DnsReplyContext, answer: Answer, query: Query): Buffer {
     const rate = this.deps.behaviour.queryLogSampleRate;
     if (rate > 0 && this.deps.engine.ctx.random() < rate) logQuery(this.deps.log, reply, query, answer);
+    const reuse = reply.reuse;
+    if (reuse !== undefined && rate === 0 && (this.deps.afterAnswer?.length ?? 0) === 0) reuse.scope = answer.reuseScope ?? 0;
     return encodeReply(reply, answer, reply.limit);
   }
 

@@ -20,13 +20,23 @@ export const dnsBehaviourSchema = z.strictObject({
   tcpMaxConnections: z.number().int().min(1).max(100000).default(256),
   /** Fraction (0–1) of queries logged, with client addresses truncated to /24 and /48. */
   queryLogSampleRate: z.number().min(0).max(1).default(0),
+  /** The native UDP fast path (README "Fast path"): off by default; `threads` 0 = one per core. */
+  fastPath: z
+    .strictObject({ enabled: z.boolean().default(false), threads: z.number().int().min(0).max(256).default(0) })
+    .default({ enabled: false, threads: 0 }),
 });
 
 /** `listeners.dns`: the addresses of the standalone listener (none by default: no DNS socket). */
 export const dnsListenersSchema = z.array(dnsListenerSchema).default([]);
 
 /** The root `dns` key, every field at its default when absent. */
-export const dnsRootSchema = dnsBehaviourSchema.default({ udpPayloadSize: 1232, tcpIdleTimeoutMs: 10000, tcpMaxConnections: 256, queryLogSampleRate: 0 });
+export const dnsRootSchema = dnsBehaviourSchema.default({
+  udpPayloadSize: 1232,
+  tcpIdleTimeoutMs: 10000,
+  tcpMaxConnections: 256,
+  queryLogSampleRate: 0,
+  fastPath: { enabled: false, threads: 0 },
+});
 
 export type DnsListenerConfig = z.output<typeof dnsListenerSchema>;
 export type DnsBehaviourConfig = z.output<typeof dnsBehaviourSchema>;

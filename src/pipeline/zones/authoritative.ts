@@ -205,6 +205,9 @@ function select(record: CompiledGslbRecord, owner: string, client: Client, out: 
   const trace = explain ? new TraceSink() : undefined;
   const env = (sel.env ??= selectionEnv(sel.src.env, sel.ctx));
   const d = decide(record, client, env, owner, trace);
+  // d.records is set exactly when the decision is reused for the client's whole key (decisionCache.ts).
+  if (d.records === undefined) out.reuseScope = -1;
+  else if (out.reuseScope === undefined || (out.reuseScope >= 0 && d.scope > out.reuseScope)) out.reuseScope = d.scope;
   const data = d.data;
   if (data.length === 0) {
     if (zone) negative(out, zone, d.ttl);

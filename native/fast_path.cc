@@ -1,0 +1,478 @@
+// The standalone listener's native UDP path (src/doors/dns/README.md, "Fast path"): native threads
+// read datagrams in batches (recvmmsg), answer queries whose reply the engine marked as the same
+// for the client's whole block from a template (sendmmsg), and hand every other datagram to
+// JavaScript in one call per batch through a thread-safe function. JavaScript answers them as the
+// Node listener does, sends the replies through `reply()` and installs the reusable ones.
+//
+// Cache: question key (the query without ID and ECS address: flags, question, OPT, ECS family and
+// source prefix) → for each ECS scope seen, client block (address masked to the scope) → reply
+// template. Every entry carries the generation it was computed on; `bump()` (called when the
+// engine publishes a snapshot or a state view) makes all of them stale at once, without stopping
+// the threads: the first lookup after it misses.
+#include <napi.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "fast_query.h"
+
+namespace {
+
+using gslbd::FastQuery;
+using gslbd::parseFastQuery;
+
+constexpr int kBatch = 64;
+/** Datagrams longer than this are dropped (a query this long over UDP is not a query). */
+constexpr size_t kRecvBuf = 4096;
+/** Largest template kept (the advertised UDP payload size is at most 4096). */
+constexpr size_t kMaxTemplate = 4096;
+/** Question keys and blocks kept before the cache starts afresh. */
+constexpr size_t kMaxQuestions = 65536;
+constexpr size_t kMaxBlocks = 1 << 20;
+
+/** A client block: family, scope and the address masked to the scope, as a fixed-size key (no allocation per probe). */
+struct BlockKey {
+  uint8_t bytes[18];
+  bool operator==(const BlockKey& o) const { return std::memcmp(bytes, o.bytes, sizeof bytes) == 0; }
+};
+
+struct BlockHash {
+  size_t operator()(const BlockKey& k) const {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (uint8_t b : k.bytes) h = (h ^ b) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
+struct Question {
+  uint32_t gen = 0;
+  std::vector<uint8_t> scopes[2];  // by client family: 0 IPv4, 1 IPv6
+  std::unordered_map<BlockKey, std::vector<uint8_t>, BlockHash> blocks;
+};
+
+struct Server;
+
+/** One datagram handed to JavaScript. */
+struct Miss {
+  uint32_t off;
+  uint32_t len;
+  sockaddr_storage peer;
+  socklen_t peerLen;
+  bool fast;
+  FastQuery q;
+};
+
+struct Batch {
+  std::shared_ptr<Server> server;
+  int fd;
+  std::vector<uint8_t> data;
+  std::vector<Miss> misses;
+};
+
+struct Server {
+  std::vector<int> fds;
+  std::vector<std::thread> threads;
+  std::atomic<bool> stopping{false};
+  std::atomic<uint32_t> gen{1};
+  std::atomic<uint64_t> hits{0}, misses{0}, dropped{0}, installed{0};
+  std::shared_mutex lock;
+  std::unordered_map<std::string, Question> cache;
+  size_t blockCount = 0;
+  Napi::ThreadSafeFunction tsfn;
+  bool closed = false;
+};
+
+/** The client block key: family, scope, address masked to the scope (16 bytes). */
+void blockKey(uint8_t family, const uint8_t* addr, size_t addrBytes, unsigned scope, BlockKey& key) {
+  uint8_t* out = key.bytes;
+  std::memset(out, 0, sizeof key.bytes);
+  out[0] = family;
+  out[1] = static_cast<uint8_t>(scope);
+  for (size_t i = 0; i < addrBytes && i * 8 < scope; i++) {
+    unsigned bits = scope - i * 8;
+    uint8_t mask = bits >= 8 ? 0xFF : static_cast<uint8_t>(0xFF << (8 - bits));
+    out[2 + i] = static_cast<uint8_t>(addr[i] & mask);
+  }
+}
+
+/** The client of a parsed query: family index (0/1), 16 address bytes. */
+void clientOf(const uint8_t* p, const FastQuery& q, const sockaddr_storage& peer, uint8_t& family, uint8_t addr[16], size_t& bytes) {
+  std::memset(addr, 0, 16);
+  if (q.ecsClient && q.ecsMapped) {
+    family = 0;
+    bytes = 4;
+    std::memcpy(addr, p + q.keyEnd + 12, q.ecsAddrLen - 12);
+    return;
+  }
+  if (q.ecsClient) {
+    family = q.ecsFamily == 1 ? 0 : 1;
+    bytes = family == 0 ? 4 : 16;
+    std::memcpy(addr, p + q.keyEnd, q.ecsAddrLen);
+    return;
+  }
+  if (peer.ss_family == AF_INET) {
+    family = 0;
+    bytes = 4;
+    std::memcpy(addr, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, 4);
+  } else {
+    family = 1;
+    bytes = 16;
+    std::memcpy(addr, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, 16);
+  }
+}
+
+/** Writes the cached reply to `p` into `out` (returns its length), or 0 on a miss. */
+size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_storage& peer, uint8_t* out) {
+  uint8_t family, addr[16];
+  size_t bytes;
+  clientOf(p, q, peer, family, addr, bytes);
+  // One key buffer per thread: its capacity is reused, so a lookup allocates nothing.
+  thread_local std::string key;
+  key.assign(reinterpret_cast<const char*>(p + 2), q.keyEnd - 2);
+  const uint32_t gen = s.gen.load(std::memory_order_acquire);
+  std::shared_lock<std::shared_mutex> guard(s.lock);
+  auto it = s.cache.find(key);
+  if (it == s.cache.end() || it->second.gen != gen) return 0;
+  BlockKey bk;
+  for (uint8_t scope : it->second.scopes[family]) {
+    blockKey(family, addr, bytes, scope, bk);
+    auto b = it->second.blocks.find(bk);
+    if (b == it->second.blocks.end()) continue;
+    const std::vector<uint8_t>& t = b->second;
+    std::memcpy(out, t.data(), t.size());
+    out[0] = p[0];
+    out[1] = p[1];
+    std::memcpy(out + t.size() - q.ecsAddrLen, p + q.keyEnd, q.ecsAddrLen);
+    return t.size();
+  }
+  return 0;
+}
+
+/** Stores `reply` as the template of the query's client block at `scope`, on the current generation. */
+void install(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_storage& peer, const uint8_t* reply, size_t len, unsigned scope) {
+  if (len < 12 + q.ecsAddrLen || len > kMaxTemplate) return;
+  // The reply must echo the ID and end with the query's ECS address (the one option of the last record).
+  if (reply[0] != p[0] || reply[1] != p[1]) return;
+  if (std::memcmp(reply + len - q.ecsAddrLen, p + q.keyEnd, q.ecsAddrLen) != 0) return;
+  uint8_t family, addr[16];
+  size_t bytes;
+  clientOf(p, q, peer, family, addr, bytes);
+  if (scope > bytes * 8) return;
+  BlockKey bk;
+  blockKey(family, addr, bytes, scope, bk);
+  std::string key(reinterpret_cast<const char*>(p + 2), q.keyEnd - 2);
+  const uint32_t gen = s.gen.load(std::memory_order_acquire);
+  std::unique_lock<std::shared_mutex> guard(s.lock);
+  if (s.cache.size() >= kMaxQuestions || s.blockCount >= kMaxBlocks) {
+    s.cache.clear();
+    s.blockCount = 0;
+  }
+  Question& question = s.cache[key];
+  if (question.gen != gen) {
+    s.blockCount -= question.blocks.size();
+    question.blocks.clear();
+    question.scopes[0].clear();
+    question.scopes[1].clear();
+    question.gen = gen;
+  }
+  std::vector<uint8_t>& scopes = question.scopes[family];
+  if (std::find(scopes.begin(), scopes.end(), static_cast<uint8_t>(scope)) == scopes.end()) {
+    scopes.push_back(static_cast<uint8_t>(scope));
+    std::sort(scopes.begin(), scopes.end(), [](uint8_t a, uint8_t b) { return a > b; });
+  }
+  auto [it, added] = question.blocks.try_emplace(bk);
+  it->second.assign(reply, reply + len);
+  if (added) s.blockCount++;
+  s.installed.fetch_add(1, std::memory_order_relaxed);
+}
+
+void callJs(Napi::Env env, Napi::Function onBatch, Batch* batch) {
+  std::unique_ptr<Batch> owned(batch);
+  if (env == nullptr || batch->server->closed) return;
+  const size_t n = batch->misses.size();
+  Napi::Array packets = Napi::Array::New(env, n);
+  Napi::Array peers = Napi::Array::New(env, n);
+  Napi::Array ports = Napi::Array::New(env, n);
+  for (size_t i = 0; i < n; i++) {
+    const Miss& m = batch->misses[i];
+    packets.Set(i, Napi::Buffer<uint8_t>::Copy(env, batch->data.data() + m.off, m.len));
+    char text[INET6_ADDRSTRLEN] = "";
+    unsigned port = 0;
+    if (m.peer.ss_family == AF_INET) {
+      const auto& a = reinterpret_cast<const sockaddr_in&>(m.peer);
+      inet_ntop(AF_INET, &a.sin_addr, text, sizeof text);
+      port = ntohs(a.sin_port);
+    } else {
+      const auto& a = reinterpret_cast<const sockaddr_in6&>(m.peer);
+      inet_ntop(AF_INET6, &a.sin6_addr, text, sizeof text);
+      port = ntohs(a.sin6_port);
+    }
+    peers.Set(i, Napi::String::New(env, text));
+    ports.Set(i, Napi::Number::New(env, port));
+  }
+  Napi::External<Batch> handle = Napi::External<Batch>::New(env, owned.release(), [](Napi::Env, Batch* b) { delete b; });
+  onBatch.Call({handle, packets, peers, ports});
+}
+
+void serve(std::shared_ptr<Server> s, int fd) {
+  std::vector<uint8_t> in(kBatch * kRecvBuf), out(kBatch * kMaxTemplate);
+  mmsghdr msgs[kBatch], sends[kBatch];
+  iovec iovs[kBatch], oiovs[kBatch];
+  sockaddr_storage addrs[kBatch];
+  while (!s->stopping.load(std::memory_order_relaxed)) {
+    for (int i = 0; i < kBatch; i++) {
+      iovs[i] = {in.data() + i * kRecvBuf, kRecvBuf};
+      msgs[i].msg_hdr = {};
+      msgs[i].msg_hdr.msg_name = &addrs[i];
+      msgs[i].msg_hdr.msg_namelen = sizeof addrs[i];
+      msgs[i].msg_hdr.msg_iov = &iovs[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    int got = recvmmsg(fd, msgs, kBatch, MSG_WAITFORONE, nullptr);
+    if (got <= 0) continue;  // timeout (SO_RCVTIMEO), EINTR, or shutdown on close
+    int nsend = 0;
+    Batch* batch = nullptr;
+    for (int i = 0; i < got; i++) {
+      const uint8_t* p = in.data() + i * kRecvBuf;
+      const size_t len = msgs[i].msg_len;
+      if ((msgs[i].msg_hdr.msg_flags & MSG_TRUNC) != 0) {
+        s->dropped.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      FastQuery q{};
+      const bool fast = parseFastQuery(p, len, q);
+      if (fast) {
+        uint8_t* o = out.data() + nsend * kMaxTemplate;
+        size_t olen = lookup(*s, p, q, addrs[i], o);
+        if (olen > 0) {
+          oiovs[nsend] = {o, olen};
+          sends[nsend].msg_hdr = {};
+          sends[nsend].msg_hdr.msg_name = &addrs[i];
+          sends[nsend].msg_hdr.msg_namelen = msgs[i].msg_hdr.msg_namelen;
+          sends[nsend].msg_hdr.msg_iov = &oiovs[nsend];
+          sends[nsend].msg_hdr.msg_iovlen = 1;
+          nsend++;
+          continue;
+        }
+      }
+      if (batch == nullptr) {
+        batch = new Batch{s, fd, {}, {}};
+        batch->data.reserve(static_cast<size_t>(got) * 512);
+      }
+      Miss m{};
+      m.off = static_cast<uint32_t>(batch->data.size());
+      m.len = static_cast<uint32_t>(len);
+      m.peer = addrs[i];
+      m.peerLen = msgs[i].msg_hdr.msg_namelen;
+      m.fast = fast;
+      m.q = q;
+      batch->data.insert(batch->data.end(), p, p + len);
+      batch->misses.push_back(m);
+    }
+    for (int done = 0; done < nsend;) {
+      int sent = sendmmsg(fd, sends + done, nsend - done, 0);
+      if (sent <= 0) break;  // the kernel's buffer is full: UDP may drop, as it would anyway
+      done += sent;
+    }
+    s->hits.fetch_add(nsend, std::memory_order_relaxed);
+    if (batch != nullptr) {
+      s->misses.fetch_add(batch->misses.size(), std::memory_order_relaxed);
+      if (s->tsfn.NonBlockingCall(batch, callJs) != napi_ok) {
+        s->dropped.fetch_add(batch->misses.size(), std::memory_order_relaxed);
+        delete batch;
+      }
+    }
+  }
+}
+
+Napi::Value Throw(Napi::Env env, const std::string& message) {
+  Napi::Error::New(env, message).ThrowAsJavaScriptException();
+  return env.Undefined();
+}
+
+std::shared_ptr<Server>* serverOf(const Napi::Value& v) {
+  if (!v.IsExternal()) return nullptr;
+  return v.As<Napi::External<std::shared_ptr<Server>>>().Data();
+}
+
+int openSocket(const std::string& address, unsigned port, bool reusePort, std::string& error) {
+  sockaddr_storage ss{};
+  socklen_t len;
+  int family;
+  auto& a4 = reinterpret_cast<sockaddr_in&>(ss);
+  auto& a6 = reinterpret_cast<sockaddr_in6&>(ss);
+  if (inet_pton(AF_INET, address.c_str(), &a4.sin_addr) == 1) {
+    family = AF_INET;
+    a4.sin_family = AF_INET;
+    a4.sin_port = htons(static_cast<uint16_t>(port));
+    len = sizeof a4;
+  } else if (inet_pton(AF_INET6, address.c_str(), &a6.sin6_addr) == 1) {
+    family = AF_INET6;
+    a6.sin6_family = AF_INET6;
+    a6.sin6_port = htons(static_cast<uint16_t>(port));
+    len = sizeof a6;
+  } else {
+    error = "not an IP address: " + address;
+    return -1;
+  }
+  int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    error = std::string("socket: ") + std::strerror(errno);
+    return -1;
+  }
+  int one = 1;
+  if (family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  if (reusePort) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+  timeval tv{0, 200000};  // the threads look at the stop flag at least this often
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+    error = "bind " + address + ":" + std::to_string(port) + ": " + std::strerror(errno);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// open(address, port, threads, onBatch) → server handle. Binds `threads` UDP sockets with SO_REUSEPORT.
+Napi::Value Open(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4 || !info[0].IsString() || !info[1].IsNumber() || !info[2].IsNumber() || !info[3].IsFunction())
+    return Throw(env, "open(address, port, threads, onBatch) expected");
+  const std::string address = info[0].As<Napi::String>().Utf8Value();
+  const int64_t port = info[1].As<Napi::Number>().Int64Value();
+  const int64_t threads = info[2].As<Napi::Number>().Int64Value();
+  if (port < 1 || port > 65535 || threads < 1 || threads > 256) return Throw(env, "port 1–65535 and threads 1–256 expected");
+  auto s = std::make_shared<Server>();
+  for (int64_t i = 0; i < threads; i++) {
+    std::string error;
+    int fd = openSocket(address, static_cast<unsigned>(port), threads > 1, error);
+    if (fd < 0) {
+      for (int open : s->fds) close(open);
+      return Throw(env, error);
+    }
+    s->fds.push_back(fd);
+  }
+  s->tsfn = Napi::ThreadSafeFunction::New(env, info[3].As<Napi::Function>(), "gslbd fast path", 256, 1);
+  for (int fd : s->fds) s->threads.emplace_back(serve, s, fd);
+  return Napi::External<std::shared_ptr<Server>>::New(env, new std::shared_ptr<Server>(s), [](Napi::Env, std::shared_ptr<Server>* p) { delete p; });
+}
+
+// reply(server, batch, replies: (Buffer|null)[], scopes: Int32Array): sends the replies, installs those with scope ≥ 0.
+Napi::Value Reply(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* sp = info.Length() >= 4 ? serverOf(info[0]) : nullptr;
+  if (sp == nullptr || !info[1].IsExternal() || !info[2].IsArray() || !info[3].IsTypedArray()) return Throw(env, "reply(server, batch, replies, scopes) expected");
+  Server& s = **sp;
+  Batch* batch = info[1].As<Napi::External<Batch>>().Data();
+  Napi::Array replies = info[2].As<Napi::Array>();
+  Napi::TypedArray ta = info[3].As<Napi::TypedArray>();
+  if (ta.TypedArrayType() != napi_int32_array) return Throw(env, "scopes: Int32Array expected");
+  Napi::Int32Array scopes = ta.As<Napi::Int32Array>();
+  const size_t n = batch->misses.size();
+  if (replies.Length() != n || scopes.ElementLength() != n) return Throw(env, "one reply and one scope per datagram expected");
+  if (s.closed) return env.Undefined();
+  std::vector<mmsghdr> sends;
+  std::vector<iovec> iovs(n);
+  sends.reserve(n);
+  for (size_t i = 0; i < n; i++) {
+    Napi::Value r = replies.Get(i);
+    if (!r.IsBuffer()) continue;
+    Napi::Buffer<uint8_t> buf = r.As<Napi::Buffer<uint8_t>>();
+    Miss& m = batch->misses[i];
+    const uint8_t* p = batch->data.data() + m.off;
+    if (m.fast && scopes[i] >= 0) install(s, p, m.q, m.peer, buf.Data(), buf.Length(), static_cast<unsigned>(scopes[i]));
+    iovs[i] = {buf.Data(), buf.Length()};
+    mmsghdr h{};
+    h.msg_hdr.msg_name = &m.peer;
+    h.msg_hdr.msg_namelen = m.peerLen;
+    h.msg_hdr.msg_iov = &iovs[i];
+    h.msg_hdr.msg_iovlen = 1;
+    sends.push_back(h);
+  }
+  for (size_t done = 0; done < sends.size();) {
+    int sent = sendmmsg(batch->fd, sends.data() + done, static_cast<unsigned>(sends.size() - done), 0);
+    if (sent <= 0) break;
+    done += static_cast<size_t>(sent);
+  }
+  return env.Undefined();
+}
+
+// replyOne(server, batch, index, buffer): sends one reply that settled later (never installed).
+Napi::Value ReplyOne(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* sp = info.Length() >= 4 ? serverOf(info[0]) : nullptr;
+  if (sp == nullptr || !info[1].IsExternal() || !info[2].IsNumber() || !info[3].IsBuffer()) return Throw(env, "replyOne(server, batch, index, buffer) expected");
+  Batch* batch = info[1].As<Napi::External<Batch>>().Data();
+  const int64_t i = info[2].As<Napi::Number>().Int64Value();
+  if (i < 0 || static_cast<size_t>(i) >= batch->misses.size()) return Throw(env, "index out of range");
+  if ((*sp)->closed) return env.Undefined();
+  Napi::Buffer<uint8_t> buf = info[3].As<Napi::Buffer<uint8_t>>();
+  const Miss& m = batch->misses[static_cast<size_t>(i)];
+  sendto(batch->fd, buf.Data(), buf.Length(), 0, reinterpret_cast<const sockaddr*>(&m.peer), m.peerLen);
+  return env.Undefined();
+}
+
+// bump(server): a new generation; every template installed before it is stale from now on.
+Napi::Value Bump(const Napi::CallbackInfo& info) {
+  auto* sp = info.Length() >= 1 ? serverOf(info[0]) : nullptr;
+  if (sp == nullptr) return Throw(info.Env(), "bump(server) expected");
+  return Napi::Number::New(info.Env(), (*sp)->gen.fetch_add(1, std::memory_order_acq_rel) + 1);
+}
+
+// stats(server) → { hits, misses, dropped, installed }.
+Napi::Value Stats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* sp = info.Length() >= 1 ? serverOf(info[0]) : nullptr;
+  if (sp == nullptr) return Throw(env, "stats(server) expected");
+  Server& s = **sp;
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("hits", Napi::Number::New(env, static_cast<double>(s.hits.load())));
+  o.Set("misses", Napi::Number::New(env, static_cast<double>(s.misses.load())));
+  o.Set("dropped", Napi::Number::New(env, static_cast<double>(s.dropped.load())));
+  o.Set("installed", Napi::Number::New(env, static_cast<double>(s.installed.load())));
+  return o;
+}
+
+// close(server): stops the threads (at most one receive timeout), closes the sockets.
+Napi::Value Close(const Napi::CallbackInfo& info) {
+  auto* sp = info.Length() >= 1 ? serverOf(info[0]) : nullptr;
+  if (sp == nullptr) return Throw(info.Env(), "close(server) expected");
+  Server& s = **sp;
+  if (s.closed) return info.Env().Undefined();
+  s.stopping.store(true);
+  for (int fd : s.fds) shutdown(fd, SHUT_RDWR);
+  for (std::thread& t : s.threads) t.join();
+  for (int fd : s.fds) close(fd);
+  s.closed = true;
+  s.tsfn.Release();
+  return info.Env().Undefined();
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("open", Napi::Function::New(env, Open, "open"));
+  exports.Set("reply", Napi::Function::New(env, Reply, "reply"));
+  exports.Set("replyOne", Napi::Function::New(env, ReplyOne, "replyOne"));
+  exports.Set("bump", Napi::Function::New(env, Bump, "bump"));
+  exports.Set("stats", Napi::Function::New(env, Stats, "stats"));
+  exports.Set("close", Napi::Function::New(env, Close, "close"));
+  exports.Set("abi", Napi::Number::New(env, 1));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(gslbd_fastpath, Init)

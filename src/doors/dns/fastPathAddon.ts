@@ -1,0 +1,68 @@
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { packageRoot } from '../../core/lpm/nativeAddon.js';
+
+/** A native fast-path server (opaque handle). */
+export type FastPathHandle = { readonly __fastPath: unique symbol };
+/** One batch of datagrams handed to JavaScript (opaque handle, valid until collected). */
+export type FastPathBatch = { readonly __fastPathBatch: unique symbol };
+
+/**
+ * Called once per batch of datagrams the native threads did not answer: the datagrams, their
+ * senders' addresses (presentation form) and ports, by index.
+ */
+export type FastPathBatchHandler = (batch: FastPathBatch, packets: Buffer[], peers: string[], ports: number[]) => void;
+
+/** The functions of `native/fast_path.cc`. */
+export interface FastPathAddon {
+  /**
+   * Binds `threads` UDP sockets on `address`:`port` (SO_REUSEPORT when more than one) and starts
+   * one native thread per socket.
+   * @throws Error when an address cannot be bound.
+   */
+  open(address: string, port: number, threads: number, onBatch: FastPathBatchHandler): FastPathHandle;
+  /**
+   * Sends a batch's replies (null: no reply) in one `sendmmsg`, and keeps as a template every
+   * reply whose scope is ≥ 0 (the client block's prefix length, `Answer.reuseScope`).
+   * @throws Error when the arrays are not one entry per datagram.
+   */
+  reply(server: FastPathHandle, batch: FastPathBatch, replies: (Buffer | null)[], scopes: Int32Array): void;
+  /** Sends one reply that settled after its batch (never kept as a template). */
+  replyOne(server: FastPathHandle, batch: FastPathBatch, index: number, reply: Buffer): void;
+  /** Starts a new generation: every template kept so far is stale from the next lookup on. Returns the generation. */
+  bump(server: FastPathHandle): number;
+  /** Counters since open: datagrams answered natively, handed to JavaScript, dropped (queue full or longer than 4096 bytes), templates kept. */
+  stats(server: FastPathHandle): FastPathStats;
+  /** Stops the threads (within 0.2 s) and closes the sockets; batches still queued are discarded. */
+  close(server: FastPathHandle): void;
+  readonly abi: number;
+}
+
+/** Counters of one fast-path server since it was opened. */
+export interface FastPathStats {
+  readonly hits: number;
+  readonly misses: number;
+  readonly dropped: number;
+  readonly installed: number;
+}
+
+const ABI = 1;
+let cached: { readonly addon: FastPathAddon | undefined; readonly error?: string } | undefined;
+
+/**
+ * Loads `build/Release/gslbd_fastpath.node` (built by `npm install` through binding.gyp) once;
+ * `$GSLBD_FASTPATH_ADDON` points at another build (the sanitizer build in tests). Never throws:
+ * the result says why the addon is unavailable, and the listener falls back to Node's sockets.
+ */
+export function loadFastPathAddon(): { readonly addon: FastPathAddon | undefined; readonly error?: string } {
+  if (cached) return cached;
+  const path = process.env.GSLBD_FASTPATH_ADDON || join(packageRoot(), 'build', 'Release', 'gslbd_fastpath.node');
+  try {
+    const addon = createRequire(import.meta.url)(path) as FastPathAddon;
+    if (addon.abi !== ABI) throw new Error(`ABI ${addon.abi}, expected ${ABI}: rebuild it with npm run build:native`);
+    cached = { addon };
+  } catch (e) {
+    cached = { addon: undefined, error: `${path}: ${(e as Error).message.split('\n')[0]!}` };
+  }
+  return cached;
+}

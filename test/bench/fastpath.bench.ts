@@ -1,0 +1,109 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import type { BenchGroup } from './harness/benchGroup.js';
+import { clientMix } from './harness/clientMix.js';
+import { lengthPrefixed, queryPacket } from './harness/dnsWire.js';
+import { runDnsperf } from './harness/dnsperf.js';
+import { startGdnsd } from './harness/gdnsdServer.js';
+import { GSLBD_NODE_FLAGS, startGslbd } from './harness/gslbdServer.js';
+import { QUICKSTART_CONFIG } from './harness/paths.js';
+import { processCpuSeconds } from './harness/processCpu.js';
+import type { BenchProcess } from './harness/processes.js';
+import { quickstartSnapshot } from './harness/quickstartSnapshot.js';
+
+const SERVER_CPU = 0;
+const LOAD_CPU = 1;
+const RUN_SECONDS = 3;
+const WARMUP_SECONDS = 1;
+/** The ECS client mix of the differential test (src/doors/dns/fastPath.test.ts). */
+const CLIENTS = 3_000;
+
+const TABLE = 'fastpath-gslb';
+const ROW = { gdnsd: 'fastpath-gdnsd', node: 'fastpath-node-listener', fast: 'fastpath-native' } as const;
+type ServerName = keyof typeof ROW;
+
+/**
+ * The standalone listener's native fast path (`dns.fastPath`, src/doors/dns/README.md) against
+ * gdnsd (the real one, geoip plugin with nets from gslbd's own decisions, as in the `listener`
+ * group) and against the Node listener, on the quickstart configuration: www A with ECS from
+ * the 3,000-client mix, every server pinned to CPU 0 (the fast path with one thread), dnsperf on
+ * CPU 1, runs interleaved. Queries/s, with the server's CPU per query beside it (the primary
+ * criterion: gdnsd saturates dnsperf before itself). The first pass over the mix fills the fast
+ * path's templates (warm-up); the measured runs replay them.
+ */
+const group: BenchGroup = {
+  name: 'fastpath',
+  description: 'native UDP fast path vs gdnsd and vs the Node listener: queries/s and server CPU per query, GSLB www A with the ECS client mix',
+  onDemand: true,
+  tables: [
+    {
+      id: TABLE,
+      title: `standalone listener fast path, www A with ECS from ${CLIENTS} clients (dnsperf -B, ${RUN_SECONDS} s runs; servers CPU ${SERVER_CPU}, dnsperf CPU ${LOAD_CPU})`,
+      measure: 'queries/s',
+      baseline: ROW.gdnsd,
+      rows: [
+        { id: ROW.gdnsd, label: 'gdnsd 3.8 geoip plugin, nets from the same decisions' },
+        { id: ROW.node, label: 'gslbd, Node listener' },
+        { id: ROW.fast, label: 'gslbd, native fast path (1 thread)' },
+      ],
+    },
+  ],
+  estimateSeconds: (runs) => 30 + 3 * (WARMUP_SECONDS + 0.7) + runs * 3 * (RUN_SECONDS + 0.7),
+  async run(ctx) {
+    const dir = ctx.tempDir('fastpath');
+    const quickstart = (): Record<string, unknown> => parse(readFileSync(QUICKSTART_CONFIG, 'utf8')) as Record<string, unknown>;
+    const fastConfig = { ...quickstart(), dns: { fastPath: { enabled: true, threads: 1 } } };
+    const nodeStarting = startGslbd(
+      ctx.processes,
+      { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd-node'), nodeArgs: GSLBD_NODE_FLAGS, config: quickstart() },
+      ctx.signal,
+    );
+    nodeStarting.catch(() => undefined);
+    const fastStarting = startGslbd(
+      ctx.processes,
+      { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd-fast'), nodeArgs: GSLBD_NODE_FLAGS, config: fastConfig },
+      ctx.signal,
+    );
+    fastStarting.catch(() => undefined);
+    const { snapshot, geo } = quickstartSnapshot();
+    const clients = clientMix(geo, CLIENTS, 3);
+    const queryFile = join(dir, 'gslb-ecs.bin');
+    writeFileSync(queryFile, lengthPrefixed(clients.map((c, i) => queryPacket(i & 0xffff, 'www.example.test', 'A', c))));
+    ctx.log('starting gdnsd with nets from the quickstart decisions');
+    const gdnsd = await startGdnsd(ctx.processes, snapshot, geo, ctx.tempDir('gdnsd'), SERVER_CPU, ctx.signal);
+    const [node, fast] = [await nodeStarting, await fastStarting];
+    const servers: Record<ServerName, { port: number; proc: BenchProcess }> = {
+      gdnsd: { port: gdnsd.port, proc: gdnsd.process },
+      node: { port: node.dnsPort, proc: node.process },
+      fast: { port: fast.dnsPort, proc: fast.process },
+    };
+    const plan = (Object.keys(ROW) as ServerName[]).filter((s) => ctx.wants(TABLE, ROW[s]));
+    const dnsperf = (server: ServerName, seconds: number) =>
+      runDnsperf(
+        ctx.processes,
+        { server: '127.0.0.1', port: servers[server].port, queryFile, binary: true, edns: false, seconds, cpu: LOAD_CPU },
+        dir,
+        ctx.signal,
+      );
+    ctx.log('warm-up runs (the fast path keeps its templates)');
+    for (const server of plan) await dnsperf(server, WARMUP_SECONDS);
+    for (let run = 1; run <= ctx.runs; run++) {
+      for (const server of plan) {
+        const proc = servers[server].proc;
+        const before = processCpuSeconds(proc.pid);
+        const r = await dnsperf(server, RUN_SECONDS);
+        const cpu = processCpuSeconds(proc.pid) - before;
+        const details = { 'server CPU µs/query': (cpu / r.completed) * 1e6, 'lost %': (100 * r.lost) / (r.completed + r.lost) };
+        ctx.record(TABLE, ROW[server], r.queriesPerSecond, details);
+        ctx.log(`run ${run} ${server}: ${Math.round(r.queriesPerSecond)} q/s, ${details['server CPU µs/query'].toFixed(1)} µs CPU/query, lost ${r.lost}`);
+      }
+    }
+    ctx.note(
+      `${CLIENTS} www A queries with ECS from the client mix; the fast path answers from templates the first pass installed. ` +
+        `Byte-identical answers are checked by src/doors/dns/fastPath.test.ts, not here.`,
+    );
+  },
+};
+
+export default group;
