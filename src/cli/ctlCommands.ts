@@ -39,7 +39,9 @@ class CtlError extends Error {
  * - `override up|down|drain|none` with `--endpoint KEY`, or any of `--dc`, `--service`,
  *   `--endpoints GLOB` (over `service/dc/address`), `--cidr`;
  * - `health`: `/health`; `reload`: `POST /reload` (prints what changed);
- * - `explain NAME [TYPE] -c CLIENT`: `/explain` (the former `gslbd explain`, kept as an alias).
+ * - `explain NAME [TYPE] -c CLIENT`: `/explain` (the former `gslbd explain`, kept as an alias);
+ * - `replace`: `POST /replace`, the seamless restart (src/process/README.md, "Replace"): a new
+ *   engine process takes the sockets over; exit 1 when it failed and the running engine keeps serving.
  *
  * The token of mutating commands comes from `--token-file`, `$GSLBD_TOKEN_FILE` or `$GSLBD_TOKEN`,
  * never from an argument. Other command groups add their own `ctl` commands on the returned
@@ -129,6 +131,18 @@ Exit codes: ${CTL_EXIT.ok} done, ${CTL_EXIT.refused} refused (bad request, unkno
     .action(
       run(async (opts) => {
         print(await call(opts, 'POST', '/reload', {}));
+        return CTL_EXIT.ok;
+      }),
+    );
+
+  ctl
+    .command('replace')
+    .description(
+      'restart without losing a query: a new engine process (the build now installed) takes the sockets over, the running one hands over and exits (POST /replace)',
+    )
+    .action(
+      run(async (opts) => {
+        print(await call(opts, 'POST', '/replace', {}));
         return CTL_EXIT.ok;
       }),
     );
