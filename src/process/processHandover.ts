@@ -144,6 +144,21 @@ export function takeOverFromParent(env: NodeJS.ProcessEnv = process.env): TakeOv
   const replaces = Number(env[REPLACES_ENV]);
   const send = process.send?.bind(process);
   if (!Number.isInteger(replaces) || replaces <= 0 || !send) return undefined;
+  // A socket taken over reads at once (Node binds it on arrival): what arrives before its door
+  // listens is held here and given to the door when this process says `up`, not dropped.
+  const held: { release(): void }[] = [];
+  const hold = (socket: ListeningSocket): void => {
+    const event = 'send' in socket ? 'message' : 'connection';
+    const waiting: unknown[][] = [];
+    const keep = (...args: unknown[]): void => void waiting.push(args);
+    socket.on(event, keep);
+    held.push({
+      release: () => {
+        socket.off(event, keep);
+        for (const args of waiting) socket.emit(event, ...args);
+      },
+    });
+  };
   // A later replace of this process starts from a clean environment.
   delete env[REPLACES_ENV];
   return {
@@ -156,6 +171,7 @@ export function takeOverFromParent(env: NodeJS.ProcessEnv = process.env): TakeOv
           if (m.gslbd === 'listener' && handle) {
             const keyed = byDoor.get(m.door) ?? new Map<string, ListeningSocket>();
             byDoor.set(m.door, keyed.set(m.key, handle as ListeningSocket));
+            hold(handle as ListeningSocket);
           } else if (m.gslbd === 'listeners-sent') {
             process.off('message', onMessage);
             resolve(byDoor);
@@ -181,6 +197,7 @@ export function takeOverFromParent(env: NodeJS.ProcessEnv = process.env): TakeOv
           }
         };
         process.on('message', onMessage);
+        for (const h of held) h.release();
         send({ gslbd: 'up' });
       }),
   };
