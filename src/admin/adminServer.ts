@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import type { Socket } from 'node:net';
+import type { Server as NetServer, Socket } from 'node:net';
 import type { AdminReply, AdminRoute, RouteSink } from '../core/contracts/adminRoute.js';
 import type { Logger } from '../core/telemetry/logger.js';
 
@@ -126,10 +126,11 @@ export class AdminServer implements RouteSink {
   }
 
   /**
-   * Starts listening; port 0 picks a free port (read it from {@link port}).
+   * Starts listening; port 0 picks a free port (read it from {@link port}). `takenOver` is the
+   * listening socket of the process this one replaces (`gslbd ctl replace`): listened on instead.
    * @throws Error when the address cannot be bound.
    */
-  async start(address: string, port: number): Promise<void> {
+  async start(address: string, port: number, takenOver?: NetServer): Promise<void> {
     const { limits } = this;
     const handler = (req: IncomingMessage, res: ServerResponse): void => {
       // The first request arrived: Node's header and request timeouts take over from here.
@@ -164,14 +165,34 @@ export class AdminServer implements RouteSink {
     server.on('connection', (socket: Socket) => this.admit(socket));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, address, () => {
+      const done = (): void => {
         server.off('error', reject);
         resolve();
-      });
+      };
+      if (takenOver) server.listen(takenOver, done);
+      else server.listen(port, address, done);
     });
     const a = server.address();
     this.port = typeof a === 'object' && a ? a.port : port;
     this.server = server;
+  }
+
+  /** The listening socket, for a replacement process (undefined before {@link start}). */
+  get listening(): NetServer | undefined {
+    return this.server;
+  }
+
+  /**
+   * Hand-over to a replacement process listening on the same socket: stops accepting, lets the
+   * requests being handled finish (the `replace` request itself answers first) and closes idle
+   * kept-alive connections, whose clients open new ones to the replacement.
+   */
+  release(): void {
+    const s = this.server;
+    if (!s) return;
+    this.server = undefined;
+    s.close();
+    s.closeIdleConnections();
   }
 
   async stop(): Promise<void> {

@@ -46,6 +46,8 @@ class CtlError extends Error {
  *   with `--what-if CHANGE` (repeatable), `POST /explain/what-if`: the trace live and under the change;
  * - `what-if --queries LOG [--what-if CHANGE]... [--json]`: the query log replayed live and under the
  *   change (`POST /what-if/replay`, in batches), summarised by `whatIfReplay.ts`.
+ * - `replace`: `POST /replace`, the seamless restart (src/process/README.md, "Replace"): a new
+ *   engine process takes the sockets over; exit 1 when it failed and the running engine keeps serving.
  *
  * The token of mutating commands comes from `--token-file`, `$GSLBD_TOKEN_FILE` or `$GSLBD_TOKEN`,
  * never from an argument. Other command groups add their own `ctl` commands on the returned
@@ -164,6 +166,18 @@ Exit codes: ${CTL_EXIT.ok} done, ${CTL_EXIT.refused} refused (bad request, unkno
         }
         const summary = summariseReplay(queries, rows);
         print(sel.json ? summary : formatReplaySummary(summary));
+        return CTL_EXIT.ok;
+      }),
+    );
+
+  ctl
+    .command('replace')
+    .description(
+      'restart without losing a query: a new engine process (the build now installed) takes the sockets over, the running one hands over and exits (POST /replace)',
+    )
+    .action(
+      run(async (opts) => {
+        print(await call(opts, 'POST', '/replace', {}));
         return CTL_EXIT.ok;
       }),
     );

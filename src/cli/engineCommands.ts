@@ -5,6 +5,7 @@ import { loadConfigFile } from '../process/loadConfig.js';
 import { configJsonSchema } from '../process/configSchema.js';
 import { startGslbd } from '../process/gslbdProcess.js';
 import { notifyServiceManager } from '../process/serviceNotify.js';
+import { takeOverFromParent } from '../process/processHandover.js';
 import { logFatal } from '../core/telemetry/logger.js';
 
 /**
@@ -15,9 +16,12 @@ import { logFatal } from '../core/telemetry/logger.js';
 export function registerServeCommand(serve: Command): void {
   serve.argument('<config>', 'configuration file (YAML or JSON)').action(async (file: string) => {
     try {
-      const running = await startGslbd(file);
-      // systemd Type=notify: started once the configuration is loaded and every listener is open.
-      notifyServiceManager(`READY=1\nSTATUS=serving generation ${running.engine.snapshot.generation}\nMAINPID=${process.pid}`, running.log);
+      // Started by `gslbd ctl replace`: the sockets come from the running engine.
+      const takeOver = takeOverFromParent();
+      const running = await startGslbd(file, { ...(takeOver ? { takeOver } : {}), onReplaced: () => process.exit(0) });
+      // systemd Type=notify: started once the configuration is loaded and every listener is open
+      // (a replacement is announced by the process it replaces, the main process until it exits).
+      if (!takeOver) notifyServiceManager(`READY=1\nSTATUS=serving generation ${running.engine.snapshot.generation}\nMAINPID=${process.pid}`, running.log);
       const stop = (signal: string): void => {
         running.log.info({ signal }, 'stopping');
         notifyServiceManager('STOPPING=1', running.log);

@@ -1,9 +1,9 @@
 import test from 'ava';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inheritedUnixSocket } from './unixSocket.js';
+import { closeUnixSocket, inheritedUnixSocket, listenUnixSocket, releaseUnixSocket } from './unixSocket.js';
 
 /**
  * Finding the socket systemd passed for a path (socket activation, sd_listen_fds(3)) among real
@@ -43,4 +43,20 @@ test('no activation: LISTEN_PID of another process, or no LISTEN_FDS', async (t)
   t.is(inheritedUnixSocket(path, { LISTEN_PID: String(process.pid) }), undefined);
   t.is(inheritedUnixSocket(path, { LISTEN_PID: String(process.pid), LISTEN_FDS: '0' }), undefined);
   t.is(inheritedUnixSocket(path, {}), undefined);
+});
+
+test('a socket handed over to a replacement process keeps its file when this process lets go; a normal stop removes it', async (t) => {
+  const sub = mkdtempSync(join(dir, 'handover-'));
+  const path = join(sub, 'door.sock');
+  const handed = await listenUnixSocket('test', path, '0660', () => undefined);
+  t.is(lstatSync(path).mode & 0o777, 0o660, 'mode set before the socket appears at its path');
+  t.deepEqual(readdirSync(sub), ['door.sock'], 'bound under a temporary name, renamed onto the path');
+  // Node removes the path a socket was bound to when its server closes: bound under another name, the path survives.
+  releaseUnixSocket(handed);
+  await new Promise((r) => setTimeout(r, 50));
+  t.true(lstatSync(path).isSocket(), 'the file stays for the replacement listening on the same socket');
+  rmSync(path);
+  const stopped = await listenUnixSocket('test', path, '0660', () => undefined);
+  await closeUnixSocket(stopped, path);
+  t.false(existsSync(path), 'a normal stop removes the file');
 });

@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, readFileSync, readlinkSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, readFileSync, readlinkSync, renameSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /** Longest Unix socket path Linux accepts (`sun_path` is 108 bytes with the terminating NUL). */
@@ -10,34 +10,67 @@ export const MAX_SOCKET_PATH_BYTES = 107;
  * only after a connection attempt to it is refused, so a running engine's socket is never taken
  * over. When the service manager passed a listening socket bound to `path`
  * ({@link inheritedUnixSocket}), that socket is used as it is: connections made while no engine
- * ran (a restart) are waiting in it, and are served now.
+ * ran (a restart) are waiting in it, and are served now; so is `inherited`, the listening socket
+ * taken over from the process this one replaces (`gslbd ctl replace`).
+ *
+ * The socket is bound under a temporary name beside `path` and renamed onto it: Node (libuv)
+ * removes the path a socket was bound to when the server closes, so a process handing its socket
+ * over to a replacement would otherwise remove the file the replacement listens on. Renamed, the
+ * socket file also appears only once it listens with its mode set.
  * @param what the front door's name, for error messages ("PowerDNS", "compact").
  * @param mode octal file mode text, e.g. "0660".
  * @throws Error when the path is longer than {@link MAX_SOCKET_PATH_BYTES}, exists and is not a
  *   socket, is in use by a live listener, or cannot be bound.
  */
-export async function listenUnixSocket(what: string, path: string, mode: string, onConnection: (conn: Socket) => void): Promise<Server> {
+export async function listenUnixSocket(what: string, path: string, mode: string, onConnection: (conn: Socket) => void, takenOver?: Server): Promise<Server> {
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) {
     throw new Error(`${what} socket path "${path}" is longer than ${MAX_SOCKET_PATH_BYTES} bytes`);
+  }
+  if (takenOver) {
+    takenOver.on('connection', onConnection);
+    return takenOver;
   }
   const server = createServer(onConnection);
   const fd = inheritedUnixSocket(path);
   if (fd === undefined) await removeStaleSocket(what, path);
+  const bindPath = fd === undefined ? temporaryName(path) : undefined;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(fd !== undefined ? { fd } : path, () => {
+    server.listen(fd !== undefined ? { fd } : bindPath, () => {
       server.off('error', reject);
       resolve();
     });
   });
   // An inherited socket's file belongs to whoever bound it (systemd sets its mode: SocketMode=).
   if (fd !== undefined) inherited.add(server);
-  else chmodSync(path, Number.parseInt(mode, 8));
+  else {
+    chmodSync(bindPath!, Number.parseInt(mode, 8));
+    if (bindPath !== path) renameSync(bindPath!, path);
+  }
   return server;
+}
+
+/** A name beside `path` to bind to before the rename (`path` itself when the longer name would not fit). */
+function temporaryName(path: string): string {
+  const name = `${path}.${process.pid}`;
+  return Buffer.byteLength(name) > MAX_SOCKET_PATH_BYTES ? path : name;
 }
 
 /** Servers listening on a socket passed by the service manager: their file outlives this process. */
 const inherited = new WeakSet<Server>();
+/** Servers whose listening socket a replacement process took over: their file is the replacement's. */
+const handedOver = new WeakSet<Server>();
+
+/**
+ * Stops accepting on this process's copy of a listening socket that a replacement process took
+ * over (`gslbd ctl replace`), leaving the socket file, and the socket, to the replacement. Does not
+ * wait for the server's `close` event: Node emits it only once connections passed to another
+ * process are closed there.
+ */
+export function releaseUnixSocket(server: Server): void {
+  handedOver.add(server);
+  server.close();
+}
 
 /**
  * Closes a server of {@link listenUnixSocket} and removes its socket file, unless the socket was
@@ -46,7 +79,7 @@ const inherited = new WeakSet<Server>();
  */
 export async function closeUnixSocket(server: Server, path: string): Promise<void> {
   await new Promise<void>((r) => server.close(() => r()));
-  if (inherited.has(server)) return;
+  if (inherited.has(server) || handedOver.has(server)) return;
   try {
     unlinkSync(path);
   } catch {

@@ -11,7 +11,9 @@ import type { HealthMonitor } from '../capabilities/health/healthMonitor.js';
 import type { MetricStore } from '../capabilities/steering/metricStore.js';
 import { ConfigError } from '../core/config/load.js';
 import { FILE_SIZE_LIMITS, readRegularFile } from '../core/config/regularFile.js';
-import type { FrontDoor } from '../core/contracts/frontDoor.js';
+import type { Server } from 'node:net';
+import type { AdminRoute } from '../core/contracts/adminRoute.js';
+import type { FrontDoor, ListeningSocket } from '../core/contracts/frontDoor.js';
 import type { StateStore } from '../core/contracts/stateStore.js';
 import { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 import { createLogger, type Logger } from '../core/telemetry/logger.js';
@@ -42,6 +44,8 @@ import { StatusSignals } from './statusSignals.js';
 import { engineCondition } from './engineCondition.js';
 import { ReloadHistory } from './reloadHistory.js';
 import { isEmptySummary, reloadSummary } from './reloadSummary.js';
+import { ADMIN_DOOR, startReplacement, type TakeOver } from './processHandover.js';
+import { notifyServiceManager } from './serviceNotify.js';
 
 export type { ReloadOutcome } from '../pipeline/capability.js';
 
@@ -80,6 +84,15 @@ export interface RunningGslbd {
    * (location data is read and built off the event loop, so queries keep the old table).
    */
   reload(reason: string, options?: ReloadOptions): Promise<ReloadOutcome>;
+  /**
+   * `gslbd ctl replace` (`POST /replace`): starts a new engine process with this one's command
+   * line, hands it the listening sockets and then the open connections (`processHandover.ts`), and
+   * retires this process (`StartOptions.onReplaced`). Resolves with the new process's pid once it
+   * serves.
+   * @throws Error when a replace is already running, or the new process exits or is not up in
+   *   time (this process then keeps serving).
+   */
+  replace(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -92,7 +105,14 @@ export interface StartOptions {
   readonly watchFile?: boolean;
   /** Log destination file descriptor (default stdout). */
   readonly logDestination?: number;
+  /** Set when this process replaces a running one (`gslbd ctl replace`): its sockets are taken over instead of bound. */
+  readonly takeOver?: TakeOver;
+  /** Called when a replacement took everything over and this process stopped its work: exit now (the CLI exits 0). */
+  readonly onReplaced?: () => void;
 }
+
+/** Time a replacement process has to load and take the sockets over (ms); a larger configuration or location file loads in seconds. */
+const REPLACE_UP_TIMEOUT_MS = 120000;
 
 /**
  * Starts the engine: loads and validates the configuration, starts the capabilities
@@ -238,11 +258,15 @@ async function startAfterSignals(
 
   const up: Record<string, unknown> = {};
   const listening: { stop(): Promise<void> }[] = [];
+  // A replacement loads everything first, while the old process answers, and only then takes the sockets over.
+  const takenOver = options.takeOver ? await options.takeOver.listeners() : new Map<string, ReadonlyMap<string, unknown>>();
+  const adminKey = adminCfg ? `admin|${adminCfg.address}|${adminCfg.port}` : '';
   try {
     for (const section of LISTENERS) {
       if (section.name === 'admin') {
         if (admin) {
-          await admin.start(adminCfg!.address, adminCfg!.port);
+          const old = takenOver.get(ADMIN_DOOR)?.get(adminKey);
+          await admin.start(adminCfg!.address, adminCfg!.port, old && !('send' in (old as object)) ? (old as Server) : undefined);
           listening.push(admin);
         }
         up.admin = admin ? `${adminCfg!.address}:${admin.port}` : null;
@@ -250,7 +274,7 @@ async function startAfterSignals(
       }
       const door = doors.get(section.name);
       if (door) {
-        await door.start();
+        await door.start((takenOver.get(section.name) ?? new Map()) as ReadonlyMap<string, ListeningSocket>);
         listening.push(door);
       }
       up[section.name] = door ? door.describe()[section.name] : null;
@@ -265,7 +289,48 @@ async function startAfterSignals(
   reader.warm();
   for (const { runtime } of runtimes) runtime.run?.();
 
-  log.info({ ...up, generation: snapshot.generation, ...Object.assign({}, ...runtimes.map(({ runtime }) => runtime.describe?.() ?? {})) }, 'gslbd up');
+  log.info(
+    {
+      ...up,
+      generation: snapshot.generation,
+      ...Object.assign({}, ...runtimes.map(({ runtime }) => runtime.describe?.() ?? {})),
+      ...(options.takeOver ? { replaces: options.takeOver.replaces } : {}),
+    },
+    'gslbd up',
+  );
+  if (options.takeOver) void options.takeOver.up(doors, log);
+
+  let replacing: Promise<number> | undefined;
+  const retire = async (pid: number): Promise<void> => {
+    // systemd: the new process is the service's main process now (it is this one's child until this exits).
+    notifyServiceManager(`MAINPID=${pid}\nREADY=1\nSTATUS=replaced by pid ${pid}`, log);
+    process.off('SIGHUP', onHup);
+    watcher?.close();
+    await reader.close();
+    await Promise.all(runtimes.map(({ runtime }) => runtime.stop?.() ?? Promise.resolve()));
+    await opened.stop();
+    log.info({ replacement: pid }, 'replaced: this process exits');
+    log.flush();
+    options.onReplaced?.();
+  };
+  const replace = (): Promise<number> => {
+    if (replacing) return Promise.reject(new Error('a replace is already running'));
+    const handing = {
+      doors,
+      log,
+      upTimeoutMs: REPLACE_UP_TIMEOUT_MS,
+      retire: (pid: number) => void retire(pid),
+      ...(admin?.listening ? { admin: { key: adminKey, server: admin.listening, release: () => admin.release() } } : {}),
+    };
+    log.info({ pid: process.pid }, 'replace: starting the new process');
+    replacing = startReplacement(handing).catch((e: unknown) => {
+      replacing = undefined;
+      log.error({ err: e }, 'replace failed; this process keeps serving');
+      throw e;
+    });
+    return replacing;
+  };
+  if (admin) admin.route(replaceRoute(replace));
 
   return {
     engine,
@@ -282,6 +347,7 @@ async function startAfterSignals(
     failsafe,
     reloads,
     reload,
+    replace,
     async stop() {
       process.off('SIGHUP', onHup);
       watcher?.close();
@@ -290,6 +356,23 @@ async function startAfterSignals(
       storeTelemetry.stop();
       await opened.stop();
       log.flush();
+    },
+  };
+}
+
+/** `POST /replace` (`gslbd ctl replace`): the new process's pid once it serves, or why it failed (this process then keeps serving). */
+function replaceRoute(replace: () => Promise<number>): AdminRoute {
+  return {
+    method: 'POST',
+    path: '/replace',
+    mutating: true,
+    async handle() {
+      try {
+        const pid = await replace();
+        return { status: 200, json: { ok: true, pid, replaced: process.pid } };
+      } catch (e) {
+        return { status: 409, json: { ok: false, error: (e as Error).message } };
+      }
     },
   };
 }

@@ -1,3 +1,4 @@
+import { CORE_SCHEMA, load as loadFast } from 'js-yaml';
 import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { FILE_SIZE_LIMITS, FileKindError, readRegularFile } from './regularFile.js';
@@ -65,6 +66,41 @@ export function readConfigText(file: string): string {
  * @throws ConfigError as {@link loadConfigFileWith}.
  */
 export function parseConfigWith<S extends z.ZodType>(schema: S, text: string, file = '<config>'): z.output<S> {
+  const fast = parsedFast(text);
+  if (fast !== undefined) {
+    const result = schema.safeParse(fast.data);
+    if (result.success) return result.data;
+  }
+  return parseConfigSlow(schema, text, file);
+}
+
+/**
+ * Text the fast reader (YAML 1.2's core schema) is known to read as the `yaml` library does: no
+ * anchors, aliases or merge keys (the `yaml` library bounds alias expansion, `maxAliasCount`;
+ * js-yaml shares the objects), no tags or
+ * directives (`%YAML 1.1` changes the `yaml` library's schema), no number with `_` and no `0b`
+ * literal (js-yaml reads them as numbers, YAML 1.2's core schema as strings).
+ */
+const FAST_UNSAFE = /[&!%]|<<|\d_|_\d|\b0b[01]/;
+
+/**
+ * The configuration read by js-yaml, about ten times faster than the `yaml` library's document
+ * (a 20,000-record file: ~2 s against ~28 s on a loaded machine; the document keeps every node's
+ * position, which only a problem's message needs). Undefined when the text may read differently
+ * ({@link FAST_UNSAFE}) or js-yaml refuses it (a syntax error, a duplicate key, several
+ * documents): the `yaml` library then reads it and reports the problems with their positions.
+ */
+export function parsedFast(text: string): { data: unknown } | undefined {
+  if (FAST_UNSAFE.test(text)) return undefined;
+  try {
+    return { data: loadFast(text, { schema: CORE_SCHEMA }) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The `yaml` library's document: every problem of the text and of the schema with its line and column. */
+function parseConfigSlow<S extends z.ZodType>(schema: S, text: string, file: string): z.output<S> {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, merge: true, lineCounter });
   if (doc.errors.length > 0) {

@@ -1,3 +1,5 @@
+import type { Socket as UdpSocket } from 'node:dgram';
+import type { Server, Socket } from 'node:net';
 import type { z } from 'zod';
 import type { Answer, Query } from '../model/query.js';
 import type { AdminRoute } from './adminRoute.js';
@@ -35,10 +37,13 @@ import type { ZoneSigningKeys } from './zoneSigningKeys.js';
  */
 export interface FrontDoor {
   /**
-   * Opens its sockets and starts answering.
+   * Opens its sockets and starts answering. `inherited` holds listening sockets taken over from
+   * the process this one replaces (`gslbd ctl replace`), keyed as that door's
+   * {@link FrontDoor.listening} named them: a door listens on the one of its key instead of
+   * binding (a key it does not find is bound as usual).
    * @throws Error when it cannot listen (address in use, socket path taken or too long).
    */
-  start(): Promise<void>;
+  start(inherited?: ReadonlyMap<string, ListeningSocket>): Promise<void>;
   /** Stops answering, closes its sockets and connections, and removes files it created. */
   stop(): Promise<void>;
   /** Fields for the `gslbd up` log line (where it listens), keyed by the door's name. */
@@ -48,6 +53,32 @@ export interface FrontDoor {
    * express), served by the admin listener when one is configured; none when absent.
    */
   readonly routes?: readonly AdminRoute[];
+  /**
+   * Its listening sockets, for a replacement process, keyed by what they were configured as
+   * (listener index, address, configured port or socket path), so the replacement with the same
+   * settings finds them. A door without it cannot be replaced in place.
+   */
+  listening?(): ReadonlyMap<string, ListeningSocket>;
+  /**
+   * The hand-over to a replacement process that listens on the same sockets now: stop accepting
+   * (close this process's copies of the listening sockets, which stay open in the replacement),
+   * answer what was received, and pass each open connection to `pass` once it is between two
+   * requests (nothing half read, nothing unanswered, nothing unsent), so its peer sees neither a
+   * close nor a lost request. Resolves when no connection is left.
+   */
+  handOver?(pass: (connection: HandedConnection) => void): Promise<void>;
+  /** Takes over a connection {@link FrontDoor.handOver} passed in the process this one replaces. */
+  adopt?(connection: HandedConnection): void;
+}
+
+/** A listening socket a replacement process takes over: a stream listener (TCP or Unix) or a UDP socket. */
+export type ListeningSocket = Server | UdpSocket;
+
+/** A connection passed to a replacement process between two requests, with what its door knew of it. */
+export interface HandedConnection {
+  readonly socket: Socket;
+  /** The door's state of the connection, as JSON values (the PowerDNS `instance`, the compact protocol version). */
+  readonly state: Readonly<Record<string, string | number>>;
 }
 
 /** A file a door reads: its path as configured (relative to the configuration file) and the configuration key that names it. */

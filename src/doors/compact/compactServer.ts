@@ -1,6 +1,6 @@
 import type { Server, Socket } from 'node:net';
 import { Counter, Gauge } from 'prom-client';
-import type { FrontDoor } from '../../core/contracts/frontDoor.js';
+import type { FrontDoor, HandedConnection, ListeningSocket } from '../../core/contracts/frontDoor.js';
 import type { CompactListenerConfig } from './listenerSchema.js';
 import { compactAnswerer, type CompactAnswerDeps, type CompactAnswerer } from './compactAnswer.js';
 import {
@@ -16,8 +16,9 @@ import {
   encodePong,
   readHeader,
 } from './frameCodec.js';
+import { handOverConnections, type HandoverCandidate } from '../connectionHandover.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
-import { closeUnixSocket, listenUnixSocket } from '../unixSocket.js';
+import { closeUnixSocket, listenUnixSocket, releaseUnixSocket } from '../unixSocket.js';
 import { FrameReader, FramingError } from './frameReader.js';
 import { ReplyBatch } from './replyBatch.js';
 
@@ -41,6 +42,8 @@ const ENGINE_NAME = 'gslbd';
 export class CompactServer implements FrontDoor {
   private server: Server | undefined;
   private readonly connections = new Map<Socket, StreamConnection>();
+  /** What a hand-over needs of each connection (`../connectionHandover.ts`). */
+  private readonly handover = new Map<Socket, HandoverCandidate>();
   private stopping = false;
   private readonly connectionsGauge: Gauge;
   private readonly protocolErrors: Counter<'reason'>;
@@ -74,10 +77,39 @@ export class CompactServer implements FrontDoor {
    * connection attempt to it fails (so a running engine's socket is never taken over).
    * @throws Error when the path is too long, exists and is not a socket, is in use, or cannot be bound.
    */
-  async start(): Promise<void> {
-    const server = await listenUnixSocket('compact', this.path, this.config.mode, (conn) => this.accept(conn));
+  async start(inherited: ReadonlyMap<string, ListeningSocket> = new Map()): Promise<void> {
+    const old = inherited.get(this.key);
+    const server = await listenUnixSocket('compact', this.path, this.config.mode, (conn) => this.accept(conn), old && !('send' in old) ? old : undefined);
     server.on('error', (e) => this.deps.log.error({ err: e, component: 'compact' }, 'compact listener error'));
     this.server = server;
+  }
+
+  /** The hand-over key of the socket: `unix|PATH`. */
+  private get key(): string {
+    return `unix|${this.path}`;
+  }
+
+  /** The listening socket, for a replacement process. */
+  listening(): ReadonlyMap<string, ListeningSocket> {
+    return new Map(this.server ? [[this.key, this.server]] : []);
+  }
+
+  /**
+   * Hand-over to a replacement process: stops accepting (the socket file and the socket stay the
+   * replacement's) and passes each connection, with its protocol version, once no frame is half
+   * read and no answer is pending, so the shim keeps its connection and loses no query.
+   */
+  async handOver(pass: (connection: HandedConnection) => void): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (server) releaseUnixSocket(server);
+    await handOverConnections(() => this.handover.values(), pass);
+  }
+
+  /** Serves a connection the replaced process passed, HELLO already exchanged. */
+  adopt(connection: HandedConnection): void {
+    const version = connection.state.version;
+    this.accept(connection.socket, typeof version === 'number' ? version : 0);
   }
 
   /** `compact`: the socket path. */
@@ -94,7 +126,7 @@ export class CompactServer implements FrontDoor {
     await closeUnixSocket(server, this.path);
   }
 
-  private accept(conn: Socket): void {
+  private accept(conn: Socket, version = 0): void {
     if (this.stopping || (this.connections.size >= this.config.maxConnections && !this.evictIdle())) {
       this.protocolErrors.inc({ reason: 'too-many-connections' });
       conn.destroy();
@@ -105,10 +137,11 @@ export class CompactServer implements FrontDoor {
     this.connectionsGauge.set(this.connections.size);
     conn.on('close', () => {
       this.connections.delete(conn);
+      this.handover.delete(conn);
       this.connectionsGauge.set(this.connections.size);
     });
     conn.on('error', () => conn.destroy());
-    this.serve(stream);
+    this.serve(stream, version);
   }
 
   /**
@@ -125,11 +158,12 @@ export class CompactServer implements FrontDoor {
     return true;
   }
 
-  private serve(stream: StreamConnection): void {
+  private serve(stream: StreamConnection, agreed: number): void {
     const conn = stream.socket;
-    let version = 0;
+    let version = agreed;
     let closing = false;
     let frames = 0;
+    let answering = 0;
     stream.arm();
     const replies = new ReplyBatch((bytes) => stream.send(bytes));
     const send = (frame: Buffer): void => replies.frame(frame);
@@ -142,19 +176,34 @@ export class CompactServer implements FrontDoor {
     };
     // Written in a batch of its own: the batches of received chunks are flushed before their callback returns.
     const answerLater = (id: number, answer: Promise<AnswerFrame>): void => {
+      answering++;
       answer.then(
         (frame) => {
+          answering--;
           if (closing || conn.destroyed) return;
           replies.answer(id, frame);
           replies.flush();
         },
         (e: unknown) => {
+          answering--;
           this.deps.log.error({ err: e, component: 'compact' }, 'compact frame handling failed');
           this.protocolErrors.inc({ reason: 'internal' });
           conn.destroy();
         },
       );
     };
+    this.handover.set(conn, {
+      socket: conn,
+      quiet: () => !closing && version !== 0 && reader.partialBytes === 0 && answering === 0,
+      state: () => ({ version }),
+      forget: () => {
+        closing = true;
+        stream.disarm();
+        this.connections.delete(conn);
+        this.handover.delete(conn);
+        this.connectionsGauge.set(this.connections.size);
+      },
+    });
     const reader = new FrameReader(this.config.maxFrameBytes, (frame) => {
       if (closing) return;
       frames++;

@@ -22,6 +22,11 @@ export class FrameReader {
     private readonly onFrame: (frame: Buffer) => void,
   ) {}
 
+  /** Bytes of a frame not complete yet. */
+  get partialBytes(): number {
+    return this.pending.length;
+  }
+
   /**
    * Feeds received bytes.
    * @throws FramingError when a length field is below 8 or above the limit (nothing after it can

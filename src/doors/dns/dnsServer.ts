@@ -1,8 +1,9 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, isIPv6, type Server, type Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
-import type { FrontDoor } from '../../core/contracts/frontDoor.js';
+import type { FrontDoor, HandedConnection, ListeningSocket } from '../../core/contracts/frontDoor.js';
 import { parseIp, type IpAddress } from '../../core/net/ipAddress.js';
+import { handOverConnections, type HandoverCandidate } from '../connectionHandover.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
 import { loadFastPathAddon } from './fastPathAddon.js';
 import { FastPathSocket } from './fastPathSocket.js';
@@ -32,9 +33,16 @@ export class DnsServer implements FrontDoor {
   private readonly fast: FastPathSocket[] = [];
   private readonly tcp: Server[] = [];
   private readonly connections = new Map<Socket, StreamConnection>();
+  /** Per TCP connection: true while nothing of a query is buffered or being answered (a hand-over may pass it). */
+  private readonly quiet = new Map<Socket, () => boolean>();
   private readonly messages: MessageHandler;
   private stopping = false;
+  /** Asynchronous UDP replies not sent yet: a hand-over closes this process's UDP sockets only after them. */
+  private pendingUdp = 0;
+  private udpSettled: (() => void) | undefined;
   readonly bound: BoundDnsListener[] = [];
+  /** The listening sockets by hand-over key ({@link listening}). */
+  private readonly keyed = new Map<string, ListeningSocket>();
 
   constructor(
     private readonly deps: DnsFrontDoorDeps,
@@ -47,17 +55,32 @@ export class DnsServer implements FrontDoor {
    * Binds every listener. Port 0 picks a free port shared by UDP and TCP.
    * @throws Error when an address cannot be bound (in use, not local).
    */
-  async start(): Promise<void> {
-    for (const l of this.listeners) {
+  async start(inherited: ReadonlyMap<string, ListeningSocket> = new Map()): Promise<void> {
+    for (const [i, l] of this.listeners.entries()) {
+      const keys = { tcp: `tcp|${i}|${l.address}|${l.port}`, udp: `udp|${i}|${l.address}|${l.port}` };
+      const oldTcp = inherited.get(keys.tcp);
+      const oldUdp = inherited.get(keys.udp);
+      if (oldTcp && !('send' in oldTcp)) {
+        const tcp = this.tcpServer();
+        const port = await listenTcp(tcp, l.address, l.port, oldTcp);
+        // A Node UDP socket is taken over; a replaced process whose fast path served UDP passed none
+        // (native sockets), and this one binds its own beside it (SO_REUSEPORT).
+        const udp = oldUdp && 'send' in oldUdp ? oldUdp : undefined;
+        if (udp) this.serveUdp(udp);
+        await this.bindUdp(l.address, port, udp, keys.udp);
+        this.tcp.push(tcp);
+        this.bound.push({ address: l.address, port });
+        this.keyed.set(keys.tcp, tcp);
+        continue;
+      }
       for (let attempt = 0; ; attempt++) {
         const tcp = this.tcpServer();
         const port = await listenTcp(tcp, l.address, l.port);
         try {
-          const fast = this.fastPathSocket(l.address, port);
-          if (fast) this.fast.push(fast);
-          else this.udp.push(await this.udpSocket(l.address, port));
+          await this.bindUdp(l.address, port, undefined, keys.udp);
           this.tcp.push(tcp);
           this.bound.push({ address: l.address, port });
+          this.keyed.set(keys.tcp, tcp);
           break;
         } catch (e) {
           tcp.close();
@@ -65,6 +88,22 @@ export class DnsServer implements FrontDoor {
         }
       }
     }
+  }
+
+  /**
+   * The UDP side of one listener: `taken` (a socket taken over, already served), else the native
+   * fast path's sockets when enabled, else a Node socket. Node sockets are keyed for a later hand-over.
+   * @throws Error when the address cannot be bound.
+   */
+  private async bindUdp(address: string, port: number, taken: UdpSocket | undefined, key: string): Promise<void> {
+    const fast = taken ? undefined : this.fastPathSocket(address, port);
+    if (fast) {
+      this.fast.push(fast);
+      return;
+    }
+    const udp = taken ?? (await this.udpSocket(address, port));
+    this.udp.push(udp);
+    this.keyed.set(key, udp);
   }
 
   /** `dns`: the bound addresses as `address:port` (`[address]:port` for IPv6). */
@@ -84,6 +123,48 @@ export class DnsServer implements FrontDoor {
       sum.installed += s.installed;
     }
     return sum;
+  }
+
+  /** The UDP and TCP sockets of each listener, keyed `udp|INDEX|ADDRESS|CONFIGURED_PORT` and `tcp|…`. */
+  listening(): ReadonlyMap<string, ListeningSocket> {
+    return this.keyed;
+  }
+
+  /**
+   * Hand-over to a replacement process listening on the same sockets: this process's TCP listeners
+   * close at once; its UDP sockets after the asynchronous replies still pending (until then it
+   * answers what it reads, so no datagram is dropped); each TCP connection is passed between two
+   * queries.
+   */
+  async handOver(pass: (connection: HandedConnection) => void): Promise<void> {
+    for (const s of this.tcp) s.close();
+    const candidates = (): HandoverCandidate[] =>
+      [...this.connections].map(([socket, stream]) => ({
+        socket,
+        quiet: this.quiet.get(socket) ?? (() => true),
+        state: () => ({}),
+        forget: () => {
+          stream.disarm();
+          this.connections.delete(socket);
+          this.quiet.delete(socket);
+        },
+      }));
+    await Promise.all([handOverConnections(candidates, pass), this.udpDrained()]);
+    this.stopping = true;
+    // The fast path's sockets are native (SO_REUSEPORT) and are not passed: the replacement binds
+    // its own beside them, so closing these leaves the port served.
+    for (const f of this.fast.splice(0)) f.close();
+    await Promise.all(this.udp.map((s) => new Promise<void>((r) => s.close(() => r()))));
+  }
+
+  /** Serves a TCP connection the replaced process passed, as one accepted here. */
+  adopt(connection: HandedConnection): void {
+    this.accept(connection.socket);
+  }
+
+  private udpDrained(): Promise<void> {
+    if (this.pendingUdp === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.udpSettled = resolve));
   }
 
   /** Closes every socket and connection. */
@@ -116,6 +197,18 @@ export class DnsServer implements FrontDoor {
 
   private udpSocket(address: string, port: number): Promise<UdpSocket> {
     const socket = createSocket({ type: isIPv6(address) ? 'udp6' : 'udp4', ipv6Only: isIPv6(address) });
+    return new Promise((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind(port, address, () => {
+        socket.off('error', reject);
+        this.serveUdp(socket);
+        resolve(socket);
+      });
+    });
+  }
+
+  /** Answers the datagrams of a bound UDP socket. */
+  private serveUdp(socket: UdpSocket): void {
     // Most datagrams come from a few resolvers: parse a peer address only when it changes.
     let peerText = '';
     let peer: IpAddress | undefined;
@@ -134,43 +227,47 @@ export class DnsServer implements FrontDoor {
       if (reply instanceof Promise) this.sendLater(socket, reply, rinfo.port, rinfo.address);
       else if (reply) socket.send(reply, rinfo.port, rinfo.address);
     });
-    return new Promise((resolve, reject) => {
-      socket.once('error', reject);
-      socket.bind(port, address, () => {
-        socket.off('error', reject);
-        socket.on('error', (e) => this.deps.log.warn({ err: e }, 'UDP socket error'));
-        resolve(socket);
-      });
-    });
+    socket.on('error', (e) => this.deps.log.warn({ err: e }, 'UDP socket error'));
   }
 
   /** Sends an asynchronous UDP reply when it settles, unless the socket closed meanwhile. */
   private sendLater(socket: UdpSocket, reply: Promise<Buffer>, port: number, address: string): void {
-    reply.then(
-      (bytes) => {
-        if (!this.stopping) socket.send(bytes, port, address);
-      },
-      (e: unknown) => this.deps.log.error({ err: e }, 'UDP message handling failed'),
-    );
+    this.pendingUdp++;
+    reply
+      .then(
+        (bytes) => {
+          if (!this.stopping) socket.send(bytes, port, address);
+        },
+        (e: unknown) => this.deps.log.error({ err: e }, 'UDP message handling failed'),
+      )
+      .finally(() => {
+        if (--this.pendingUdp === 0) this.udpSettled?.();
+      });
   }
 
   private tcpServer(): Server {
+    return createServer({ noDelay: true }, (conn) => this.accept(conn));
+  }
+
+  private accept(conn: Socket): void {
     const { tcpIdleTimeoutMs, tcpMaxConnections } = this.deps.behaviour;
-    return createServer({ noDelay: true }, (conn) => {
-      if (this.connections.size >= tcpMaxConnections && !this.evictIdle(tcpIdleTimeoutMs / 2)) {
-        conn.destroy();
-        return;
-      }
-      const stream = new StreamConnection(conn, tcpIdleTimeoutMs, () => {
-        stream.arm();
-        serve();
-      });
-      this.connections.set(conn, stream);
-      conn.on('close', () => this.connections.delete(conn));
-      conn.on('error', () => conn.destroy());
+    if (this.connections.size >= tcpMaxConnections && !this.evictIdle(tcpIdleTimeoutMs / 2)) {
+      conn.destroy();
+      return;
+    }
+    conn.setNoDelay(true);
+    const stream = new StreamConnection(conn, tcpIdleTimeoutMs, () => {
       stream.arm();
-      const serve = this.serveTcp(stream);
+      serve();
     });
+    this.connections.set(conn, stream);
+    conn.on('close', () => {
+      this.connections.delete(conn);
+      this.quiet.delete(conn);
+    });
+    conn.on('error', () => conn.destroy());
+    stream.arm();
+    const serve = this.serveTcp(stream);
   }
 
   /** Closes the connection idle longest if it has had no complete query for `minIdleMs` (see {@link longestWaiting}). */
@@ -191,6 +288,8 @@ export class DnsServer implements FrontDoor {
     const conn = stream.socket;
     const peer = parseIp(conn.remoteAddress ?? '0.0.0.0');
     let pending: Buffer = Buffer.alloc(0);
+    let answering = 0;
+    this.quiet.set(conn, () => pending.length === 0 && answering === 0);
     const serve = (): void => {
       while (pending.length >= 2 && !stream.paused) {
         const len = pending.readUInt16BE(0);
@@ -211,11 +310,14 @@ export class DnsServer implements FrontDoor {
           return;
         }
         if (reply instanceof Promise) {
+          answering++;
           reply.then(
             (bytes) => {
+              answering--;
               if (!conn.destroyed) stream.send(lengthPrefixed(bytes));
             },
             (e: unknown) => {
+              answering--;
               this.deps.log.error({ err: e }, 'TCP message handling failed');
               conn.destroy();
             },
@@ -239,13 +341,16 @@ function lengthPrefixed(reply: Buffer): Buffer {
   return frame;
 }
 
-function listenTcp(server: Server, address: string, port: number): Promise<number> {
+/** Listens on `address:port`, or on the listening socket `inherited` (taken over from a replaced process); the bound port. */
+function listenTcp(server: Server, address: string, port: number, inherited?: Server): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ host: address, port, ipv6Only: isIPv6(address) }, () => {
+    const done = (): void => {
       server.off('error', reject);
       const a = server.address();
       resolve(typeof a === 'object' && a ? a.port : port);
-    });
+    };
+    if (inherited) server.listen(inherited, done);
+    else server.listen({ host: address, port, ipv6Only: isIPv6(address) }, done);
   });
 }

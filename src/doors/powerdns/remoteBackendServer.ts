@@ -1,5 +1,5 @@
 import type { Server, Socket } from 'node:net';
-import type { FrontDoor } from '../../core/contracts/frontDoor.js';
+import type { FrontDoor, HandedConnection, ListeningSocket } from '../../core/contracts/frontDoor.js';
 import type { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { RateLimitedLog } from '../../core/telemetry/rateLimitedLog.js';
@@ -9,8 +9,9 @@ import type { PowerdnsListenerConfig } from './listenerSchema.js';
 import { PowerDnsMetrics } from './metrics.js';
 import type { ZoneSigningKeys } from '../../core/contracts/zoneSigningKeys.js';
 import { errorReply, RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
+import { handOverConnections, type HandoverCandidate } from '../connectionHandover.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
-import { closeUnixSocket, listenUnixSocket } from '../unixSocket.js';
+import { closeUnixSocket, listenUnixSocket, releaseUnixSocket } from '../unixSocket.js';
 import { RequestLines } from './requestLines.js';
 
 /**
@@ -62,6 +63,8 @@ const REJECT_WARNING_INTERVAL_MS = 60000;
 export class RemoteBackendServer implements FrontDoor {
   private server: Server | undefined;
   private readonly connections = new Map<Socket, StreamConnection>();
+  /** What a hand-over needs of each connection (`../connectionHandover.ts`). */
+  private readonly handover = new Map<Socket, HandoverCandidate>();
   /** Open connections per `instance` name, behind the connections gauge. */
   private readonly perInstance = new Map<string, number>();
   private lastRejectWarningMs = -Infinity;
@@ -79,10 +82,40 @@ export class RemoteBackendServer implements FrontDoor {
    * another process still listens on, or a file that is not a socket, is an error.
    * @throws Error when the path is too long, in use, not a socket, or cannot be bound.
    */
-  async start(): Promise<void> {
-    const server = await listenUnixSocket('PowerDNS', this.path, this.config.mode, (conn) => this.accept(conn));
+  async start(inherited: ReadonlyMap<string, ListeningSocket> = new Map()): Promise<void> {
+    const old = inherited.get(this.key);
+    const server = await listenUnixSocket('PowerDNS', this.path, this.config.mode, (conn) => this.accept(conn), old && !('send' in old) ? old : undefined);
     server.on('error', (e) => this.deps.log.error({ err: e }, 'PowerDNS socket error'));
     this.server = server;
+  }
+
+  /** The hand-over key of the socket: `unix|PATH`. */
+  private get key(): string {
+    return `unix|${this.path}`;
+  }
+
+  /** The listening socket, for a replacement process. */
+  listening(): ReadonlyMap<string, ListeningSocket> {
+    return new Map(this.server ? [[this.key, this.server]] : []);
+  }
+
+  /**
+   * Hand-over to a replacement process: stops accepting (the socket file and the socket stay the
+   * replacement's) and passes each PowerDNS connection, with its `instance`, between two requests
+   * (PowerDNS keeps one request outstanding per connection): PowerDNS keeps its connections and
+   * sees no close, so no query fails (a closed connection costs one SERVFAIL, Failure behaviour).
+   */
+  async handOver(pass: (connection: HandedConnection) => void): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (server) releaseUnixSocket(server);
+    await handOverConnections(() => this.handover.values(), pass);
+  }
+
+  /** Serves a PowerDNS connection the replaced process passed, already initialized. */
+  adopt(connection: HandedConnection): void {
+    const instance = connection.state.instance;
+    this.accept(connection.socket, typeof instance === 'string' ? instance : undefined);
   }
 
   /** `powerdns`: the socket path. */
@@ -99,7 +132,7 @@ export class RemoteBackendServer implements FrontDoor {
     await closeUnixSocket(server, this.path);
   }
 
-  private accept(conn: Socket): void {
+  private accept(conn: Socket, instance?: string): void {
     const { metrics, log } = this.deps;
     if (this.connections.size >= this.config.maxConnections && !this.evictWaiting()) {
       metrics.connectionsTotal.inc({ result: 'rejected' });
@@ -113,6 +146,7 @@ export class RemoteBackendServer implements FrontDoor {
     }
     metrics.connectionsTotal.inc({ result: 'accepted' });
     const session = new RemoteBackendSession(this.deps);
+    if (instance !== undefined) session.instance = instance;
     const lines = new RequestLines(this.config.maxRequestBytes);
     let counted: string | undefined;
     let closing = false;
@@ -140,8 +174,22 @@ export class RemoteBackendServer implements FrontDoor {
         );
       }
     });
-    stream.arm();
+    // A connection passed by a replaced process is between two requests: idle, no deadline.
+    if (instance === undefined) stream.arm();
     this.connections.set(conn, stream);
+    this.handover.set(conn, {
+      socket: conn,
+      quiet: () => !closing && lines.partialBytes === 0,
+      state: (): HandedConnection['state'] => (session.instance === undefined ? {} : { instance: session.instance }),
+      forget: () => {
+        stream.disarm();
+        this.connections.delete(conn);
+        this.handover.delete(conn);
+        if (counted !== undefined) this.leave(counted);
+        counted = undefined;
+        closing = true;
+      },
+    });
     conn.on('data', (chunk: Buffer) => {
       if (closing) return;
       const complete = lines.push(chunk);
@@ -177,6 +225,7 @@ export class RemoteBackendServer implements FrontDoor {
     conn.on('error', () => conn.destroy());
     conn.on('close', () => {
       this.connections.delete(conn);
+      this.handover.delete(conn);
       if (counted !== undefined) this.leave(counted);
       if (!closing && lines.partialBytes > 0) {
         metrics.protocolErrors.inc({ reason: 'disconnect_mid_request' });

@@ -3,7 +3,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { AdminRoute } from '../../core/contracts/adminRoute.js';
-import type { FrontDoor } from '../../core/contracts/frontDoor.js';
+import type { FrontDoor, ListeningSocket } from '../../core/contracts/frontDoor.js';
 import { formatIp, maskAddress, parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import type { Answer, Query } from '../../core/model/query.js';
 import { AnswerWrapper } from '../answerWrapper.js';
@@ -71,8 +71,9 @@ export class RedirectServer implements FrontDoor {
    * Listens on `address:port` (port 0 picks a free one: read {@link port}).
    * @throws Error when the address cannot be bound, or the TLS certificate and key do not load.
    */
-  async start(): Promise<void> {
+  async start(inherited: ReadonlyMap<string, ListeningSocket> = new Map()): Promise<void> {
     const cfg = this.cfg;
+    const old = inherited.get(this.key);
     const options = {
       maxHeaderSize: cfg.maxHeaderBytes,
       requestTimeout: cfg.requestTimeoutMs,
@@ -92,14 +93,40 @@ export class RedirectServer implements FrontDoor {
     server.on('drop', () => this.metrics.dropped.inc());
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(cfg.port ?? (this.tls ? 443 : 80), cfg.address, () => {
+      const done = (): void => {
         server.off('error', reject);
         resolve();
-      });
+      };
+      if (old && !('send' in old)) server.listen(old, done);
+      else server.listen(cfg.port ?? (this.tls ? 443 : 80), cfg.address, done);
     });
     const a = server.address();
     this.port = typeof a === 'object' && a ? a.port : 0;
     this.server = server;
+  }
+
+  /** The hand-over key of the listener: `http|ADDRESS|CONFIGURED_PORT`. */
+  private get key(): string {
+    return `http|${this.cfg.address}|${this.cfg.port ?? ''}`;
+  }
+
+  /** The listening socket, for a replacement process. */
+  listening(): ReadonlyMap<string, ListeningSocket> {
+    return new Map(this.server ? [[this.key, this.server]] : []);
+  }
+
+  /**
+   * Hand-over to a replacement process listening on the same socket: stops accepting, lets the
+   * requests being handled finish and closes idle kept-alive connections (HTTP clients open a new
+   * one to the replacement); resolves when the last connection closed.
+   */
+  async handOver(): Promise<void> {
+    const s = this.server;
+    if (!s) return;
+    this.server = undefined;
+    const closed = new Promise<void>((r) => s.close(() => r()));
+    s.closeIdleConnections();
+    await closed;
   }
 
   /** Closes the listener and every connection. */

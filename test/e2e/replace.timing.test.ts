@@ -1,0 +1,176 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import { stringify } from 'yaml';
+import { parseDnsperfOutput, type DnsperfResult } from '../bench/harness/dnsperf.js';
+import { udpQuery } from '../support/dnsClient.js';
+import { CLI } from '../support/engineProcess.js';
+import { startPdns } from '../support/pdnsServer.js';
+import { zonesConfig } from '../support/powerdnsFixture.js';
+
+/**
+ * `gslbd ctl replace` (issue 26, item 2) under real load: dnsperf over UDP and over TCP against
+ * the standalone listener and over UDP through a real PowerDNS 4.7 (remote backend on the
+ * engine's Unix socket) while the engine hands its sockets and connections to a new process.
+ * Every query is answered, none SERVFAIL, every answer is the engine's; the socket files stay;
+ * the old process exits and the new one serves. A new process that cannot load leaves the old
+ * one serving.
+ */
+
+const TOKEN = 'replace-test-token-0123456789';
+/** dnsperf: seconds of load, queries per second per run, seconds before a query counts as lost. */
+const LOAD_SECONDS = 20;
+const RATE = 150;
+const LOST_AFTER_S = 10;
+
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
+/** The engine started here, its log and the pids that said `gslbd up`. */
+interface Engine {
+  readonly dir: string;
+  readonly configFile: string;
+  readonly adminUrl: string;
+  readonly port: number;
+  log(): string;
+  /** Pids of processes that logged `gslbd up`, in order. */
+  ups(): number[];
+}
+
+async function startEngine(t: ExecutionContext): Promise<Engine> {
+  const dir = mkdtempSync(join(tmpdir(), 'gslbd-replace-'));
+  const configFile = join(dir, 'gslbd.yaml');
+  const config = {
+    ...zonesConfig(),
+    listeners: {
+      dns: [{ address: '127.0.0.1', port: 0 }],
+      admin: { address: '127.0.0.1', port: 0, token: TOKEN },
+      powerdns: { path: join(dir, 'pdns.sock') },
+      compact: { path: join(dir, 'compact.sock') },
+    },
+  };
+  writeFileSync(configFile, stringify(config));
+  const child = spawn(process.execPath, [CLI, 'serve', configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  children.add(child);
+  let log = '';
+  child.stdout!.on('data', (c: Buffer) => (log += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (log += c.toString()));
+  const ups = (): number[] => [...log.matchAll(/^\{.*"pid":(\d+).*"msg":"gslbd up".*$/gm)].map((m) => Number(m[1]));
+  t.teardown(() => {
+    // The engine and its replacements: one process group (the replacement is the engine's child).
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+    children.delete(child);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  for (let i = 0; i < 2400 && ups().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  if (ups().length === 0) throw new Error(`the engine did not come up:\n${log}`);
+  const up = JSON.parse(/^\{.*"msg":"gslbd up".*$/m.exec(log)![0]) as { dns: string[]; admin: string };
+  return { dir, configFile, adminUrl: `http://${up.admin}`, port: Number(up.dns[0]!.split(':')[1]), log: () => log, ups };
+}
+
+/** `gslbd ctl replace`: exit code and output. */
+function ctlReplace(adminUrl: string): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const c = spawn(process.execPath, [CLI, 'ctl', '--admin', adminUrl, 'replace'], { env: { ...process.env, GSLBD_TOKEN: TOKEN } });
+    let out = '';
+    c.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    c.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    c.on('exit', (code) => resolve({ code, out }));
+  });
+}
+
+/** dnsperf at a steady rate for {@link LOAD_SECONDS}; its statistics and output. */
+function dnsperf(port: number, queryFile: string, mode: 'udp' | 'tcp'): Promise<{ result: DnsperfResult; out: string }> {
+  return new Promise((resolve, reject) => {
+    const args = ['-s', '127.0.0.1', '-p', String(port), '-d', queryFile, '-l', String(LOAD_SECONDS), '-Q', String(RATE), '-t', String(LOST_AFTER_S)];
+    const c = spawn('dnsperf', [...args, '-m', mode, '-c', '2', '-q', '8'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(c);
+    let out = '';
+    c.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    c.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    c.on('error', reject);
+    c.on('exit', () => {
+      children.delete(c);
+      try {
+        resolve({ result: parseDnsperfOutput(out), out });
+      } catch (e) {
+        reject(new Error(`${(e as Error).message}:\n${out}`));
+      }
+    });
+  });
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test('gslbd ctl replace under dnsperf (standalone UDP and TCP, PowerDNS): no query lost, no SERVFAIL, sockets kept, old process gone', async (t) => {
+  t.timeout(240000);
+  if (!existsSync('/usr/bin/dnsperf')) throw new Error('dnsperf is not installed: run `bash test/setup.sh`');
+  const engine = await startEngine(t);
+  const pdns = await startPdns({ socketPath: join(engine.dir, 'pdns.sock'), instance: 'replace' });
+  t.teardown(() => pdns.stop());
+  const queries = join(engine.dir, 'queries.txt');
+  writeFileSync(queries, 'www.example.test A\nstatic.example.test A\nexample.test SOA\n');
+  const oldPid = engine.ups()[0]!;
+
+  const runs = Promise.all([dnsperf(engine.port, queries, 'udp'), dnsperf(engine.port, queries, 'tcp'), dnsperf(pdns.port, queries, 'udp')]);
+  await new Promise((r) => setTimeout(r, 2000));
+  const replaced = await ctlReplace(engine.adminUrl);
+  t.is(replaced.code, 0, replaced.out);
+  const newPid = (JSON.parse(replaced.out) as { pid: number }).pid;
+  t.not(newPid, oldPid);
+  const [udp, tcp, behindPdns] = await runs;
+
+  for (let i = 0; i < 400 && isRunning(oldPid); i++) await new Promise((r) => setTimeout(r, 25));
+  t.false(isRunning(oldPid), `the old process exited:\n${engine.log()}`);
+  t.true(isRunning(newPid), 'the new process serves');
+  t.deepEqual(engine.ups(), [oldPid, newPid]);
+  t.regex(engine.log(), /"msg":"hand-over complete: the old process exits"/);
+  // PowerDNS's connections and dnsperf's TCP connections were passed, not closed.
+  const passed = Number(/"connections":(\d+),[^\n]*"msg":"hand-over: every connection passed/.exec(engine.log())?.[1]);
+  t.true(passed >= 3, `${passed} connections passed to the new process`);
+  for (const [name, run] of [
+    ['standalone UDP', udp],
+    ['standalone TCP', tcp],
+    ['PowerDNS', behindPdns],
+  ] as const) {
+    t.log(`${name}: ${run.result.completed} answered, ${run.result.lost} lost, ${JSON.stringify(run.result.rcodes)}`);
+    t.is(run.result.lost, 0, `${name}: no query lost\n${run.out}`);
+    t.deepEqual(Object.keys(run.result.rcodes), ['NOERROR'], `${name}: every answer NOERROR\n${run.out}`);
+    t.true(run.result.completed >= RATE * LOAD_SECONDS * 0.5, `${name}: the load ran through the replace`);
+  }
+  // The socket files are the new process's (Node removes a socket's path when its server closes).
+  t.true(lstatSync(join(engine.dir, 'pdns.sock')).isSocket());
+  t.true(lstatSync(join(engine.dir, 'compact.sock')).isSocket());
+  const after = await udpQuery({ address: '127.0.0.1', port: pdns.port }, { name: 'www.example.test', type: 'A' }, 5000);
+  t.deepEqual(after.answers, ['www.example.test A 192.0.2.10'], 'PowerDNS reaches the new process');
+  t.is(pdns.exitCode(), undefined, 'PowerDNS kept running');
+});
+
+test('gslbd ctl replace with a configuration the new process cannot load: refused, the old process keeps serving', async (t) => {
+  t.timeout(180000);
+  const engine = await startEngine(t);
+  const oldPid = engine.ups()[0]!;
+  writeFileSync(engine.configFile, 'zones: [ {name: }\n');
+  const replaced = await ctlReplace(engine.adminUrl);
+  t.is(replaced.code, 1, replaced.out);
+  t.regex(replaced.out, /exited \(code 1\) before it was up; this process keeps serving/);
+  t.true(isRunning(oldPid));
+  const r = await udpQuery({ address: '127.0.0.1', port: engine.port }, { name: 'www.example.test', type: 'A' }, 5000);
+  t.deepEqual(r.answers, ['www.example.test A 192.0.2.10']);
+  t.true(lstatSync(join(engine.dir, 'pdns.sock')).isSocket());
+});
