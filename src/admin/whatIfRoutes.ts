@@ -10,6 +10,7 @@ import { explainQuery, type Explanation } from '../pipeline/explain.js';
 import type { Snapshot } from '../pipeline/snapshot.js';
 import { resolve } from '../pipeline/zones/authoritative.js';
 import { whatIfSchema, type WhatIf } from './whatIfSchema.js';
+import { MAX_REPLAY_QUERIES } from './whatIfLimits.js';
 
 /** A hypothesis the engine could not apply (an unknown data center, endpoint or metric, a candidate outside the configuration's directory, an invalid candidate): the caller's fault, 422. */
 export class WhatIfError extends Error {}
@@ -25,9 +26,6 @@ export interface WhatIfDeps {
   readonly counterfactual: (w: WhatIf) => Promise<Snapshot>;
   readonly afterAnswer?: readonly AfterAnswerHook[];
 }
-
-/** Most queries in one replay request (the CLI sends a query log in batches of this size). */
-export const MAX_REPLAY_QUERIES = 5000;
 
 const explainBody = z
   .object({ name: z.string().min(1), type: z.string().min(1).default('A'), client: z.string().min(1), do: z.boolean().default(false), whatIf: whatIfSchema })

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Argument, type Command, Option } from 'commander';
-import { MAX_REPLAY_QUERIES, type ReplayRow } from '../admin/whatIfRoutes.js';
+import type { ReplayRow } from '../admin/whatIfRoutes.js';
+import { MAX_REPLAY_QUERIES } from '../admin/whatIfLimits.js';
 import { parseWhatIf, WHAT_IF_FORMS, type WhatIfRequest } from './whatIfArguments.js';
 import { formatReplaySummary, readQueryLog, summariseReplay } from './whatIfReplay.js';
 

@@ -51,8 +51,11 @@ function loadedBy(args: readonly string[]): Promise<{ code: number; modules: str
   });
 }
 
-/** What `ctl` may load: the command line itself and the version (read from package.json). */
-const CTL_MODULES = /^src\/(cli\/(main|ctlCommands)\.js|core\/telemetry\/buildInfo\.js)$/;
+/**
+ * What `ctl` may load: the command line itself (with the what-if arguments and the replay summary
+ * of `ctl what-if`), the replay batch size and the version (read from package.json).
+ */
+const CTL_MODULES = /^src\/(cli\/(main|ctlCommands|whatIfArguments|whatIfReplay)\.js|admin\/whatIfLimits\.js|core\/telemetry\/buildInfo\.js)$/;
 
 for (const args of [['ctl', '--help'], ['ctl', 'status', '--help'], ['ctl', '--admin', 'http://127.0.0.1:1', 'status'], ['--help'], ['--version']]) {
   test(`gslbd ${args.join(' ')} loads no engine module`, async (t) => {
