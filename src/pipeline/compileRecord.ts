@@ -1,4 +1,5 @@
 import { parseRecordData } from '../core/dns/presentation.js';
+import { canonicalIpText } from '../core/net/ipAddress.js';
 import type { GslbRecordType, RecordData } from '../core/dns/records.js';
 import type { SubnetConfig } from '../core/net/subnet.js';
 import type { LocationDb } from '../core/location/locationDb.js';
@@ -113,7 +114,8 @@ export function* compileRecordSteps<C>(rec: GslbRecordConfig, service: ServiceCo
     pipeline,
     locationClasses,
     decisions,
-    failsafe: rec.failsafe.map((t) => parseRecordData(rec.type, t)),
+    // Addresses in canonical text, as endpoints have them, so two spellings are one record.
+    failsafe: distinctData(rec.failsafe.map((t) => parseRecordData(rec.type, rec.type === 'A' || rec.type === 'AAAA' ? canonicalIpText(t) : t))),
     failsafeTtl: rec.failsafeTtl ?? rec.ttl,
   };
 }
@@ -137,4 +139,15 @@ function endpointData(type: GslbRecordType, ep: EndpointConfig): RecordData {
     case 'SRV':
       return { priority: ep.priority, weight: ep.weight, port: ep.port!, target: ep.target! };
   }
+}
+
+/** `data` without repeats, first occurrence kept: a fail-safe list given twice answers each record once (RFC 2181 §5). */
+function distinctData(data: RecordData[]): RecordData[] {
+  const seen = new Set<string>();
+  return data.filter((d) => {
+    const text = typeof d === 'string' ? d : JSON.stringify(d);
+    if (seen.has(text)) return false;
+    seen.add(text);
+    return true;
+  });
 }

@@ -7,6 +7,7 @@ import { CAPABILITIES } from '../process/capabilities.js';
 import type { Config } from '../process/configSchema.js';
 import { parseConfigText } from '../process/loadConfig.js';
 import { compileSnapshot } from './snapshot.js';
+import { ask, dcsDown, fixedContext, snapshotOf } from '../../test/support/selectionFixture.js';
 
 /**
  * Duplicates (RFC 2181 §5: an RRset never holds the same record twice). A record configured
@@ -103,4 +104,62 @@ test('a custom location range given twice, in any form, is a load error naming b
   t.deepEqual(custom('{ cidr: 192.0.2.0/24, location: EU.DE }', '{ from: 192.0.2.0, to: 192.0.2.255, location: NA.US }'), [message]);
   t.deepEqual(custom('{ cidr: "2001:db8::/32", location: EU.DE }', '{ cidr: "2001:0db8:0::/32", location: NA.US }'), [message]);
   t.deepEqual(custom('{ cidr: 192.0.2.0/24, location: EU.DE }', '{ cidr: 192.0.2.0/25, location: NA.US }'), [], 'a more specific range is not a duplicate');
+});
+
+test('the same data in two data centers picked for one answer (pickDcCount >= 2) is answered once, for every type and balance algorithm', (t) => {
+  const cases: [type: string, endpoint: string, query: string][] = [
+    ['A', 'address: 192.0.2.10', 'A'],
+    ['AAAA', 'address: "2001:db8::10"', 'AAAA'],
+    ['MX', 'target: mail.example.net', 'MX'],
+    ['SRV', 'target: sip.example.net, port: 5060', 'SRV'],
+  ];
+  for (const algorithm of ['round-robin', 'all', 'weighted-random', 'weighted-round-robin']) {
+    for (const [type, endpoint, qtype] of cases) {
+      // fra1 and iad1 both hold the endpoint (in two spellings for AAAA); sin1 holds a different one.
+      const other = endpoint.replace('192.0.2.10', '192.0.2.11').replace('2001:db8::10', '2001:db8::11').replace('.example.net', '2.example.net');
+      const yaml = `${ZONE}${DCS}  - { name: sin1, location: AS.SG }
+services:
+  - name: web
+    endpoints:
+      - { dc: fra1, ${endpoint} }
+      - { dc: iad1, ${endpoint.replace('2001:db8::10', '2001:db8:0:0::10')} }
+      - { dc: sin1, ${other} }
+records:
+  - name: www.example.test
+    type: ${type}
+    service: web
+    policy: { type: static-proximity, pickDcCount: 3, balanceAlgorithm: ${algorithm}, default: [fra1, iad1, sin1] }
+`;
+      const snap = snapshotOf(yaml);
+      const a = ask(snap, fixedContext(3), 'www.example.test', '198.51.100.7/32', qtype as 'A');
+      t.deepEqual(a.dcs, ['fra1', 'iad1', 'sin1'], `${algorithm} ${type}: three data centers picked`);
+      t.is(a.data.length, 2, `${algorithm} ${type}: ${a.data.join(', ')}`);
+      t.is(new Set(a.data).size, 2, `${algorithm} ${type}: no record twice`);
+    }
+  }
+});
+
+test('a fail-safe address listed twice, in any spelling, is answered once', (t) => {
+  const yaml = (type: string, failsafe: string, address: string) => `${ZONE}${DCS}services:
+  - name: web
+    endpoints:
+      - { dc: fra1, address: "${address}" }
+records:
+  - { name: www.example.test, type: ${type}, service: web, failsafe: ${failsafe} }
+`;
+  const a = ask(
+    snapshotOf(yaml('A', '[192.0.2.9, 192.0.2.9, 192.0.2.8]', '192.0.2.1'), undefined, dcsDown('fra1')),
+    fixedContext(),
+    'www.example.test',
+    '198.51.100.7/32',
+  );
+  t.deepEqual(a.data, ['192.0.2.9', '192.0.2.8']);
+  const v6 = ask(
+    snapshotOf(yaml('AAAA', '["2001:db8::9", "2001:db8:0:0::9"]', '2001:db8::1'), undefined, dcsDown('fra1')),
+    fixedContext(),
+    'www.example.test',
+    '198.51.100.7/32',
+    'AAAA',
+  );
+  t.deepEqual(v6.data, ['2001:db8::9']);
 });

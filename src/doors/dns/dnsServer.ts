@@ -1,4 +1,5 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import ipaddr from 'ipaddr.js';
 import { createServer, isIPv6, type Server, type Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
 import type { FrontDoor, HandedConnection, ListeningSocket } from '../../core/contracts/frontDoor.js';
@@ -20,9 +21,9 @@ export interface BoundDnsListener {
  * The standalone DNS listener (docs/PRODUCT.md §1): UDP and TCP on each configured address. TCP follows
  * RFC 7766: pipelined queries answered in order; an idle timeout that only a complete query (or
  * the drain of unsent replies) restarts, so a peer trickling bytes is closed too (§6.2.3); a
- * connection cap (at the cap a new connection replaces the one idle longest if that has been idle
- * for half the timeout, else it is closed at once); and back-pressure (reading and answering
- * pause while replies are unsent).
+ * connection cap and a per-client cap with fair eviction (`tcpMaxConnections`,
+ * `tcpMaxConnectionsPerClient` in `listenerSchema.ts`: a client over its share loses its places
+ * first); and back-pressure (reading and answering pause while replies are unsent).
  * A message that cannot be answered is dropped; a TCP frame shorter than a header closes that
  * connection only. A reply the engine answers asynchronously is sent when it settles (over TCP
  * possibly after replies to later queries, which RFC 7766 §7 allows); every other reply is sent
@@ -35,6 +36,8 @@ export class DnsServer implements FrontDoor {
   private readonly connections = new Map<Socket, StreamConnection>();
   /** Per TCP connection: true while nothing of a query is buffered or being answered (a hand-over may pass it). */
   private readonly quiet = new Map<Socket, () => boolean>();
+  /** Open TCP connections by client ({@link tcpClientKey}). */
+  private readonly byClient = new Map<string, Set<StreamConnection>>();
   private readonly messages: MessageHandler;
   private stopping = false;
   /** Asynchronous UDP replies not sent yet: a hand-over closes this process's UDP sockets only after them. */
@@ -147,6 +150,7 @@ export class DnsServer implements FrontDoor {
           stream.disarm();
           this.connections.delete(socket);
           this.quiet.delete(socket);
+          for (const group of this.byClient.values()) group.delete(stream);
         },
       }));
     await Promise.all([handOverConnections(candidates, pass), this.udpDrained()]);
@@ -249,9 +253,20 @@ export class DnsServer implements FrontDoor {
     return createServer({ noDelay: true }, (conn) => this.accept(conn));
   }
 
+  /** Serves a new TCP connection (accepted here or passed by a replaced process) within the caps. */
   private accept(conn: Socket): void {
-    const { tcpIdleTimeoutMs, tcpMaxConnections } = this.deps.behaviour;
-    if (this.connections.size >= tcpMaxConnections && !this.evictIdle(tcpIdleTimeoutMs / 2)) {
+    const { tcpIdleTimeoutMs, tcpMaxConnections, tcpMaxConnectionsPerClient } = this.deps.behaviour;
+    // RFC 7766 §6.2.3: under pressure, idle connections are closed sooner than the idle timeout.
+    const pressureWaitMs = tcpIdleTimeoutMs / 2;
+    const client = tcpClientKey(conn.remoteAddress ?? '');
+    const own = this.byClient.get(client);
+    const held = own?.size ?? 0;
+    // At its own limit a client competes only with itself.
+    if (own && held >= tcpMaxConnectionsPerClient && !this.evict(longestWaiting(own, pressureWaitMs))) {
+      conn.destroy();
+      return;
+    }
+    if (this.connections.size >= tcpMaxConnections && !this.evict(this.fairVictim(held, pressureWaitMs))) {
       conn.destroy();
       return;
     }
@@ -261,21 +276,44 @@ export class DnsServer implements FrontDoor {
       serve();
     });
     this.connections.set(conn, stream);
+    let group = this.byClient.get(client);
+    if (!group) this.byClient.set(client, (group = new Set()));
+    group.add(stream);
     conn.on('close', () => {
       this.connections.delete(conn);
       this.quiet.delete(conn);
+      group.delete(stream);
+      if (group.size === 0 && this.byClient.get(client) === group) this.byClient.delete(client);
     });
     conn.on('error', () => conn.destroy());
     stream.arm();
     const serve = this.serveTcp(stream);
   }
 
-  /** Closes the connection idle longest if it has had no complete query for `minIdleMs` (see {@link longestWaiting}). */
-  private evictIdle(minIdleMs: number): boolean {
-    const idle = longestWaiting(this.connections.values(), minIdleMs);
-    if (!idle) return false;
-    this.connections.delete(idle.socket);
-    idle.socket.destroy();
+  /**
+   * The connection to replace at the total cap for a new connection of a client holding `held`:
+   * while the client holding the most connections holds at least two more than that, its
+   * connection waiting longest for a query, however briefly (a fair share: the new client takes the
+   * place, and no two clients can take places from each other in turn); else, of that largest
+   * client, then of all, the connection waiting longest if that waited `minWaitMs`.
+   */
+  private fairVictim(held: number, minWaitMs: number): StreamConnection | undefined {
+    let largest: Set<StreamConnection> | undefined;
+    for (const group of this.byClient.values()) if (!largest || group.size > largest.size) largest = group;
+    if (!largest) return longestWaiting(this.connections.values(), minWaitMs);
+    if (largest.size > held + 1) {
+      const overShare = longestWaiting(largest, 0);
+      if (overShare) return overShare;
+    }
+    return longestWaiting(largest, minWaitMs) ?? longestWaiting(this.connections.values(), minWaitMs);
+  }
+
+  /** Closes `victim` to make room; false when there is none. */
+  private evict(victim: StreamConnection | undefined): boolean {
+    if (!victim) return false;
+    this.connections.delete(victim.socket);
+    for (const group of this.byClient.values()) group.delete(victim);
+    victim.socket.destroy();
     return true;
   }
 
@@ -331,6 +369,17 @@ export class DnsServer implements FrontDoor {
     });
     return serve;
   }
+}
+
+/**
+ * The client a TCP connection counts against: its IPv4 address (also when IPv4-mapped), or the
+ * /64 of its IPv6 address (one host usually holds a whole /64; RFC 7421). Text that is no address
+ * is its own key.
+ */
+export function tcpClientKey(remote: string): string {
+  if (!ipaddr.isValid(remote)) return remote;
+  const a = ipaddr.process(remote);
+  return a.kind() === 'ipv4' ? a.toString() : `${(a as ipaddr.IPv6).parts.slice(0, 4).join(':')}::/64`;
 }
 
 /** A reply with its two-byte length prefix (RFC 1035 §4.2.2). */

@@ -14,10 +14,21 @@ export const dnsBehaviourSchema = z.strictObject({
   /** A TCP connection with no complete query for this long is closed (RFC 7766 §6.2.3). */
   tcpIdleTimeoutMs: z.number().int().min(100).max(600000).default(10000),
   /**
-   * Concurrent TCP connections, counted over all DNS listener addresses together; at the cap a new connection replaces the one idle longest if that
-   * has had no complete query for half `tcpIdleTimeoutMs` (RFC 7766 §6.2.3), else it is closed at once.
+   * Concurrent TCP connections, counted over all DNS listener addresses together. At the cap a new
+   * connection of a client holding n connections replaces, while some client holds n + 2 or more,
+   * the connection of the client holding the most that waits longest for a query (a fair share);
+   * else the one waiting longest (of that client, then of all) if it has had no complete query for
+   * half `tcpIdleTimeoutMs` (RFC 7766 §6.2.3: under pressure, close idle connections sooner); else
+   * the new connection is closed at once.
    */
   tcpMaxConnections: z.number().int().min(1).max(100000).default(256),
+  /**
+   * Concurrent TCP connections from one client (an IPv4 address or an IPv6 /64). At this limit a
+   * new connection of the client replaces its own connection waiting longest for a query if that
+   * has had none for half `tcpIdleTimeoutMs`, else it is closed at once: slow or reconnecting
+   * clients take no place from others. 64, not fewer: a resolver opens concurrent connections.
+   */
+  tcpMaxConnectionsPerClient: z.number().int().min(1).max(100000).default(64),
   /** Fraction (0–1) of queries logged, with client addresses truncated to /24 and /48. */
   queryLogSampleRate: z.number().min(0).max(1).default(0),
   /** The native UDP fast path (README "Fast path"): off by default; `threads` 0 = one per core. */
@@ -34,6 +45,7 @@ export const dnsRootSchema = dnsBehaviourSchema.default({
   udpPayloadSize: 1232,
   tcpIdleTimeoutMs: 10000,
   tcpMaxConnections: 256,
+  tcpMaxConnectionsPerClient: 64,
   queryLogSampleRate: 0,
   fastPath: { enabled: false, threads: 0 },
 });

@@ -140,13 +140,34 @@ test('keys and NSEC3 narrow metadata for a signed zone, none for the others (Pow
   );
 });
 
-test('list (AXFR) and the rest of the API answer result:false without closing', (t) => {
+test('the API gslbd does not offer answers result:false without closing', (t) => {
   const h = harness();
-  for (const method of ['list', 'getTSIGKey', 'getBeforeAndAfterNamesAbsolute', 'setNotified', 'getUpdatedMasters', 'startTransaction']) {
+  for (const method of ['getTSIGKey', 'getBeforeAndAfterNamesAbsolute', 'setNotified', 'getUpdatedMasters', 'startTransaction']) {
     const { reply, close } = h.send({ method, parameters: { zonename: 'example.test.', domain_id: EXAMPLE_ID, include_disabled: false } });
     t.deepEqual(reply, { result: false }, method);
     t.false(close, method);
   }
+});
+
+test('list: every record of the zone, static as configured and each GSLB record with every endpoint once, for pdnsutil check-zone', (t) => {
+  const h = harness();
+  const { reply, close } = h.send({ method: 'list', parameters: { zonename: 'Example.test.', domain_id: EXAMPLE_ID, include_disabled: false } });
+  t.false(close);
+  const rows = reply.result as Record<string, unknown>[];
+  const of = (qname: string, qtype: string) => rows.filter((r) => r.qname === qname && r.qtype === qtype).map((r) => r.content);
+  // Names inside content without their trailing dot, as PowerDNS stores them (check-zone compares).
+  t.deepEqual(rows[0], rr('example.test.', 'SOA', 'ns1.example.test hostmaster.example.test 2024010101 3600 600 604800 60', 300, { domain_id: EXAMPLE_ID }));
+  t.deepEqual(of('example.test.', 'NS'), ['ns1.example.test', 'ns2.example.test']);
+  t.deepEqual(of('static.example.test.', 'AAAA'), ['2001:db8::20']);
+  t.deepEqual(of('*.wild.example.test.', 'A'), ['192.0.2.88']);
+  // GSLB: every endpoint of every data center, with the record's TTL, never a client's selection.
+  t.deepEqual(of('www.example.test.', 'A'), ['192.0.2.10', '198.51.100.10', '203.0.113.10']);
+  t.deepEqual(of('gmx.example.test.', 'MX'), ['10 mx1.example.test', '20 mx2.example.test']);
+  t.true(rows.filter((r) => r.qname === 'www.example.test.').every((r) => r.ttl === 30 && r.domain_id === EXAMPLE_ID && !('scopeMask' in r)));
+  const texts = rows.map((r) => JSON.stringify([r.qname, r.qtype, r.content]));
+  t.is(new Set(texts).size, texts.length, 'no record twice');
+  t.deepEqual(h.send({ method: 'list', parameters: { zonename: 'nothere.test.', domain_id: 1 } }).reply, { result: false });
+  t.false('result' in h.send({ method: 'list', parameters: {} }).reply, 'no zonename: an error reply');
 });
 
 test('lookup ANY of a static name: every RRset, owner as sent, TTLs as numbers, no scopeMask', (t) => {
@@ -454,10 +475,10 @@ test('metrics: requests by method and outcome, protocol errors, selection reuses
   const h = harness();
   h.lookup('www.example.test.', '8.8.8.0/24');
   h.lookup('www.example.test.', '8.8.8.0/24');
-  h.send({ method: 'list', parameters: {} });
+  h.send({ method: 'getTSIGKey', parameters: {} });
   h.session.handle('not json');
   t.regex(await h.metric('gslbd_powerdns_requests_total'), /method="lookup",outcome="ok"} 2/);
-  t.regex(await h.metric('gslbd_powerdns_requests_total'), /method="list",outcome="not_offered"} 1/);
+  t.regex(await h.metric('gslbd_powerdns_requests_total'), /method="getTSIGKey",outcome="not_offered"} 1/);
   t.regex(await h.metric('gslbd_powerdns_protocol_errors_total'), /reason="malformed_json"} 1/);
   t.regex(await h.metric('gslbd_powerdns_selection_reuses_total'), / 1$/);
   // The first lookup is timed (every 16th is); its value waits off the lookup path until the scrape.

@@ -15,6 +15,7 @@ import type { PowerDnsMetrics, ProtocolErrorReason, RequestOutcome } from './met
 import { fallbackClient, remoteClient, type RemoteClient } from './remoteClient.js';
 import { StaticLines, staticRepliesOf } from './staticReplies.js';
 import { zoneIdsOf } from './zoneIds.js';
+import { zoneListing } from './zoneListing.js';
 
 /** What the protocol handler needs from the process. */
 export interface RemoteBackendDeps {
@@ -48,12 +49,9 @@ export interface Reply {
  * that gslbd does not offer. They are answered `{"result": false}`, which PowerDNS reads as "not
  * supported / nothing": key and metadata writes, TSIG, secondary and primary operation, updates,
  * searches, and `getBeforeAndAfterNamesAbsolute`, which PowerDNS asks only for NSEC and
- * non-narrow NSEC3 (signed zones are NSEC3 narrow, {@link SIGNED_ZONE_METADATA}). `list` is among
- * them: an AXFR would hand one client's GSLB answers to a secondary as static data
- * (src/doors/powerdns/README.md).
+ * non-narrow NSEC3 (signed zones are NSEC3 narrow, {@link SIGNED_ZONE_METADATA}).
  */
 const NOT_OFFERED = new Set([
-  'list',
   'getBeforeAndAfterNamesAbsolute',
   'setDomainMetadata',
   'addDomainKey',
@@ -87,7 +85,7 @@ const NOT_OFFERED = new Set([
   'APILookup',
 ]);
 
-const OFFERED = new Set(['initialize', 'lookup', 'getAllDomains', 'getAllDomainMetadata', 'getDomainMetadata', 'getDomainInfo', 'getDomainKeys']);
+const OFFERED = new Set(['initialize', 'lookup', 'list', 'getAllDomains', 'getAllDomainMetadata', 'getDomainMetadata', 'getDomainInfo', 'getDomainKeys']);
 
 /**
  * The domain metadata of a signed zone (PowerDNS's `NSEC3PARAM` and `NSEC3NARROW` kinds): NSEC3
@@ -119,6 +117,8 @@ class InvalidRequest extends Error {}
  *   ({@link SIGNED_ZONE_METADATA}); `{}` / `[]` for other zones.
  * - `lookup`: the records of one owner name, GSLB records selected for the client (see
  *   {@link lookupReply}).
+ * - `list`: every record of a zone, GSLB records with every endpoint ({@link zoneListing}), so
+ *   `pdnsutil check-zone` and `list-zone` work.
  * - the rest of the API: `{"result": false}`.
  *
  * Failures: an exception inside the engine, or a request with invalid parameters, is answered
@@ -158,7 +158,6 @@ export class RemoteBackendSession {
     if (!OFFERED.has(method)) {
       if (NOT_OFFERED.has(method)) {
         this.count(method, 'not_offered');
-        if (method === 'list') this.deps.log.info({ instance: this.instance, params }, 'AXFR refused: GSLB answers depend on the client');
         return { text: NOT_OFFERED_LINE, close: false };
       }
       return this.reject('unknown_method', `unknown method ${JSON.stringify(method.slice(0, 64))}`);
@@ -210,6 +209,8 @@ export class RemoteBackendSession {
         return this.getAllDomains();
       case 'getDomainInfo':
         return this.getDomainInfo(p);
+      case 'list':
+        return this.list(p);
       case 'getAllDomainMetadata':
         return JSON.stringify({ result: this.signed(p) ? SIGNED_ZONE_METADATA : {} });
       case 'getDomainMetadata':
@@ -219,6 +220,18 @@ export class RemoteBackendSession {
       default:
         return '{"result":[]}';
     }
+  }
+
+  /**
+   * The records of the zone `p.zonename` ({@link zoneListing}); `{"result": false}` for a name that
+   * is no zone of ours.
+   * @throws InvalidRequest when `zonename` is not a string.
+   */
+  private list(p: Record<string, unknown>): string {
+    if (typeof p.zonename !== 'string') throw new InvalidRequest('list needs a string "zonename"');
+    const zones = this.deps.engine.snapshot.zones;
+    const zone = zones.zone(canonicalName(p.zonename));
+    return zone ? zoneListing(zone, zoneIdsOf(zones).idOf(zone)) : NOT_OFFERED_REPLY;
   }
 
   /**
