@@ -1,4 +1,6 @@
 import test from 'ava';
+import { createSocket, type Socket } from 'node:dgram';
+import { once } from 'node:events';
 import { startCoredns, type CorednsProcess } from '../support/corednsProcess.js';
 import { dig, type DigServer } from '../support/dig.js';
 import { startEngine, stopAllEngines, type EngineProcess } from '../support/engineProcess.js';
@@ -29,7 +31,8 @@ const EU = '192.0.2.3';
 const DOORS = ['listener', 'pdns', 'coredns'] as const;
 type Door = (typeof DOORS)[number];
 
-const CONFIG = `listeners:
+/** The configuration, with the West Coast sub-tier's keepalive sent to `subTierPort` on loopback. */
+const config = (subTierPort: number): string => `listeners:
   dns:
     - { address: 127.0.0.1, port: 0 }
   powerdns: { path: pdns.sock }
@@ -44,7 +47,7 @@ networkProximity:
   zones:
     - { id: "0", name: U.S. }
     - { id: "0.1", name: East Coast }
-    - { id: "0.2", name: West Coast, delegate: { nameServers: [{ name: ns1.z02.work.test, address: 192.0.2.54 }] } }
+    - { id: "0.2", name: West Coast, delegate: { nameServers: [{ name: ns1.z02.work.test, address: 127.0.0.1, port: ${subTierPort} }] } }
     - { id: "1", name: Europe }
   defaultOrder: ["1"]
   ecs: true
@@ -85,6 +88,7 @@ const EXPECTED: readonly (readonly [subnet: string, answer: string, scope: numbe
 ];
 
 let engine: EngineProcess | undefined;
+let subTier: Socket | undefined;
 let pdns: PdnsServer | undefined;
 let coredns: CorednsProcess | undefined;
 let servers: Record<Door, DigServer>;
@@ -101,8 +105,26 @@ async function report(url: string, target: string, rtt: Readonly<Record<Zone, nu
   }
 }
 
+/**
+ * The West Coast sub-tier's name server as its keepalive sees it: every query gets a reply (QR set,
+ * NOERROR), so the zone stays up and the alias answers, however late the doors are queried.
+ */
+async function startSubTier(): Promise<Socket> {
+  const socket = createSocket('udp4');
+  socket.on('message', (msg, from) => {
+    if (msg.length < 12) return;
+    const reply = Buffer.from(msg);
+    reply[2] = (reply[2] ?? 0) | 0x80;
+    socket.send(reply, from.port, from.address);
+  });
+  socket.bind(0, '127.0.0.1');
+  await once(socket, 'listening');
+  return socket;
+}
+
 test.before(async () => {
-  engine = await startEngine(CONFIG);
+  subTier = await startSubTier();
+  engine = await startEngine(config(subTier.address().port));
   const up = engine.logs().find((l) => l.msg === 'gslbd up')!;
   const [p, c] = await Promise.allSettled([
     startPdns({ socketPath: String(up.powerdns), instance: 'proximity-doors' }),
@@ -124,6 +146,7 @@ test.before(async () => {
 test.after.always(async () => {
   await Promise.all([coredns?.stop(), pdns?.stop()]);
   await stopAllEngines();
+  subTier?.close();
 });
 
 test.serial('the same proximity answers and ECS scopes through the standalone listener, PowerDNS and CoreDNS', async (t) => {
