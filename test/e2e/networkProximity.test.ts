@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { startGslbd, type RunningGslbd } from '../../src/process/gslbdProcess.js';
 import { dig, type DigResult } from '../support/dig.js';
 import { freePort } from '../support/freePort.js';
+import { ADMIN_TOKEN, DC_ADDRESS, LEAF_ZONES, proximityConfig, ZONE_TOKENS, type LeafZone } from '../support/proximityFixture.js';
 import { waitFor } from '../support/waitFor.js';
 
 /**
@@ -19,59 +20,20 @@ import { waitFor } from '../support/waitFor.js';
  * stalled dig past its 2 s timeout.
  */
 
-const ADMIN = 'admin-token-0123456789';
-const TOKENS = { '0.1': 'zone-0-1-token-0123456789', '0.2': 'zone-0-2-token-0123456789', '1': 'zone-1-token-0123456789' } as const;
-type Zone = keyof typeof TOKENS;
-const ZONES = Object.keys(TOKENS) as Zone[];
-const ADDRESS = { east: '192.0.2.1', west: '192.0.2.2', eu: '192.0.2.3' } as const;
-
 interface Options {
   readonly pdb?: 'enabled' | 'disabled';
   /** Extra endpoint keys per data center (monitors). */
-  readonly endpointExtra?: Partial<Record<keyof typeof ADDRESS, string>>;
+  readonly endpointExtra?: Partial<Record<keyof typeof DC_ADDRESS, string>>;
   readonly health?: string;
 }
 
 function config(o: Options = {}): string {
-  const ep = (dc: keyof typeof ADDRESS) => `      - { dc: ${dc}, address: ${ADDRESS[dc]}${o.endpointExtra?.[dc] ?? ''} }`;
-  return `
-listeners:
-  dns: [{ address: 127.0.0.1, port: 0 }]
-  admin: { address: 127.0.0.1, port: 0, token: ${ADMIN} }
-logging: { level: silent }
-agents:
-  credentials:
-${ZONES.map((z) => `    - { name: zone-${z.replace('.', '-')}, zone: "${z}", token: ${TOKENS[z]} }`).join('\n')}
-  probes: { refreshSeconds: 1 }
-networkProximity:
-  pdb: ${o.pdb ?? 'enabled'}
-  zones:
-    - { id: "0", name: U.S. }
-    - { id: "0.1", name: East Coast }
-    - { id: "0.2", name: West Coast }
-    - { id: "1", name: Europe }
-  defaultOrder: ["1"]
-  indexTtlSeconds: 1
-  samples: 1
-  toleranceMs: 5
-zones:
-  - name: work.test
-    soa: { mname: ns1.work.test, rname: hostmaster.work.test }
-    ns: [ns1.work.test]
-datacenters:
-  - { name: east, proximityZone: "0.1" }
-  - { name: west, proximityZone: "0.2" }
-  - { name: eu, proximityZone: "1" }
-services:
-  - name: web
-    endpoints:
-${ep('east')}
-${ep('west')}
-${ep('eu')}
-records:
-  - { name: www.work.test, type: A, ttl: 5, service: web, policy: { type: network-proximity } }
-${o.health ?? ''}
-`;
+  return proximityConfig({
+    sections: 'logging: { level: silent }',
+    ...(o.pdb ? { pdb: o.pdb } : {}),
+    ...(o.endpointExtra ? { endpointExtra: o.endpointExtra } : {}),
+    ...(o.health ? { tail: o.health } : {}),
+  });
 }
 
 async function engine(
@@ -111,9 +73,9 @@ function addresses(r: DigResult): string[] {
 }
 
 /** Reports one probe result per zone (`rtt`: zone → median RTT in ms) toward `target`, each as its zone's agent. */
-async function report(url: string, target: string, rtt: Readonly<Record<Zone, number>>): Promise<void> {
-  for (const z of ZONES) {
-    const r = await call(url, TOKENS[z], '/agent/v1/report', {
+async function report(url: string, target: string, rtt: Readonly<Record<LeafZone, number>>): Promise<void> {
+  for (const z of LEAF_ZONES) {
+    const r = await call(url, ZONE_TOKENS[z], '/agent/v1/report', {
       zone: z,
       probes: [{ target, method: 'dns', sent: 3, received: 3, rttMinMs: rtt[z], rttMedianMs: rtt[z] }],
     });
@@ -130,15 +92,15 @@ test.serial(
     const first = await ask(server, from);
     t.is(first.status, 'NOERROR');
     t.true(first.flags.includes('aa'), 'an authoritative answer (seed step 8)');
-    t.deepEqual(addresses(first), [ADDRESS.eu], 'unmeasured: the fallback order (defaultOrder: Europe first)');
+    t.deepEqual(addresses(first), [DC_ADDRESS.eu], 'unmeasured: the fallback order (defaultOrder: Europe first)');
 
     const explained = await call(url, undefined, `/explain?name=www.work.test&type=A&client=${from}`);
     const step = explained.json.selections[0].steps.find((s: { stage: string }) => s.stage === 'network-proximity');
     t.like(step, { source: 'cache', measured: false, network: '127.0.1.0/24' }, 'the fallback index is cached; the trace says it is not measured');
 
     // The probe request reached every zone's agents through the agent API.
-    for (const z of ZONES) {
-      const probes = await call(url, TOKENS[z], '/agent/v1/probes?max=10&wait=0');
+    for (const z of LEAF_ZONES) {
+      const probes = await call(url, ZONE_TOKENS[z], '/agent/v1/probes?max=10&wait=0');
       t.is(probes.status, 200);
       t.deepEqual(
         probes.json.requests.map((r: { network: string }) => r.network),
@@ -150,7 +112,7 @@ test.serial(
     await report(url, '127.0.1.0', { '0.1': 5, '0.2': 80, '1': 200 });
     const moved = await waitFor(
       'the answer to follow the measured proximity (East Coast)',
-      async () => addresses(await ask(server, from))[0] === ADDRESS.east,
+      async () => addresses(await ask(server, from))[0] === DC_ADDRESS.east,
       5000,
       {
         everyMs: 200,
@@ -167,15 +129,15 @@ test.serial(
     );
 
     // Another network is unaffected by this one's measurements.
-    t.deepEqual(addresses(await ask(server, '127.0.2.1')), [ADDRESS.eu]);
+    t.deepEqual(addresses(await ask(server, '127.0.2.1')), [DC_ADDRESS.eu]);
 
     // RTTs change: West Coast is nearest now; the answer moves once the cached index expires.
     await report(url, '127.0.1.0', { '0.1': 150, '0.2': 10, '1': 200 });
-    await waitFor('the answer to move to the West Coast', async () => addresses(await ask(server, from))[0] === ADDRESS.west, 5000, { everyMs: 200 });
+    await waitFor('the answer to move to the West Coast', async () => addresses(await ask(server, from))[0] === DC_ADDRESS.west, 5000, { everyMs: 200 });
 
     // With ECS the index is still the resolver's (the path the agents probe): the answer does not vary with the ECS client, so the scope is 0.
     const withEcs = await ask(server, from, ['+subnet=198.51.100.0/24']);
-    t.deepEqual(addresses(withEcs), [ADDRESS.west]);
+    t.deepEqual(addresses(withEcs), [DC_ADDRESS.west]);
     t.is(withEcs.ecs?.scope, 0);
 
     const metrics = await (await fetch(`${url}/metrics`)).text();
@@ -204,7 +166,7 @@ test.serial('PDB unavailable (pdb: disabled): round-robin among the healthy data
   await waitFor(
     'Europe to be marked down',
     async () => {
-      for (let i = 0; i < 4; i++) if (addresses(await ask(server, from)).includes(ADDRESS.eu)) return false;
+      for (let i = 0; i < 4; i++) if (addresses(await ask(server, from)).includes(DC_ADDRESS.eu)) return false;
       return true;
     },
     10_000,
@@ -216,10 +178,10 @@ test.serial('PDB unavailable (pdb: disabled): round-robin among the healthy data
     t.is(a.length, 1);
     seen.set(a[0]!, (seen.get(a[0]!) ?? 0) + 1);
   }
-  t.false(seen.has(ADDRESS.eu), 'a keepalive-down data center is never answered');
+  t.false(seen.has(DC_ADDRESS.eu), 'a keepalive-down data center is never answered');
   t.is((await ask(server, from, ['+subnet=198.51.100.0/24'])).ecs?.scope, 0, 'round-robin does not depend on the client');
-  t.is(seen.get(ADDRESS.east), 6, 'round-robin: east and west alternate');
-  t.is(seen.get(ADDRESS.west), 6);
+  t.is(seen.get(DC_ADDRESS.east), 6, 'round-robin: east and west alternate');
+  t.is(seen.get(DC_ADDRESS.west), 6);
 });
 
 /** A TCP server on a free loopback port (a monitor's target that is up). */
@@ -278,10 +240,10 @@ async function probeTrain(source: string, target: string, port: number, count: n
  * the agent API for probe requests, probes each target through the delaying responder from its
  * own source address, and reports the train's RTTs.
  */
-function zoneAgent(url: string, zone: Zone, source: string, port: number, stopped: () => boolean): Promise<void> {
+function zoneAgent(url: string, zone: LeafZone, source: string, port: number, stopped: () => boolean): Promise<void> {
   return (async () => {
     while (!stopped()) {
-      const r = await call(url, TOKENS[zone], '/agent/v1/probes?max=10&wait=1');
+      const r = await call(url, ZONE_TOKENS[zone], '/agent/v1/probes?max=10&wait=1');
       if (r.status !== 200) throw new Error(`probes for zone ${zone}: ${r.status}`);
       for (const req of r.json.requests as { target: string }[]) {
         const train = await probeTrain(source, req.target, port, 3);
@@ -290,7 +252,7 @@ function zoneAgent(url: string, zone: Zone, source: string, port: number, stoppe
             ? { target: req.target, method: 'dns', sent: 3, received: train.received, rttMinMs: train.min, rttMedianMs: train.median }
             : { target: req.target, method: 'dns', sent: 3, received: 0 },
         ];
-        const rep = await call(url, TOKENS[zone], '/agent/v1/report', { zone, probes });
+        const rep = await call(url, ZONE_TOKENS[zone], '/agent/v1/report', { zone, probes });
         if (rep.status !== 200) throw new Error(`report for zone ${zone}: ${rep.status} ${JSON.stringify(rep.json)}`);
       }
     }
@@ -303,7 +265,7 @@ test.serial(
     const { url, server } = await engine(t);
     // The client network's resolver is 127.0.4.1; probe requests name the resolver itself as the target.
     const from = '127.0.4.1';
-    const sources: Record<Zone, string> = { '0.1': '127.0.10.1', '0.2': '127.0.10.2', '1': '127.0.11.1' };
+    const sources: Record<LeafZone, string> = { '0.1': '127.0.10.1', '0.2': '127.0.10.2', '1': '127.0.11.1' };
     const delays = new Map<string, number>([
       [sources['0.1'], 5],
       [sources['0.2'], 80],
@@ -311,7 +273,7 @@ test.serial(
     ]);
     const responder = await delayingResponder(from, delays);
     let stop = false;
-    const agents = ZONES.map((z) => zoneAgent(url, z, sources[z], responder.port, () => stop));
+    const agents = LEAF_ZONES.map((z) => zoneAgent(url, z, sources[z], responder.port, () => stop));
     t.teardown(async () => {
       stop = true;
       await Promise.allSettled(agents);
@@ -319,13 +281,13 @@ test.serial(
     });
 
     const started = Date.now();
-    t.deepEqual(addresses(await ask(server, from)), [ADDRESS.eu], 'the first answer is immediate, from the fallback order');
-    await waitFor('the answer to follow the measured proximity', async () => addresses(await ask(server, from))[0] === ADDRESS.east, 8000, { everyMs: 200 });
+    t.deepEqual(addresses(await ask(server, from)), [DC_ADDRESS.eu], 'the first answer is immediate, from the fallback order');
+    await waitFor('the answer to follow the measured proximity', async () => addresses(await ask(server, from))[0] === DC_ADDRESS.east, 8000, { everyMs: 200 });
     t.log(`measured answer after ${Date.now() - started} ms`);
 
     delays.set(sources['0.1'], 200);
     delays.set(sources['0.2'], 5);
-    await waitFor('the answer to move when the delays swap', async () => addresses(await ask(server, from))[0] === ADDRESS.west, 10_000, { everyMs: 200 });
+    await waitFor('the answer to move when the delays swap', async () => addresses(await ask(server, from))[0] === DC_ADDRESS.west, 10_000, { everyMs: 200 });
     t.pass();
   },
 );
@@ -359,11 +321,11 @@ function topTierConfig(sub01: { port: number }, sub02: { port: number }): string
   return `
 listeners:
   dns: [{ address: 127.0.0.1, port: 0 }]
-  admin: { address: 127.0.0.1, port: 0, token: ${ADMIN} }
+  admin: { address: 127.0.0.1, port: 0, token: ${ADMIN_TOKEN} }
 logging: { level: silent }
 agents:
   credentials:
-${ZONES.map((z) => `    - { name: zone-${z.replace('.', '-')}, zone: "${z}", token: ${TOKENS[z]} }`).join('\n')}
+${LEAF_ZONES.map((z) => `    - { name: zone-${z.replace('.', '-')}, zone: "${z}", token: ${ZONE_TOKENS[z]} }`).join('\n')}
 networkProximity:
   zones:
     - { id: "0", name: U.S. }
@@ -386,7 +348,7 @@ datacenters:
   - { name: eu, proximityZone: "1" }
 services:
   - name: web
-    endpoints: [{ dc: eu, address: ${ADDRESS.eu} }]
+    endpoints: [{ dc: eu, address: ${DC_ADDRESS.eu} }]
 records:
   - name: www.work.test
     type: A
@@ -399,8 +361,8 @@ records:
 test.serial(
   'seed 000 steps 4-8 in alias mode: PDNS-0 answers a CNAME into the East Coast sub-tier, whose engine answers the East Coast address; Europe is answered locally',
   async (t) => {
-    const east = await engine(t, subTierConfig('z01.work.test', '0.1', ADDRESS.east));
-    const west = await engine(t, subTierConfig('z02.work.test', '0.2', ADDRESS.west));
+    const east = await engine(t, subTierConfig('z01.work.test', '0.1', DC_ADDRESS.east));
+    const west = await engine(t, subTierConfig('z02.work.test', '0.2', DC_ADDRESS.west));
     const top = await engine(t, topTierConfig(east.server, west.server));
     const from = '127.0.5.1';
 
@@ -438,22 +400,22 @@ test.serial(
     );
     const followed = await dig(east.server, ['-b', from, 'www.z01.work.test', 'A']);
     t.true(followed.flags.includes('aa'));
-    t.deepEqual(addresses(followed), [ADDRESS.east], "the East Coast address, as in the seed's step 8");
+    t.deepEqual(addresses(followed), [DC_ADDRESS.east], "the East Coast address, as in the seed's step 8");
 
     // West Coast nearest: the other alias; Europe nearest: Europe's address from PDNS-0 itself.
     await report(top.url, '127.0.5.0', { '0.1': 80, '0.2': 5, '1': 200 });
     await waitFor('the West Coast alias', async () => (await ask(top.server, from)).answer.some((a) => a.data === 'www.z02.work.test.'), 5000, {
       everyMs: 200,
     });
-    t.deepEqual(addresses(await dig(west.server, ['-b', from, 'www.z02.work.test', 'A'])), [ADDRESS.west]);
+    t.deepEqual(addresses(await dig(west.server, ['-b', from, 'www.z02.work.test', 'A'])), [DC_ADDRESS.west]);
     await report(top.url, '127.0.5.0', { '0.1': 80, '0.2': 90, '1': 5 });
-    await waitFor('Europe', async () => addresses(await ask(top.server, from))[0] === ADDRESS.eu, 5000, { everyMs: 200 });
+    await waitFor('Europe', async () => addresses(await ask(top.server, from))[0] === DC_ADDRESS.eu, 5000, { everyMs: 200 });
   },
 );
 
 test.serial('sub-tier keepalive: when the East Coast sub-tier engine stops answering, PDNS-0 skips its zone and aliases the next one', async (t) => {
-  const east = await engine(t, subTierConfig('z01.work.test', '0.1', ADDRESS.east));
-  const west = await engine(t, subTierConfig('z02.work.test', '0.2', ADDRESS.west));
+  const east = await engine(t, subTierConfig('z01.work.test', '0.1', DC_ADDRESS.east));
+  const west = await engine(t, subTierConfig('z02.work.test', '0.2', DC_ADDRESS.west));
   const top = await engine(t, topTierConfig(east.server, west.server));
   const from = '127.0.6.1';
   await report(top.url, '127.0.6.0', { '0.1': 5, '0.2': 40, '1': 200 });

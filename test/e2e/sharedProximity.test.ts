@@ -1,6 +1,7 @@
 import test from 'ava';
 import { dig, type DigResult } from '../support/dig.js';
 import { startEngine, stopAllEngines, type EngineProcess } from '../support/engineProcess.js';
+import { DC_ADDRESS, LEAF_ZONES, proximityConfig, ZONE_TOKENS } from '../support/proximityFixture.js';
 import { startRedis, stopAllRedis, type RedisPeer } from '../support/redisServer.js';
 import { waitFor } from '../support/waitFor.js';
 
@@ -12,56 +13,17 @@ import { waitFor } from '../support/waitFor.js';
  * of their own /24 inside 127.0.0.0/8 (`dig -b`), as in networkProximity.test.ts.
  */
 
-const ADMIN = 'admin-token-0123456789';
-const TOKENS = { '0.1': 'zone-0-1-token-0123456789', '0.2': 'zone-0-2-token-0123456789', '1': 'zone-1-token-0123456789' } as const;
-type Zone = keyof typeof TOKENS;
-const ZONES = Object.keys(TOKENS) as Zone[];
-const ADDRESS = { east: '192.0.2.1', west: '192.0.2.2', eu: '192.0.2.3' } as const;
-
 test.after.always(async () => {
   await stopAllEngines();
   await stopAllRedis();
 });
 
 function config(node: string, redis: RedisPeer): string {
-  return `
-listeners:
-  dns: [{ address: 127.0.0.1, port: 0 }]
-  admin: { address: 127.0.0.1, port: 0, token: ${ADMIN} }
-logging: { level: info }
+  return proximityConfig({
+    sections: `logging: { level: info }
 store:
-  redis: { url: "${redis.url}", node: ${node}, namespace: proximity, connectTimeoutSeconds: 5 }
-agents:
-  credentials:
-${ZONES.map((z) => `    - { name: zone-${z.replace('.', '-')}, zone: "${z}", token: ${TOKENS[z]} }`).join('\n')}
-  probes: { refreshSeconds: 1 }
-networkProximity:
-  zones:
-    - { id: "0", name: U.S. }
-    - { id: "0.1", name: East Coast }
-    - { id: "0.2", name: West Coast }
-    - { id: "1", name: Europe }
-  defaultOrder: ["1"]
-  indexTtlSeconds: 1
-  samples: 1
-  toleranceMs: 5
-zones:
-  - name: work.test
-    soa: { mname: ns1.work.test, rname: hostmaster.work.test }
-    ns: [ns1.work.test]
-datacenters:
-  - { name: east, proximityZone: "0.1" }
-  - { name: west, proximityZone: "0.2" }
-  - { name: eu, proximityZone: "1" }
-services:
-  - name: web
-    endpoints:
-      - { dc: east, address: ${ADDRESS.east} }
-      - { dc: west, address: ${ADDRESS.west} }
-      - { dc: eu, address: ${ADDRESS.eu} }
-records:
-  - { name: www.work.test, type: A, ttl: 5, service: web, policy: { type: network-proximity } }
-`;
+  redis: { url: "${redis.url}", node: ${node}, namespace: proximity, connectTimeoutSeconds: 5 }`,
+  });
 }
 
 async function call(e: EngineProcess, token: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
@@ -91,36 +53,40 @@ test.serial('a probe request queued by a query on node a is given to an agent lo
   const [a, b] = await twoNodes();
   // The long poll on b starts before the query on a: b's poll must wake on a's append.
   const started = performance.now();
-  const polled = call(b, TOKENS['0.1'], '/agent/v1/probes?max=10&wait=20');
+  const polled = call(b, ZONE_TOKENS['0.1'], '/agent/v1/probes?max=10&wait=20');
   await new Promise((r) => setTimeout(r, 300));
   t.is((await ask(a, '127.0.11.1')).status, 'NOERROR');
   const fromB = await polled;
   t.is(fromB.status, 200);
   t.deepEqual(networks(fromB), ['127.0.11.0/24'], 'the request of a query on a, given by b');
   t.true(performance.now() - started < 15_000, 'the long poll woke on the other node’s append, not at its end');
-  t.deepEqual(networks(await call(a, TOKENS['0.1'], '/agent/v1/probes?max=10&wait=0')), [], 'not given again to the group on node a');
-  t.deepEqual(networks(await call(b, TOKENS['0.1'], '/agent/v1/probes?max=10&wait=0')), [], 'nor on node b');
-  t.deepEqual(networks(await call(a, TOKENS['1'], '/agent/v1/probes?max=10&wait=0')), ['127.0.11.0/24'], 'another group (zone 1) gets it too, from node a');
-  t.deepEqual(networks(await call(b, TOKENS['1'], '/agent/v1/probes?max=10&wait=0')), []);
+  t.deepEqual(networks(await call(a, ZONE_TOKENS['0.1'], '/agent/v1/probes?max=10&wait=0')), [], 'not given again to the group on node a');
+  t.deepEqual(networks(await call(b, ZONE_TOKENS['0.1'], '/agent/v1/probes?max=10&wait=0')), [], 'nor on node b');
+  t.deepEqual(
+    networks(await call(a, ZONE_TOKENS['1'], '/agent/v1/probes?max=10&wait=0')),
+    ['127.0.11.0/24'],
+    'another group (zone 1) gets it too, from node a',
+  );
+  t.deepEqual(networks(await call(b, ZONE_TOKENS['1'], '/agent/v1/probes?max=10&wait=0')), []);
 });
 
 test.serial('a measurement reported to node a orders the zones on node b (the PDB is shared)', async (t) => {
   const [a, b] = await twoNodes();
   const from = '127.0.12.1';
-  t.deepEqual(addresses(await ask(b, from)), [ADDRESS.eu], 'unmeasured: the fallback order (Europe first) on b');
-  for (const z of ZONES) {
+  t.deepEqual(addresses(await ask(b, from)), [DC_ADDRESS.eu], 'unmeasured: the fallback order (Europe first) on b');
+  for (const z of LEAF_ZONES) {
     const rtt = { '0.1': 150, '0.2': 10, '1': 200 }[z];
-    const r = await call(a, TOKENS[z], '/agent/v1/report', {
+    const r = await call(a, ZONE_TOKENS[z], '/agent/v1/report', {
       zone: z,
       probes: [{ target: from, method: 'dns', sent: 3, received: 3, rttMinMs: rtt, rttMedianMs: rtt }],
     });
     t.is(r.status, 200);
   }
-  const ms = await waitFor('node b answers the West Coast (measured on a)', async () => addresses(await ask(b, from))[0] === ADDRESS.west, 10_000, {
+  const ms = await waitFor('node b answers the West Coast (measured on a)', async () => addresses(await ask(b, from))[0] === DC_ADDRESS.west, 10_000, {
     everyMs: 200,
   });
   t.log(`a measurement reported to node a ordered node b's answer within ${Math.round(ms)} ms (index TTL 1 s)`);
-  t.deepEqual(addresses(await ask(a, from)), [ADDRESS.west], 'and node a’s');
+  t.deepEqual(addresses(await ask(a, from)), [DC_ADDRESS.west], 'and node a’s');
   const explained = await (await fetch(`${b.adminUrl}/explain?name=www.work.test&type=A&client=${from}`)).json();
   const step = explained.selections[0].steps.find((s: { stage: string }) => s.stage === 'network-proximity');
   t.like(step, { measured: true, network: '127.0.12.0/24' });

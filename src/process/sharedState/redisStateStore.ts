@@ -67,6 +67,8 @@ export class RedisStateStore implements StateStore {
   private readonly dirty = new Map<string, Pending>();
   private readonly commands: Redis;
   private reader: Redis | undefined;
+  /** The reader connection's client id (`CLIENT ID`), to wake its blocking read (`CLIENT UNBLOCK`). */
+  private readerId: number | undefined;
   private readonly streams = new Map<string, RedisStream<unknown>>();
   private readonly keys: {
     readonly log: string;
@@ -158,7 +160,12 @@ export class RedisStateStore implements StateStore {
       });
       this.streams.set(name, s);
       // Until this answers the reader follows it from `$` (new entries only); the next resync sets it anyway.
-      if (this.state.state === 'connected') this.streamTail(s).catch(() => undefined);
+      // Then the reader is woken to follow it from that tail (waking it before would read from `$`
+      // and race with the answer).
+      if (this.state.state === 'connected')
+        this.streamTail(s)
+          .then(() => this.wakeReader())
+          .catch(() => undefined);
     }
     return s as RedisStream<V>;
   }
@@ -297,6 +304,14 @@ export class RedisStateStore implements StateStore {
     const reader = this.opts.connect(this.blockMs);
     this.reader = reader;
     reader.on('error', () => undefined);
+    // A reconnected reader is a new client: its id is asked again on every connect.
+    const askId = (): void => {
+      reader
+        .client('ID')
+        .then((id) => (this.readerId = Number(id)))
+        .catch(() => undefined);
+    };
+    reader.on('ready', askId);
     const loop = async (): Promise<void> => {
       while (!this.stopped) {
         try {
@@ -323,6 +338,15 @@ export class RedisStateStore implements StateStore {
       }
     };
     void loop();
+  }
+
+  /**
+   * Ends the reader's blocking read at once (`CLIENT UNBLOCK`, as if it timed out), so its next read
+   * follows a stream opened meanwhile: without it the stream's first entries wait up to `blockMs`.
+   */
+  private wakeReader(): void {
+    if (this.readerId === undefined || this.state.state !== 'connected') return;
+    this.commands.client('UNBLOCK', this.readerId).catch(() => undefined);
   }
 
   /** Applies one change-log entry (fields: `m` map, `k` key, `v` JSON value or absent for a delete, `n` node). */

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { stopAllRedis, startRedis } from '../../../test/support/redisServer.js';
 import { waitFor } from '../../../test/support/waitFor.js';
-import { openStateStore, type OpenedStore } from './openStateStore.js';
-import type { RedisStateStore } from './redisStateStore.js';
+import { connectRedis, openStateStore, type OpenedStore } from './openStateStore.js';
+import { RedisStateStore } from './redisStateStore.js';
 import { storeSchema } from './storeSchema.js';
 
 const opened: OpenedStore[] = [];
@@ -18,6 +18,30 @@ async function node(url: string, name: string, namespace: string): Promise<Redis
   return o.store as RedisStateStore;
 }
 
+test('a stream opened while the reader blocks is followed at once, not after the blocking read ends', async (t) => {
+  const redis = await startRedis();
+  const { redis: config } = storeSchema.parse({ redis: { url: redis.url, node: 'x', namespace: 's3' } });
+  // Reads block 20 s: without waking the reader, b would see the stream only when its read ends.
+  const make = (name: string): RedisStateStore => {
+    const store = new RedisStateStore({ connect: (blockMs) => connectRedis(config, blockMs), node: name, namespace: '{s3}', logLength: 1000, blockMs: 20_000 });
+    opened.push({ store, ready: () => store.ready(5000), stop: () => store.stop() });
+    return store;
+  };
+  const a = make('a');
+  const b = make('b');
+  t.true(await a.ready(5000));
+  t.true(await b.ready(5000));
+  await new Promise((r) => setTimeout(r, 500));
+  const woken: number[] = [];
+  b.stream<{ n: number }>('late', { maxLength: 10 }).watch((e) => woken.push(e.value.n));
+  // Watchers wake long polls for entries after the tail b found when it opened the stream.
+  await new Promise((r) => setTimeout(r, 300));
+  a.stream<{ n: number }>('late', { maxLength: 10 }).append({ n: 1 });
+  const started = Date.now();
+  await waitFor('b’s watcher sees a’s append', () => woken.length === 1, 19_000);
+  t.true(Date.now() - started < 8000, `seen after ${Date.now() - started} ms (reads block 20 s)`);
+});
+
 test('an entry appended on one node is given to a group once, whichever node the group reads from; every group gets it', async (t) => {
   const redis = await startRedis();
   const a = await node(redis.url, 'a', 's1');
@@ -26,6 +50,9 @@ test('an entry appended on one node is given to a group once, whichever node the
   const sb = b.stream<{ n: number }>('q', { maxLength: 100 });
   const woken: number[] = [];
   sb.watch((e) => woken.push(e.value.n));
+  // Watchers see entries after the tail b found when it opened the stream: appends racing that
+  // first exchange may fall before it (CI: a's five appends reached Redis first, none was seen).
+  await new Promise((r) => setTimeout(r, 300));
   for (let n = 0; n < 5; n++) sa.append({ n });
   await waitFor('b’s watchers see a’s appends', () => woken.length === 5, 5000);
   t.deepEqual(woken, [0, 1, 2, 3, 4]);
