@@ -1,5 +1,6 @@
 import { chmodSync, lstatSync, readFileSync, readlinkSync, renameSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { ListeningSocket } from '../core/contracts/frontDoor.js';
 
 /** Longest Unix socket path Linux accepts (`sun_path` is 108 bytes with the terminating NUL). */
 export const MAX_SOCKET_PATH_BYTES = 107;
@@ -60,6 +61,28 @@ function temporaryName(path: string): string {
 const inherited = new WeakSet<Server>();
 /** Servers whose listening socket a replacement process took over: their file is the replacement's. */
 const handedOver = new WeakSet<Server>();
+
+/** The hand-over key of a Unix socket door's listening socket (`FrontDoor.listening`): `unix|PATH`. */
+function unixSocketKey(path: string): string {
+  return `unix|${path}`;
+}
+
+/**
+ * The listening socket at `path` that a replaced process passed (`gslbd ctl replace`), from the
+ * sockets a replacement was started with; undefined when none was passed (or not a stream server).
+ */
+export function takenOverUnixSocket(inherited: ReadonlyMap<string, ListeningSocket>, path: string): Server | undefined {
+  const old = inherited.get(unixSocketKey(path));
+  return old && !('send' in old) ? old : undefined;
+}
+
+/**
+ * `FrontDoor.listening()` of a Unix socket door: its listening socket under `unix|PATH`, for a
+ * replacement process; empty before the door started and after it handed over.
+ */
+export function unixListening(path: string, server: Server | undefined): ReadonlyMap<string, ListeningSocket> {
+  return new Map(server ? [[unixSocketKey(path), server]] : []);
+}
 
 /**
  * Stops accepting on this process's copy of a listening socket that a replacement process took

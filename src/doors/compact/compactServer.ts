@@ -18,7 +18,7 @@ import {
 } from './frameCodec.js';
 import { handOverConnections, type HandoverCandidate } from '../connectionHandover.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
-import { closeUnixSocket, listenUnixSocket, releaseUnixSocket } from '../unixSocket.js';
+import { closeUnixSocket, listenUnixSocket, releaseUnixSocket, takenOverUnixSocket, unixListening } from '../unixSocket.js';
 import { FrameReader, FramingError } from './frameReader.js';
 import { ReplyBatch } from './replyBatch.js';
 
@@ -78,20 +78,14 @@ export class CompactServer implements FrontDoor {
    * @throws Error when the path is too long, exists and is not a socket, is in use, or cannot be bound.
    */
   async start(inherited: ReadonlyMap<string, ListeningSocket> = new Map()): Promise<void> {
-    const old = inherited.get(this.key);
-    const server = await listenUnixSocket('compact', this.path, this.config.mode, (conn) => this.accept(conn), old && !('send' in old) ? old : undefined);
+    const server = await listenUnixSocket('compact', this.path, this.config.mode, (conn) => this.accept(conn), takenOverUnixSocket(inherited, this.path));
     server.on('error', (e) => this.deps.log.error({ err: e, component: 'compact' }, 'compact listener error'));
     this.server = server;
   }
 
-  /** The hand-over key of the socket: `unix|PATH`. */
-  private get key(): string {
-    return `unix|${this.path}`;
-  }
-
   /** The listening socket, for a replacement process. */
   listening(): ReadonlyMap<string, ListeningSocket> {
-    return new Map(this.server ? [[this.key, this.server]] : []);
+    return unixListening(this.path, this.server);
   }
 
   /**

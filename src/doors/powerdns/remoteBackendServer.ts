@@ -11,7 +11,7 @@ import type { ZoneSigningKeys } from '../../core/contracts/zoneSigningKeys.js';
 import { errorReply, RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
 import { handOverConnections, type HandoverCandidate } from '../connectionHandover.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
-import { closeUnixSocket, listenUnixSocket, releaseUnixSocket } from '../unixSocket.js';
+import { closeUnixSocket, listenUnixSocket, releaseUnixSocket, takenOverUnixSocket, unixListening } from '../unixSocket.js';
 import { RequestLines } from './requestLines.js';
 
 /**
@@ -83,20 +83,14 @@ export class RemoteBackendServer implements FrontDoor {
    * @throws Error when the path is too long, in use, not a socket, or cannot be bound.
    */
   async start(inherited: ReadonlyMap<string, ListeningSocket> = new Map()): Promise<void> {
-    const old = inherited.get(this.key);
-    const server = await listenUnixSocket('PowerDNS', this.path, this.config.mode, (conn) => this.accept(conn), old && !('send' in old) ? old : undefined);
+    const server = await listenUnixSocket('PowerDNS', this.path, this.config.mode, (conn) => this.accept(conn), takenOverUnixSocket(inherited, this.path));
     server.on('error', (e) => this.deps.log.error({ err: e }, 'PowerDNS socket error'));
     this.server = server;
   }
 
-  /** The hand-over key of the socket: `unix|PATH`. */
-  private get key(): string {
-    return `unix|${this.path}`;
-  }
-
   /** The listening socket, for a replacement process. */
   listening(): ReadonlyMap<string, ListeningSocket> {
-    return new Map(this.server ? [[this.key, this.server]] : []);
+    return unixListening(this.path, this.server);
   }
 
   /**
