@@ -1,4 +1,5 @@
 import test from 'ava';
+import { performance } from 'node:perf_hooks';
 import { createSocket, type Socket } from 'node:dgram';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -29,7 +30,15 @@ async function udpResponder(address: string, delayMs: number, loss = 0, seed = 1
     // The query echoed with QR set: any response times the path.
     const reply = Buffer.from(msg);
     reply[2] = reply[2]! | 0x80;
-    setTimeout(() => socket.send(reply, from.port, from.address), delayMs);
+    // Node's timers count from the event loop's cached clock and may fire early by its staleness:
+    // the rest of the delay is waited out, so a reply never comes before it (CI: min 4.653 ms for 5).
+    const receivedAt = performance.now();
+    const send = (): void => {
+      const left = delayMs - (performance.now() - receivedAt);
+      if (left > 0) setTimeout(send, Math.ceil(left));
+      else socket.send(reply, from.port, from.address);
+    };
+    setTimeout(send, delayMs);
   });
   await new Promise<void>((done) => socket.bind(0, address, () => done()));
   r.port = (socket.address() as AddressInfo).port;
