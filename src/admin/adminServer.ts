@@ -250,6 +250,7 @@ export class AdminServer implements RouteSink {
       const denied = this.authorise(req);
       if (denied) {
         req.resume();
+        this.audit(req, url, denied.status, undefined);
         send(res, denied);
         return;
       }
@@ -257,11 +258,35 @@ export class AdminServer implements RouteSink {
     if (route.method === 'GET' || route.method === 'DELETE') {
       // Content in a GET or DELETE has no defined meaning (RFC 9110 §9.3.1, §9.3.5): drained, not parsed.
       req.resume();
-      send(res, await route.handle({ url, body: undefined, headers: req.headers }));
+      const reply = await route.handle({ url, body: undefined, headers: req.headers });
+      if (route.mutating) this.audit(req, url, reply.status, undefined);
+      send(res, reply);
       return;
     }
     const body = await readBody(req);
-    send(res, body.ok ? await route.handle({ url, body: body.value, headers: req.headers }) : body.reply);
+    const reply = body.ok ? await route.handle({ url, body: body.value, headers: req.headers }) : body.reply;
+    if (route.mutating) this.audit(req, url, reply.status, body.ok ? body.value : undefined);
+    send(res, reply);
+  }
+
+  /**
+   * The audit log: one `info` line (`audit: true`) per operator action, i.e. per request to a
+   * mutating route, refused ones included, with the client address, the route, the status
+   * answered and the request body when it is small (larger bodies, metric pushes, by size only).
+   */
+  private audit(req: IncomingMessage, url: URL, status: number, body: unknown): void {
+    const text = body === undefined ? '' : JSON.stringify(body);
+    this.log.info(
+      {
+        audit: true,
+        client: req.socket.remoteAddress,
+        method: req.method,
+        path: url.pathname,
+        status,
+        ...(text.length <= AUDIT_BODY_CHARS ? (body === undefined ? {} : { body }) : { bodyChars: text.length }),
+      },
+      status < 300 ? 'admin action' : 'admin action refused',
+    );
   }
 
   /**
@@ -289,7 +314,7 @@ export class AdminServer implements RouteSink {
     else this.perClient.set(client, left);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'close' });
     res.write(': gslbd\n\n');
-    const unsubscribe = stream.subscribe((event, data) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`));
+    const unsubscribe = stream.subscribe((event, data) => res.write(`event: ${event}\ndata: ${serialised(data)}\n\n`));
     const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), this.limits.heartbeatMs);
     heartbeat.unref();
     socket.once('close', () => {
@@ -305,6 +330,21 @@ export class AdminServer implements RouteSink {
     if (given.length !== want.length || !timingSafeEqual(given, want)) return { status: 401, json: { error: 'missing or wrong admin token' } };
     return undefined;
   }
+}
+
+/** Request bodies up to this many characters of JSON are written into the audit log whole. */
+const AUDIT_BODY_CHARS = 4096;
+
+let lastEventData: unknown;
+let lastEventText = '';
+
+/** `JSON.stringify(data)`, once per object: an update sent to every subscriber is serialised once. */
+function serialised(data: unknown): string {
+  if (data !== lastEventData || typeof data !== 'object' || data === null) {
+    lastEventText = JSON.stringify(data);
+    lastEventData = data;
+  }
+  return lastEventText;
 }
 
 type BodyResult = { ok: true; value: unknown } | { ok: false; reply: AdminReply };

@@ -20,4 +20,6 @@ export interface EngineCondition {
   readonly reasons: readonly DegradedReason[];
   /** The last reload, when one ran: `{ reason, at, generation }` or `{ reason, at, error }`. */
   readonly lastReload?: unknown;
+  /** The recent reloads, newest first, in the form of `lastReload` (the console's reload history). */
+  readonly reloads?: readonly unknown[];
 }

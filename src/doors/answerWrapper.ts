@@ -177,8 +177,10 @@ export class AnswerWrapper {
   }
 
   private deliver<Q, R>(form: AnswerForm<Q, R>, q: Q, query: Query, label: string, answer: Answer): R {
-    this.deps.metrics.countQuery(label, answer.rcode);
+    const metrics = this.deps.metrics;
+    metrics.countQuery(label, answer.rcode);
     this.countDcs(answer.dcs);
+    if (metrics.clientAnswers.active && answer.dcs.length > 0) metrics.clientAnswers.add(query.client.address, answer.dcs);
     return form.answer(q, answer, query);
   }
 

@@ -1,7 +1,7 @@
 import type { DegradedReason, EngineCondition } from '../admin/engineCondition.js';
 import type { FailsafeWatch } from '../capabilities/health/failsafeWatch.js';
 import type { StaleMetricRow } from '../capabilities/steering/metricStore.js';
-import type { ReloadHistory } from './reloadHistory.js';
+import type { ReloadAttempt, ReloadHistory } from './reloadHistory.js';
 
 /**
  * The engine's condition for `/healthz` and `/status`: degraded while a GSLB record answers by
@@ -44,10 +44,13 @@ export function engineCondition(failsafe: FailsafeWatch, reloads: ReloadHistory,
   return {
     status: reasons.length > 0 ? 'degraded' : 'ok',
     reasons,
-    ...(last
-      ? { lastReload: { reason: last.reason, at: iso(last.atMs), ...(last.error !== undefined ? { error: last.error } : { generation: last.generation }) } }
-      : {}),
+    ...(last ? { lastReload: reloadJson(last) } : {}),
+    reloads: reloads.recent().map(reloadJson),
   };
+}
+
+function reloadJson(r: ReloadAttempt): object {
+  return { reason: r.reason, at: iso(r.atMs), ...(r.error !== undefined ? { error: r.error } : { generation: r.generation }) };
 }
 
 function iso(ms: number): string {

@@ -249,8 +249,8 @@ async function startAfterSignals(
     // Counterfactual /explain and replay: candidates through the same reader as reloads, compiled apart from the live snapshot.
     const counterfactuals = new Counterfactuals({ engine, running: () => running.config, reader });
     for (const r of whatIfRoutes({ engine, counterfactual: (w) => counterfactuals.snapshot(w), afterAnswer })) admin.route(r);
-    const consoleFeed = new ConsoleFeed(engine, metrics, condition);
-    for (const r of consoleRoutes(consoleFeed)) admin.route(r);
+    const consoleFeed = new ConsoleFeed(engine, metrics, condition, () => storeTelemetry.describe());
+    for (const r of consoleRoutes(consoleFeed, engine)) admin.route(r);
     admin.stream(consoleStream(consoleFeed));
     for (const { runtime } of runtimes) for (const r of runtime.routes ?? []) admin.route(r);
     for (const door of doors.values()) for (const r of door.routes ?? []) admin.route(r);

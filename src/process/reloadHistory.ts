@@ -1,3 +1,6 @@
+/** How many reloads {@link ReloadHistory.recent} keeps. */
+export const RELOAD_HISTORY_LENGTH = 20;
+
 /** One reload attempt. */
 export interface ReloadAttempt {
   /** What asked for it: `SIGHUP`, `file changed`, `admin API`. */
@@ -18,15 +21,27 @@ export interface ReloadAttempt {
 export class ReloadHistory {
   private last: ReloadAttempt | undefined;
   private failingSinceMs: number | undefined;
+  private readonly recentAttempts: ReloadAttempt[] = [];
 
   succeeded(reason: string, generation: number, atMs: number): void {
-    this.last = { reason, atMs, generation };
+    this.keep({ reason, atMs, generation });
     this.failingSinceMs = undefined;
   }
 
   failed(reason: string, error: string, atMs: number): void {
-    this.last = { reason, atMs, error };
+    this.keep({ reason, atMs, error });
     this.failingSinceMs ??= atMs;
+  }
+
+  /** The last {@link RELOAD_HISTORY_LENGTH} reloads, newest first (the console's reload history). */
+  recent(): readonly ReloadAttempt[] {
+    return this.recentAttempts;
+  }
+
+  private keep(attempt: ReloadAttempt): void {
+    this.last = attempt;
+    this.recentAttempts.unshift(attempt);
+    if (this.recentAttempts.length > RELOAD_HISTORY_LENGTH) this.recentAttempts.pop();
   }
 
   /** The last reload (undefined before the first). */

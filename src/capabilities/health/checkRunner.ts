@@ -160,6 +160,7 @@ export class CheckRunner {
     const m = c.planned.monitor;
     this.opts.metrics?.observeCheck(m.name, outcome.ok, outcome.latencyMs / 1000);
     const before = c.state.status;
+    c.state.lastLatencyMs = outcome.latencyMs;
     if (!applyResult(c.state, outcome.ok, this.opts.clock.now(), m.rise, m.fall, outcome.error)) return;
     this.opts.log.info({ check: c.planned.id, from: before, to: c.state.status, error: outcome.error || undefined }, 'health check state changed');
     this.observe(c);

@@ -11,6 +11,8 @@ export interface CheckState {
   lastSuccessMs: number;
   /** Last result of any kind (ms since the epoch), 0 when none. */
   lastResultMs: number;
+  /** How long the last result took (ms), −1 when none (the console's last check latency). */
+  lastLatencyMs: number;
   /** Why the last failed result failed ('' after a success). */
   lastError: string;
   /**
@@ -23,7 +25,7 @@ export interface CheckState {
 
 /** A check that has no result yet. */
 export function unknownCheckState(nowMs: number): CheckState {
-  return { status: 'unknown', streak: 0, sinceMs: nowMs, lastSuccessMs: 0, lastResultMs: 0, lastError: '', provisional: false };
+  return { status: 'unknown', streak: 0, sinceMs: nowMs, lastSuccessMs: 0, lastResultMs: 0, lastLatencyMs: -1, lastError: '', provisional: false };
 }
 
 /**

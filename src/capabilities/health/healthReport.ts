@@ -7,7 +7,16 @@ import type { StateFileReport } from './stateFileKeeper.js';
 export interface HealthReport {
   stateFile: StateFileReport;
   endpoints: { endpoint: string; status: HealthStatus; override: AdminOverride | null; since: string | null; checks: readonly string[] }[];
-  checks: { check: string; monitor: string; type: string; status: HealthStatus; since: string; secondsSinceSuccess: number | null; lastError: string | null }[];
+  checks: {
+    check: string;
+    monitor: string;
+    type: string;
+    status: HealthStatus;
+    since: string;
+    secondsSinceSuccess: number | null;
+    lastLatencyMs: number | null;
+    lastError: string | null;
+  }[];
   datacenters: { dc: string; status: HealthStatus; rule: string; wan: readonly string[]; lan: readonly string[] }[];
   services: { service: string; dc: string; status: HealthStatus }[];
 }
@@ -49,6 +58,7 @@ export function healthReport({ plan, view, checks, stateFile, nowMs }: HealthRep
       status: c.state.status,
       since: new Date(c.state.sinceMs).toISOString(),
       secondsSinceSuccess: c.state.lastSuccessMs > 0 ? (nowMs - c.state.lastSuccessMs) / 1000 : null,
+      lastLatencyMs: c.state.lastLatencyMs >= 0 ? c.state.lastLatencyMs : null,
       lastError: c.state.lastError || null,
     })),
     datacenters: plan.dcs.map((d) => ({ dc: d.name, status: view.hostStatus(d.name), rule: d.rule, wan: d.wan, lan: d.lan })),

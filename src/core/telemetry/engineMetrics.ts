@@ -3,6 +3,7 @@ import { TYPE_CODES } from '../dns/records.js';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { BucketHistogram, type BucketCell } from './bucketHistogram.js';
 import { GSLBD_VERSION } from './buildInfo.js';
+import { ClientAnswerSamples } from './clientAnswerSamples.js';
 
 /**
  * The engine's Prometheus metrics (prom-client). Labels never carry client addresses or query
@@ -92,6 +93,9 @@ export class EngineMetrics {
 
   private readonly queryCells = new Map<string, CountCell[]>();
   private readonly dcCells = new Map<string, CountCell>();
+
+  /** GSLB answers with their client while the console watches (its map); never exported to Prometheus. */
+  readonly clientAnswers = new ClientAnswerSamples();
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
