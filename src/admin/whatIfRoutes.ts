@@ -1,16 +1,12 @@
 import { z } from 'zod';
 import type { AdminRoute } from '../core/contracts/adminRoute.js';
 import type { AfterAnswerHook } from '../core/contracts/frontDoor.js';
-import { configuredName } from '../core/dns/name.js';
-import { TYPE_CODES, type RecordType } from '../core/dns/records.js';
-import { familyBits, parseCidr } from '../core/net/ipAddress.js';
-import type { Query } from '../core/model/query.js';
 import { Engine } from '../pipeline/engine.js';
 import { explainQuery, type Explanation } from '../pipeline/explain.js';
 import type { Snapshot } from '../pipeline/snapshot.js';
-import { resolve } from '../pipeline/zones/authoritative.js';
 import { whatIfSchema, type WhatIf } from './whatIfSchema.js';
 import { MAX_REPLAY_QUERIES } from './whatIfLimits.js';
+import { replayRows } from './replayRows.js';
 
 /** A hypothesis the engine could not apply (an unknown data center, endpoint or metric, a candidate outside the configuration's directory, an invalid candidate): the caller's fault, 422. */
 export class WhatIfError extends Error {}
@@ -104,36 +100,9 @@ export function whatIfRoutes(deps: WhatIfDeps): AdminRoute[] {
         const snap = await counterfactual(parsed.data.whatIf);
         if (!('generation' in snap)) return snap;
         // Rotation runs on copies: the replay advances neither the live counters nor the other side's.
-        const liveCtx = { ...engine.ctx, rotation: engine.ctx.rotation.clone() };
-        const whatIfCtx = { ...engine.ctx, rotation: engine.ctx.rotation.clone() };
-        const results: ReplayRow[] = parsed.data.queries.map((q) => {
-          let query: Query;
-          try {
-            query = replayQuery(q.name, q.type, q.client);
-          } catch (e) {
-            return { error: (e as Error).message };
-          }
-          const a = resolve(query, base, liveCtx);
-          const b = resolve(query, snap, whatIfCtx);
-          return { live: { rcode: a.rcode, dcs: [...a.dcs] }, whatIf: { rcode: b.rcode, dcs: [...b.dcs] } };
-        });
+        const results = replayRows(base, snap, engine.ctx, parsed.data.queries);
         return { status: 200, json: { generation: engine.snapshot.generation, results } };
       },
     },
   ];
-}
-
-/** A replayed query as the DNS front door would ask it: `client` an address or an ECS source prefix. */
-function replayQuery(name: string, type: string, client: string): Query {
-  const code = /^\d+$/.test(type) ? Number(type) : TYPE_CODES[type.toUpperCase() as RecordType];
-  if (code === undefined) throw new Error(`unknown record type "${type}"`);
-  const prefix = parseCidr(client);
-  const fromEcs = prefix.prefix < familyBits(prefix.address.family);
-  return {
-    name: configuredName(name),
-    type: code,
-    client: { address: prefix.address, sourcePrefix: prefix.prefix, fromEcs },
-    transport: 'udp',
-    dnssecOk: false,
-  };
 }

@@ -3,7 +3,7 @@ import { Argument, type Command, Option } from 'commander';
 import type { ReplayRow } from '../admin/whatIfRoutes.js';
 import { MAX_REPLAY_QUERIES } from '../admin/whatIfLimits.js';
 import { parseWhatIf, WHAT_IF_FORMS, type WhatIfRequest } from './whatIfArguments.js';
-import { formatReplaySummary, readQueryLog, summariseReplay } from './whatIfReplay.js';
+import { formatReplaySummary, readQueryFile, summariseReplay, type LoggedQuery } from './whatIfReplay.js';
 
 /** Where `gslbd ctl` finds the engine and its token (never a token on the command line: `ps` shows arguments). */
 export const CTL_ENV = {
@@ -16,7 +16,7 @@ export const CTL_ENV = {
 } as const;
 
 /** Options every `ctl` command takes. */
-interface CtlOptions {
+export interface CtlOptions {
   readonly admin: string;
   readonly tokenFile?: string;
 }
@@ -145,27 +145,21 @@ Exit codes: ${CTL_EXIT.ok} done, ${CTL_EXIT.refused} refused (bad request, unkno
   ctl
     .command('what-if')
     .description('replay a query log against a hypothesis: per-DC answer shares before and after, the client networks that move (POST /what-if/replay)')
-    .requiredOption('--queries <file>', "the engine's query log (JSON lines; lines other than query-log entries are skipped)")
+    .requiredOption('--queries <file>', "the engine's query log (JSON lines; lines other than query-log entries are skipped) or a packet capture (tcpdump -w)")
     .option('--what-if <change>', 'the hypothesis (repeatable; the forms of `ctl explain --what-if`); none replays against the running state', collect, [])
     .option('--json', 'print the summary as JSON')
     .addHelpText('after', `\n--what-if forms:\n  ${WHAT_IF_FORMS.join('\n  ')}`)
     .action(
       run(async (opts, sel: { queries: string; whatIf: string[]; json?: boolean }) => {
         let whatIf: WhatIfRequest;
-        let text: string;
+        let queries: LoggedQuery[];
         try {
           whatIf = parseWhatIf(sel.whatIf);
-          text = readFileSync(sel.queries, 'utf8');
+          ({ queries } = await readQueryFile(sel.queries));
         } catch (e) {
           throw new CtlError((e as Error).message, CTL_EXIT.refused);
         }
-        const { queries } = readQueryLog(text);
-        const rows: ReplayRow[] = [];
-        for (let i = 0; i < queries.length; i += MAX_REPLAY_QUERIES) {
-          const batch = queries.slice(i, i + MAX_REPLAY_QUERIES).map(({ name, type, client }) => ({ name, type, client }));
-          rows.push(...((await call(opts, 'POST', '/what-if/replay', { whatIf, queries: batch })) as { results: ReplayRow[] }).results);
-        }
-        const summary = summariseReplay(queries, rows);
+        const summary = summariseReplay(queries, await replayOnEngine(opts, whatIf, queries));
         print(sel.json ? summary : formatReplaySummary(summary));
         return CTL_EXIT.ok;
       }),
@@ -246,6 +240,29 @@ function addExplain(cmd: Command, adminOf: (cmd: Command) => string): void {
 async function override(opts: CtlOptions, selector: Record<string, string | undefined>, value: string): Promise<number> {
   print(await call(opts, 'POST', '/health/override', { ...selector, override: value }));
   return CTL_EXIT.ok;
+}
+
+/**
+ * Replays `queries` on the running engine under `whatIf` (`POST /what-if/replay`, in batches of
+ * {@link MAX_REPLAY_QUERIES}): one row per query, in order.
+ * @throws Error (a CtlError with its exit code) when the engine cannot be reached or refuses.
+ */
+export async function replayOnEngine(
+  opts: CtlOptions,
+  whatIf: WhatIfRequest,
+  queries: readonly { readonly name: string; readonly type: string; readonly client: string }[],
+): Promise<ReplayRow[]> {
+  const rows: ReplayRow[] = [];
+  for (let i = 0; i < queries.length; i += MAX_REPLAY_QUERIES) {
+    const batch = queries.slice(i, i + MAX_REPLAY_QUERIES).map(({ name, type, client }) => ({ name, type, client }));
+    rows.push(...((await call(opts, 'POST', '/what-if/replay', { whatIf, queries: batch })) as { results: ReplayRow[] }).results);
+  }
+  return rows;
+}
+
+/** `GET path` on the engine's admin listener; the parsed JSON answer (exit codes as {@link replayOnEngine}). */
+export function getFromEngine(opts: CtlOptions, path: string): Promise<unknown> {
+  return call(opts, 'GET', path);
 }
 
 /**

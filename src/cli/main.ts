@@ -44,6 +44,11 @@ const LAZY_COMMANDS: readonly LazyCommand[] = [
     complete: async (c) => (await import('./engineCommands.js')).registerSchemaCommand(c),
   },
   {
+    name: 'simulate',
+    description: 'replay a query log against a candidate configuration, on the running engine or without one (--against FILE)',
+    complete: async (c) => (await import('./simulateCommand.js')).registerSimulateCommand(c),
+  },
+  {
     name: 'geo',
     description: 'location data: build compiled files, look addresses up',
     complete: async (c) => (await import('./geoCommands.js')).registerGeoCommands(c),

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { ReplayRow } from '../admin/whatIfRoutes.js';
 
 /** One distinct query of a query log and how many times the log holds it. */
@@ -7,6 +8,17 @@ export interface LoggedQuery {
   /** The client network as logged (`a.b.c.0/24`, `x:y:z::/48`): asked as an ECS source prefix. */
   readonly client: string;
   readonly count: number;
+}
+
+/**
+ * The distinct queries of a file for a replay: a packet capture (libpcap, `tcpdump -w`; read by
+ * `pcapQueries.ts`, loaded only then) or the engine's query log ({@link readQueryLog}).
+ * @throws Error when the file cannot be read or is a damaged capture.
+ */
+export async function readQueryFile(file: string): Promise<{ queries: LoggedQuery[]; skipped: number }> {
+  const text = readFileSync(file);
+  if (text.length >= 4 && ['a1b2c3d4', 'd4c3b2a1'].includes(text.toString('hex', 0, 4))) return (await import('./pcapQueries.js')).readPcapQueries(file);
+  return readQueryLog(text.toString('utf8'));
 }
 
 /**

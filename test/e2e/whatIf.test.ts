@@ -292,6 +292,57 @@ test.serial('gslbd ctl what-if replays the query log: nothing moves without a hy
   t.regex(table.stdout, /eu-west -> /);
 });
 
+test.serial('gslbd simulate without an engine (--against FILE) prints what the running engine replays for the same log and candidate', async (t) => {
+  // The log holds the queries of the test above; the candidate sends Germany to ap-northeast.
+  for (const extra of [[], ['--what-if', 'down=eu-west']]) {
+    const running = await cliRun([
+      'simulate',
+      '--config',
+      join(dir, 'candidate.yaml'),
+      '--against',
+      'running',
+      '--admin',
+      admin,
+      '--queries',
+      LOG,
+      '--json',
+      ...extra,
+    ]);
+    t.is(running.code, 0, running.stderr);
+    const offline = await cliRun([
+      'simulate',
+      '--config',
+      join(dir, 'candidate.yaml'),
+      '--against',
+      join(dir, 'gslbd.yaml'),
+      '--queries',
+      LOG,
+      '--json',
+      ...extra,
+    ]);
+    t.is(offline.code, 0, offline.stderr);
+    const a = JSON.parse(running.stdout) as ReplaySummary;
+    t.deepEqual(JSON.parse(offline.stdout), a);
+    t.true(a.queries >= 152);
+    t.true(a.movedQueries > 0);
+    t.true(
+      a.moves.every((m) => m.to === 'ap-northeast' && (m.from === 'eu-central' || (extra.length > 0 && m.from === 'eu-west'))),
+      JSON.stringify(a.moves),
+    );
+  }
+  const broken = await cliRun(['simulate', '--config', join(dir, 'broken.yaml'), '--against', join(dir, 'gslbd.yaml'), '--queries', LOG]);
+  t.is(broken.code, 1);
+  t.regex(broken.stderr, /^gslbd simulate: /);
+});
+
+function cliRun(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, timeout: 60000 }, (err, stdout, stderr) =>
+      done({ code: err ? Number(err.code) : 0, stdout, stderr }),
+    );
+  });
+}
+
 function ctlRun(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
     execFile(process.execPath, [CLI, 'ctl', '--admin', admin, ...args], { cwd: REPO_ROOT, timeout: 60000 }, (err, stdout, stderr) =>
