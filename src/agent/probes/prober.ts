@@ -2,7 +2,7 @@ import type { ProbeResultReport } from '../../core/contracts/agentApi.js';
 import { AllowList } from './allowList.js';
 import { PacketBudget } from './packetBudget.js';
 import { hopsFromTtl } from './hopCount.js';
-import { IcmpEchoer } from './icmpEcho.js';
+import { IcmpEchoer, kernelTcpRttMs } from './icmpEcho.js';
 import { dnsTrain, tcpTrain, type TrainOutcome, type TrainPacing } from './pathProbes.js';
 import type { ProbesConfig } from './probeSchema.js';
 import { trainStats } from './trainStats.js';
@@ -65,7 +65,7 @@ export class Prober {
       case 'dns':
         return dnsTrain(target, this.config.port, this.config.dnsName, pacing);
       case 'tcp':
-        return tcpTrain(target, this.config.port, pacing);
+        return tcpTrain(target, this.config.port, pacing, kernelTcpRttMs);
     }
   }
 }
