@@ -13,12 +13,14 @@
 
 #include <arpa/inet.h>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <ctime>
 #include <linux/icmp.h>
 #include <memory>
 #include <netinet/icmp6.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -277,8 +279,24 @@ class IcmpSocket : public Napi::ObjectWrap<IcmpSocket> {
   std::unique_ptr<Napi::AsyncContext> context_;
 };
 
+// tcpRttMicros(fd) → the kernel's smoothed RTT of a connected TCP socket (TCP_INFO tcpi_rtt, µs), or
+// undefined when the descriptor is not a TCP socket. Right after the handshake it is the one sample
+// the kernel took, SYN sent to SYN-ACK received (both kernel clocks), so the agent's TCP probes are
+// not stretched by an event loop that notices the connection late.
+Napi::Value TcpRttMicros(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) return env.Undefined();
+  tcp_info ti{};
+  socklen_t len = sizeof ti;
+  if (getsockopt(info[0].As<Napi::Number>().Int32Value(), IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 || len < offsetof(tcp_info, tcpi_rtt) + sizeof ti.tcpi_rtt) {
+    return env.Undefined();
+  }
+  return Napi::Number::New(env, ti.tcpi_rtt);
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("IcmpSocket", IcmpSocket::Define(env));
+  exports.Set("tcpRttMicros", Napi::Function::New(env, TcpRttMicros));
   return exports;
 }
 

@@ -100,6 +100,14 @@ fi
 if [ ! -f .tmp/fuzz/fuzz_query ] || [ -n "$(find native -newer .tmp/fuzz/fuzz_query -print -quit)" ]; then
   bash native/build-fuzzer.sh
 fi
+# The TUN delay line of the agent's probe tests (test/support/tunDelayLine.c): two network namespaces
+# joined through a process that holds each packet a set time and drops a seeded share (no tc netem
+# or NFQUEUE on these machines).
+TUN_DELAY_LINE=.tmp/tools/tun-delay-line
+if [ ! -x "$TUN_DELAY_LINE" ] || [ test/support/tunDelayLine.c -nt "$TUN_DELAY_LINE" ]; then
+  mkdir -p .tmp/tools
+  gcc -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -o "$TUN_DELAY_LINE" test/support/tunDelayLine.c
+fi
 # GeoLite2 City and Country from the npm packages, compiled for the differential tests, the
 # ECS-scope acceptance test's country-to-DC map and the benchmarks (build outputs: never committed).
 for data in city country; do

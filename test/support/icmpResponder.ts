@@ -9,11 +9,11 @@ export interface IcmpResponder {
 
 /**
  * Starts `icmpResponderProcess.ts` (compiled, in `dist/`) in `path`'s target namespace: echo replies
- * after `delayMs`, a share `loss` of requests dropped by a generator seeded with `seed`.
+ * of `family` (4: ICMP, 6: ICMPv6) after `delayMs`, a share `loss` of requests dropped by a generator seeded with `seed`.
  * @throws Error when it exits before it is ready (no CAP_NET_RAW, addon missing).
  */
-export async function startIcmpResponder(path: RoutedPath, delayMs: number, loss = 0, seed = 1): Promise<IcmpResponder> {
-  const child = path.run(path.targetNs, 'dist/test/support/icmpResponderProcess.js', [String(delayMs), String(loss), String(seed)]);
+export async function startIcmpResponder(path: RoutedPath, delayMs: number, loss = 0, seed = 1, family: 4 | 6 = 4): Promise<IcmpResponder> {
+  const child = path.run(path.targetNs, 'dist/test/support/icmpResponderProcess.js', [String(delayMs), String(loss), String(seed), String(family)]);
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));

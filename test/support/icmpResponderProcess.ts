@@ -3,12 +3,12 @@ import { seededRandom } from './seededRandom.js';
 
 /**
  * A userspace ICMP echo responder (run inside a network namespace by {@link startIcmpResponder} in
- * `icmpResponder.ts`; the namespace's kernel ignores echo requests): answers each IPv4 echo request
+ * `icmpResponder.ts`; the namespace's kernel ignores echo requests): answers each echo request of its family (IPv4 or ICMPv6)
  * `delayMs` after the kernel received it, or drops it with probability `loss` drawn from a generator seeded with `seed`, so
  * the delay and loss a probe sees are the ones the test set (no `tc netem` on these machines).
- * Arguments: `delayMs loss seed`. Prints `ready` once listening and, on SIGTERM, `received N` before it exits.
+ * Arguments: `delayMs loss seed family` (family 4 or 6). Prints `ready` once listening and, on SIGTERM, `received N` before it exits.
  */
-const [delayMs, loss, seed] = process.argv.slice(2).map(Number) as [number, number, number];
+const [delayMs, loss, seed, family] = process.argv.slice(2).map(Number) as [number, number, number, 4 | 6];
 const random = seededRandom(seed);
 let received = 0;
 /** CLOCK_REALTIME in ms with sub-millisecond precision, the clock of the kernel's receive timestamps. */
@@ -31,12 +31,12 @@ function sendAt(deadline: number, send: () => void): void {
 }
 
 const socket = openIcmpSocket(
-  4,
+  family,
   (from, type, _code, id, seq, _ttl, receivedAtMs, payload) => {
-    if (type !== ECHO[4].request) return;
+    if (type !== ECHO[family].request) return;
     received++;
     if (random() < loss) return;
-    sendAt(receivedAtMs + delayMs, () => socket.send(from, ECHO[4].reply, 0, id, seq, payload));
+    sendAt(receivedAtMs + delayMs, () => socket.send(from, ECHO[family].reply, 0, id, seq, payload));
   },
   true,
 );

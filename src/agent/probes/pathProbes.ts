@@ -60,9 +60,17 @@ export async function dnsTrain(target: string, port: number, name: string, pacin
 
 /**
  * A train of TCP connects to `target`:`port`: a SYN-ACK (connected) or a RST (refused) both time
- * the path; anything else within `timeoutMs` counts as lost. A connect gives RTT only: no TTL.
+ * the path; anything else within `timeoutMs` counts as lost. A connect gives RTT only: no TTL. A
+ * connected socket's RTT is `kernelRtt`'s (the kernel's SYN → SYN-ACK sample, unaffected by a late
+ * event loop) when it gives one; a refused one, and any socket it gives none for, is timed here
+ * from just before `connect` to the event.
  */
-export function tcpTrain(target: string, port: number, pacing: TrainPacing): Promise<TrainOutcome> {
+export function tcpTrain(
+  target: string,
+  port: number,
+  pacing: TrainPacing,
+  kernelRtt: (socket: Socket) => number | undefined = () => undefined,
+): Promise<TrainOutcome> {
   return train(
     pacing,
     () =>
@@ -75,7 +83,10 @@ export function tcpTrain(target: string, port: number, pacing: TrainPacing): Pro
           resolve(rtt);
         };
         const timer = setTimeout(() => done(undefined), pacing.timeoutMs);
-        socket.once('connect', () => done(performance.now() - startedAt));
+        socket.once('connect', () => {
+          const elapsed = performance.now() - startedAt;
+          done(kernelRtt(socket) ?? elapsed);
+        });
         socket.once('error', (e: NodeJS.ErrnoException) => done(e.code === 'ECONNREFUSED' ? performance.now() - startedAt : undefined));
         socket.connect({ host: target, port });
       }),

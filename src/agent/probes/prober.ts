@@ -1,8 +1,9 @@
+import { isIPv6, SocketAddress } from 'node:net';
 import type { ProbeResultReport } from '../../core/contracts/agentApi.js';
 import { AllowList } from './allowList.js';
 import { PacketBudget } from './packetBudget.js';
 import { hopsFromTtl } from './hopCount.js';
-import { IcmpEchoer } from './icmpEcho.js';
+import { IcmpEchoer, kernelTcpRttMs } from './icmpEcho.js';
 import { dnsTrain, tcpTrain, type TrainOutcome, type TrainPacing } from './pathProbes.js';
 import type { ProbesConfig } from './probeSchema.js';
 import { trainStats } from './trainStats.js';
@@ -34,16 +35,19 @@ export class Prober {
   }
 
   /**
-   * One train per method toward `target`.
+   * One train per method toward `target`; the results name `target` as given. Replies are matched
+   * against the address as Node writes it (RFC 5952: `fd00:99::2`), so any spelling of an IPv6
+   * address (`fd00:99:0::2`, `FD00:99:0:0:0:0:0:2`) is measured, not read as all lost.
    * @throws ProbeRefusedError when `target` is outside `probes.allow` (nothing is sent).
    */
   async probe(target: string): Promise<ProbeResultReport[]> {
     if (!this.allow.allows(target)) throw new ProbeRefusedError(`${target} is outside probes.allow: not probed`);
+    const address = new SocketAddress({ address: target, family: isIPv6(target) ? 'ipv6' : 'ipv4' }).address;
     const c = this.config;
     const pacing = { length: c.trainLength, gapMs: c.gapMs, timeoutMs: c.timeoutMs, budget: this.budget };
     const out: ProbeResultReport[] = [];
     for (const method of c.methods) {
-      const outcome = await this.train(method, target, pacing);
+      const outcome = await this.train(method, address, pacing);
       const stats = trainStats(outcome.rtts);
       const ttl = outcome.ttls && outcome.ttls.length > 0 ? Math.max(...outcome.ttls) : undefined;
       out.push({
@@ -65,7 +69,7 @@ export class Prober {
       case 'dns':
         return dnsTrain(target, this.config.port, this.config.dnsName, pacing);
       case 'tcp':
-        return tcpTrain(target, this.config.port, pacing);
+        return tcpTrain(target, this.config.port, pacing, kernelTcpRttMs);
     }
   }
 }

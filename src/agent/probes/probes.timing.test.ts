@@ -1,9 +1,11 @@
 import test from 'ava';
 import { performance } from 'node:perf_hooks';
-import { createSocket, type Socket } from 'node:dgram';
-import { createServer } from 'node:net';
+import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { once } from 'node:events';
+import { createServer, Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { seededRandom } from '../../../test/support/seededRandom.js';
+import { kernelTcpRttMs } from './icmpEcho.js';
 import { probesSchema, type ProbesConfig } from './probeSchema.js';
 import { Prober, ProbeRefusedError } from './prober.js';
 
@@ -22,7 +24,7 @@ interface Responder {
 
 async function udpResponder(address: string, delayMs: number, loss = 0, seed = 1): Promise<Responder> {
   const random = seededRandom(seed);
-  const socket: Socket = createSocket('udp4');
+  const socket: UdpSocket = createSocket('udp4');
   const r = { port: 0, received: 0, close: () => new Promise<void>((done) => socket.close(() => done())) };
   socket.on('message', (msg, from) => {
     r.received++;
@@ -114,4 +116,48 @@ test('the global packet cap paces trains: two trains of 10 at 10 packets/s take 
   // 20 packets at 10/s with a bucket of 10: the second 10 need ≥ 0.9 s of refill.
   t.true(took >= 900, `${Math.round(took)} ms`);
   t.is(responder.received, 20);
+});
+
+/** Blocks the event loop for `ms` (a stand-in for a busy agent: timers, reports, other trains). */
+function stall(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // busy
+  }
+}
+
+test.serial('a connected TCP probe reads the kernel RTT (TCP_INFO), not the 100 ms the event loop stalled after the connect', async (t) => {
+  const server = createServer((s) => s.destroy());
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', () => done()));
+  t.teardown(() => new Promise<void>((done) => server.close(() => done())));
+  const port = (server.address() as AddressInfo).port;
+
+  const socket = new Socket();
+  const startedAt = performance.now();
+  const connected = once(socket, 'connect');
+  socket.connect({ port, host: '127.0.0.1' });
+  // Node sends the SYN on the next tick (an address needs no lookup); the stall comes right after it.
+  process.nextTick(() => process.nextTick(() => stall(100)));
+  await connected;
+  const loopMs = performance.now() - startedAt;
+  const kernelMs = kernelTcpRttMs(socket);
+  socket.destroy();
+  t.true(loopMs >= 100, `the event loop saw the connect after ${loopMs} ms`);
+  t.true(kernelMs !== undefined && kernelMs > 0 && kernelMs < 20, `kernel RTT ${kernelMs} ms`);
+
+  // The same through the prober: every connect of the train is followed by a stall.
+  const proto = Socket.prototype as unknown as { connect: (this: Socket, ...args: unknown[]) => Socket };
+  const connect = proto.connect;
+  proto.connect = function (this: Socket, ...args: unknown[]) {
+    const r = connect.apply(this, args);
+    process.nextTick(() => process.nextTick(() => stall(100)));
+    return r;
+  };
+  try {
+    const [r] = await new Prober(config({ port, methods: ['tcp'], trainLength: 3, gapMs: 1 })).probe('127.0.0.1');
+    t.like(r, { method: 'tcp', sent: 3, received: 3 });
+    t.true(r!.rttMedianMs! < 20, `median ${r!.rttMedianMs} ms`);
+  } finally {
+    proto.connect = connect;
+  }
 });

@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { HostSourceConfig } from './hostSchema.js';
-import { parseCpuTimes, parseMemInfo, parseNetDev, type CpuTimes, type InterfaceBytes } from './procStats.js';
+import { parseCpuTimes, parseMemInfo, parseNetDev, parsePageSize, perCpuFreeBytes, type CpuTimes, type InterfaceBytes } from './procStats.js';
 
 /** One train of probes to a check point, as the probes module reports it. */
 export interface CheckPointResult {
@@ -37,10 +38,39 @@ interface Counters {
 }
 
 /**
- * The host source (docs/PRODUCT.md §3): reads `/proc/stat`, `/proc/meminfo` and `/proc/net/dev`
- * (of the network namespace the agent runs in). CPU % and bandwidth are averages over the window
- * between two readings — the cadence in the running agent — never one sample; memory % is
- * `1 − MemAvailable / MemTotal` at the reading. Check points are probed at each reading.
+ * `/proc/meminfo` and `/proc/zoneinfo` read back to back, synchronously: pages move between the
+ * per-CPU lists and the free lists all the time (a process exiting frees a GiB in a few ms), so the
+ * two files must describe the same moment, or a page is counted twice or not at all. A missing or
+ * unreadable zoneinfo (not Linux, a restricted `/proc`) gives '' — MemAvailable alone.
+ */
+let pageSize: number | undefined;
+
+function readMemory(): Promise<[string, string]> {
+  const meminfo = readFileSync('/proc/meminfo', 'utf8');
+  let zoneinfo = '';
+  try {
+    zoneinfo = readFileSync('/proc/zoneinfo', 'utf8');
+  } catch {
+    // no zoneinfo: MemAvailable alone
+  }
+  return Promise.resolve([meminfo, zoneinfo]);
+}
+
+/** The page size, read once (`/proc/self/smaps`); 4096 where it cannot be read. */
+function readPageSize(): number {
+  try {
+    return parsePageSize(readFileSync('/proc/self/smaps', 'utf8'));
+  } catch {
+    return 4096;
+  }
+}
+
+/**
+ * The host source (docs/PRODUCT.md §3): reads `/proc/stat`, `/proc/meminfo`, `/proc/zoneinfo` and
+ * `/proc/net/dev` (of the network namespace the agent runs in). CPU % and bandwidth are averages
+ * over the window between two readings — the cadence in the running agent — never one sample;
+ * memory % is `1 − (MemAvailable + free pages in the per-CPU lists) / MemTotal` at the reading
+ * (see {@link perCpuFreeBytes}: without them a 1 GiB allocation read as 0.38–1.0 GiB). Check points are probed at each reading.
  */
 export class HostSource {
   private previous: Counters | undefined;
@@ -64,14 +94,14 @@ export class HostSource {
   async read(): Promise<HostReading> {
     const before = this.previous;
     if (before === undefined) throw new Error('host source: no baseline reading');
-    const [after, memText, checks] = await Promise.all([this.counters(), readFile('/proc/meminfo', 'utf8'), this.checkPoints()]);
+    const [after, [memText, zoneText], checks] = await Promise.all([this.counters(), readMemory(), this.checkPoints()]);
     this.previous = after;
     const seconds = (after.atMs - before.atMs) / 1000;
     const sample: Record<string, number | string> = {};
     const ticks = after.cpu.total - before.cpu.total;
     if (ticks > 0) sample.cpu = round(clampPercent(((after.cpu.busy - before.cpu.busy) / ticks) * 100));
     const mem = parseMemInfo(memText);
-    sample.mem = round(clampPercent((1 - mem.available / mem.total) * 100));
+    sample.mem = round(clampPercent((1 - (mem.available + perCpuFreeBytes(zoneText, (pageSize ??= readPageSize()))) / mem.total) * 100));
     const interfaces: HostReading['interfaces'] = {};
     let bits = 0;
     let measured = false;
