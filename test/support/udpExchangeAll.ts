@@ -1,7 +1,11 @@
 import { createSocket } from 'node:dgram';
 
-/** Queries kept in flight by {@link exchangeAll}. */
-const IN_FLIGHT = 256;
+/**
+ * Queries kept in flight by {@link exchangeAll}: few enough that a server's default receive buffer
+ * (rmem_default, 208 KiB: about 160 small datagrams on loopback) holds them all while its thread is
+ * busy, since a lost query is asked again later, out of order, and would put a rotating answer out of step.
+ */
+const IN_FLIGHT = 96;
 /** A query without a reply after this long (ms, times its attempt) is sent again. */
 const RETRY_MS = 1000;
 const ATTEMPTS = 6;
