@@ -81,6 +81,17 @@ struct Batch {
   int fd;
   std::vector<uint8_t> data;
   std::vector<Miss> misses;
+  /** Per datagram: 1 when it is a hit handed over for the query log (answered by JavaScript, logged there). */
+  std::vector<uint8_t> sampled;
+  bool anySampled = false;
+};
+
+/**
+ * One thread's counters, on their own cache line so the threads never share one: written once
+ * per batch by their thread, summed by `stats()` when `/metrics` is scraped.
+ */
+struct alignas(64) ThreadCounters {
+  std::atomic<uint64_t> hits{0}, misses{0}, dropped{0}, sampled{0};
 };
 
 struct Server {
@@ -88,7 +99,10 @@ struct Server {
   std::vector<std::thread> threads;
   std::atomic<bool> stopping{false};
   std::atomic<uint32_t> gen{1};
-  std::atomic<uint64_t> hits{0}, misses{0}, dropped{0}, installed{0};
+  std::vector<std::unique_ptr<ThreadCounters>> counters;  // one per thread, by socket index
+  std::atomic<uint64_t> installed{0};
+  /** Hits handed to JavaScript for the query log: a hit is handed over when a 32-bit draw is below this (rate × 2^32). */
+  uint64_t sampleBelow = 0;
   std::shared_mutex lock;
   std::unordered_map<std::string, Question> cache;
   size_t blockCount = 0;
@@ -224,12 +238,28 @@ void callJs(Napi::Env env, Napi::Function onBatch, Batch* batch) {
     peers.Set(i, Napi::String::New(env, text));
     ports.Set(i, Napi::Number::New(env, port));
   }
+  Napi::Value sampled = env.Undefined();
+  if (batch->anySampled) {
+    Napi::Uint8Array flags = Napi::Uint8Array::New(env, n);
+    std::memcpy(flags.Data(), batch->sampled.data(), n);
+    sampled = flags;
+  }
   Napi::External<Batch> handle = Napi::External<Batch>::New(env, owned.release(), [](Napi::Env, Batch* b) { delete b; });
-  onBatch.Call({handle, packets, peers, ports});
+  onBatch.Call({handle, packets, peers, ports, sampled});
 }
 
-void serve(std::shared_ptr<Server> s, int fd) {
+/** xorshift32: the thread's draws for query-log sampling (not the engine's random source: JavaScript never sees these). */
+inline uint32_t nextDraw(uint32_t& x) {
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  return x;
+}
+
+void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters) {
   std::vector<uint8_t> in(kBatch * kRecvBuf), out(kBatch * kMaxTemplate);
+  uint32_t draw = 0x9E3779B9u ^ static_cast<uint32_t>(fd * 2654435761u);
+  if (draw == 0) draw = 1;
   mmsghdr msgs[kBatch], sends[kBatch];
   iovec iovs[kBatch], oiovs[kBatch];
   sockaddr_storage addrs[kBatch];
@@ -244,21 +274,24 @@ void serve(std::shared_ptr<Server> s, int fd) {
     }
     int got = recvmmsg(fd, msgs, kBatch, MSG_WAITFORONE, nullptr);
     if (got <= 0) continue;  // timeout (SO_RCVTIMEO), EINTR, or shutdown on close
-    int nsend = 0;
+    int nsend = 0, nsampled = 0;
     Batch* batch = nullptr;
     for (int i = 0; i < got; i++) {
       const uint8_t* p = in.data() + i * kRecvBuf;
       const size_t len = msgs[i].msg_len;
       if ((msgs[i].msg_hdr.msg_flags & MSG_TRUNC) != 0) {
-        s->dropped.fetch_add(1, std::memory_order_relaxed);
+        counters->dropped.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
       FastQuery q{};
       const bool fast = parseFastQuery(p, len, q);
+      bool sampled = false;
       if (fast) {
         uint8_t* o = out.data() + nsend * kMaxTemplate;
         size_t olen = lookup(*s, p, q, addrs[i], o);
-        if (olen > 0) {
+        // A sampled hit goes to JavaScript, which answers it the same way and logs it.
+        if (olen > 0 && s->sampleBelow > 0 && nextDraw(draw) < s->sampleBelow) sampled = true;
+        else if (olen > 0) {
           oiovs[nsend] = {o, olen};
           sends[nsend].msg_hdr = {};
           sends[nsend].msg_hdr.msg_name = &addrs[i];
@@ -282,17 +315,23 @@ void serve(std::shared_ptr<Server> s, int fd) {
       m.q = q;
       batch->data.insert(batch->data.end(), p, p + len);
       batch->misses.push_back(m);
+      batch->sampled.push_back(sampled ? 1 : 0);
+      if (sampled) {
+        batch->anySampled = true;
+        nsampled++;
+      }
     }
     for (int done = 0; done < nsend;) {
       int sent = sendmmsg(fd, sends + done, nsend - done, 0);
       if (sent <= 0) break;  // the kernel's buffer is full: UDP may drop, as it would anyway
       done += sent;
     }
-    s->hits.fetch_add(nsend, std::memory_order_relaxed);
+    if (nsend > 0) counters->hits.fetch_add(static_cast<uint64_t>(nsend), std::memory_order_relaxed);
     if (batch != nullptr) {
-      s->misses.fetch_add(batch->misses.size(), std::memory_order_relaxed);
+      counters->misses.fetch_add(batch->misses.size() - static_cast<size_t>(nsampled), std::memory_order_relaxed);
+      if (nsampled > 0) counters->sampled.fetch_add(static_cast<uint64_t>(nsampled), std::memory_order_relaxed);
       if (s->tsfn.NonBlockingCall(batch, callJs) != napi_ok) {
-        s->dropped.fetch_add(batch->misses.size(), std::memory_order_relaxed);
+        counters->dropped.fetch_add(batch->misses.size(), std::memory_order_relaxed);
         delete batch;
       }
     }
@@ -347,16 +386,19 @@ int openSocket(const std::string& address, unsigned port, bool reusePort, std::s
   return fd;
 }
 
-// open(address, port, threads, onBatch) → server handle. Binds `threads` UDP sockets with SO_REUSEPORT.
+// open(address, port, threads, onBatch, sampleRate) → server handle. Binds `threads` UDP sockets with SO_REUSEPORT.
 Napi::Value Open(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 4 || !info[0].IsString() || !info[1].IsNumber() || !info[2].IsNumber() || !info[3].IsFunction())
-    return Throw(env, "open(address, port, threads, onBatch) expected");
+  if (info.Length() < 5 || !info[0].IsString() || !info[1].IsNumber() || !info[2].IsNumber() || !info[3].IsFunction() || !info[4].IsNumber())
+    return Throw(env, "open(address, port, threads, onBatch, sampleRate) expected");
   const std::string address = info[0].As<Napi::String>().Utf8Value();
   const int64_t port = info[1].As<Napi::Number>().Int64Value();
   const int64_t threads = info[2].As<Napi::Number>().Int64Value();
+  const double rate = info[4].As<Napi::Number>().DoubleValue();
   if (port < 1 || port > 65535 || threads < 1 || threads > 256) return Throw(env, "port 1–65535 and threads 1–256 expected");
+  if (!(rate >= 0 && rate <= 1)) return Throw(env, "sampleRate 0–1 expected");
   auto s = std::make_shared<Server>();
+  s->sampleBelow = static_cast<uint64_t>(rate * 4294967296.0);
   for (int64_t i = 0; i < threads; i++) {
     std::string error;
     int fd = openSocket(address, static_cast<unsigned>(port), threads > 1, error);
@@ -367,7 +409,8 @@ Napi::Value Open(const Napi::CallbackInfo& info) {
     s->fds.push_back(fd);
   }
   s->tsfn = Napi::ThreadSafeFunction::New(env, info[3].As<Napi::Function>(), "gslbd fast path", 256, 1);
-  for (int fd : s->fds) s->threads.emplace_back(serve, s, fd);
+  for (size_t i = 0; i < s->fds.size(); i++) s->counters.push_back(std::make_unique<ThreadCounters>());
+  for (size_t i = 0; i < s->fds.size(); i++) s->threads.emplace_back(serve, s, s->fds[i], s->counters[i].get());
   return Napi::External<std::shared_ptr<Server>>::New(env, new std::shared_ptr<Server>(s), [](Napi::Env, std::shared_ptr<Server>* p) { delete p; });
 }
 
@@ -433,16 +476,24 @@ Napi::Value Bump(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), (*sp)->gen.fetch_add(1, std::memory_order_acq_rel) + 1);
 }
 
-// stats(server) → { hits, misses, dropped, installed }.
+// stats(server) → { hits, misses, sampled, dropped, installed }: the threads' counters summed.
 Napi::Value Stats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* sp = info.Length() >= 1 ? serverOf(info[0]) : nullptr;
   if (sp == nullptr) return Throw(env, "stats(server) expected");
   Server& s = **sp;
+  uint64_t hits = 0, misses = 0, dropped = 0, sampled = 0;
+  for (const auto& c : s.counters) {
+    hits += c->hits.load(std::memory_order_relaxed);
+    misses += c->misses.load(std::memory_order_relaxed);
+    dropped += c->dropped.load(std::memory_order_relaxed);
+    sampled += c->sampled.load(std::memory_order_relaxed);
+  }
   Napi::Object o = Napi::Object::New(env);
-  o.Set("hits", Napi::Number::New(env, static_cast<double>(s.hits.load())));
-  o.Set("misses", Napi::Number::New(env, static_cast<double>(s.misses.load())));
-  o.Set("dropped", Napi::Number::New(env, static_cast<double>(s.dropped.load())));
+  o.Set("hits", Napi::Number::New(env, static_cast<double>(hits)));
+  o.Set("misses", Napi::Number::New(env, static_cast<double>(misses)));
+  o.Set("sampled", Napi::Number::New(env, static_cast<double>(sampled)));
+  o.Set("dropped", Napi::Number::New(env, static_cast<double>(dropped)));
   o.Set("installed", Napi::Number::New(env, static_cast<double>(s.installed.load())));
   return o;
 }
@@ -469,7 +520,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("bump", Napi::Function::New(env, Bump, "bump"));
   exports.Set("stats", Napi::Function::New(env, Stats, "stats"));
   exports.Set("close", Napi::Function::New(env, Close, "close"));
-  exports.Set("abi", Napi::Number::New(env, 1));
+  exports.Set("abi", Napi::Number::New(env, 2));
   return exports;
 }
 

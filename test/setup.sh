@@ -93,7 +93,7 @@ if [ ! -f "$addon" ] || [ -n "$(find native binding.gyp -newer "$addon" -print -
 fi
 [ -f "$addon" ] || { echo "setup: the native addon $addon did not build" >&2; exit 1; }
 # Its ASan + UBSan build, which test/geo/sanitizer.test.ts runs the differential check against.
-if [ ! -f .tmp/asan/gslbd_geo.node ] || [ ! -f .tmp/asan/gslbd_icmp.node ] || [ -n "$(find native -newer .tmp/asan/gslbd_geo.node -print -quit)" ]; then
+if [ ! -f .tmp/asan/gslbd_geo.node ] || [ ! -f .tmp/asan/gslbd_icmp.node ] || [ ! -f .tmp/asan/gslbd_fastpath.node ] || [ -n "$(find native -newer .tmp/asan/gslbd_geo.node -print -quit)" ]; then
   bash native/build-sanitized.sh
 fi
 # The libFuzzer target of the fast path's query parser (clang, ASan + UBSan), run by src/doors/dns/fastPathFuzz.test.ts.

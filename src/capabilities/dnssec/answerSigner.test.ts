@@ -2,6 +2,7 @@ import test from 'ava';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AfterAnswerHook } from '../../core/contracts/frontDoor.js';
 import { InProcessStateStore } from '../../core/contracts/stateStore.js';
 import { RCODE } from '../../core/dns/rcode.js';
 import { TYPE_CODES, type AnswerRecord, type DnskeyData, type RrsigData } from '../../core/dns/records.js';
@@ -42,7 +43,7 @@ interface Signed {
   /** Sets the signer's clock (seconds since the epoch). */
   at(seconds: number): void;
   ask(name: string, type: string, client?: string, dnssecOk?: boolean): Answer;
-  hook: (q: Query, a: Answer) => Answer | Promise<Answer>;
+  hook: AfterAnswerHook;
   query(name: string, type: string, client?: string, dnssecOk?: boolean): Query;
   explain(name: string, type: string, client?: string): Readonly<Record<string, unknown>>;
   metrics(): Promise<string>;
@@ -282,6 +283,14 @@ test('answers for doors without a DO bit are untouched; without DO only the apex
   t.is(nxname.rcode, RCODE.FORMERR);
   t.is(s.ask('nothere.example.test', 'A', undefined, false).rcode, RCODE.NXDOMAIN);
   t.is(s.ask('nothere.example.test', 'A').rcode, RCODE.NOERROR);
+  // What the hook says it leaves as the engine built it (the fast path replays only those answers) is what it does leave.
+  const leaves = (query: Query): boolean => s.hook.leavesUnchanged!(query);
+  t.true(leaves({ ...q, dnssecOk: false }) && s.hook({ ...q, dnssecOk: false }, a) === a);
+  t.true(leaves(noDoBit));
+  t.false(leaves(q), 'DO set: signed');
+  t.false(leaves(s.query('example.test', 'DNSKEY', undefined, false)), 'the apex keys are answered without DO');
+  t.false(leaves(s.query('example.test', 'CDS', undefined, false)));
+  t.false(leaves(s.query('www.example.test', '128', undefined, false)), 'NXNAME: FORMERR');
 });
 
 test('/explain’s account: which RRsets were signed, and whether from the cache', (t) => {

@@ -1,10 +1,11 @@
 import type { z } from 'zod';
 import type { ConfigProblem } from '../../core/config/load.js';
 import type { AfterAnswerHook } from '../../core/contracts/frontDoor.js';
+import { TYPE_CODES } from '../../core/dns/records.js';
 import type { ZoneSigningKeys } from '../../core/contracts/zoneSigningKeys.js';
 import type { Answer, Query } from '../../core/model/query.js';
 import type { Capability, CapabilityHost, CapabilityRuntime } from '../../pipeline/capability.js';
-import { AnswerSigner, type SignerZone, type SigningNote } from './answerSigner.js';
+import { AnswerSigner, NXNAME, type SignerZone, type SigningNote } from './answerSigner.js';
 import { DnssecMetrics } from './dnssecMetrics.js';
 import { dnssecRootSchema, type DnssecConfig } from './dnssecSchema.js';
 import { checkKeyFiles, type KeyFileReport } from './keyFileChecks.js';
@@ -12,6 +13,9 @@ import { privateKeyText, type DnssecKey } from './keyFiles.js';
 import { SignatureCache } from './signatureCache.js';
 import { zoneContents, type ContentsConfig } from './zoneContents.js';
 import { isActive, isPublished } from './zoneKeys.js';
+
+/** Types the signer answers itself, with or without DO: the apex key sets and NXNAME (FORMERR). */
+const SIGNER_ANSWERED_TYPES: ReadonlySet<number> = new Set([TYPE_CODES.DNSKEY, TYPE_CODES.CDS, TYPE_CODES.CDNSKEY, NXNAME]);
 
 /** What the DNSSEC capability reads of the configuration: its section, and the zones and records (for NODATA type maps). */
 export interface DnssecSection extends ContentsConfig {
@@ -82,6 +86,9 @@ function startDnssec(host: CapabilityHost): DnssecRuntime {
   const metrics = new DnssecMetrics(host.metrics.registry, () => cache);
   const sign = (query: Query, answer: Answer): Answer => (signer === undefined ? answer : signer.sign(query, answer));
   const afterAnswer: AfterAnswerHook = Object.assign(sign, {
+    // Without the DO bit the signer answers only the apex key types and NXNAME itself
+    // (answerSigner.ts); every other answer passes as the engine built it, signed zone or not.
+    leavesUnchanged: (query: Query) => query.dnssecOk !== true && !SIGNER_ANSWERED_TYPES.has(query.type),
     explain(query: Query, answer: Answer) {
       const notes: SigningNote[] = [];
       const signed = signer === undefined ? answer : signer.sign(query, answer, notes);

@@ -181,6 +181,14 @@ export interface AfterAnswerHook {
    * as it is and says nothing.
    */
   explain?(query: Query, answer: Answer): AfterAnswerExplanation;
+  /**
+   * True when the step returns the engine's answer itself, untouched, for `query` — whatever the
+   * answer, the time and the step's own state until the next publish (a reload commits a new one).
+   * A door that replays replies outside the engine (the standalone listener's native fast path,
+   * src/doors/dns/README.md) replays only such answers; a step without it counts as changing every
+   * answer, so nothing it sees is replayed.
+   */
+  leavesUnchanged?(query: Query): boolean;
 }
 
 /** What one after-answer step did to an explained answer. */

@@ -6,7 +6,8 @@ import type { FrontDoor, HandedConnection, ListeningSocket } from '../../core/co
 import { parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import { handOverConnections, type HandoverCandidate } from '../connectionHandover.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
-import { loadFastPathAddon } from './fastPathAddon.js';
+import { loadFastPathAddon, type FastPathStats } from './fastPathAddon.js';
+import { FastPathMetrics } from './fastPathMetrics.js';
 import { FastPathSocket } from './fastPathSocket.js';
 import { MessageHandler, type DnsFrontDoorDeps } from './handleMessage.js';
 import type { DnsListenerConfig } from './listenerSchema.js';
@@ -115,13 +116,14 @@ export class DnsServer implements FrontDoor {
   }
 
   /** Counters of the native fast path summed over its sockets; undefined when it is not serving. */
-  fastPathStats(): { hits: number; misses: number; dropped: number; installed: number } | undefined {
+  fastPathStats(): FastPathStats | undefined {
     if (this.fast.length === 0) return undefined;
-    const sum = { hits: 0, misses: 0, dropped: 0, installed: 0 };
+    const sum = { hits: 0, misses: 0, sampled: 0, dropped: 0, installed: 0 };
     for (const f of this.fast) {
       const s = f.stats();
       sum.hits += s.hits;
       sum.misses += s.misses;
+      sum.sampled += s.sampled;
       sum.dropped += s.dropped;
       sum.installed += s.installed;
     }
@@ -196,7 +198,18 @@ export class DnsServer implements FrontDoor {
       return undefined;
     }
     const onPublish = this.deps.engine.onPublish?.bind(this.deps.engine);
-    return new FastPathSocket(addon, this.messages, this.deps.log, onPublish, address, port, threads > 0 ? threads : availableParallelism());
+    const { queryLogSampleRate } = this.deps.behaviour;
+    return new FastPathSocket(
+      addon,
+      this.messages,
+      this.deps.log,
+      onPublish,
+      address,
+      port,
+      threads > 0 ? threads : availableParallelism(),
+      queryLogSampleRate,
+      FastPathMetrics.of(this.deps.metrics.registry),
+    );
   }
 
   private udpSocket(address: string, port: number): Promise<UdpSocket> {

@@ -1,4 +1,3 @@
-import { createSocket } from 'node:dgram';
 import { join } from 'node:path';
 import test from 'ava';
 import { readImage } from '../../capabilities/geo/compiledImage.js';
@@ -18,6 +17,7 @@ import { clientMix } from '../../../test/bench/harness/clientMix.js';
 import { CITY_IMAGE, readCityImage, repoRoot } from '../../../test/geo/cityImage.js';
 import { buildQuery } from '../../../test/support/dnsClient.js';
 import { engineExampleFiles } from '../../../test/support/exampleConfigs.js';
+import { exchangeAll } from '../../../test/support/udpExchangeAll.js';
 import { dcsDown, fixedContext } from '../../../test/support/selectionFixture.js';
 import { loadFastPathAddon } from './fastPathAddon.js';
 import { DnsServer } from './dnsServer.js';
@@ -43,48 +43,6 @@ test('the fast-path addon is built (CI builds it through npm install)', (t) => {
 });
 
 const mix = clientMix(openLocationDb(readCityImage(), 'typescript').db as RangeLocationDb, MIX, 20261201);
-
-/** Sends every query (each with its own id) and collects the replies by index; a lost datagram is asked again. */
-async function exchangeAll(address: string, port: number, queries: Buffer[]): Promise<Buffer[]> {
-  const socket = createSocket(address.includes(':') ? 'udp6' : 'udp4');
-  await new Promise<void>((r) => socket.bind(0, address, r));
-  const replies: (Buffer | undefined)[] = new Array<Buffer | undefined>(queries.length);
-  const window = 128;
-  try {
-    for (let start = 0; start < queries.length; start += window) {
-      const end = Math.min(queries.length, start + window);
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const missing: number[] = [];
-        for (let i = start; i < end; i++) if (!replies[i]) missing.push(i);
-        if (missing.length === 0) break;
-        await new Promise<void>((resolve) => {
-          let left = missing.length;
-          const timer = setTimeout(done, 2000 * (attempt + 1));
-          function done(): void {
-            clearTimeout(timer);
-            socket.off('message', onMessage);
-            resolve();
-          }
-          function onMessage(msg: Buffer): void {
-            const i = start + ((msg.readUInt16BE(0) - (start & 0xffff) + 0x10000) % 0x10000);
-            if (i < end && !replies[i]) {
-              replies[i] = msg;
-              if (--left === 0) done();
-            }
-          }
-          socket.on('message', onMessage);
-          for (const i of missing) socket.send(queries[i]!, port, address);
-        });
-      }
-    }
-  } finally {
-    socket.close();
-  }
-  return replies.map((r, i) => {
-    if (!r) throw new Error(`no reply to query ${i}`);
-    return r;
-  });
-}
 
 interface Listeners {
   readonly plain: DnsServer;
@@ -142,8 +100,8 @@ async function compare(l: Listeners, queries: { v4: Buffer[]; v6: Buffer[] }): P
     const p = l.plain.bound[i]!;
     const f = l.fast.bound[i]!;
     for (let pass = 1; pass <= 2; pass++) {
-      const node = await exchangeAll(p.address, p.port, qs);
-      const fast = await exchangeAll(f.address, f.port, qs);
+      // Two engines, each seeing its queries in order: asked at once, they stay in step.
+      const [node, fast] = await Promise.all([exchangeAll(p.address, p.port, qs), exchangeAll(f.address, f.port, qs)]);
       for (let k = 0; k < qs.length; k++) {
         compared++;
         if (!fast[k]!.equals(node[k]!) && mismatches.length < 5)

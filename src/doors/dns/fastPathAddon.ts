@@ -9,18 +9,21 @@ export type FastPathBatch = { readonly __fastPathBatch: unique symbol };
 
 /**
  * Called once per batch of datagrams the native threads did not answer: the datagrams, their
- * senders' addresses (presentation form) and ports, by index.
+ * senders' addresses (presentation form) and ports, by index; `sampled` (present when any is) has
+ * 1 for a datagram the threads held a template for but handed over for the query log (JavaScript
+ * answers it as usual and logs it).
  */
-export type FastPathBatchHandler = (batch: FastPathBatch, packets: Buffer[], peers: string[], ports: number[]) => void;
+export type FastPathBatchHandler = (batch: FastPathBatch, packets: Buffer[], peers: string[], ports: number[], sampled: Uint8Array | undefined) => void;
 
 /** The functions of `native/fast_path.cc`. */
 export interface FastPathAddon {
   /**
    * Binds `threads` UDP sockets on `address`:`port` (SO_REUSEPORT when more than one) and starts
-   * one native thread per socket.
-   * @throws Error when an address cannot be bound.
+   * one native thread per socket. `sampleRate` (0–1, `dns.queryLogSampleRate`): the fraction of
+   * template hits handed to JavaScript anyway, flagged `sampled`, so the query log sees them.
+   * @throws Error when an address cannot be bound or an argument is out of range.
    */
-  open(address: string, port: number, threads: number, onBatch: FastPathBatchHandler): FastPathHandle;
+  open(address: string, port: number, threads: number, onBatch: FastPathBatchHandler, sampleRate: number): FastPathHandle;
   /**
    * Sends a batch's replies (null: no reply) in one `sendmmsg`, and keeps as a template every
    * reply whose scope is ≥ 0 (the client block's prefix length, `Answer.reuseScope`).
@@ -31,7 +34,7 @@ export interface FastPathAddon {
   replyOne(server: FastPathHandle, batch: FastPathBatch, index: number, reply: Buffer): void;
   /** Starts a new generation: every template kept so far is stale from the next lookup on. Returns the generation. */
   bump(server: FastPathHandle): number;
-  /** Counters since open: datagrams answered natively, handed to JavaScript, dropped (queue full or longer than 4096 bytes), templates kept. */
+  /** Counters since open, summed over the threads when called (each thread counts once per batch): see {@link FastPathStats}. */
   stats(server: FastPathHandle): FastPathStats;
   /** Stops the threads (within 0.2 s) and closes the sockets; batches still queued are discarded. */
   close(server: FastPathHandle): void;
@@ -40,13 +43,19 @@ export interface FastPathAddon {
 
 /** Counters of one fast-path server since it was opened. */
 export interface FastPathStats {
+  /** Datagrams answered from a template by a native thread. */
   readonly hits: number;
+  /** Datagrams handed to JavaScript because no template answers them (or the parser does not accept them). */
   readonly misses: number;
+  /** Template hits handed to JavaScript for the query log (`dns.queryLogSampleRate`). */
+  readonly sampled: number;
+  /** Datagrams dropped: longer than 4096 bytes, or JavaScript's queue was full. */
   readonly dropped: number;
+  /** Templates kept (replies JavaScript marked as replayable). */
   readonly installed: number;
 }
 
-const ABI = 1;
+const ABI = 2;
 let cached: { readonly addon: FastPathAddon | undefined; readonly error?: string } | undefined;
 
 /**

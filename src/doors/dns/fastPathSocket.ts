@@ -1,6 +1,7 @@
 import { parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { FastPathAddon, FastPathBatch, FastPathHandle, FastPathStats } from './fastPathAddon.js';
+import type { FastPathMetrics } from './fastPathMetrics.js';
 import type { MessageHandler, ReplyReuse } from './handleMessage.js';
 
 /**
@@ -9,7 +10,9 @@ import type { MessageHandler, ReplyReuse } from './handleMessage.js';
  * datagram reaches {@link MessageHandler.handle} here, one call per batch, exactly as the Node
  * socket would hand it, and its reply goes back through the addon, kept as a template when
  * `handle` says it may be replayed for the client's block. Every publish of the engine starts a
- * new template generation before the publish returns.
+ * new template generation before the publish returns. With `dns.queryLogSampleRate` > 0 the
+ * threads hand that fraction of their hits over too, flagged, and `handle` logs each of them: the
+ * query log samples hits and misses alike.
  */
 export class FastPathSocket {
   private readonly server: FastPathHandle;
@@ -30,12 +33,17 @@ export class FastPathSocket {
     address: string,
     port: number,
     threads: number,
+    sampleRate: number,
+    private readonly metrics: FastPathMetrics,
   ) {
-    this.server = addon.open(address, port, threads, (batch, packets, peers) => this.answer(batch, packets, peers));
+    this.server = addon.open(address, port, threads, (batch, packets, peers, _ports, sampled) => this.answer(batch, packets, peers, sampled), sampleRate);
     // Without publish notifications nothing could ever make a template stale: keep none.
     this.unsubscribe = onPublish ? onPublish(() => addon.bump(this.server)) : () => undefined;
     this.keep = onPublish !== undefined;
+    metrics.add(this.counters);
   }
+
+  private readonly counters = (): FastPathStats => this.addon.stats(this.server);
 
   private readonly keep: boolean;
 
@@ -47,10 +55,11 @@ export class FastPathSocket {
   /** Stops the native threads and closes the sockets. */
   close(): void {
     this.unsubscribe();
+    this.metrics.remove(this.counters);
     this.addon.close(this.server);
   }
 
-  private answer(batch: FastPathBatch, packets: Buffer[], peers: string[]): void {
+  private answer(batch: FastPathBatch, packets: Buffer[], peers: string[], sampled: Uint8Array | undefined): void {
     const n = packets.length;
     const replies: (Buffer | null)[] = new Array<Buffer | null>(n).fill(null);
     const scopes = new Int32Array(n).fill(-1);
@@ -61,7 +70,7 @@ export class FastPathSocket {
           this.peerText = peers[i]!;
         }
         this.reuse.scope = -1;
-        const reply = this.messages.handle(packets[i]!, 'udp', this.peer, this.keep ? this.reuse : undefined);
+        const reply = this.messages.handle(packets[i]!, 'udp', this.peer, this.keep ? this.reuse : undefined, sampled !== undefined && sampled[i] === 1);
         if (reply instanceof Promise) {
           reply.then(
             (bytes) => this.addon.replyOne(this.server, batch, i, bytes),

@@ -25,6 +25,8 @@ interface DnsReplyContext extends ReplyHeader {
   readonly peer: IpAddress;
   /** Where {@link MessageHandler.answer} says whether the reply may be replayed (the fast path's question). */
   readonly reuse: ReplyReuse | undefined;
+  /** Logged whatever the sample draw: a fast-path hit its thread sampled for the query log. */
+  readonly sampled: boolean;
 }
 
 /** Whether a reply may be replayed for other queries: see {@link MessageHandler.handle}. */
@@ -56,10 +58,12 @@ export class MessageHandler implements AnswerForm<DnsReplyContext, Buffer> {
    * With `reuse`, its `scope` is set to the answer's `reuseScope` (0 when the answer does not
    * depend on the client) when the reply is an engine answer that the same query from any client
    * of that block gets too, until the next publish; it stays as given (−1) for error replies,
-   * asynchronous answers, after-answer hooks (DNSSEC signing) and a sampled query log, which must
-   * see every query.
+   * asynchronous answers and answers an after-answer hook may change (DNSSEC signing with DO, the
+   * apex key sets: `AfterAnswerHook.leavesUnchanged`). A caller that replays replies samples the
+   * replayed queries for the query log itself and hands those over with `sampled` (logged here
+   * without a draw), so `dns.queryLogSampleRate` holds over all queries.
    */
-  handle(msg: Buffer, transport: 'udp' | 'tcp', peer: IpAddress, reuse?: ReplyReuse): Buffer | null | Promise<Buffer> {
+  handle(msg: Buffer, transport: 'udp' | 'tcp', peer: IpAddress, reuse?: ReplyReuse, sampled = false): Buffer | null | Promise<Buffer> {
     const decoded = decodeQuery(msg);
     const { metrics, behaviour } = this.deps;
     const { udpPayloadSize } = behaviour;
@@ -75,17 +79,25 @@ export class MessageHandler implements AnswerForm<DnsReplyContext, Buffer> {
     }
     const q = decoded.query;
     const limit = transport === 'tcp' ? 65535 : q.edns ? Math.min(q.edns.udpSize, udpPayloadSize) : CLASSIC_UDP_LIMIT;
-    const reply: DnsReplyContext = { id: q.id, queryFlags: q.flags, question: q.question, edns: q.edns, udpPayloadSize, limit, peer, reuse };
+    const reply: DnsReplyContext = { id: q.id, queryFlags: q.flags, question: q.question, edns: q.edns, udpPayloadSize, limit, peer, reuse, sampled };
     return this.answers.answer(this, reply, q.question.name, q.question.type, transport, q.edns?.ecs, peer, q.edns?.dnssecOk ?? false);
   }
 
   /** {@inheritDoc AnswerForm.answer}; logs the query when it is sampled (`dns.queryLogSampleRate`). */
   answer(reply: DnsReplyContext, answer: Answer, query: Query): Buffer {
     const rate = this.deps.behaviour.queryLogSampleRate;
-    if (rate > 0 && this.deps.engine.ctx.random() < rate) logQuery(this.deps.log, reply, query, answer);
+    if (reply.sampled || (rate > 0 && this.deps.engine.ctx.random() < rate)) logQuery(this.deps.log, reply, query, answer);
     const reuse = reply.reuse;
-    if (reuse !== undefined && rate === 0 && (this.deps.afterAnswer?.length ?? 0) === 0) reuse.scope = answer.reuseScope ?? 0;
+    if (reuse !== undefined && this.hooksLeave(query)) reuse.scope = answer.reuseScope ?? 0;
     return encodeReply(reply, answer, reply.limit);
+  }
+
+  /** Whether every after-answer hook passes this query's answer on untouched (`AfterAnswerHook.leavesUnchanged`). */
+  private hooksLeave(query: Query): boolean {
+    const hooks = this.deps.afterAnswer;
+    if (hooks === undefined) return true;
+    for (let i = 0; i < hooks.length; i++) if (hooks[i]!.leavesUnchanged?.(query) !== true) return false;
+    return true;
   }
 
   /** {@inheritDoc AnswerForm.error}: a reply without records, AA clear. */
@@ -96,7 +108,8 @@ export class MessageHandler implements AnswerForm<DnsReplyContext, Buffer> {
 
 /**
  * Logs one sampled query with client and resolver addresses truncated to /24 (IPv4) or /48
- * (IPv6), the type by name, and the data centers the GSLB selections answered with.
+ * (IPv6), the type by name, the data centers the GSLB selections answered with, and `fastPath`
+ * (`hit` or `miss`) when the native fast path received it.
  */
 function logQuery(log: Logger, reply: DnsReplyContext, query: Query, a: Answer): void {
   const truncate = (ip: IpAddress): string => `${formatIp(maskAddress(ip, ip.family === 4 ? 24 : 48))}/${ip.family === 4 ? 24 : 48}`;
@@ -113,6 +126,8 @@ function logQuery(log: Logger, reply: DnsReplyContext, query: Query, a: Answer):
       scope: a.scope,
       answers: a.answers.length,
       dcs: a.dcs,
+      // Through the native fast path: a template hit its thread sampled, or a datagram it handed over (no template).
+      fastPath: reply.sampled ? 'hit' : reply.reuse !== undefined ? 'miss' : undefined,
     },
     'query',
   );

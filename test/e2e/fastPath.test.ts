@@ -1,0 +1,63 @@
+import test from 'ava';
+import { udpQuery } from '../support/dnsClient.js';
+import { startEngine, stopAllEngines, type EngineProcess } from '../support/engineProcess.js';
+import { FIXTURE_TOKEN, fixtureConfig, fixtureLocationFiles, WWW } from '../support/fixtureDeployment.js';
+
+/**
+ * The native fast path (`dns.fastPath`, src/doors/dns/README.md) in the real engine process, as
+ * the composition root wires it (every capability started, the DNSSEC capability's after-answer
+ * hook among them): repeated queries are answered from templates, which `/metrics` counts; with
+ * `dns.queryLogSampleRate` 1 every query, hits included, reaches the query log.
+ */
+
+test.after.always(stopAllEngines);
+
+/** The fast-path counters of `/metrics`, by outcome. */
+async function fastPathCounts(engine: EngineProcess): Promise<Record<string, number>> {
+  const text = await (await fetch(`${engine.adminUrl}/metrics`, { headers: { authorization: `Bearer ${FIXTURE_TOKEN}` } })).text();
+  const counts: Record<string, number> = {};
+  for (const m of text.matchAll(/^gslbd_dns_fastpath_datagrams_total\{outcome="(\w+)"\} (\d+)$/gm)) counts[m[1]!] = Number(m[2]);
+  const templates = /^gslbd_dns_fastpath_templates_total (\d+)$/m.exec(text);
+  if (templates) counts.templates = Number(templates[1]);
+  return counts;
+}
+
+const CLIENTS = ['10.20.30.0/24', '10.20.99.0/24', '10.99.0.0/24'];
+const ANSWERS = [WWW.ap, WWW.us, WWW.eu];
+
+test('repeated GSLB queries are answered natively from templates, counted in /metrics', async (t) => {
+  const engine = await startEngine(fixtureConfig({ dnsBehaviour: 'fastPath: { enabled: true, threads: 1 }' }), { files: fixtureLocationFiles() });
+  // The decision cache reuses a decision from a client's second query on: that reply becomes a template, the third is a hit.
+  for (let round = 0; round < 4; round++) {
+    for (let i = 0; i < CLIENTS.length; i++) {
+      const r = await udpQuery(engine.server, { name: 'www.example.test', type: 'A', edns: { ecs: CLIENTS[i]! } });
+      t.deepEqual(r.answers, [`www.example.test A ${ANSWERS[i]!}`]);
+    }
+  }
+  const counts = await fastPathCounts(engine);
+  t.true((counts.hit ?? 0) >= CLIENTS.length, `hits ${JSON.stringify(counts)}`);
+  t.true((counts.templates ?? 0) >= CLIENTS.length, `templates ${JSON.stringify(counts)}`);
+  t.is((counts.hit ?? 0) + (counts.miss ?? 0), 4 * CLIENTS.length, JSON.stringify(counts));
+  await engine.stop();
+});
+
+test('with queryLogSampleRate 1 the query log sees every query, fast-path hits included', async (t) => {
+  const engine = await startEngine(fixtureConfig({ dnsBehaviour: 'queryLogSampleRate: 1, fastPath: { enabled: true, threads: 1 }' }), {
+    files: fixtureLocationFiles(),
+  });
+  const rounds = 4;
+  for (let round = 0; round < rounds; round++) {
+    for (const ecs of CLIENTS) await udpQuery(engine.server, { name: 'www.example.test', type: 'A', edns: { ecs } });
+  }
+  const total = rounds * CLIENTS.length;
+  await engine.waitForLog(() => engine.logs().filter((l) => l.component === 'query-log').length >= total, 10_000);
+  const logged = engine.logs().filter((l) => l.component === 'query-log');
+  t.is(logged.length, total);
+  const counts = await fastPathCounts(engine);
+  // At rate 1 every hit is handed over for the log: none is answered natively.
+  t.is(counts.hit ?? 0, 0, JSON.stringify(counts));
+  t.true((counts.sampled ?? 0) > 0, JSON.stringify(counts));
+  t.is(logged.filter((l) => l.fastPath === 'hit').length, counts.sampled ?? 0);
+  t.is(logged.filter((l) => l.fastPath === 'miss').length, counts.miss ?? 0);
+  await engine.stop();
+});

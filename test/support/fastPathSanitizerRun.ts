@@ -1,0 +1,167 @@
+import { createSocket } from 'node:dgram';
+import { readFileSync } from 'node:fs';
+import { loadFastPathAddon } from '../../src/doors/dns/fastPathAddon.js';
+import { DnsServer } from '../../src/doors/dns/dnsServer.js';
+import { dnsBehaviourSchema } from '../../src/doors/dns/listenerSchema.js';
+import { EngineMetrics } from '../../src/core/telemetry/engineMetrics.js';
+import { createLogger } from '../../src/core/telemetry/logger.js';
+import { allUpHealthView } from '../../src/core/views/healthView.js';
+import { emptyMetricView } from '../../src/core/views/metricView.js';
+import { Engine } from '../../src/pipeline/engine.js';
+import { withHealthView } from '../../src/pipeline/snapshot.js';
+import { parseConfigText } from '../../src/process/loadConfig.js';
+import { buildSnapshot } from '../../src/process/snapshot.js';
+import { buildQuery } from './dnsClient.js';
+import { freePort } from './freePort.js';
+import { prefixLocationDb } from './prefixLocationDb.js';
+import { dcsDown, fixedContext } from './selectionFixture.js';
+import { exchangeAll } from './udpExchangeAll.js';
+
+/**
+ * Exercises native/fast_path.cc (the build `GSLBD_FASTPATH_ADDON` names; under the sanitizers in
+ * src/doors/dns/fastPathSanitizer.test.ts) against the Node listener on one configuration, over
+ * IPv4 and IPv6, with two threads: ECS clients of both families (IPv4-mapped included), queries
+ * without ECS or without EDNS, DO set, letter-case variants, malformed and truncated messages,
+ * datagrams longer than the receive buffer, twice each (templates installed, then replayed), a
+ * publish between passes (a new generation), query-log sampling at 0.5 (sampled hits handed
+ * over), every argument error path of the addon, servers opened and closed and the handles
+ * collected (run with `--expose-gc`). Prints one JSON line: the addon path, the sanitizer
+ * libraries mapped into the process, answers compared, mismatches, counters, refused calls.
+ */
+const YAML = `zones:
+  - name: example.test
+    soa: { mname: ns1.example.test, rname: hostmaster.example.test, minimum: 60 }
+    ns: [ns1.example.test]
+    records:
+      - { name: ns1, type: A, data: 192.0.2.53 }
+      - { name: txt, type: TXT, data: "hello" }
+datacenters:
+  - { name: eu, location: Europe.NL, lat: 52.4, lon: 4.9 }
+  - { name: us, location: North America.US, lat: 39.0, lon: -77.5 }
+  - { name: ap, location: Asia.JP, lat: 35.7, lon: 139.7 }
+services:
+  - name: web
+    endpoints:
+      - { dc: eu, address: 192.0.2.10 }
+      - { dc: us, address: 192.0.2.20 }
+      - { dc: ap, address: 192.0.2.30 }
+records:
+  - { name: www.example.test, type: A, ttl: 30, service: web, policy: { type: static-proximity, default: [us] } }
+  - { name: rr.example.test, type: A, ttl: 30, service: web, policy: { type: static-proximity, pickDcCount: 3, balanceAlgorithm: round-robin, default: [us] } }
+`;
+const { addon, error } = loadFastPathAddon();
+if (!addon) throw new Error(error);
+const config = parseConfigText(YAML);
+const geo = prefixLocationDb([
+  { cidr: '10.1.0.0/16', location: 'Europe.NL', lat: 52.37, lon: 4.9 },
+  { cidr: '10.2.0.0/16', location: 'North America.US', lat: 39.0, lon: -77.5 },
+  { cidr: '10.3.0.0/16', location: 'Asia.JP', lat: 35.7, lon: 139.7 },
+  { cidr: '2001:db8:1::/48', location: 'Asia.JP', lat: 35.7, lon: 139.7 },
+]);
+const engine = (): Engine =>
+  new Engine(
+    buildSnapshot('gslbd.yaml', config, { geo, health: allUpHealthView, metrics: emptyMetricView }, 1_700_000_000_000),
+    fixedContext(),
+    createLogger('silent'),
+  );
+
+/** The queries, with ID = index. */
+function queries(): Buffer[] {
+  const specs: Parameters<typeof buildQuery>[0][] = [];
+  for (const name of ['www.example.test', 'WwW.Example.TEST', 'rr.example.test', 'txt.example.test', 'nothere.example.test', 'example.test']) {
+    for (let i = 0; i < 40; i++) specs.push({ name, type: 'A', edns: { ecs: `10.${1 + (i % 4)}.${i}.0/24` } });
+    for (let i = 0; i < 10; i++) specs.push({ name, type: 'A', edns: { ecs: `2001:db8:${i % 3}::/48` } });
+    specs.push({ name, type: 'A', edns: { ecs: '::ffff:10.1.2.0/120' } });
+    specs.push({ name, type: 'A', edns: { ecs: '0.0.0.0/0' } });
+    specs.push({ name, type: 'A', edns: {} }, { name, type: 'A' }, { name, type: 'TXT', edns: { udpPayloadSize: 512 } });
+    specs.push({ name, type: 'A', edns: { dnssecOk: true, ecs: '10.2.0.0/24' } }, { name, type: 'A', edns: { version: 1 } });
+    specs.push({ name, type: 'A', edns: { options: [{ code: 10, data: Buffer.alloc(8, 7) }] } });
+  }
+  const out = specs.map((s, i) => buildQuery({ ...s, id: i }));
+  // Malformed: a question cut short, a compression pointer in the question (both answered by JavaScript).
+  const cut = Buffer.from(out[0]!.subarray(0, 20));
+  cut.writeUInt16BE(out.length, 0);
+  out.push(cut);
+  const pointer = Buffer.from(out[1]!);
+  pointer.writeUInt16BE(out.length, 0);
+  pointer[12] = 0xc0;
+  pointer[13] = 0x0c;
+  out.push(pointer);
+  return out;
+}
+
+const rejected: string[] = [];
+const attempt = (f: () => unknown): void => {
+  try {
+    f();
+  } catch (e) {
+    rejected.push((e as Error).message);
+  }
+};
+
+const addresses = [
+  { address: '127.0.0.1', port: 0 },
+  { address: '::1', port: 0 },
+];
+const qs = queries();
+let compared = 0;
+const mismatches: string[] = [];
+const stats: unknown[] = [];
+for (const sampleRate of [0, 0.5]) {
+  const engines = [engine(), engine()];
+  const deps = (e: Engine, fastPath: boolean) => ({
+    engine: e,
+    metrics: new EngineMetrics(),
+    log: e.log,
+    afterAnswer: [],
+    behaviour: dnsBehaviourSchema.parse({ queryLogSampleRate: sampleRate, fastPath: { enabled: fastPath, threads: 2 } }),
+  });
+  const plain = new DnsServer(deps(engines[0]!, false), addresses);
+  const fast = new DnsServer(deps(engines[1]!, true), addresses);
+  await plain.start();
+  await fast.start();
+  for (let pass = 0; pass < 3; pass++) {
+    if (pass === 2) for (const e of engines) e.publish(withHealthView(e.snapshot, dcsDown('eu')));
+    for (let f = 0; f < 2; f++) {
+      const node = await exchangeAll(plain.bound[f]!.address, plain.bound[f]!.port, qs);
+      const native = await exchangeAll(fast.bound[f]!.address, fast.bound[f]!.port, qs);
+      for (let k = 0; k < qs.length; k++) {
+        compared++;
+        if (!node[k]!.equals(native[k]!) && mismatches.length < 5) mismatches.push(`rate ${sampleRate} pass ${pass} family ${f} #${k}`);
+      }
+    }
+  }
+  // A datagram longer than the native receive buffer (4096 bytes) is dropped, not read in part.
+  const s = createSocket('udp4');
+  await new Promise<void>((r) => s.send(Buffer.alloc(5000), fast.bound[0]!.port, '127.0.0.1', () => r()));
+  s.close();
+  await new Promise((r) => setTimeout(r, 100));
+  stats.push(fast.fastPathStats());
+  await plain.stop();
+  await fast.stop();
+}
+
+// Argument errors of every call, and calls on a closed server.
+const onBatch = (): void => undefined;
+attempt(() => (addon.open as (...a: unknown[]) => unknown)());
+attempt(() => addon.open('not an address', 5300, 1, onBatch, 0));
+attempt(() => addon.open('127.0.0.1', 0, 1, onBatch, 0));
+attempt(() => addon.open('127.0.0.1', 5300, 0, onBatch, 0));
+attempt(() => addon.open('127.0.0.1', 5300, 1, onBatch, 2));
+attempt(() => (addon.bump as (...a: unknown[]) => unknown)({}));
+attempt(() => (addon.stats as (...a: unknown[]) => unknown)(1));
+attempt(() => (addon.close as (...a: unknown[]) => unknown)('x'));
+const port = await freePort();
+const handle = addon.open('127.0.0.1', port, 1, onBatch, 0);
+attempt(() => (addon.reply as (...a: unknown[]) => unknown)(handle, {}, [], new Int32Array(0)));
+attempt(() => (addon.replyOne as (...a: unknown[]) => unknown)(handle, 1, 0, Buffer.alloc(1)));
+addon.bump(handle);
+addon.close(handle);
+addon.close(handle);
+for (let i = 0; i < 20; i++) addon.close(addon.open('127.0.0.1', port, 2, onBatch, 0.1));
+(globalThis as { gc?: () => void }).gc?.();
+await new Promise((r) => setTimeout(r, 50));
+
+const maps = readFileSync('/proc/self/maps', 'utf8');
+const sanitizers = [...new Set([...maps.matchAll(/\/(lib(?:asan|ubsan)\.so)[^/\s]*$/gm)].map((m) => m[1]!))];
+process.stdout.write(`${JSON.stringify({ addon: process.env.GSLBD_FASTPATH_ADDON, sanitizers, compared, mismatches, stats, rejected })}\n`);
