@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { configuredName, isInZone, ownerInZone } from '../core/dns/name.js';
 import { parseRecordData } from '../core/dns/presentation.js';
 import type { GslbRecordType } from '../core/dns/records.js';
+import { subnetsOverlap, type SubnetConfig } from '../core/net/subnet.js';
 import type { Capability, PolicyReferences } from './capability.js';
 import type { GslbRecordConfig } from './config/recordSchema.js';
 
@@ -90,33 +91,59 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx,
     });
   });
 
-  // Owner names with their types, static and GSLB, to enforce CNAME exclusivity and uniqueness.
-  const typesAt = new Map<string, Map<string, (string | number)[]>>();
-  const claim = (name: string, type: string, path: (string | number)[]): void => {
+  // Owner names with their types and the clients each answers, static and GSLB, to enforce CNAME
+  // exclusivity (per answer when `clients` splits a name) and uniqueness.
+  const typesAt = new Map<string, Map<string, Claim>>();
+  const claim = (name: string, type: string, path: (string | number)[], clients?: readonly SubnetConfig[]): void => {
     let types = typesAt.get(name);
     if (!types) typesAt.set(name, (types = new Map()));
-    const cname = types.get('CNAME');
-    if (type === 'CNAME' && types.size > 0 && !(types.size === 1 && cname)) {
-      issue(path, `a CNAME cannot share the name "${name}" with other records`);
-    } else if (type !== 'CNAME' && cname) {
-      issue(path, `"${name}" already has a CNAME; no other record may share its name`);
+    const same = types.get(type);
+    if (same && type !== 'CNAME' && !sameClients(same.clients, clients)) {
+      issue(path, `every ${type} record of "${name}" must name the same clients: one RRset answers one set of clients`, same.path);
     }
-    if (type === 'CNAME' && cname) issue(path, `"${name}" has more than one CNAME`);
-    if (!types.has(type)) types.set(type, path);
+    if (type === 'CNAME' && same) issue(path, `"${name}" has more than one CNAME`);
+    else {
+      for (const [t, other] of types) {
+        if ((t === 'CNAME') === (type === 'CNAME')) continue;
+        const addressType = type === 'CNAME' ? t : type;
+        const unsplit = clients === undefined && other.clients === undefined;
+        if (unsplit || !SPLIT_TYPES.has(addressType)) {
+          issue(
+            path,
+            type === 'CNAME'
+              ? `a CNAME cannot share the name "${name}" with other records`
+              : `"${name}" already has a CNAME; no other record may share its name`,
+          );
+          break;
+        }
+        const both = overlap(clients, other.clients);
+        if (both) {
+          issue(
+            path,
+            `clients in ${both} would get both the CNAME and the ${addressType} records of "${name}": the clients of a CNAME and of the addresses at one name must not overlap`,
+            other.path,
+          );
+          break;
+        }
+      }
+    }
+    if (!same) types.set(type, { path, clients, clientsPath: path[0] === 'records' ? [path[0], path[1]!, 'clients'] : [...path, 'clients'] });
   };
   cfg.zones.forEach((zone, zi) => {
     claim(zone.name, 'SOA', ['zones', zi, 'soa']);
     claim(zone.name, 'NS', ['zones', zi, 'ns']);
   });
-  cfg.zones.forEach((zone, zi) => zone.records.forEach((r, ri) => claim(ownerInZone(relativeOwner(r.name), zone.name), r.type, ['zones', zi, 'records', ri])));
+  cfg.zones.forEach((zone, zi) =>
+    zone.records.forEach((r, ri) => claim(ownerInZone(relativeOwner(r.name), zone.name), r.type, ['zones', zi, 'records', ri], r.clients)),
+  );
 
   const refs: PolicyReferences = { dataCenters: dcNames, services: new Set(services.keys()) };
   cfg.records.forEach((rec, i) => {
     const path = ['records', i];
     if (!cfg.zones.some((z) => isInZone(rec.name, z.name))) issue([...path, 'name'], `"${rec.name}" is not inside any configured zone`);
     const firstRecord = typesAt.get(rec.name)?.get(rec.type);
-    if (firstRecord && rec.type !== 'CNAME') issue([...path, 'name'], `"${rec.name}" ${rec.type} is defined twice`, firstRecord);
-    claim(rec.name, rec.type, [...path, 'type']);
+    if (firstRecord && rec.type !== 'CNAME') issue([...path, 'name'], `"${rec.name}" ${rec.type} is defined twice`, firstRecord.path);
+    claim(rec.name, rec.type, [...path, 'type'], rec.clients);
     for (const dc of Object.keys(rec.dcWeights ?? {})) {
       if (!dcNames.has(dc)) issue([...path, 'dcWeights', dc], `unknown data center "${dc}"`);
     }
@@ -135,6 +162,47 @@ export function checkCrossReferences(cfg: CrossReferenced, ctx: z.RefinementCtx,
       }
     });
   });
+
+  for (const [name, types] of typesAt) {
+    const split = types.has('CNAME') && [...types.keys()].some((t) => SPLIT_TYPES.has(t));
+    for (const [type, c] of types) {
+      if (c.clients === undefined) continue;
+      if (!split || !(type === 'CNAME' || SPLIT_TYPES.has(type))) {
+        issue(c.clientsPath, `\`clients\` applies only at a name that holds a CNAME and address records (A, AAAA); "${name}" ${type} answers every client`);
+      }
+    }
+  }
+}
+
+/** One owner name's records of one type: where the first is configured and the clients they answer (every client when undefined). */
+interface Claim {
+  readonly path: (string | number)[];
+  readonly clients: readonly SubnetConfig[] | undefined;
+  /** The path of the first record's `clients` key. */
+  readonly clientsPath: (string | number)[];
+}
+
+/** Types that may share a name with a CNAME when `clients` splits the name between them. */
+const SPLIT_TYPES: ReadonlySet<string> = new Set(['A', 'AAAA']);
+
+/** True when both lists name the same subnets (undefined: every client). */
+function sameClients(a: readonly SubnetConfig[] | undefined, b: readonly SubnetConfig[] | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  const texts = new Set(a.map((x) => x.text));
+  return a.length === b.length && b.every((x) => texts.has(x.text));
+}
+
+/**
+ * The narrower subnet of the first overlapping pair of two client lists, as text; undefined when
+ * no client is in both. A missing list is the complement of the other side's (`clientsSchema.ts`),
+ * so it overlaps nothing.
+ */
+function overlap(a: readonly SubnetConfig[] | undefined, b: readonly SubnetConfig[] | undefined): string | undefined {
+  if (a === undefined || b === undefined) return undefined;
+  for (const x of a) {
+    for (const y of b) if (subnetsOverlap(x.address, x.prefix, y.address, y.prefix)) return (x.prefix >= y.prefix ? x : y).text;
+  }
+  return undefined;
 }
 
 /** Canonical form of a static record's relative owner (`@` stays `@`); the schema validated it. */

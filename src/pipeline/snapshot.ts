@@ -1,5 +1,7 @@
 import { configuredName, isInZone, ownerInZone } from '../core/dns/name.js';
-import type { ResourceRecord, SoaData } from '../core/dns/records.js';
+import type { RecordType, ResourceRecord, SoaData } from '../core/dns/records.js';
+import type { SubnetConfig } from '../core/net/subnet.js';
+import { clientSplitOf } from './zones/clientSplit.js';
 import { WILDCARD, type Qualifiers } from '../core/location/location.js';
 import type { LocationDb } from '../core/location/locationDb.js';
 import type { Capability } from './capability.js';
@@ -137,12 +139,24 @@ export function* compileSnapshotSteps<C extends PipelineConfig>(input: SnapshotI
     const soaData: SoaData = { mname, rname, serial, refresh, retry, expire, minimum };
     const soa = { name: z.name, type: 'SOA' as const, ttl: z.soa.ttl ?? z.ttl, data: soaData };
     const rrs: ResourceRecord[] = z.ns.map((ns) => ({ name: z.name, type: 'NS', ttl: z.ttl, data: ns }));
+    const restricted = new Map<string, Map<RecordType, readonly SubnetConfig[]>>();
+    const restrict = (owner: string, type: RecordType, clients: readonly SubnetConfig[] | undefined): void => {
+      if (!clients) return;
+      let types = restricted.get(owner);
+      if (!types) restricted.set(owner, (types = new Map()));
+      types.set(type, clients);
+    };
     for (const r of z.records) {
       const owner = r.name === '@' ? z.name : ownerInZone(configuredName(r.name), z.name);
       rrs.push({ name: owner, type: r.type, ttl: r.ttl ?? z.ttl, data: r.data });
+      restrict(owner, r.type, r.clients);
     }
+    config.records.forEach((r, i) => {
+      if (ownZone[i] === z.name) restrict(r.name, r.type, r.clients);
+    });
+    const splits = new Map([...restricted].map(([owner, types]) => [owner, clientSplitOf(types)]));
     yield;
-    zones.push(yield* buildZoneSteps(z.name, soa, rrs, own, ZONE_STEP));
+    zones.push(yield* buildZoneSteps(z.name, soa, rrs, own, ZONE_STEP, splits));
   }
 
   return {

@@ -80,11 +80,33 @@ const ORDER_B: readonly Step[] = [
 
 const POLICY = '{ type: static, rules: [ { when: { clientSubnet: [10.20.30.0/24] }, dcs: [ap-northeast] }, { dcs: [us-east] } ] }';
 
+/**
+ * A name split between an address and a CNAME (issue 17, item 11): `split-DOOR` answers the GSLB
+ * A (us-east, a policy that reads nothing of the client) to 10.20.30.0/24 and a static CNAME to
+ * `target.example.test` (192.0.2.99) to everyone else, so each scope below is the boundary
+ * between the two sides alone — the same numbers as the tables above, on both sides of it.
+ */
+const SPLIT: readonly (readonly [subnet: string, side: 'A' | 'CNAME', scope: number])[] = [
+  ['10.20.30.0/24', 'A', 24],
+  ['10.20.31.0/24', 'CNAME', 24],
+  ['10.0.0.0/8', 'CNAME', 12],
+  ['11.0.0.0/24', 'CNAME', 8],
+  ['2001:db8::/48', 'CNAME', 21],
+  ['::ffff:10.20.30.0/120', 'A', 120],
+  ['::ffff:10.20.31.0/120', 'CNAME', 120],
+];
+const TARGET = '192.0.2.99';
+
 /** The engine's configuration: three listeners on port 0 / relative socket paths, no location data. */
 function engineConfig(): string {
   const records = DOORS.flatMap((door) =>
     ['a', 'b'].map((order) => `  - { name: ${order}-${door}.example.test, type: A, ttl: 30, service: web, policy: ${POLICY} }`),
   );
+  const splits = DOORS.map(
+    (door) =>
+      `  - { name: split-${door}.example.test, type: A, ttl: 30, service: web, policy: { type: static, rules: [ { dcs: [us-east] } ] }, clients: [10.20.30.0/24] }`,
+  );
+  const cnames = DOORS.map((door) => `      - { name: split-${door}, type: CNAME, ttl: 30, data: target.example.test }`);
   return `listeners:
   dns:
     - { address: 127.0.0.1, port: 0 }
@@ -99,6 +121,8 @@ zones:
     ns: [ns1.example.test]
     records:
       - { name: ns1, type: A, data: 192.0.2.53 }
+      - { name: target, type: A, ttl: 30, data: ${TARGET} }
+${cnames.join('\n')}
 datacenters:
   - { name: us-east, location: North America.US, lat: 39.0, lon: -77.5 }
   - { name: eu-west, location: Europe.IE, lat: 53.3, lon: -6.3 }
@@ -111,6 +135,7 @@ services:
       - { dc: ap-northeast, address: ${AP_NORTHEAST} }
 records:
 ${records.join('\n')}
+${splits.join('\n')}
 `;
 }
 
@@ -228,6 +253,19 @@ async function checkOrder(t: import('ava').ExecutionContext, door: Door, name: s
 }
 
 for (const door of DOORS) {
+  test(`${door}: a name split between an A and a CNAME by clients — one side per client, the scope of the boundary`, async (t) => {
+    const name = `split-${door}.example.test`;
+    const actual: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const [subnet, side, scope] of SPLIT) {
+      const r = await dig(servers[door], [name, 'A', `+subnet=${subnet}`]);
+      actual.push([subnet, r.status, r.answer.map((a) => `${a.name} ${a.ttl} ${a.type} ${a.data}`), r.ecs && `${r.ecs.subnet}/${r.ecs.source}/${r.ecs.scope}`]);
+      const [source, length] = subnet.split('/');
+      const answer = side === 'A' ? [`${name}. 30 A ${US_EAST}`] : [`${name}. 30 CNAME target.example.test.`, `target.example.test. 30 A ${TARGET}`];
+      expected.push([subnet, 'NOERROR', answer, `${source}/${length}/${scope}`]);
+    }
+    t.deepEqual(actual, expected, `${door}: ${name}`);
+  });
   test(`${door}: IPv6 first, then IPv4 — IPv4 scopes stay exact (order A)`, (t) => checkOrder(t, door, `a-${door}.example.test`, ORDER_A));
   test(`${door}: IPv4 first, then IPv6 — IPv6 scopes stay exact and clear of ::ffff:0:0/96 (order B)`, (t) =>
     checkOrder(t, door, `b-${door}.example.test`, ORDER_B));

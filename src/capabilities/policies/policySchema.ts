@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { formatIp, parseCidr } from '../../core/net/ipAddress.js';
 import type { SubnetConfig } from '../../core/net/subnet.js';
 import { WILDCARD } from '../../core/location/location.js';
-import { domainNameSchema, locationSchema } from '../../core/config/fieldSchemas.js';
+import { domainNameSchema, locationSchema, subnetSchema } from '../../core/config/fieldSchemas.js';
 import type { CommonPolicyShape, GslbRecordConfig, PolicyConfig } from '../../pipeline/config/recordSchema.js';
 import { nameSchema } from '../../pipeline/config/topologySchema.js';
 
@@ -10,17 +9,6 @@ import { nameSchema } from '../../pipeline/config/topologySchema.js';
  * Schemas of DNS policies (docs/PRODUCT.md §4, seed 002): conditions over the request, the actions they
  * select, and the bindings that order them. The behaviour lives in `src/capabilities/policies/`.
  */
-
-/** `address/len` (a bare address is a host prefix); host bits beyond the length are an error. */
-export const subnetSchema = z.string().transform((s, ctx): SubnetConfig => {
-  try {
-    const p = parseCidr(s.trim());
-    return { text: `${formatIp(p.address)}/${p.prefix}`, address: p.address, prefix: p.prefix };
-  } catch (e) {
-    ctx.addIssue({ code: 'custom', message: (e as Error).message });
-    return z.NEVER;
-  }
-});
 
 /**
  * One value or a non-empty list of them, always a list after parsing (errors name the item:

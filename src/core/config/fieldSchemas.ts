@@ -1,7 +1,8 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { configuredName } from '../dns/name.js';
-import { canonicalIpText } from '../net/ipAddress.js';
+import { canonicalIpText, formatIp, parseCidr } from '../net/ipAddress.js';
+import type { SubnetConfig } from '../net/subnet.js';
 import { parseDottedLocation } from '../location/location.js';
 
 /**
@@ -68,3 +69,14 @@ export const locationSchema = z.string().transform((s, ctx) => {
 export const latitudeSchema = z.number().min(-90).max(90);
 /** Longitude in degrees. */
 export const longitudeSchema = z.number().min(-180).max(180);
+
+/** `address/len` (a bare address is a host prefix); host bits beyond the length are an error. */
+export const subnetSchema = z.string().transform((s, ctx): SubnetConfig => {
+  try {
+    const p = parseCidr(s.trim());
+    return { text: `${formatIp(p.address)}/${p.prefix}`, address: p.address, prefix: p.prefix };
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+});

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { domainNameSchema, ttlSchema } from '../../core/config/fieldSchemas.js';
 import { GSLB_RECORD_TYPES, type GslbRecordType } from '../../core/dns/records.js';
+import type { SubnetConfig } from '../../core/net/subnet.js';
+import { clientsSchema } from './clientsSchema.js';
 
 /**
  * The fields every selection policy has, whatever capability implements it; `algorithms` are
@@ -40,6 +42,8 @@ const recordTail = {
    * (`weightedTieBreak`, `selection/pickDcs.ts`), e.g. `{ fra1: 70, iad1: 30 }`; 0 is a last resort.
    */
   dcWeights: z.record(z.string(), z.number().int().min(0).max(65535)).optional(),
+  /** The clients this record answers at a name that also holds a CNAME or other records (`clientsSchema.ts`). */
+  clients: clientsSchema.optional(),
 };
 
 /**
@@ -72,4 +76,6 @@ export interface GslbRecordConfig {
   readonly failsafe: readonly string[];
   readonly failsafeTtl?: number | undefined;
   readonly dcWeights?: Readonly<Record<string, number>> | undefined;
+  /** The client subnets it answers at a name split between a CNAME and other records (`clientsSchema.ts`). */
+  readonly clients?: readonly SubnetConfig[] | undefined;
 }

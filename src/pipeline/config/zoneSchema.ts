@@ -3,13 +3,14 @@ import { configuredName } from '../../core/dns/name.js';
 import { parseRecordData } from '../../core/dns/presentation.js';
 import type { RecordData, RecordType } from '../../core/dns/records.js';
 import { domainNameSchema, ttlSchema } from '../../core/config/fieldSchemas.js';
+import { clientsSchema } from './clientsSchema.js';
 
 /** Types a static record in a zone may have (SOA comes from the zone's `soa`). */
 export const STATIC_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'NS', 'MX', 'TXT', 'SRV', 'PTR', 'CAA'] as const;
 
 /**
  * A static record. `name` is relative to its zone (`www`, `@` for the apex, `*.dyn` for a
- * wildcard); targets inside `data` are absolute. `data` is in presentation form
+ * wildcard); targets inside `data` are absolute. `clients`: see `clientsSchema.ts`. `data` is in presentation form
  * (`10 mx.example.test`, `"0 issue \"ca.example\""`), or a list of strings for TXT.
  */
 export const staticRecordSchema = z
@@ -18,6 +19,8 @@ export const staticRecordSchema = z
     type: z.enum(STATIC_RECORD_TYPES),
     ttl: ttlSchema.optional(),
     data: z.union([z.string(), z.array(z.string()).min(1)]),
+    /** The clients this record answers at a name that also holds a CNAME or other records (`clientsSchema.ts`). */
+    clients: clientsSchema.optional(),
   })
   .transform((r, ctx) => {
     // The owner is validated here so that a bad name is a configuration error, not a failure
@@ -36,7 +39,7 @@ export const staticRecordSchema = z
       ctx.addIssue({ code: 'custom', path: ['data'], message: (e as Error).message });
       return z.NEVER;
     }
-    return { name: r.name, type: r.type, ttl: r.ttl, data: parsed };
+    return { name: r.name, type: r.type, ttl: r.ttl, data: parsed, ...(r.clients ? { clients: r.clients } : {}) };
   });
 
 /**

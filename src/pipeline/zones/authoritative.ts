@@ -6,6 +6,7 @@ import { RCODE } from '../../core/dns/rcode.js';
 import type { Answer, Client, Query } from '../../core/model/query.js';
 import type { CompiledGslbRecord, SelectionEnv } from '../selection/stage.js';
 import { selectionEnv } from './selectionEnv.js';
+import { SplitDecision } from './clientSplit.js';
 import type { ZoneData, ZoneIndex, ZoneNode } from './zoneIndex.js';
 
 /** One GSLB selection inside an explained answer. */
@@ -79,7 +80,10 @@ export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], e
         return out;
       }
     }
-    const target = cnameOf(node, owner, zone, q, out, sel);
+    // A name split by `clients` answers each client from one side only: the CNAME, or the addresses.
+    const split = node.split ? new SplitDecision(node.split, q.client.address) : undefined;
+    const target = split && !split.cname ? undefined : cnameOf(node, owner, zone, q, out, sel);
+    if (split) narrowBySplit(out, split);
     if (target !== undefined) {
       seen ??= new Set();
       seen.add(name);
@@ -92,11 +96,13 @@ export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], e
       continue;
     }
     if (q.type === ANY_CODE) {
-      anyAnswer(node, owner, zone, q, out, sel);
+      anyAnswer(node, owner, zone, q, out, sel, split);
+      if (split) narrowBySplit(out, split);
       return out;
     }
     const type = TYPE_BY_CODE[q.type];
-    const found = type ? answerType(node, type, owner, zone, q, out, sel) : false;
+    const found = type && (!split || split.applies(type)) ? answerType(node, type, owner, zone, q, out, sel) : false;
+    if (split) narrowBySplit(out, split);
     if (!found) negative(out, zone);
     else if (type === 'NS' && node.name === zone.name) addGlue(out, zone, node.rrsets.get('NS') ?? []);
     return out;
@@ -171,7 +177,7 @@ function answerType(node: ZoneNode, type: RecordType, owner: string, zone: ZoneD
   return true;
 }
 
-function anyAnswer(node: ZoneNode, owner: string, zone: ZoneData, q: Query, out: Answer, sel: Selection): void {
+function anyAnswer(node: ZoneNode, owner: string, zone: ZoneData, q: Query, out: Answer, sel: Selection, split: SplitDecision | undefined): void {
   if (node.rrsets.size === 0 && node.gslb.size === 0) {
     negative(out, zone);
     return;
@@ -181,8 +187,21 @@ function anyAnswer(node: ZoneNode, owner: string, zone: ZoneData, q: Query, out:
     out.answers.push({ name: owner, type: 'HINFO', ttl: zone.soa.ttl, data: { cpu: 'RFC8482', os: '' } });
     return;
   }
-  for (const rrs of node.rrsets.values()) for (const r of rrs) out.answers.push(withOwner(r, owner));
-  for (const g of node.gslb.values()) select(g, owner, q.client, out, sel);
+  const before = out.answers.length;
+  for (const [type, rrs] of node.rrsets) if (!split || split.applies(type)) for (const r of rrs) out.answers.push(withOwner(r, owner));
+  for (const [type, g] of node.gslb) if (!split || split.applies(type)) select(g, owner, q.client, out, sel);
+  if (out.answers.length === before) negative(out, zone);
+}
+
+/**
+ * Gives the answer the scope of a split name's choice of side (`clientSplit.ts`), negative
+ * answers included: a NODATA for one side's clients must not be cached for the other side's.
+ * The whole answer is the same only inside that block, so it also bounds the block a reused
+ * answer is replayed for.
+ */
+function narrowBySplit(out: Answer, split: SplitDecision): void {
+  if (split.scope > out.scope) out.scope = split.scope;
+  if (out.reuseScope === undefined || (out.reuseScope >= 0 && split.scope > out.reuseScope)) out.reuseScope = split.scope;
 }
 
 /** What GSLB selections of one query share: the environment, built on first use, and the traces. */

@@ -5,6 +5,7 @@ import type { SelectionEnv } from '../selection/stage.js';
 import type { Client } from '../../core/model/query.js';
 import type { AnswerSource } from './authoritative.js';
 import { selectionEnv } from './selectionEnv.js';
+import { SplitDecision } from './clientSplit.js';
 import type { ZoneData, ZoneNode } from './zoneIndex.js';
 
 /** One RRset of an owner name as the engine serves it: static, or selected for one client. */
@@ -76,15 +77,17 @@ export function nameRrsets(
   if (!z) return undefined;
   const node = z.nodes.get(name);
   if (!node) return { zone: z, exists: false, dynamic: false, rrsets: [] };
-  if (type === undefined && node.gslb.size === 0) return staticContents(z, node);
+  if (type === undefined && node.gslb.size === 0 && !node.split) return staticContents(z, node);
+  // A name split by `clients` holds, for this client, only the CNAME or only the addresses (`clientSplit.ts`).
+  const split = node.split ? new SplitDecision(node.split, client.address) : undefined;
   const rrsets: NameRrset[] = [];
   for (const rrset of staticContents(z, node).rrsets) {
-    if (type === undefined || rrset.type === type) rrsets.push(rrset);
+    if ((type === undefined || rrset.type === type) && (!split || split.applies(rrset.type))) rrsets.push(rrset);
   }
-  let dynamic = false;
+  let dynamic = split !== undefined;
   const env = node.gslb.size > 0 ? selectionEnv(src.env, ctx) : undefined;
   for (const [t, record] of node.gslb) {
-    if ((type !== undefined && t !== type) || node.rrsets.has(t)) continue;
+    if ((type !== undefined && t !== type) || node.rrsets.has(t) || (split && !split.applies(t))) continue;
     dynamic = true;
     const result = decide(record, client, env!, name);
     if (result.data.length === 0) continue;
@@ -97,6 +100,13 @@ export function nameRrsets(
       records = built;
     }
     rrsets.push({ type: answered, records, scope: result.scope, selected: true, dcs: result.dcs });
+  }
+  if (split) {
+    // Every RRset of a split name carries the scope of the choice of side (static ones too).
+    for (let i = 0; i < rrsets.length; i++) {
+      const r = rrsets[i]!;
+      if (r.scope < split.scope) rrsets[i] = { ...r, scope: split.scope };
+    }
   }
   return { zone: z, exists: true, dynamic, rrsets };
 }

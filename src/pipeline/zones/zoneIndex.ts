@@ -2,6 +2,7 @@ import { isInZone, parentName } from '../../core/dns/name.js';
 import { canonicalIpText } from '../../core/net/ipAddress.js';
 import type { RecordType, ResourceRecord, SoaData } from '../../core/dns/records.js';
 import type { CompiledGslbRecord } from '../selection/stage.js';
+import type { ClientSplit } from './clientSplit.js';
 import { runSteps, type Steps } from '../selection/steps.js';
 
 /** One owner name in a zone: its static RRsets and GSLB records. An empty node is an empty non-terminal. */
@@ -11,6 +12,8 @@ export interface ZoneNode {
   readonly gslb: ReadonlyMap<RecordType, CompiledGslbRecord>;
   /** True for a zone cut below the apex (an NS RRset that delegates a child zone). */
   readonly delegation: boolean;
+  /** Set when `clients` splits the name between a CNAME and address records (`clientSplit.ts`). */
+  readonly split?: ClientSplit;
 }
 
 /** A zone ready for answering. */
@@ -120,17 +123,22 @@ export function buildZone(
   soa: ResourceRecord & { data: SoaData },
   records: readonly ResourceRecord[],
   gslb: readonly CompiledGslbRecord[],
+  splits?: ReadonlyMap<string, ClientSplit>,
 ): ZoneData {
-  return runSteps(buildZoneSteps(apex, soa, records, gslb, Infinity));
+  return runSteps(buildZoneSteps(apex, soa, records, gslb, Infinity, splits));
 }
 
-/** {@link buildZone} as a generator that yields after every `step` records placed (the sliced compilation of `snapshot.ts`). */
+/**
+ * {@link buildZone} as a generator that yields after every `step` records placed (the sliced
+ * compilation of `snapshot.ts`). `splits`: the names `clients` splits, by owner.
+ */
 export function* buildZoneSteps(
   apex: string,
   soa: ResourceRecord & { data: SoaData },
   records: readonly ResourceRecord[],
   gslb: readonly CompiledGslbRecord[],
   step: number,
+  splits?: ReadonlyMap<string, ClientSplit>,
 ): Steps<ZoneData> {
   let n = 0;
   const nodes = new Map<string, NodeBuilder>();
@@ -162,7 +170,8 @@ export function* buildZoneSteps(
   for (const n of nodes.values()) {
     const delegation = n.name !== apex && n.rrsets.has('NS');
     hasDelegations ||= delegation;
-    finished.set(n.name, { name: n.name, rrsets: n.rrsets, gslb: n.gslb, delegation });
+    const split = splits?.get(n.name);
+    finished.set(n.name, { name: n.name, rrsets: n.rrsets, gslb: n.gslb, delegation, ...(split ? { split } : {}) });
   }
   const negativeTtl = Math.min(soa.ttl, soa.data.minimum);
   return { name: apex, soa, negativeTtl, nodes: finished, hasDelegations };
