@@ -79,6 +79,8 @@ export interface StartEngineOptions {
   readonly signalDuringStart?: { readonly signal: NodeJS.Signals; readonly when: (l: LogLine) => boolean };
   /** Limits of the engine process (`prlimit` options, e.g. `['--nofile=256:256']`); prlimit runs the engine in its own process. */
   readonly prlimit?: readonly string[];
+  /** A network namespace (made by the test) the engine runs in: `ip netns exec NS` execs the engine, so it keeps the pid. */
+  readonly netns?: string;
 }
 
 const running = new Set<ChildProcess>();
@@ -112,6 +114,7 @@ export async function startEngine(configText: string, options: StartEngineOption
   const command = [process.execPath, CLI, 'serve', configFile];
   // prlimit execs the command: the child keeps its pid, so signals reach the engine.
   if (options.prlimit) command.unshift('prlimit', ...options.prlimit, '--');
+  if (options.netns) command.unshift('ip', 'netns', 'exec', options.netns);
   const child = spawn(command[0]!, command.slice(1), {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],

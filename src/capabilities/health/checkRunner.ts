@@ -19,6 +19,8 @@ export interface RunningCheck extends ScheduledJob {
   readonly createdMs: number;
   inFlight: boolean;
   active: boolean;
+  /** Whether this node runs the check (with r-of-n assignment over a shared store, `quorum.ts`; else always). */
+  assigned: boolean;
   /** How late the run in flight started (ms). */
   lagMs: number;
   /** Receives the outcome of each run (one function per check, not one per run). */
@@ -48,6 +50,7 @@ export class CheckRunner {
   private readonly checks = new Map<string, RunningCheck>();
   private readonly scheduler: JitteredScheduler;
   private running = false;
+  private owns: (checkId: string) => boolean = () => true;
 
   constructor(private readonly opts: CheckRunnerOptions) {
     this.scheduler = new JitteredScheduler(opts.clock, opts.random);
@@ -99,11 +102,36 @@ export class CheckRunner {
     }
   }
 
+  /**
+   * Runs only the checks `owns` names (r-of-n assignment, `quorum.ts`), now and for checks added
+   * later. A check this node stops running leaves the scheduler and its verdict leaves the
+   * observations map; one it starts running again starts as unknown (its old state is stale).
+   */
+  assign(owns: (checkId: string) => boolean): void {
+    this.owns = owns;
+    const now = this.opts.clock.now();
+    for (const c of this.checks.values()) {
+      const mine = owns(c.planned.id);
+      if (mine === c.assigned) continue;
+      c.assigned = mine;
+      if (mine) {
+        Object.assign(c.state, unknownCheckState(now));
+        c.active = true;
+        this.observe(c);
+        if (this.running) this.scheduler.add(c);
+      } else {
+        c.active = false;
+        this.scheduler.remove(c);
+        this.opts.observations.delete(c.planned.id);
+      }
+    }
+  }
+
   /** Starts running checks (each first runs at a random point of its first interval). */
   start(): void {
     if (this.running) return;
     this.running = true;
-    for (const c of this.checks.values()) this.scheduler.add(c);
+    for (const c of this.checks.values()) if (c.assigned) this.scheduler.add(c);
   }
 
   /** Stops every check; results of runs still in flight are ignored. */
@@ -123,6 +151,7 @@ export class CheckRunner {
       createdMs: now,
       inFlight: false,
       active: true,
+      assigned: this.owns(planned.id),
       intervalMs: planned.monitor.intervalMs,
       jitter: planned.monitor.jitter,
       lagMs: 0,
@@ -145,6 +174,10 @@ export class CheckRunner {
       },
     };
     this.checks.set(planned.id, c);
+    if (!c.assigned) {
+      c.active = false;
+      return;
+    }
     this.observe(c);
     if (this.running) this.scheduler.add(c);
   }

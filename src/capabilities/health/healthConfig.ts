@@ -24,7 +24,8 @@ export interface HealthSectionInput {
   /** ms */
   readonly stateMaxAgeMs: number;
   /** Quorum health over a shared store (absent: the defaults). */
-  readonly quorum?: { readonly observers: number; readonly voteTtlSeconds: number; readonly graceSeconds: number } | undefined;
+  readonly quorum?:
+    { readonly observers: number; readonly voteTtlSeconds: number; readonly graceSeconds: number; readonly checkers?: number | undefined } | undefined;
 }
 
 /** A data center, with its check points. */

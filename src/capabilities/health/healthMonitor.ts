@@ -97,6 +97,13 @@ export class HealthMonitor {
       metrics,
       onCheck: opts.onCheck,
     });
+    const quorum = this.quorum;
+    if (quorum) {
+      // r-of-n checking: the runner runs the checks the quorum assigns to this node.
+      const owns = (id: string): boolean => quorum.owns(id);
+      this.runner.assign(owns);
+      quorum.onAssignment(() => this.runner.assign(owns));
+    }
     this.overrides = new Overrides(overrides, opts.log);
     this.stateFile = new StateFileKeeper({ log: opts.log, writeDelayMs: opts.stateWriteDelayMs ?? 200, state: () => this.savedState() });
     this.publisher = new ViewPublisher({
@@ -140,7 +147,7 @@ export class HealthMonitor {
       graceSeconds: QUORUM_DEFAULTS.graceMs / 1000,
     };
     return this.publisher.adopt(layout, () => {
-      this.quorum?.configure({ observers: q.observers, voteTtlMs: q.voteTtlSeconds * 1000, graceMs: q.graceSeconds * 1000 });
+      this.quorum?.configure({ observers: q.observers, voteTtlMs: q.voteTtlSeconds * 1000, graceMs: q.graceSeconds * 1000, checkers: q.checkers });
       this.runner.adopt(plan, files, saved?.statusesUsed ? saved.state.checks : undefined, now);
       this.overrides.retain(layout.index.endpoints);
       if (saved) this.overrides.restore(saved.state.overrides, layout.index.endpoints);

@@ -105,14 +105,18 @@ export function healthSectionSchemaOf<const K extends CheckKindList>(kinds: K) {
     /**
      * Quorum health when the state store is shared (`store`; ignored otherwise): a check is down
      * when `observers` of the live nodes see it down (src/capabilities/health/quorum.ts; absent: 2
-     * observers, votes live 15 s, 30 s of grace).
+     * observers, votes live 15 s, 30 s of grace). `checkers` (r ≥ observers): each check is run by
+     * r of the live nodes chosen by rendezvous hashing (src/capabilities/health/rendezvous.ts)
+     * instead of by every node.
      */
     quorum: z
       .strictObject({
         observers: z.number().int().min(1).max(64).default(2),
         voteTtlSeconds: z.number().min(1).max(3600).default(15),
         graceSeconds: z.number().min(0).max(86_400).default(30),
+        checkers: z.number().int().min(1).max(64).optional(),
       })
+      .refine((q) => q.checkers === undefined || q.checkers >= q.observers, { message: 'checkers must be at least observers', path: ['checkers'] })
       .optional(),
   });
 }

@@ -1,10 +1,14 @@
 import { InProcessStateStore, type StateMap, type StateStore } from '../../core/contracts/stateStore.js';
 import type { HealthStatus } from '../../core/views/healthView.js';
 import type { CheckObservation } from './healthStore.js';
+import { rendezvousOwners } from './rendezvous.js';
 import type { SchedulerClock } from './scheduler.js';
 
 /** The store map of every node's check verdicts (`checkId|node`), each expiring unless its node refreshes it. */
 export const VOTES_MAP = 'health.votes';
+
+/** The store map of the nodes that run checks (`node`), each expiring with the votes' TTL unless its node refreshes it. */
+export const CHECKERS_MAP = 'health.checkers';
 
 /** `health.quorum`: how many observers must see a check down, how long a vote lives, how long a lost store is waited for. */
 export interface QuorumSettings {
@@ -14,6 +18,8 @@ export interface QuorumSettings {
   readonly voteTtlMs: number;
   /** After the store has been unreachable this long (ms), this node's own checks decide alone. */
   readonly graceMs: number;
+  /** Nodes that run each check (r ≥ observers, chosen by rendezvous hashing over the live nodes); absent: every node runs every check. */
+  readonly checkers?: number | undefined;
 }
 
 /** How often (ms) the store's connection is looked at for the grace period. */
@@ -40,6 +46,13 @@ interface Vote extends CheckObservation {
  *
  * While the store is unreachable the votes last seen keep deciding (the last view); after
  * `graceMs` this node's own verdicts decide alone.
+ *
+ * With `checkers` (r), each check is run by r of the live nodes only — those
+ * {@link rendezvousOwners} names for it, over the nodes with a live entry in {@link CHECKERS_MAP}
+ * (refreshed with the votes) — and {@link owns} tells the check runner which; {@link onAssignment}
+ * calls back when that changes (a node joined or its entry expired, this node began or stopped
+ * deciding alone — then it runs every check). A node that stops running a check keeps its vote
+ * until the vote expires, so the check's new owner has voted before the old vote goes.
  */
 export class QuorumDecider {
   /** This node's own verdicts (the check runner writes here). */
@@ -52,6 +65,11 @@ export class QuorumDecider {
   private refreshTimer: unknown;
   private graceTimer: unknown;
   private alone = false;
+  private checkers: StateMap<string> | undefined;
+  /** The live checker nodes (sorted, joined by NUL) the current assignment was computed from. */
+  private membership = '';
+  private readonly owned = new Map<string, boolean>();
+  private readonly assignmentListeners: (() => void)[] = [];
 
   constructor(
     private readonly store: StateStore,
@@ -61,14 +79,22 @@ export class QuorumDecider {
     this.local = mine.map<CheckObservation>('health.local');
     this.decided = mine.map<CheckObservation>('health.decided');
     this.local.watch((id, value) => {
-      this.vote(id, value);
+      // A check handed to other nodes: its vote stays until it expires (the new owners vote meanwhile).
+      if (value !== undefined || this.owns(id)) this.vote(id, value);
       this.decide(id);
     });
   }
 
   /** Adopts `settings` (the vote map's TTL is the first configuration's: it is fixed per store map). */
   configure(settings: QuorumSettings): void {
+    const checkersChanged = settings.checkers !== this.settings.checkers;
     this.settings = settings;
+    if (!this.checkers) {
+      this.checkers = this.store.map<string>(CHECKERS_MAP, { ttlMs: settings.voteTtlMs });
+      this.checkers.set(this.store.node, this.store.node);
+      this.checkers.watch(() => this.reassign(false));
+    }
+    this.reassign(checkersChanged);
     if (!this.votes) {
       this.votes = this.store.map<Vote>(VOTES_MAP, { ttlMs: settings.voteTtlMs });
       for (const [key, v] of this.votes.entries()) this.track(key, v);
@@ -81,6 +107,7 @@ export class QuorumDecider {
   /** Refreshes this node's votes (every third of the TTL) and watches the store's connection (every 500 ms). */
   start(): void {
     const refresh = (): void => {
+      this.checkers?.set(this.store.node, this.store.node);
       for (const [id, v] of this.local.entries()) this.vote(id, v);
       this.refreshTimer = this.clock.setTimer(refresh, Math.max(200, Math.floor(this.settings.voteTtlMs / 3)));
     };
@@ -98,6 +125,38 @@ export class QuorumDecider {
     this.refreshTimer = this.graceTimer = undefined;
   }
 
+  /** Whether this node runs the check `checkId` now (always without `checkers`, and while deciding alone). */
+  owns(checkId: string): boolean {
+    if (!this.settings.checkers || this.alone) return true;
+    let mine = this.owned.get(checkId);
+    if (mine === undefined) {
+      mine = rendezvousOwners(checkId, this.membership.split('\u0000'), this.settings.checkers).includes(this.store.node);
+      this.owned.set(checkId, mine);
+    }
+    return mine;
+  }
+
+  /** Calls `listener` whenever {@link owns} may answer differently (the check runner then re-reads it). */
+  onAssignment(listener: () => void): void {
+    this.assignmentListeners.push(listener);
+  }
+
+  /** The live checker nodes now, sorted (this node included). */
+  liveCheckers(): string[] {
+    return this.membership.split('\u0000');
+  }
+
+  /** Recomputes the live checkers; tells the listeners when the assignment may have changed (`force`: the settings changed). */
+  private reassign(force: boolean): void {
+    const nodes = new Set<string>([this.store.node]);
+    for (const [node] of this.checkers?.entries() ?? []) nodes.add(node);
+    const membership = [...nodes].sort().join('\u0000');
+    if (membership === this.membership && !force) return;
+    this.membership = membership;
+    this.owned.clear();
+    for (const l of this.assignmentListeners) l();
+  }
+
   /** Whether this node decides alone now (the store has been unreachable longer than the grace period). */
   get decidingAlone(): boolean {
     return this.alone;
@@ -108,6 +167,7 @@ export class QuorumDecider {
     const alone = c.state === 'disconnected' && performance.now() - c.sinceMs >= this.settings.graceMs;
     if (alone === this.alone) return;
     this.alone = alone;
+    this.reassign(true);
     for (const id of new Set([...this.byCheck.keys(), ...[...this.local.entries()].map(([id]) => id)])) this.decide(id);
   }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { InProcessStateStore, type StateStore, type StoreConnection } from '../../core/contracts/stateStore.js';
+import type { RedisClient } from './redisClient.js';
 import { RedisStateStore } from './redisStateStore.js';
 import type { RedisStoreConfig, StoreConfig } from './storeSchema.js';
 
@@ -21,7 +22,7 @@ export interface OpenedStore {
 
 /**
  * The store `config` names: the {@link InProcessStateStore} without `store`, else a
- * {@link RedisStateStore} over ioredis connections (standalone or through Sentinel).
+ * {@link RedisStateStore} over ioredis connections (standalone, through Sentinel, or to a Redis Cluster).
  */
 export function openStateStore(config: StoreConfig | undefined, hooks: StoreHooks = {}): OpenedStore {
   if (!config) return { store: new InProcessStateStore(), ready: () => Promise.resolve(true), stop: () => Promise.resolve() };
@@ -40,9 +41,11 @@ export function openStateStore(config: StoreConfig | undefined, hooks: StoreHook
  * One ioredis connection as `r` says. Commands are never queued while disconnected (the store
  * keeps its own dirty set) and fail after 2 s (plus `blockMs` for the connection that makes
  * blocking reads), so no caller waits on a lost Redis; reconnection backs off from 50 ms to 2 s.
+ * With `cluster`, an ioredis `Cluster` with the same options per node: it follows `MOVED` and a
+ * replica's promotion by refreshing its slot table (every second, and on a redirection).
  * @throws Error when `tlsCaFile` cannot be read.
  */
-export function connectRedis(r: RedisStoreConfig, blockMs = 0): Redis {
+export function connectRedis(r: RedisStoreConfig, blockMs = 0): RedisClient {
   const common: RedisOptions = {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -54,6 +57,19 @@ export function connectRedis(r: RedisStoreConfig, blockMs = 0): Redis {
     // A CA file implies TLS; `rediss://` alone uses the system's authorities.
     ...(r.tls || r.tlsCaFile ? { tls: r.tlsCaFile ? { ca: readFileSync(r.tlsCaFile) } : {} } : {}),
   };
+  if (r.cluster)
+    return new Cluster(r.cluster, {
+      enableOfflineQueue: false,
+      redisOptions: common,
+      slotsRefreshInterval: 1000,
+      slotsRefreshTimeout: 1000,
+      // Retries a command redirected or refused during a failover after 100 ms (at most twice: the store's own dirty set retries later anyway).
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+      retryDelayOnTryAgain: 100,
+      maxRedirections: 4,
+      clusterRetryStrategy: (attempt) => Math.min(2000, 50 * 2 ** Math.min(attempt, 6)),
+    });
   if (r.sentinels)
     return new Redis({
       ...common,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import {
   DEFAULT_STREAM_LENGTH,
   type MapOptions,
@@ -9,6 +9,7 @@ import {
   type StreamOptions,
 } from '../../core/contracts/stateStore.js';
 import { compareStreamIds, REDIS_SCRIPTS } from './redisScripts.js';
+import type { RedisClient } from './redisClient.js';
 import { RedisStream } from './redisStream.js';
 
 /** What a {@link RedisStateStore} needs. */
@@ -17,7 +18,7 @@ export interface RedisStateStoreOptions {
    * Opens a new connection (commands and the change-log reader each hold one; ioredis reconnects
    * with backoff and follows a Sentinel failover); `blockMs`: the longest blocking read it makes.
    */
-  readonly connect: (blockMs: number) => Redis;
+  readonly connect: (blockMs: number) => RedisClient;
   /** This node's name, unique among the nodes sharing the store (written with every change; keys of per-node values). */
   readonly node: string;
   /** Prefix of every key, inside a Redis Cluster hash tag so all of them live in one slot (`{gslbd}`). */
@@ -65,10 +66,14 @@ export class RedisStateStore implements StateStore {
   readonly node: string;
   private readonly maps = new Map<string, RedisMap<unknown>>();
   private readonly dirty = new Map<string, Pending>();
-  private readonly commands: Redis;
-  private reader: Redis | undefined;
+  private readonly commands: RedisClient;
+  private reader: RedisClient | undefined;
   /** The reader connection's client id (`CLIENT ID`), to wake its blocking read (`CLIENT UNBLOCK`). */
   private readerId: number | undefined;
+  /** In a Cluster: the node connection the reader's id was asked on (a new master after a failover is asked again). */
+  private readerNode: Redis | undefined;
+  /** In a Cluster: the slot of every key (`CLUSTER KEYSLOT` of the namespace's hash tag). */
+  private slot: number | undefined;
   private readonly streams = new Map<string, RedisStream<unknown>>();
   private readonly keys: {
     readonly log: string;
@@ -117,7 +122,8 @@ export class RedisStateStore implements StateStore {
     if (this.stopped || this.commands.status !== 'ready') return;
     const started = this.monotonic();
     try {
-      await this.commands.ping();
+      // A keyed command: in a Cluster it goes to the master of the store's slot (a PING could reach any node).
+      await this.commands.exists(this.keys.epoch);
       this.opts.onLatency?.('ping', this.monotonic() - started);
       if (this.state.state !== 'connected') await this.resync();
     } catch {
@@ -246,6 +252,9 @@ export class RedisStateStore implements StateStore {
     const started = this.monotonic();
     const results = await pipeline.exec().catch(() => null);
     this.opts.onLatency?.('write', this.monotonic() - started);
+    // A Cluster's master lost (or a command timed out) leaves the client ready: without this the
+    // flusher would retry at once, forever; the heartbeat resynchronises once Redis answers again.
+    if (!results || results.some(([err]) => err)) this.disconnected();
     batch.forEach(([id, p], i) => {
       const [err, logId] = results?.[i] ?? [new Error('not sent'), null];
       if (err && !this.dirty.has(id)) this.dirty.set(id, p);
@@ -311,10 +320,11 @@ export class RedisStateStore implements StateStore {
         .then((id) => (this.readerId = Number(id)))
         .catch(() => undefined);
     };
-    reader.on('ready', askId);
+    if (!(reader instanceof Cluster)) reader.on('ready', askId);
     const loop = async (): Promise<void> => {
       while (!this.stopped) {
         try {
+          if (reader instanceof Cluster) await this.askClusterReaderId(reader);
           const streams = [...this.streams.values()];
           const res = (await reader.xread(
             'COUNT',
@@ -341,12 +351,37 @@ export class RedisStateStore implements StateStore {
   }
 
   /**
+   * In a Cluster the blocking read goes to the master of the store's slot through one of the
+   * reader's node connections: that connection's `CLIENT ID` is what {@link wakeReader} unblocks,
+   * asked again whenever the slot's master changed (a failover).
+   */
+  private async askClusterReaderId(reader: Cluster): Promise<void> {
+    const node = await this.slotNode(reader);
+    if (!node || node === this.readerNode) return;
+    this.readerId = undefined;
+    this.readerId = Number(await node.client('ID'));
+    this.readerNode = node;
+  }
+
+  /** The connection serving the store's slot: the client itself when standalone; in a Cluster the slot's master's connection in `client`'s pool (undefined while unknown). */
+  private async slotNode(client: RedisClient): Promise<Redis | undefined> {
+    if (!(client instanceof Cluster)) return client;
+    this.slot ??= Number(await client.cluster('KEYSLOT', this.keys.log));
+    const master = client.slots[this.slot]?.[0];
+    return client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === master);
+  }
+
+  /**
    * Ends the reader's blocking read at once (`CLIENT UNBLOCK`, as if it timed out), so its next read
    * follows a stream opened meanwhile: without it the stream's first entries wait up to `blockMs`.
+   * `CLIENT UNBLOCK` names a client of one server: in a Cluster it is sent to the slot's master.
    */
   private wakeReader(): void {
-    if (this.readerId === undefined || this.state.state !== 'connected') return;
-    this.commands.client('UNBLOCK', this.readerId).catch(() => undefined);
+    const id = this.readerId;
+    if (id === undefined || this.state.state !== 'connected') return;
+    this.slotNode(this.commands)
+      .then((node) => node?.client('UNBLOCK', id))
+      .catch(() => undefined);
   }
 
   /** Applies one change-log entry (fields: `m` map, `k` key, `v` JSON value or absent for a delete, `n` node). */

@@ -1,10 +1,10 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redisClient.js';
 import type { StateStream, StreamEntry } from '../../core/contracts/stateStore.js';
 
 /** What a {@link RedisStream} needs from its store. */
 export interface RedisStreamHost {
   /** The command connection, or undefined while Redis is unreachable (nothing is sent then). */
-  commands(): Redis | undefined;
+  commands(): RedisClient | undefined;
   /** This node's name: the consumer name within every group, and the `n` field of its entries. */
   readonly node: string;
   /** Called with the time (ms) each store operation took (metrics). */
@@ -145,7 +145,7 @@ export class RedisStream<V> implements StateStream<V> {
     }
   }
 
-  private readGroup(redis: Redis, group: string, count: number): Promise<[string, [string, string[]][]][] | null> {
+  private readGroup(redis: RedisClient, group: string, count: number): Promise<[string, [string, string[]][]][] | null> {
     return redis.xreadgroup('GROUP', group, this.host.node, 'COUNT', count, 'NOACK', 'STREAMS', this.key, '>') as Promise<
       [string, [string, string[]][]][] | null
     >;

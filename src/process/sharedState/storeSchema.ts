@@ -2,12 +2,14 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 
 const sentinelSchema = z.strictObject({ host: z.string().min(1), port: z.number().int().min(1).max(65535).default(26379) });
+const clusterNodeSchema = z.strictObject({ host: z.string().min(1), port: z.number().int().min(1).max(65535).default(6379) });
 
 /**
  * `store.redis`: the shared state store (src/process/sharedState/README.md). Either `url` (a
  * standalone Redis; `rediss://` for TLS; `redis://user:password@host:port/db` for an ACL user) or
  * `sentinels` with `masterName` (the client asks the sentinels for the primary and follows a
- * failover).
+ * failover), or `cluster` (seed nodes of a Redis Cluster: the client learns the slots from them and
+ * follows a replica's promotion).
  */
 export const redisStoreSchema = z
   .strictObject({
@@ -17,6 +19,8 @@ export const redisStoreSchema = z
       .optional(),
     sentinels: z.array(sentinelSchema).min(1).optional(),
     masterName: z.string().min(1).optional(),
+    /** Some nodes of a Redis Cluster (every key is under one hash tag, so one slot's master holds them all). */
+    cluster: z.array(clusterNodeSchema).min(1).optional(),
     /** ACL user and password (for the primary and replicas; sentinels without auth). */
     username: z.string().min(1).optional(),
     password: z.string().min(1).optional(),
@@ -39,7 +43,7 @@ export const redisStoreSchema = z
     /** How long start-up waits for the first synchronisation before answering from local state (s). */
     connectTimeoutSeconds: z.number().min(0).max(60).default(2),
   })
-  .refine((r) => (r.url === undefined) !== (r.sentinels === undefined), { message: 'set either url or sentinels' })
+  .refine((r) => [r.url, r.sentinels, r.cluster].filter((x) => x !== undefined).length === 1, { message: 'set one of url, sentinels, cluster' })
   .refine((r) => r.sentinels === undefined || r.masterName !== undefined, { message: 'sentinels need masterName' });
 
 /** `store`: where shared state lives; absent, every node keeps its own in process (the embedded default). */

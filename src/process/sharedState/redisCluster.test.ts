@@ -1,0 +1,90 @@
+import test from 'ava';
+import { startRedisCluster } from '../../../test/support/redisCluster.js';
+import { stopAllRedis } from '../../../test/support/redisServer.js';
+import { waitFor } from '../../../test/support/waitFor.js';
+import { openStateStore, type OpenedStore } from './openStateStore.js';
+import type { RedisStateStore } from './redisStateStore.js';
+import { storeSchema } from './storeSchema.js';
+
+/**
+ * A real Redis Cluster (3 masters + 3 replicas of Debian's redis-server on loopback,
+ * `cluster-node-timeout` 1 s, created by `redis-cli --cluster create`): two store nodes share maps,
+ * expiries and a stream with its consumer groups through it; every key lives in the slot of the
+ * namespace's hash tag; the master of that slot is killed, its replica is promoted, and both nodes
+ * follow it without losing what was written before, while their replicas in process keep serving.
+ */
+
+const opened: OpenedStore[] = [];
+test.after.always(async () => {
+  await Promise.all(opened.map((o) => o.stop()));
+  await stopAllRedis();
+});
+
+test('two nodes on a 3-master Redis Cluster share maps and streams, and follow a master failover', async (t) => {
+  const cluster = await startRedisCluster(3, 1, 1000);
+  const node = async (name: string): Promise<RedisStateStore> => {
+    // Seeded with one node only: the client learns the others from the cluster.
+    const o = openStateStore(
+      storeSchema.parse({ redis: { cluster: [cluster.seeds[name === 'a' ? 1 : 2]], node: name, namespace: 'c', connectTimeoutSeconds: 10 } }),
+    );
+    opened.push(o);
+    t.true(await o.ready(), `${name} connected to the cluster`);
+    return o.store as RedisStateStore;
+  };
+  const a = await node('a');
+  const b = await node('b');
+  const ma = a.map<string>('ov');
+  const mb = b.map<string>('ov');
+  const ta = a.map<string>('votes', { ttlMs: 1500 });
+  const tb = b.map<string>('votes', { ttlMs: 1500 });
+  ma.set('before', 'v1');
+  ta.set('short', 'lived');
+  await waitFor('b sees the write', () => mb.get('before') === 'v1', 5000);
+  await waitFor('b sees the expiring write', () => tb.get('short') === 'lived', 5000);
+  await waitFor('the expiry (Redis time) reaches both nodes', () => ta.get('short') === undefined && tb.get('short') === undefined, 10_000);
+
+  // Every key of the namespace (hashes, expiry sets, change log, streams) is in one slot, on one master.
+  const master = cluster.masterOf('{c}:log');
+  const keys = master.cli('KEYS', '{c}:*').split('\n').filter(Boolean);
+  t.true(keys.includes('{c}:map:ov') && keys.includes('{c}:log') && keys.includes('{c}:epoch'), keys.join(' '));
+  for (const other of cluster.nodes) if (other !== master && !other.cli('ROLE').startsWith('slave')) t.is(other.cli('DBSIZE'), '0', 'no key on another master');
+
+  // A stream and its consumer groups: an append on a is given once to the group, read from b.
+  const sa = a.stream<{ n: number }>('q', { maxLength: 100 });
+  const sb = b.stream<{ n: number }>('q', { maxLength: 100 });
+  const woken: number[] = [];
+  sb.watch((e) => woken.push(e.value.n));
+  await new Promise((r) => setTimeout(r, 300));
+  for (let n = 0; n < 3; n++) sa.append({ n });
+  await waitFor('b’s watcher sees a’s appends', () => woken.length === 3, 5000);
+  t.deepEqual(
+    (await sb.read('g', 10)).map((e) => e.value.n),
+    [0, 1, 2],
+  );
+  t.deepEqual(await sa.read('g', 10), [], 'the group was given them once, whichever node asks');
+
+  const replicas = cluster.nodes.filter((n) => n.cli('INFO', 'replication').includes(`master_port:${master.port}`));
+  t.is(replicas.length, 1, 'the slot’s master has a replica');
+  await master.kill();
+  const killed = Date.now();
+  t.is(mb.get('before'), 'v1', 'the replica in process serves while the slot has no master');
+  ma.set('during', 'v2');
+  await cluster.healthy('{c}:log', 30_000);
+  const promoted = cluster.masterOf('{c}:log');
+  t.not(promoted, master);
+  t.is(promoted, replicas[0]!, 'the killed master’s replica took over');
+  await waitFor('a write made during the failover reaches b', () => mb.get('during') === 'v2', 30_000);
+  t.log(`master killed → a write on node a seen on node b after ${Date.now() - killed} ms`);
+  ma.set('after', 'v3');
+  await waitFor('a write after the failover reaches b', () => mb.get('after') === 'v3', 10_000);
+  t.is(promoted.cli('HGET', '{c}:map:ov', 'before'), '"v1"', 'state written before the failover survived it');
+  sa.append({ n: 3 });
+  await waitFor('b’s watcher sees an append after the failover', () => woken.includes(3), 10_000);
+  t.deepEqual(
+    (await sb.read('g', 10)).map((e) => e.value.n),
+    [3],
+    'the group kept its place across the failover',
+  );
+  t.is(a.connection().state, 'connected');
+  t.is(b.connection().state, 'connected');
+});
