@@ -149,6 +149,7 @@ function indexOf(over: { pdbAvailable?: boolean; ecs?: boolean; anycast?: string
       tree: TREE,
       pdbAvailable: over.pdbAvailable ?? true,
       ecs: over.ecs ?? false,
+      nameServers: new Map(),
       ipv4Prefix: 24,
       ipv6Prefix: 56,
       anycastResolvers: (over.anycast ?? []).map((c) => ({ address: parseIp(c.split('/')[0]!), prefix: Number(c.split('/')[1]) })),

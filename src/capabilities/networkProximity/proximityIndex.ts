@@ -1,10 +1,12 @@
-import type { Client } from '../../core/model/query.js';
+import type { RecordType } from '../../core/dns/records.js';
+import type { Client, DelegationHop } from '../../core/model/query.js';
 import type { IpAddress, IpPrefix } from '../../core/net/ipAddress.js';
 import { commonPrefixLength } from '../../core/net/subnet.js';
 import type { ProbeDemand } from '../../core/views/probeDemand.js';
-import type { ProximityView, ZoneIndexReading } from '../../core/views/proximityView.js';
+import type { DelegatedAnswer, DelegationRequest, ProximityView, ZoneIndexReading } from '../../core/views/proximityView.js';
 import type { PdbKey, ProximityDatabase } from './proximityDatabase.js';
 import type { SubTierHealth } from './subTierHealth.js';
+import type { SubTierNameServer, SubTierResolver } from './subTierResolver.js';
 import type { ZoneIndexCache } from './zoneIndexCache.js';
 import type { ZoneTree } from './zoneTree.js';
 
@@ -17,6 +19,8 @@ export interface IndexSettings {
   readonly ipv4Prefix: number;
   readonly ipv6Prefix: number;
   readonly anycastResolvers: readonly IpPrefix[];
+  /** Each delegated zone's name servers (recursive delegation). */
+  readonly nameServers: ReadonlyMap<string, readonly SubTierNameServer[]>;
 }
 
 /** Lookups by where their index came from (Prometheus `gslbd_proximity_index_lookups_total{source}`). */
@@ -58,10 +62,24 @@ export class ProximityIndex implements ProximityView {
     readonly counts: IndexCounts,
     /** The keepalive of delegated zones (absent: every zone is up). */
     private readonly subTiers?: SubTierHealth,
+    /** Recursive delegation to the delegated zones' name servers (absent: never answered, the next zone's answer stands). */
+    private readonly resolver?: SubTierResolver,
+    private readonly now: () => number = Date.now,
   ) {}
 
   zoneUp(zone: string): boolean {
     return this.subTiers?.isUp(zone) ?? true;
+  }
+
+  delegate(
+    request: DelegationRequest,
+    name: string,
+    type: RecordType,
+    client: Client,
+    hop: DelegationHop | undefined,
+  ): Promise<DelegatedAnswer | 'refused' | undefined> {
+    if (this.resolver === undefined) return Promise.resolve(undefined);
+    return this.resolver.delegate(request, this.settings.nameServers, name, type, client, hop, this.now());
   }
 
   /** Cached readings by interned order (the cache's orders), then by scope and measured flag. */
