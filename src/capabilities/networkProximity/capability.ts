@@ -21,7 +21,12 @@ import { ZoneTree } from './zoneTree.js';
 /** What the network-proximity capability reads of the configuration. */
 export interface NetworkProximitySection {
   readonly networkProximity: NetworkProximityConfig;
-  readonly datacenters: readonly { readonly name: string; readonly proximityZone?: string | undefined }[];
+  readonly datacenters: readonly {
+    readonly name: string;
+    readonly proximityZone?: string | undefined;
+    readonly lat?: number | undefined;
+    readonly lon?: number | undefined;
+  }[];
   readonly records: readonly GslbRecordConfig[];
 }
 
@@ -140,6 +145,12 @@ function startNetworkProximity(host: CapabilityHost): CapabilityRuntime<NetworkP
       const tree = new ZoneTree(
         np.zones.map((z) => z.id),
         np.defaultOrder,
+        [
+          ...np.zones.flatMap((z) => (z.lat !== undefined && z.lon !== undefined ? [{ zone: z.id, lat: z.lat, lon: z.lon }] : [])),
+          ...config.datacenters.flatMap((d) =>
+            d.proximityZone !== undefined && d.lat !== undefined && d.lon !== undefined ? [{ zone: d.proximityZone, lat: d.lat, lon: d.lon }] : [],
+          ),
+        ],
       );
       const groupZones = new Map<string, string>([
         ...np.zones.map((z) => [`zone:${z.id}`, z.id] as const),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { domainNameSchema, ipSchema, portSchema } from '../../core/config/fieldSchemas.js';
+import { domainNameSchema, ipSchema, latitudeSchema, longitudeSchema, portSchema } from '../../core/config/fieldSchemas.js';
 import { parseCidr } from '../../core/net/ipAddress.js';
 import type { CommonPolicyShape, PolicyConfig } from '../../pipeline/config/recordSchema.js';
 
@@ -22,6 +22,9 @@ export const subTierNameServerSchema = z.strictObject({
 export const proximityZoneSchema = z.strictObject({
   id: proximityZoneIdSchema,
   name: z.string().min(1),
+  /** Where the zone stands (degrees), for the fallback order by static proximity; its data centers' coordinates count too (a delegated zone has none here). */
+  lat: latitudeSchema.optional(),
+  lon: longitudeSchema.optional(),
   delegate: z
     .strictObject({
       nameServers: z.array(subTierNameServerSchema).min(1),

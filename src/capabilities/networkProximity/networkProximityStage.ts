@@ -65,7 +65,7 @@ export function networkProximityStage(
       if (s.live.length === 0 && s.demoted.length === 0) return;
       s.varies = 'the ordered zone index of the client network';
       const view = s.env.proximity;
-      const reading = view?.zoneIndex(s.client, selectionNow(s), s.env.probes, s.trace === undefined);
+      const reading = view?.zoneIndex(s.client, selectionNow(s), s.env.probes, s.trace === undefined, s.env.geo);
       if (reading?.clientPrefix !== undefined) narrowScope(s, reading.clientPrefix);
       if (reading === undefined || reading.source === 'round-robin') {
         s.ranked = s.demoted.length > 0 ? [[...s.live], [...s.demoted]] : [[...s.live]];
@@ -149,7 +149,11 @@ function trace(s: SelectionState, r: ZoneIndexReading | undefined, zoneOf: Reado
   s.trace!.step('network-proximity', {
     source: r === undefined ? 'round-robin (no network proximity configured)' : r.source === 'round-robin' ? 'round-robin (PDB unavailable)' : r.source,
     measured: r?.measured ?? false,
-    ...(r !== undefined && !r.measured && r.source !== 'round-robin' ? { note: 'not measured yet: fallback order, a probe request is queued' } : {}),
+    ...(r !== undefined && !r.measured && r.source !== 'round-robin'
+      ? {
+          note: `not measured yet: fallback order${r.fallback === 'static-proximity' ? ' by static proximity (distance from the network’s location)' : r.fallback === 'default-order' ? ' (defaultOrder, then configuration order)' : ''}, a probe request is queued`,
+        }
+      : {}),
     network: r?.network ?? '',
     zoneOrder: r?.order ?? [],
     rtts: r?.rtts ?? [],

@@ -1,5 +1,6 @@
 import type { AnswerRecord, RecordType } from '../dns/records.js';
 import type { Client, DelegationHop } from '../model/query.js';
+import type { LocationDb } from '../location/locationDb.js';
 import type { ProbeDemand } from './probeDemand.js';
 
 /**
@@ -38,6 +39,12 @@ export interface ZoneIndexReading {
   readonly clientPrefix: number | undefined;
   /** RTT per measured zone (empty when not measured). */
   readonly rtts: readonly ZoneRtt[];
+  /**
+   * For an order the PDB gave without measurements: `static-proximity` (zones by distance from the
+   * client network's location) or `default-order` (`defaultOrder`, then configuration order).
+   * Absent on readings from the cache and measured ones.
+   */
+  readonly fallback?: 'static-proximity' | 'default-order';
 }
 
 /**
@@ -50,9 +57,10 @@ export interface ProximityView {
   /**
    * The ordered zone index for `client` at `nowMs` (ms since the epoch). Never throws, never waits.
    * With `record` true (a query) it fills the index cache and notes the network in `probes`; with
-   * false (`/explain`) it only reads.
+   * false (`/explain`) it only reads. `geo` locates a network the PDB has not measured, for the
+   * fallback order by static proximity.
    */
-  zoneIndex(client: Client, nowMs: number, probes: ProbeDemand | undefined, record: boolean): ZoneIndexReading;
+  zoneIndex(client: Client, nowMs: number, probes: ProbeDemand | undefined, record: boolean, geo?: LocationDb): ZoneIndexReading;
   /** False when the zone is delegated to a sub-tier whose name servers all failed their keepalive check (the zone is then no candidate). */
   zoneUp(zone: string): boolean;
   /**
