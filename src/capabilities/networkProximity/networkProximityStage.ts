@@ -57,6 +57,10 @@ export function networkProximityStage(
     lastPosition = p;
     return p;
   };
+  // The groups of the last (live list, order) pair ranked.
+  let lastLive: readonly LiveDc[] | undefined;
+  let lastRankedOrder: readonly string[] | undefined;
+  let lastRanked: LiveDc[][] = [];
   return {
     slot: 'rank',
     name: 'network-proximity',
@@ -85,8 +89,21 @@ export function networkProximityStage(
             s.delegation = request;
           }
         }
-        const position = positionsOf(reading.order);
-        s.ranked = s.demoted.length === 0 ? byZone(s.live, position, zoneOf) : [...byZone(s.live, position, zoneOf), ...byZone(s.demoted, position, zoneOf)];
+        if (s.demoted.length === 0 && s.live === lastLive && reading.order === lastRankedOrder) {
+          // The live list (shared, frozen, per health view) and the interned order are those of the
+          // last query: so are the groups (frozen, so no later stage can change them).
+          s.ranked = lastRanked;
+        } else {
+          const position = positionsOf(reading.order);
+          if (s.demoted.length === 0) {
+            s.ranked = freezeGroups(byZone(s.live, position, zoneOf));
+            lastLive = Object.isFrozen(s.live) ? s.live : undefined;
+            lastRankedOrder = reading.order;
+            lastRanked = s.ranked;
+          } else {
+            s.ranked = [...byZone(s.live, position, zoneOf), ...byZone(s.demoted, position, zoneOf)];
+          }
+        }
       }
       if (s.trace)
         trace(s, reading, zoneOf, s.delegation && { zones: s.delegation.zones.join(' '), mode: 'recursive', budgetMs: String(s.delegation.budgetMs) });
@@ -126,6 +143,12 @@ function delegatedFirst(
     } else if (live.some((l) => zoneOf.get(l.candidate.dc.name) === zone)) break;
   }
   return zones;
+}
+
+/** `groups` and each group frozen: they are shared by the queries that rank the same live list by the same order. */
+function freezeGroups(groups: LiveDc[][]): LiveDc[][] {
+  for (const g of groups) Object.freeze(g);
+  return Object.freeze(groups) as LiveDc[][];
 }
 
 /** One group per zone of the order (`position`: zone → place) that has data centers in `dcs`, then one of the data centers of no listed zone. */

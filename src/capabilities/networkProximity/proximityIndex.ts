@@ -87,6 +87,8 @@ export class ProximityIndex implements ProximityView {
     return this.resolver.delegate(request, this.settings.nameServers, name, type, client, hop, this.now());
   }
 
+  /** The reading a cache hit returned last: most hits share the few orders of a deployment. */
+  private lastReading: ZoneIndexReading | undefined;
   /** Cached readings by interned order (the cache's orders), then by scope and measured flag. */
   private readonly readings = new WeakMap<readonly string[], ZoneIndexReading[]>();
 
@@ -172,13 +174,15 @@ export class ProximityIndex implements ProximityView {
    * hit allocates nothing. Its network and RTTs are left out: only `/explain` shows them.
    */
   private interned(order: readonly string[], measured: boolean, clientPrefix: number | undefined): ZoneIndexReading {
+    const last = this.lastReading;
+    if (last !== undefined && last.order === order && last.measured === measured && last.clientPrefix === clientPrefix) return last;
     let byOrder = this.readings.get(order);
     if (byOrder === undefined) {
       byOrder = [];
       this.readings.set(order, byOrder);
     }
     const i = (clientPrefix ?? 129) * 2 + (measured ? 1 : 0);
-    return (byOrder[i] ??= Object.freeze({ source: 'cache', measured, order, network: '', clientPrefix, rtts: [] }) as ZoneIndexReading);
+    return (this.lastReading = byOrder[i] ??= Object.freeze({ source: 'cache', measured, order, network: '', clientPrefix, rtts: [] }) as ZoneIndexReading);
   }
 
   /** The full reading `/explain` shows for a cached index: the network, and the RTTs the PDB holds now. */
