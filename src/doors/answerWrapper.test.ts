@@ -70,13 +70,14 @@ test('a synchronous answer: the client from ECS or the resolver, the form writes
   const withEcs = h.wrapper.answer(FORM, 'c1', 'WWW.example.test', 1, 'udp', ECS, RESOLVER);
   t.false(withEcs instanceof Promise);
   t.like(withEcs, { kind: 'answer', ctx: 'c1', answer: { rcode: 0, dcs: ['eu', 'us'] } });
-  // `dnssecOk` is undefined when the door passes no DO bit (Query.dnssecOk): the key is there, one object shape for every door.
+  // `dnssecOk` and `delegationHop` are undefined when the door passes neither (Query.dnssecOk): the keys are there, one object shape for every door.
   t.deepEqual(h.asked[0], {
     name: 'WWW.example.test',
     type: 1,
     client: { address: ECS.address, sourcePrefix: 24, fromEcs: true, resolver: RESOLVER },
     transport: 'udp',
     dnssecOk: undefined,
+    delegationHop: undefined,
   });
   now(h.wrapper.answer(FORM, 'c2', 'www.example.test', 1, 'tcp', { ...ECS, effectivePrefix: 0 }, RESOLVER));
   t.deepEqual(h.asked[1]!.client, { address: RESOLVER, sourcePrefix: 32, fromEcs: false }, 'ECS /0: the resolver');

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { RCODE } from '../core/dns/rcode.js';
 import type { AfterAnswerHook, FrontDoorHost } from '../core/contracts/frontDoor.js';
 import type { IpAddress } from '../core/net/ipAddress.js';
-import type { Answer, Query } from '../core/model/query.js';
+import type { Answer, DelegationHop, Query } from '../core/model/query.js';
 import { clientFor, type EcsSubnet } from '../core/wire/ecsOption.js';
 import { metaQtypeRcode } from '../core/wire/metaQtype.js';
 
@@ -83,6 +83,7 @@ export class AnswerWrapper {
    * after-answer hooks, written by `form`; SERVFAIL when the engine or a hook throws.
    * @param q the door's context for writing the reply (header, size limit, ECS option), handed to `form`.
    * @param dnssecOk the query's DO bit when the door's protocol carries one ({@link Query.dnssecOk}).
+   * @param delegationHop the query's delegation hop option when the door's protocol carries EDNS options ({@link Query.delegationHop}).
    * @returns the reply; a promise only when the engine or a hook answered with one (it never rejects
    *   for an engine or hook failure, which is SERVFAIL).
    */
@@ -95,6 +96,7 @@ export class AnswerWrapper {
     ecs: EcsSubnet | undefined,
     resolver: IpAddress,
     dnssecOk?: boolean,
+    delegationHop?: DelegationHop,
   ): R | Promise<R> {
     const label = this.label ?? transport;
     this.deps.metrics.countQtype(type);
@@ -104,7 +106,7 @@ export class AnswerWrapper {
       return form.error(q, metaRcode);
     }
     // One object shape for every door: `dnssecOk` is present, undefined where the protocol has no DO bit.
-    const query: Query = { name, type, client: clientFor(ecs, resolver), transport, dnssecOk };
+    const query: Query = { name, type, client: clientFor(ecs, resolver), transport, dnssecOk, delegationHop };
     const started = this.startTiming();
     let answer: Answer | Promise<Answer>;
     try {

@@ -2,7 +2,7 @@ import type { Logger } from '../core/telemetry/logger.js';
 import type { ResolveContext } from '../core/views/resolveContext.js';
 import type { RecordType } from '../core/dns/records.js';
 import type { Client } from '../core/model/query.js';
-import { resolve, type ExplainedSelection } from './zones/authoritative.js';
+import { resolve, resolveFollowing, type ExplainedSelection } from './zones/authoritative.js';
 import { type Answer, type Query } from '../core/model/query.js';
 import { nameRrsets, type NameContents } from './zones/nameRrsets.js';
 import type { ZoneData } from './zones/zoneIndex.js';
@@ -42,8 +42,19 @@ export class Engine {
     return () => this.listeners.delete(listener);
   }
 
-  /** Answers a query on the current snapshot; `explain` collects the decision traces. */
-  resolve(q: Query, explain?: ExplainedSelection[]): Answer {
+  /**
+   * Answers a query on the current snapshot, for the front doors: a promise only when a GSLB
+   * selection delegates to a sub-tier's name servers (recursive delegation, `resolveFollowing`).
+   */
+  resolve(q: Query): Answer | Promise<Answer> {
+    return resolveFollowing(q, this.current, this.ctx);
+  }
+
+  /**
+   * Answers a query on the current snapshot without asking any sub-tier (a recursive delegation
+   * gives the selection's own answer, the next zone's); `explain` collects the decision traces.
+   */
+  resolveLocal(q: Query, explain?: ExplainedSelection[]): Answer {
     return resolve(q, this.current, this.ctx, explain);
   }
 

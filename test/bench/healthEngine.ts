@@ -193,7 +193,7 @@ async function main(): Promise<void> {
   const queries: Query[] = Array.from({ length: records }, (_, r) => ({ name: `www${r}.bench.test`, type: TYPE_CODES.A, client, transport: 'udp' as const }));
   const random = seeded(42);
   // Warm up resolve() too, so the JIT has compiled it before measuring.
-  for (let i = 0; i < 50_000; i++) engine.resolve(queries[i % records]!);
+  for (let i = 0; i < 50_000; i++) engine.resolveLocal(queries[i % records]!);
   await new Promise((r) => setTimeout(r, warmupMs));
 
   const upAtStart = monitor.report().endpoints.filter((e) => e.status === 'up').length;
@@ -217,7 +217,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < 32; i++) {
       const q = queries[Math.floor(random() * records)]!;
       const t0 = process.hrtime.bigint();
-      const a = engine.resolve(q);
+      const a = engine.resolveLocal(q);
       const t1 = process.hrtime.bigint();
       if (a.answers.length !== 1) throw new Error(`${q.name}: ${a.answers.length} answers`);
       callNs.push(Number(t1 - t0));

@@ -145,7 +145,7 @@ const group: BenchGroup = {
         [3, '192.0.2.4'],
       ] as const) {
         const got = running.engine
-          .resolve(www[i]!)
+          .resolveLocal(www[i]!)
           .answers.map((a) => presentData(a.type, a.data))
           .join();
         if (got !== want) throw new Error(`network ${i} answered ${got || 'nothing'}, expected its nearest zone's ${want}`);

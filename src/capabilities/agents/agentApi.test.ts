@@ -75,7 +75,7 @@ async function call(url: string, token: string | undefined, path: string, body?:
 function ask(running: RunningGslbd, name: string, resolver: string, ecs?: string): void {
   const r = parseIp(resolver);
   const client = ecs === undefined ? { address: r, sourcePrefix: 32, fromEcs: false } : { address: parseIp(ecs), sourcePrefix: 24, fromEcs: true, resolver: r };
-  running.engine.resolve({ name, type: 1, client, transport: 'udp' });
+  running.engine.resolveLocal({ name, type: 1, client, transport: 'udp' });
 }
 
 test('a report reaches the metric store through the push gate, and /explain names the agent and the age', async (t) => {

@@ -14,13 +14,19 @@ import {
 import { ProximityDatabase, type PdbSettings } from './proximityDatabase.js';
 import { ProximityIndex, type IndexCounts } from './proximityIndex.js';
 import { SubTierHealth, type SubTierTarget } from './subTierHealth.js';
+import { SubTierResolver } from './subTierResolver.js';
 import { ZoneIndexCache } from './zoneIndexCache.js';
 import { ZoneTree } from './zoneTree.js';
 
 /** What the network-proximity capability reads of the configuration. */
 export interface NetworkProximitySection {
   readonly networkProximity: NetworkProximityConfig;
-  readonly datacenters: readonly { readonly name: string; readonly proximityZone?: string | undefined }[];
+  readonly datacenters: readonly {
+    readonly name: string;
+    readonly proximityZone?: string | undefined;
+    readonly lat?: number | undefined;
+    readonly lon?: number | undefined;
+  }[];
   readonly records: readonly GslbRecordConfig[];
 }
 
@@ -87,7 +93,14 @@ export const networkProximityCapability = {
       if (!isNetworkProximity(policy)) return;
       if (np.zones.length === 0)
         ctx.addIssue({ code: 'custom', path: ['records', i, 'policy', 'type'], message: 'a network-proximity record needs networkProximity.zones' });
-      for (const zone of Object.keys(policy.delegation?.aliases ?? {})) {
+      const d = policy.delegation;
+      if (d?.mode === 'recursive' && delegated.size === 0)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['records', i, 'policy', 'delegation', 'mode'],
+          message: 'recursive delegation needs a delegated proximity zone (networkProximity.zones[].delegate)',
+        });
+      for (const zone of Object.keys(d?.mode === 'alias' ? d.aliases : {})) {
         if (!delegated.has(zone))
           ctx.addIssue({
             code: 'custom',
@@ -100,7 +113,12 @@ export const networkProximityCapability = {
   stages({ record, config }) {
     const policy = record.policy;
     if (!isNetworkProximity(policy)) return [];
-    return [networkProximityStage(zoneOfDc(config), new Map(Object.entries(policy.delegation?.aliases ?? {})))];
+    const d = policy.delegation;
+    if (d?.mode === 'recursive') {
+      const zones = new Set(config.networkProximity.zones.filter((z) => z.delegate !== undefined).map((z) => z.id));
+      return [networkProximityStage(zoneOfDc(config), new Map(), { zones, budgetMs: d.budgetMs, attemptMs: d.attemptMs })];
+    }
+    return [networkProximityStage(zoneOfDc(config), new Map(Object.entries(d?.mode === 'alias' ? d.aliases : {})))];
   },
   start: startNetworkProximity,
 } satisfies Capability<NetworkProximitySection>;
@@ -110,11 +128,12 @@ function startNetworkProximity(host: CapabilityHost): CapabilityRuntime<NetworkP
   const cache = new ZoneIndexCache(60_000, 100_000);
   const counts: IndexCounts = { cache: 0, pdb_measured: 0, pdb_fallback: 0, round_robin: 0 };
   const subTiers = new SubTierHealth();
+  const resolver = new SubTierResolver();
   let subTiersRunning = false;
   let prepared: { config: NetworkProximitySection; pdb: PdbSettings } | undefined;
   let running: PdbSettings | undefined;
   const results = host.store.map<StoredProbeResult>(PROBE_RESULTS_MAP);
-  registerProximityMetrics(host.metrics.registry, pdb, cache, counts);
+  registerProximityMetrics(host.metrics.registry, pdb, cache, counts, resolver);
   let sweeper: NodeJS.Timeout | undefined;
   let delegated: SubTierTarget[] = [];
   results.watch((_key, value) => {
@@ -126,6 +145,12 @@ function startNetworkProximity(host: CapabilityHost): CapabilityRuntime<NetworkP
       const tree = new ZoneTree(
         np.zones.map((z) => z.id),
         np.defaultOrder,
+        [
+          ...np.zones.flatMap((z) => (z.lat !== undefined && z.lon !== undefined ? [{ zone: z.id, lat: z.lat, lon: z.lon }] : [])),
+          ...config.datacenters.flatMap((d) =>
+            d.proximityZone !== undefined && d.lat !== undefined && d.lon !== undefined ? [{ zone: d.proximityZone, lat: d.lat, lon: d.lon }] : [],
+          ),
+        ],
       );
       const groupZones = new Map<string, string>([
         ...np.zones.map((z) => [`zone:${z.id}`, z.id] as const),
@@ -152,11 +177,14 @@ function startNetworkProximity(host: CapabilityHost): CapabilityRuntime<NetworkP
                 ipv4Prefix: np.ipv4Prefix,
                 ipv6Prefix: np.ipv6Prefix,
                 anycastResolvers: np.anycastResolvers.map((c) => parseCidr(c)),
+                nameServers: new Map(np.zones.flatMap((z) => (z.delegate !== undefined ? [[z.id, z.delegate.nameServers] as const] : []))),
               },
               pdb,
               cache,
               counts,
               subTiers,
+              resolver,
+              () => host.now(),
             );
       prepared = { config, pdb: settings };
       return { proximity: next };
@@ -169,6 +197,7 @@ function startNetworkProximity(host: CapabilityHost): CapabilityRuntime<NetworkP
       pdb.configure(running);
       // An index cached under the old configuration may name zones or keys that are gone.
       cache.clear();
+      resolver.clear();
       cache.resize(np.indexTtlSeconds * 1000, np.indexCacheSize);
       delegated = subTierTargets(np);
       if (subTiersRunning) subTiers.start(delegated);

@@ -67,3 +67,13 @@ test('unknown and duplicate zones, data centers in a delegated zone, aliases for
     'records[0].policy.type: a network-proximity record needs networkProximity.zones',
   ]);
 });
+
+test('recursive delegation: accepted with a delegated zone (budget and attempt defaults), refused without one', (t) => {
+  t.deepEqual(problems(text(ZONES, '  - { name: east, proximityZone: "1" }', '{ type: network-proximity, delegation: { mode: recursive } }')), []);
+  const config = parseConfigText(text(ZONES, '  - { name: east, proximityZone: "1" }', '{ type: network-proximity, delegation: { mode: recursive } }'));
+  t.like(config.records[0]!.policy, { delegation: { mode: 'recursive', budgetMs: 400, attemptMs: 150 } });
+  t.deepEqual(
+    problems(text('    - { id: "1", name: Europe }', '  - { name: east, proximityZone: "1" }', '{ type: network-proximity, delegation: { mode: recursive } }')),
+    ['records[0].policy.delegation.mode: recursive delegation needs a delegated proximity zone (networkProximity.zones[].delegate)'],
+  );
+});

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { domainNameSchema, ipSchema, portSchema } from '../../core/config/fieldSchemas.js';
+import { domainNameSchema, ipSchema, latitudeSchema, longitudeSchema, portSchema } from '../../core/config/fieldSchemas.js';
 import { parseCidr } from '../../core/net/ipAddress.js';
 import type { CommonPolicyShape, PolicyConfig } from '../../pipeline/config/recordSchema.js';
 
@@ -22,6 +22,9 @@ export const subTierNameServerSchema = z.strictObject({
 export const proximityZoneSchema = z.strictObject({
   id: proximityZoneIdSchema,
   name: z.string().min(1),
+  /** Where the zone stands (degrees), for the fallback order by static proximity; its data centers' coordinates count too (a delegated zone has none here). */
+  lat: latitudeSchema.optional(),
+  lon: longitudeSchema.optional(),
   delegate: z
     .strictObject({
       nameServers: z.array(subTierNameServerSchema).min(1),
@@ -113,10 +116,25 @@ export function networkProximityPolicySchema(common: CommonPolicyShape) {
      * would not keep per client subnet. A delegated zone without an alias is no candidate of the record.
      */
     delegation: z
-      .strictObject({
-        mode: z.literal('alias'),
-        aliases: z.record(proximityZoneIdSchema, domainNameSchema),
-      })
+      .discriminatedUnion('mode', [
+        z.strictObject({
+          mode: z.literal('alias'),
+          aliases: z.record(proximityZoneIdSchema, domainNameSchema),
+        }),
+        /**
+         * `recursive` (seed 000 step 6): the engine asks the delegated zone's name servers itself
+         * (forwarding the client network as ECS) and answers with their authoritative records;
+         * when none answers within `budgetMs` (each attempt at most `attemptMs`), the next zone of
+         * the index answers. Every delegated zone is a candidate. Front doors that answer
+         * asynchronously carry it (the standalone listener, the compact protocol); the PowerDNS
+         * door answers the next zone.
+         */
+        z.strictObject({
+          mode: z.literal('recursive'),
+          budgetMs: z.number().int().min(10).max(5000).default(400),
+          attemptMs: z.number().int().min(10).max(5000).default(150),
+        }),
+      ])
       .optional(),
   });
 }

@@ -1,5 +1,13 @@
 import { narrowScope, selectionNow, type LiveDc, type SelectionState, type Stage } from '../../pipeline/selection/stage.js';
-import type { ProximityView, ZoneIndexReading } from '../../core/views/proximityView.js';
+import type { DelegationRequest, ProximityView, ZoneIndexReading } from '../../core/views/proximityView.js';
+
+/** A record's recursive delegation (`delegation: {mode: recursive}`): the delegated zones and the time the engine may spend asking them. */
+export interface RecursiveDelegation {
+  /** Every delegated zone of the configuration. */
+  readonly zones: ReadonlySet<string>;
+  readonly budgetMs: number;
+  readonly attemptMs: number;
+}
 
 /**
  * `rank` by tiered network proximity (docs/PRODUCT.md §5, seed 000 step 5): the client network's
@@ -14,16 +22,25 @@ import type { ProximityView, ZoneIndexReading } from '../../core/views/proximity
  * A zone delegated to a sub-tier's name servers is a candidate like a data center: when the record
  * has an alias for it (`delegation: {mode: alias}`) and it comes before every zone with a live data
  * center, the answer is a CNAME to that alias, a name the sub-tier resolves further (the seed's
- * step 6, without the top tier querying), and the stages after this one do not run. A delegated
- * zone whose name servers all fail their keepalive check (`subTierHealth.ts`) is skipped.
+ * step 6, without the top tier querying), and the stages after this one do not run. With
+ * `delegation: {mode: recursive}` the delegated zones that come before every zone with a live data
+ * center are set as the state's `delegation`: the query path asks their name servers, best first,
+ * and answers with the sub-tier's records (seed 000 step 6); the stages still rank the live data
+ * centers, whose answer (the next zone's) is given when no sub-tier answers within the budget.
+ * A delegated zone whose name servers all fail their keepalive check (`subTierHealth.ts`) is skipped.
  *
  * The index changes with time (probe results, the cache's TTL), so the outcome is never reused by
  * the decision cache; the ECS scope is at most the client network the index is kept for
  * (docs/PRODUCT.md §8).
  * @param zoneOf data center name → its proximity zone id.
  * @param aliases delegated zone id → the record's alias name for it.
+ * @param recursive the record's recursive delegation, if it has one.
  */
-export function networkProximityStage(zoneOf: ReadonlyMap<string, string>, aliases: ReadonlyMap<string, string> = new Map()): Stage {
+export function networkProximityStage(
+  zoneOf: ReadonlyMap<string, string>,
+  aliases: ReadonlyMap<string, string> = new Map(),
+  recursive?: RecursiveDelegation,
+): Stage {
   // Zone → place, per order: the index cache interns its orders, so a hit reuses one map.
   // The last order is remembered apart: most networks share the few orders of a deployment.
   const positions = new WeakMap<readonly string[], ReadonlyMap<string, number>>();
@@ -40,6 +57,10 @@ export function networkProximityStage(zoneOf: ReadonlyMap<string, string>, alias
     lastPosition = p;
     return p;
   };
+  // The groups of the last (live list, order) pair ranked.
+  let lastLive: readonly LiveDc[] | undefined;
+  let lastRankedOrder: readonly string[] | undefined;
+  let lastRanked: LiveDc[][] = [];
   return {
     slot: 'rank',
     name: 'network-proximity',
@@ -48,7 +69,7 @@ export function networkProximityStage(zoneOf: ReadonlyMap<string, string>, alias
       if (s.live.length === 0 && s.demoted.length === 0) return;
       s.varies = 'the ordered zone index of the client network';
       const view = s.env.proximity;
-      const reading = view?.zoneIndex(s.client, selectionNow(s), s.env.probes, s.trace === undefined);
+      const reading = view?.zoneIndex(s.client, selectionNow(s), s.env.probes, s.trace === undefined, s.env.geo);
       if (reading?.clientPrefix !== undefined) narrowScope(s, reading.clientPrefix);
       if (reading === undefined || reading.source === 'round-robin') {
         s.ranked = s.demoted.length > 0 ? [[...s.live], [...s.demoted]] : [[...s.live]];
@@ -61,10 +82,31 @@ export function networkProximityStage(zoneOf: ReadonlyMap<string, string>, alias
           if (s.trace) trace(s, reading, zoneOf, { zone: alias.zone, mode: 'alias', target: alias.target });
           return;
         }
-        const position = positionsOf(reading.order);
-        s.ranked = s.demoted.length === 0 ? byZone(s.live, position, zoneOf) : [...byZone(s.live, position, zoneOf), ...byZone(s.demoted, position, zoneOf)];
+        if (recursive !== undefined && view !== undefined) {
+          const zones = delegatedFirst(s.live, reading.order, zoneOf, recursive.zones, view);
+          if (zones !== undefined) {
+            const request: DelegationRequest = { zones, ttl: s.record.ttl, budgetMs: recursive.budgetMs, attemptMs: recursive.attemptMs };
+            s.delegation = request;
+          }
+        }
+        if (s.demoted.length === 0 && s.live === lastLive && reading.order === lastRankedOrder) {
+          // The live list (shared, frozen, per health view) and the interned order are those of the
+          // last query: so are the groups (frozen, so no later stage can change them).
+          s.ranked = lastRanked;
+        } else {
+          const position = positionsOf(reading.order);
+          if (s.demoted.length === 0) {
+            s.ranked = freezeGroups(byZone(s.live, position, zoneOf));
+            lastLive = Object.isFrozen(s.live) ? s.live : undefined;
+            lastRankedOrder = reading.order;
+            lastRanked = s.ranked;
+          } else {
+            s.ranked = [...byZone(s.live, position, zoneOf), ...byZone(s.demoted, position, zoneOf)];
+          }
+        }
       }
-      if (s.trace) trace(s, reading, zoneOf, undefined);
+      if (s.trace)
+        trace(s, reading, zoneOf, s.delegation && { zones: s.delegation.zones.join(' '), mode: 'recursive', budgetMs: String(s.delegation.budgetMs) });
     },
   };
 }
@@ -84,6 +126,29 @@ function aliasFirst(
     if (live.some((l) => zoneOf.get(l.candidate.dc.name) === zone)) return undefined;
   }
   return undefined;
+}
+
+/** The delegated zones of `order` whose sub-tier is up and that come before every zone with a live data center, best first; undefined when none. */
+function delegatedFirst(
+  live: readonly LiveDc[],
+  order: readonly string[],
+  zoneOf: ReadonlyMap<string, string>,
+  delegated: ReadonlySet<string>,
+  view: ProximityView,
+): string[] | undefined {
+  let zones: string[] | undefined;
+  for (const zone of order) {
+    if (delegated.has(zone)) {
+      if (view.zoneUp(zone)) (zones ??= []).push(zone);
+    } else if (live.some((l) => zoneOf.get(l.candidate.dc.name) === zone)) break;
+  }
+  return zones;
+}
+
+/** `groups` and each group frozen: they are shared by the queries that rank the same live list by the same order. */
+function freezeGroups(groups: LiveDc[][]): LiveDc[][] {
+  for (const g of groups) Object.freeze(g);
+  return Object.freeze(groups) as LiveDc[][];
 }
 
 /** One group per zone of the order (`position`: zone → place) that has data centers in `dcs`, then one of the data centers of no listed zone. */
@@ -107,7 +172,11 @@ function trace(s: SelectionState, r: ZoneIndexReading | undefined, zoneOf: Reado
   s.trace!.step('network-proximity', {
     source: r === undefined ? 'round-robin (no network proximity configured)' : r.source === 'round-robin' ? 'round-robin (PDB unavailable)' : r.source,
     measured: r?.measured ?? false,
-    ...(r !== undefined && !r.measured && r.source !== 'round-robin' ? { note: 'not measured yet: fallback order, a probe request is queued' } : {}),
+    ...(r !== undefined && !r.measured && r.source !== 'round-robin'
+      ? {
+          note: `not measured yet: fallback order${r.fallback === 'static-proximity' ? ' by static proximity (distance from the network’s location)' : r.fallback === 'default-order' ? ' (defaultOrder, then configuration order)' : ''}, a probe request is queued`,
+        }
+      : {}),
     network: r?.network ?? '',
     zoneOrder: r?.order ?? [],
     rtts: r?.rtts ?? [],

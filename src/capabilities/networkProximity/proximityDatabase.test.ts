@@ -6,6 +6,9 @@ import { ProximityIndex, type IndexCounts } from './proximityIndex.js';
 import { ZoneIndexCache } from './zoneIndexCache.js';
 import { orderZones, ZoneTree } from './zoneTree.js';
 import type { Client } from '../../core/model/query.js';
+import { formatIp } from '../../core/net/ipAddress.js';
+import { UNKNOWN_LOCATION, type Location } from '../../core/location/location.js';
+import type { LocationDb } from '../../core/location/locationDb.js';
 
 const TREE = new ZoneTree(['0', '0.1', '0.2', '1'], ['1']);
 
@@ -139,16 +142,17 @@ function client(address: string, ecs?: { address: string; prefix: number }): Cli
     : { address: parseIp(ecs.address), sourcePrefix: ecs.prefix, fromEcs: true, resolver: parseIp(address) };
 }
 
-function indexOf(over: { pdbAvailable?: boolean; ecs?: boolean; anycast?: string[] } = {}) {
+function indexOf(over: { pdbAvailable?: boolean; ecs?: boolean; anycast?: string[]; tree?: ZoneTree } = {}) {
   const pdb = new ProximityDatabase();
   pdb.configure(settings());
   const counts: IndexCounts = { cache: 0, pdb_measured: 0, pdb_fallback: 0, round_robin: 0 };
   const cache = new ZoneIndexCache(1000, 100);
   const index = new ProximityIndex(
     {
-      tree: TREE,
+      tree: over.tree ?? TREE,
       pdbAvailable: over.pdbAvailable ?? true,
       ecs: over.ecs ?? false,
+      nameServers: new Map(),
       ipv4Prefix: 24,
       ipv6Prefix: 56,
       anycastResolvers: (over.anycast ?? []).map((c) => ({ address: parseIp(c.split('/')[0]!), prefix: Number(c.split('/')[1]) })),
@@ -227,4 +231,62 @@ test('the index cache: a hit marks its entry, so the bound drops an entry not us
   t.deepEqual([cache.orderAt(slot), cache.measuredAt(slot)], [['1', '0'], true]);
   t.is(cache.get(3, 1010, true), -1, 'expired after the TTL');
   t.deepEqual([cache.hits, cache.misses], [3, 2]);
+});
+
+/** A location database of two networks: 198.51.100.0/24 in Boston, 203.0.113.0/24 in Paris; 192.0.2.0/24 known without coordinates; the rest unknown. */
+const GEO: LocationDb = {
+  lookup: (a) => {
+    const text = formatIp(a);
+    return (text.startsWith('198.51.100.') ? 1 : text.startsWith('203.0.113.') ? 2 : text.startsWith('192.0.2.') ? 3 : 0) * 256 + 24;
+  },
+  location: (id) =>
+    [
+      UNKNOWN_LOCATION,
+      { qualifiers: ['NA', 'US', '', '', 'Boston', ''], lat: 42.36, lon: -71.06 },
+      { qualifiers: ['EU', 'FR', '', '', 'Paris', ''], lat: 48.86, lon: 2.35 },
+      { qualifiers: ['NA', 'US', '', '', '', ''] },
+    ][id] as Location,
+  implementation: 'typescript',
+  describe: () => ({}) as ReturnType<LocationDb['describe']>,
+};
+
+test('the fallback order for an unmeasured network: static proximity from its location (nearest zone first, zones without coordinates after in default order), else the default order', (t) => {
+  // East Coast at New York, West Coast at San Francisco (data centers' coordinates), Europe at Frankfurt; zone 0 stands where its sub-zones do.
+  const tree = new ZoneTree(
+    ['0', '0.1', '0.2', '1', '2'],
+    ['1'],
+    [
+      { zone: '0.1', lat: 40.71, lon: -74.01 },
+      { zone: '0.2', lat: 37.77, lon: -122.42 },
+      { zone: '1', lat: 50.11, lon: 8.68 },
+    ],
+  );
+  const { index, pdb, probes, noted } = indexOf({ tree });
+  const boston = index.zoneIndex(client('198.51.100.7'), 1000, probes, true, GEO);
+  t.like(boston, { source: 'pdb', measured: false, fallback: 'static-proximity' });
+  t.deepEqual(
+    boston.order,
+    ['0', '0.1', '0.2', '1', '2'],
+    'Boston: the East Coast (and its parent) first, then the West Coast, Europe; zone 2 has no coordinates',
+  );
+  t.deepEqual(index.zoneIndex(client('203.0.113.9'), 1000, probes, true, GEO).order, ['1', '0', '0.1', '0.2', '2'], 'Paris: Europe first');
+  t.deepEqual(noted.length, 2, 'answer now, probe later: a probe request either way');
+  // No coordinates for the network's location, an unknown location, or no location database: the default order.
+  const fresh = indexOf({ tree }).index;
+  for (const [address, geo] of [
+    ['192.0.2.1', GEO],
+    ['100.64.0.1', GEO],
+    ['198.51.100.7', undefined],
+  ] as const) {
+    const r = fresh.zoneIndex(client(address), 1000, probes, false, geo);
+    t.like(r, { fallback: 'default-order' }, address);
+    t.deepEqual(r.order, ['1', '0', '0.1', '0.2', '2'], address);
+  }
+  // A measured network keeps its measured order.
+  pdb.ingest(result('zone:0.2', '198.51.101.0', 8, 1100));
+  const measured = index.zoneIndex(client('198.51.101.7'), 2000, probes, true, GEO);
+  t.like(measured, { measured: true });
+  t.is(measured.fallback, undefined);
+  // Without coordinates anywhere the tree never asks the location database.
+  t.false(TREE.located);
 });

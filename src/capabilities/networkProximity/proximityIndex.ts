@@ -1,10 +1,14 @@
-import type { Client } from '../../core/model/query.js';
-import type { IpAddress, IpPrefix } from '../../core/net/ipAddress.js';
+import type { RecordType } from '../../core/dns/records.js';
+import type { Client, DelegationHop } from '../../core/model/query.js';
+import { maskAddress, type IpAddress, type IpPrefix } from '../../core/net/ipAddress.js';
+import type { LocationDb } from '../../core/location/locationDb.js';
+import { unpackId } from '../../core/lpm/rangeTable.js';
 import { commonPrefixLength } from '../../core/net/subnet.js';
 import type { ProbeDemand } from '../../core/views/probeDemand.js';
-import type { ProximityView, ZoneIndexReading } from '../../core/views/proximityView.js';
+import type { DelegatedAnswer, DelegationRequest, ProximityView, ZoneIndexReading } from '../../core/views/proximityView.js';
 import type { PdbKey, ProximityDatabase } from './proximityDatabase.js';
 import type { SubTierHealth } from './subTierHealth.js';
+import type { SubTierNameServer, SubTierResolver } from './subTierResolver.js';
 import type { ZoneIndexCache } from './zoneIndexCache.js';
 import type { ZoneTree } from './zoneTree.js';
 
@@ -17,6 +21,8 @@ export interface IndexSettings {
   readonly ipv4Prefix: number;
   readonly ipv6Prefix: number;
   readonly anycastResolvers: readonly IpPrefix[];
+  /** Each delegated zone's name servers (recursive delegation). */
+  readonly nameServers: ReadonlyMap<string, readonly SubTierNameServer[]>;
 }
 
 /** Lookups by where their index came from (Prometheus `gslbd_proximity_index_lookups_total{source}`). */
@@ -26,6 +32,9 @@ export interface IndexCounts {
   pdb_fallback: number;
   round_robin: number;
 }
+
+/** Static orders kept per location database at most (then it starts afresh). */
+const STATIC_ORDERS_KEPT = 65_536;
 
 const ROUND_ROBIN: ZoneIndexReading = Object.freeze({
   source: 'round-robin',
@@ -58,16 +67,32 @@ export class ProximityIndex implements ProximityView {
     readonly counts: IndexCounts,
     /** The keepalive of delegated zones (absent: every zone is up). */
     private readonly subTiers?: SubTierHealth,
+    /** Recursive delegation to the delegated zones' name servers (absent: never answered, the next zone's answer stands). */
+    private readonly resolver?: SubTierResolver,
+    private readonly now: () => number = Date.now,
   ) {}
 
   zoneUp(zone: string): boolean {
     return this.subTiers?.isUp(zone) ?? true;
   }
 
+  delegate(
+    request: DelegationRequest,
+    name: string,
+    type: RecordType,
+    client: Client,
+    hop: DelegationHop | undefined,
+  ): Promise<DelegatedAnswer | 'refused' | undefined> {
+    if (this.resolver === undefined) return Promise.resolve(undefined);
+    return this.resolver.delegate(request, this.settings.nameServers, name, type, client, hop, this.now());
+  }
+
+  /** The reading a cache hit returned last: most hits share the few orders of a deployment. */
+  private lastReading: ZoneIndexReading | undefined;
   /** Cached readings by interned order (the cache's orders), then by scope and measured flag. */
   private readonly readings = new WeakMap<readonly string[], ZoneIndexReading[]>();
 
-  zoneIndex(client: Client, nowMs: number, probes: ProbeDemand | undefined, record: boolean): ZoneIndexReading {
+  zoneIndex(client: Client, nowMs: number, probes: ProbeDemand | undefined, record: boolean, geo?: LocationDb): ZoneIndexReading {
     const st = this.settings;
     const resolver = client.fromEcs ? client.resolver : client.address;
     const anycast = st.anycastResolvers.length > 0 && resolver !== undefined && this.inAnycast(resolver);
@@ -103,7 +128,8 @@ export class ProximityIndex implements ProximityView {
     }
     const answer = staticOnly ? undefined : this.pdb.lookup(key, nowMs);
     const measured = answer !== undefined;
-    let order = answer?.order ?? st.tree.fallbackOrder;
+    const located = measured ? undefined : this.staticOrder(address, prefix, geo);
+    let order = answer?.order ?? located ?? st.tree.fallbackOrder;
     if (record) {
       if (measured) this.counts.pdb_measured++;
       else this.counts.pdb_fallback++;
@@ -111,7 +137,36 @@ export class ProximityIndex implements ProximityView {
       // Answer now, probe later: the agents dedupe a network measured recently.
       if (!staticOnly) probes?.note(client, nowMs);
     }
-    return { source: 'pdb', measured, order, network: this.pdb.networkOf(address, prefix), clientPrefix, rtts: answer?.rtts ?? [] };
+    const reading: ZoneIndexReading = { source: 'pdb', measured, order, network: this.pdb.networkOf(address, prefix), clientPrefix, rtts: answer?.rtts ?? [] };
+    return measured ? reading : { ...reading, fallback: located !== undefined ? 'static-proximity' : 'default-order' };
+  }
+
+  /** Static orders by location id, for {@link staticOrderGeo}. */
+  private readonly staticOrders = new Map<number, readonly string[] | undefined>();
+  private staticOrderGeo: LocationDb | undefined;
+
+  /**
+   * The fallback order by static proximity for the network `address`/`prefix` (issue 20: the PDB's
+   * fallback is static proximity by location, else the configured default order): zones by
+   * distance from the network's location, when `geo` knows its coordinates and some zone has
+   * coordinates; undefined otherwise. One order per location, kept until `geo` changes.
+   */
+  private staticOrder(address: IpAddress, prefix: number, geo: LocationDb | undefined): readonly string[] | undefined {
+    const tree = this.settings.tree;
+    if (!tree.located || geo === undefined) return undefined;
+    if (geo !== this.staticOrderGeo) {
+      this.staticOrders.clear();
+      this.staticOrderGeo = geo;
+    }
+    // The network's address: every client of the network gets the order its index is cached with.
+    const id = unpackId(geo.lookup(maskAddress(address, prefix)));
+    if (id === 0) return undefined;
+    if (this.staticOrders.has(id)) return this.staticOrders.get(id);
+    const { lat, lon } = geo.location(id);
+    const order = lat === undefined || lon === undefined ? undefined : tree.staticOrder(lat, lon);
+    if (this.staticOrders.size >= STATIC_ORDERS_KEPT) this.staticOrders.clear();
+    this.staticOrders.set(id, order);
+    return order;
   }
 
   /**
@@ -119,13 +174,15 @@ export class ProximityIndex implements ProximityView {
    * hit allocates nothing. Its network and RTTs are left out: only `/explain` shows them.
    */
   private interned(order: readonly string[], measured: boolean, clientPrefix: number | undefined): ZoneIndexReading {
+    const last = this.lastReading;
+    if (last !== undefined && last.order === order && last.measured === measured && last.clientPrefix === clientPrefix) return last;
     let byOrder = this.readings.get(order);
     if (byOrder === undefined) {
       byOrder = [];
       this.readings.set(order, byOrder);
     }
     const i = (clientPrefix ?? 129) * 2 + (measured ? 1 : 0);
-    return (byOrder[i] ??= Object.freeze({ source: 'cache', measured, order, network: '', clientPrefix, rtts: [] }) as ZoneIndexReading);
+    return (this.lastReading = byOrder[i] ??= Object.freeze({ source: 'cache', measured, order, network: '', clientPrefix, rtts: [] }) as ZoneIndexReading);
   }
 
   /** The full reading `/explain` shows for a cached index: the network, and the RTTs the PDB holds now. */

@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { SubTierResolver } from './subTierResolver.js';
 import type { IndexCounts } from './proximityIndex.js';
 import type { ProximityDatabase } from './proximityDatabase.js';
 import type { ZoneIndexCache } from './zoneIndexCache.js';
@@ -8,9 +9,39 @@ import type { ZoneIndexCache } from './zoneIndexCache.js';
  * `gslbd_proximity_pdb_entries`, `gslbd_proximity_pdb_results_total{result}` (ingested, ignored),
  * `gslbd_proximity_index_cache_entries`, `gslbd_proximity_index_lookups_total{source}` (cache,
  * pdb_measured, pdb_fallback, round_robin). The probe queue's depth is the agents capability's
- * `gslbd_agent_probe_queue_length`.
+ * `gslbd_agent_probe_queue_length`. Recursive delegation: `gslbd_proximity_delegations_total{result}`
+ * (answered, cached, failed, refused) and `gslbd_proximity_delegation_seconds` (each delegation
+ * that asked a sub-tier, until its answer or the end of its budget).
  */
-export function registerProximityMetrics(registry: Registry, pdb: ProximityDatabase, cache: ZoneIndexCache, counts: IndexCounts): void {
+export function registerProximityMetrics(
+  registry: Registry,
+  pdb: ProximityDatabase,
+  cache: ZoneIndexCache,
+  counts: IndexCounts,
+  resolver: SubTierResolver,
+): void {
+  const seenDelegations: Record<string, number> = {};
+  new Counter({
+    name: 'gslbd_proximity_delegations_total',
+    help: 'Recursive delegations to sub-tier name servers by result: answered, cached, failed (the next zone answered), refused (loop protection)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+    collect() {
+      for (const [result, n] of Object.entries(resolver.counts)) {
+        if (n > (seenDelegations[result] ?? 0)) this.inc({ result }, n - (seenDelegations[result] ?? 0));
+        seenDelegations[result] = n;
+      }
+    },
+  });
+  new Histogram({
+    name: 'gslbd_proximity_delegation_seconds',
+    help: 'Time a recursive delegation spent asking sub-tier name servers (until an answer, or the end of its budget)',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 1],
+    registers: [registry],
+    collect() {
+      for (const s of resolver.latencies.splice(0)) this.observe(s);
+    },
+  });
   new Gauge({
     name: 'gslbd_proximity_pdb_entries',
     help: 'Client networks held by the proximity database',

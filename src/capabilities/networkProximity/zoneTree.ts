@@ -1,3 +1,5 @@
+import { distanceKm } from '../../core/location/location.js';
+
 /**
  * The proximity zone tree (docs/PRODUCT.md §5; seed 000's tiers: zone 0 = U.S. with sub-zones
  * 0.1 East Coast and 0.2 West Coast, zone 1 = Europe): ids in configuration order, each zone's
@@ -8,13 +10,40 @@ export class ZoneTree {
   readonly ids: readonly string[];
   /** The fallback order: the configured `defaultOrder`, then every other zone in configuration order. */
   readonly fallbackOrder: readonly string[];
+  /** True when some zone has coordinates: the fallback order is then by static proximity where the client's location is known. */
+  readonly located: boolean;
   private readonly position: ReadonlyMap<string, number>;
+  /** Per zone, the coordinates of its sites and its descendants' (degrees). */
+  private readonly sites = new Map<string, ZoneSite[]>();
 
-  constructor(ids: readonly string[], defaultOrder: readonly string[] = []) {
+  /**
+   * @param sites where zones stand: a zone's own coordinates (`zones[].lat/lon`) and its data
+   *   centers' (`datacenters[].lat/lon`); each counts for its zone and the zone's ancestors.
+   */
+  constructor(ids: readonly string[], defaultOrder: readonly string[] = [], sites: readonly ZoneSite[] = []) {
     this.ids = ids;
     this.position = new Map(ids.map((id, i) => [id, i]));
     const first = defaultOrder.filter((z) => this.position.has(z));
     this.fallbackOrder = [...new Set([...first, ...ids])];
+    for (const site of sites) for (const z of this.selfAndAncestors(site.zone)) (this.sites.get(z) ?? this.sites.set(z, []).get(z)!).push(site);
+    this.located = this.sites.size > 0;
+  }
+
+  /**
+   * The fallback order by static proximity (issue 20, seed 000 step 5b: the PDB's order for a
+   * network it has not measured): the zones with coordinates by the great-circle distance from
+   * (`lat`, `lon`) to their nearest site, whole km, configuration order breaking ties; then the
+   * zones without, in fallback order.
+   */
+  staticOrder(lat: number, lon: number): string[] {
+    const km = new Map<string, number>();
+    for (const [zone, sites] of this.sites) {
+      let best = Infinity;
+      for (const s of sites) best = Math.min(best, Math.round(distanceKm(lat, lon, s.lat, s.lon)));
+      km.set(zone, best);
+    }
+    const located = [...km.keys()].sort((a, b) => km.get(a)! - km.get(b)! || this.positionOf(a) - this.positionOf(b));
+    return [...located, ...this.fallbackOrder.filter((z) => !km.has(z))];
   }
 
   has(id: string): boolean {
@@ -32,6 +61,13 @@ export class ZoneTree {
     for (let z: string | undefined = id; z !== undefined; z = parentOf(z)) if (this.position.has(z)) out.push(z);
     return out;
   }
+}
+
+/** Coordinates (degrees) a zone stands at: its own, or one of its data centers'. */
+export interface ZoneSite {
+  readonly zone: string;
+  readonly lat: number;
+  readonly lon: number;
 }
 
 /** The parent id of a zone id (`0.1` → `0`), undefined for a top-tier zone. */

@@ -22,6 +22,14 @@ export interface Client {
   readonly resolver?: IpAddress;
 }
 
+/** What a query's delegation hop option says (`../wire/delegationHopOption.ts`). */
+export interface DelegationHop {
+  /** The id of the engine that first delegated this query (hex). */
+  readonly origin: string;
+  /** Engines that delegated it so far (1 when it comes straight from the origin). */
+  readonly hops: number;
+}
+
 /** A question for the engine, as a front door hands it over. */
 export interface Query {
   /** Query name as received (any case, trailing dot optional); echoed in owner names. */
@@ -37,6 +45,13 @@ export interface Query {
    * because the DNS server in front signs its answers itself, so a signer leaves them alone.
    */
   readonly dnssecOk?: boolean;
+  /**
+   * The delegation hop option of a query another engine sent while resolving a delegated proximity
+   * zone (`../wire/delegationHopOption.ts`): the engine refuses to delegate such a query again when
+   * it names this engine or has reached the hop limit (loop protection, docs/PRODUCT.md §5). Absent
+   * from doors whose protocol does not carry EDNS options.
+   */
+  readonly delegationHop?: DelegationHop;
 }
 
 /** The authoritative answer, independent of any wire format. */

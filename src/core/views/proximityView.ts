@@ -1,4 +1,6 @@
-import type { Client } from '../model/query.js';
+import type { AnswerRecord, RecordType } from '../dns/records.js';
+import type { Client, DelegationHop } from '../model/query.js';
+import type { LocationDb } from '../location/locationDb.js';
 import type { ProbeDemand } from './probeDemand.js';
 
 /**
@@ -37,6 +39,12 @@ export interface ZoneIndexReading {
   readonly clientPrefix: number | undefined;
   /** RTT per measured zone (empty when not measured). */
   readonly rtts: readonly ZoneRtt[];
+  /**
+   * For an order the PDB gave without measurements: `static-proximity` (zones by distance from the
+   * client network's location) or `default-order` (`defaultOrder`, then configuration order).
+   * Absent on readings from the cache and measured ones.
+   */
+  readonly fallback?: 'static-proximity' | 'default-order';
 }
 
 /**
@@ -49,9 +57,47 @@ export interface ProximityView {
   /**
    * The ordered zone index for `client` at `nowMs` (ms since the epoch). Never throws, never waits.
    * With `record` true (a query) it fills the index cache and notes the network in `probes`; with
-   * false (`/explain`) it only reads.
+   * false (`/explain`) it only reads. `geo` locates a network the PDB has not measured, for the
+   * fallback order by static proximity.
    */
-  zoneIndex(client: Client, nowMs: number, probes: ProbeDemand | undefined, record: boolean): ZoneIndexReading;
+  zoneIndex(client: Client, nowMs: number, probes: ProbeDemand | undefined, record: boolean, geo?: LocationDb): ZoneIndexReading;
   /** False when the zone is delegated to a sub-tier whose name servers all failed their keepalive check (the zone is then no candidate). */
   zoneUp(zone: string): boolean;
+  /**
+   * Recursive delegation (docs/PRODUCT.md §5, seed 000 step 6): asks the name servers of the
+   * delegated zones `request.zones`, in order, for `name`/`type` on behalf of `client`, within the
+   * request's budget. Never rejects.
+   * @returns the first sub-tier's authoritative answer with records; `undefined` when none answered
+   *   in time (the query keeps the local answer, the next zone's); `'refused'` when `hop` shows a
+   *   loop (this engine's own id, or the hop limit reached).
+   */
+  delegate(
+    request: DelegationRequest,
+    name: string,
+    type: RecordType,
+    client: Client,
+    hop: DelegationHop | undefined,
+  ): Promise<DelegatedAnswer | 'refused' | undefined>;
+}
+
+/** What a selection asks of a sub-tier when its best candidates are delegated zones resolved recursively. */
+export interface DelegationRequest {
+  /** The delegated zones to ask, best first (those before the first zone with a live data center). */
+  readonly zones: readonly string[];
+  /** The record's TTL (s): the sub-tier's TTLs are capped by it. */
+  readonly ttl: number;
+  /** The time all attempts together may take (ms), below every front door's deadline. */
+  readonly budgetMs: number;
+  /** The time one UDP or TCP attempt to one name server may take (ms). */
+  readonly attemptMs: number;
+}
+
+/** A sub-tier's authoritative answer, as the engine returns it. */
+export interface DelegatedAnswer {
+  /** The delegated zone whose name server answered. */
+  readonly zone: string;
+  /** The answer section, TTLs capped by the record's. */
+  readonly records: readonly AnswerRecord[];
+  /** The sub-tier's ECS scope (capped by the prefix forwarded to it); 0 without ECS in its reply. */
+  readonly scope: number;
 }

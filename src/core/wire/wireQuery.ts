@@ -1,5 +1,7 @@
 import { RCODE } from '../dns/rcode.js';
 import { ECS_OPTION_CODE, parseEcs, type EcsOption } from './ecsOption.js';
+import type { DelegationHop } from '../model/query.js';
+import { DELEGATION_HOP_OPTION_CODE, parseDelegationHop } from './delegationHopOption.js';
 
 /** The question of a query, kept as received so the reply echoes it byte for byte. */
 export interface WireQuestion {
@@ -21,6 +23,8 @@ export interface WireEdns {
   /** DNSSEC OK bit, copied to the reply (RFC 3225 §3). */
   readonly dnssecOk: boolean;
   readonly ecs?: EcsOption;
+  /** The delegation hop option (`delegationHopOption.ts`) of a query another engine sent; never echoed. */
+  readonly hop?: DelegationHop;
 }
 
 /** A query the engine can answer. */
@@ -219,6 +223,7 @@ function readOpt(buf: Buffer, fixed: number, rdata: number, rdlength: number): {
     dnssecOk: (buf.readUInt16BE(fixed + 6) & DNSSEC_OK) !== 0,
   };
   let ecs: EcsOption | undefined;
+  let hop: DelegationHop | undefined;
   const end = rdata + rdlength;
   for (let o = rdata; o < end;) {
     if (o + 4 > end) return { edns: base, problem: 'undecodable records: EDNS option runs past the OPT record' };
@@ -231,8 +236,11 @@ function readOpt(buf: Buffer, fixed: number, rdata: number, rdlength: number): {
       const parsed = parseEcs(buf.subarray(data, next));
       if (typeof parsed === 'string') return { edns: base, problem: parsed };
       ecs = parsed;
+    } else if (code === DELEGATION_HOP_OPTION_CODE) {
+      hop = parseDelegationHop(buf.subarray(data, next));
     }
     o = next;
   }
+  if (hop !== undefined) return { edns: ecs ? { ...base, ecs, hop } : { ...base, hop } };
   return { edns: ecs ? { ...base, ecs } : base };
 }

@@ -80,7 +80,7 @@ export class MessageHandler implements AnswerForm<DnsReplyContext, Buffer> {
     const q = decoded.query;
     const limit = transport === 'tcp' ? 65535 : q.edns ? Math.min(q.edns.udpSize, udpPayloadSize) : CLASSIC_UDP_LIMIT;
     const reply: DnsReplyContext = { id: q.id, queryFlags: q.flags, question: q.question, edns: q.edns, udpPayloadSize, limit, peer, reuse, sampled };
-    return this.answers.answer(this, reply, q.question.name, q.question.type, transport, q.edns?.ecs, peer, q.edns?.dnssecOk ?? false);
+    return this.answers.answer(this, reply, q.question.name, q.question.type, transport, q.edns?.ecs, peer, q.edns?.dnssecOk ?? false, q.edns?.hop);
   }
 
   /** {@inheritDoc AnswerForm.answer}; logs the query when it is sampled (`dns.queryLogSampleRate`). */

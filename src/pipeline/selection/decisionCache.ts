@@ -5,6 +5,7 @@ import { unpackPrefix } from '../../core/lpm/rangeTable.js';
 import { ipv4BlocksScope } from '../../core/net/ipv4InIpv6.js';
 import { membershipScope, subnetMembershipWords } from '../../core/net/subnet.js';
 import type { HealthView } from '../../core/views/healthView.js';
+import type { DelegationRequest } from '../../core/views/proximityView.js';
 import type { LocationClasses } from './answerClasses.js';
 import { afterRankIndex, runPipeline, runStages, selectionState } from './pipeline.js';
 import type { TraceSink } from './trace.js';
@@ -26,6 +27,8 @@ export interface Decision {
   readonly data: readonly RecordData[];
   /** The type of `data` when a stage answered with another type than the record's (`SelectionState.answerType`); undefined: the record's. */
   readonly type?: RecordType | undefined;
+  /** The sub-tier to ask before this answer is given (`SelectionState.delegation`); never set on a reused decision. */
+  readonly delegation?: DelegationRequest | undefined;
   /** Seconds. */
   readonly ttl: number;
   /** ECS scope prefix length for this client (0: the answer does not depend on the client). */
@@ -295,7 +298,7 @@ function stateDecision(s: SelectionState): Decision {
   const picked = s.picked;
   const dcs: string[] = [];
   for (let i = 0; i < picked.length; i++) dcs.push(picked[i]!.candidate.dc.name);
-  return { data: s.data, type: s.answerType, ttl: s.ttl, scope: s.scope, dcs, records: undefined };
+  return { data: s.data, type: s.answerType, delegation: s.delegation, ttl: s.ttl, scope: s.scope, dcs, records: undefined };
 }
 
 /**

@@ -67,6 +67,7 @@ export function selectionState(record: CompiledGslbRecord, client: Client, env: 
     data: [],
     ttl: record.ttl,
     answerType: undefined,
+    delegation: undefined,
     scope: 0,
     locationPacked: -1,
     nowMs: -1,

@@ -8,7 +8,7 @@ import type { SubnetConfig } from '../../core/net/subnet.js';
 import type { HealthView } from '../../core/views/healthView.js';
 import type { MetricView } from '../../core/views/metricView.js';
 import type { ProbeDemand } from '../../core/views/probeDemand.js';
-import type { ProximityView } from '../../core/views/proximityView.js';
+import type { DelegationRequest, ProximityView } from '../../core/views/proximityView.js';
 import type { ResolveContext } from '../../core/views/resolveContext.js';
 import type { DecisionCache } from './decisionCache.js';
 import type { LocationClasses } from './answerClasses.js';
@@ -178,6 +178,13 @@ export interface SelectionState {
    * (docs/PRODUCT.md §5). The stages after it do not run. Undefined otherwise.
    */
   answerType: RecordType | undefined;
+  /**
+   * Set by a stage whose best candidates are delegated proximity zones resolved recursively
+   * (docs/PRODUCT.md §5): the query path asks those zones' name servers (`ProximityView.delegate`)
+   * and answers with the sub-tier's records; the stages still run, and their answer (the next
+   * zone's) is the one given when no sub-tier answers within the budget. Undefined otherwise.
+   */
+  delegation: DelegationRequest | undefined;
   /**
    * ECS scope prefix length so far: the largest aligned block around the client inside which
    * every client-derived input used so far is identical (docs/PRODUCT.md §8). 0 until a stage consults the

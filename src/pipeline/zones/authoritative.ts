@@ -8,6 +8,7 @@ import type { CompiledGslbRecord, SelectionEnv } from '../selection/stage.js';
 import { selectionEnv } from './selectionEnv.js';
 import { SplitDecision } from './clientSplit.js';
 import type { ZoneData, ZoneIndex, ZoneNode } from './zoneIndex.js';
+import type { DelegationRequest } from '../../core/views/proximityView.js';
 
 /** One GSLB selection inside an explained answer. */
 export interface ExplainedSelection {
@@ -41,6 +42,26 @@ const MAX_CHAIN = 8;
  * (RFC 8482 §4.2). GSLB records are selected for `q.client`; pass `explain` to collect traces.
  */
 export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], explain?: ExplainedSelection[]): Answer {
+  return answerQuery(q, { src, ctx, env: undefined, explain, follow: false, pending: undefined });
+}
+
+/**
+ * {@link resolve} for the front doors: a GSLB selection whose best candidates are delegated
+ * proximity zones resolved recursively (`SelectionState.delegation`, docs/PRODUCT.md §5, seed 000
+ * step 6) makes the answer a promise of the sub-tier's authoritative answer — its records in place
+ * of the selection's, AA set, TTLs capped by the record's, the ECS scope the longer of the
+ * selection's and the sub-tier's — or, when no sub-tier answers within the budget, of the
+ * selection's own answer (the next zone's). Every other answer stays a plain value. A query whose
+ * delegation hop option shows a loop is REFUSED. Never rejects for a sub-tier's failure.
+ */
+export function resolveFollowing(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx']): Answer | Promise<Answer> {
+  const sel: Selection = { src, ctx, env: undefined, explain: undefined, follow: true, pending: undefined };
+  const out = answerQuery(q, sel);
+  return sel.pending === undefined ? out : followDelegations(q, out, sel.pending, sel.env!);
+}
+
+function answerQuery(q: Query, sel: Selection): Answer {
+  const src = sel.src;
   const out: Answer = { rcode: RCODE.NOERROR, authoritative: true, answers: [], authority: [], additional: [], scope: 0, dcs: [] };
   let owner = q.name.charCodeAt(q.name.length - 1) === DOT ? q.name.slice(0, -1) : q.name;
   // Most queries name a node of a zone in canonical form: one lookup finds the zone and the node.
@@ -60,8 +81,6 @@ export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], e
     }
     zone = z;
   }
-  // Built on the first GSLB selection only: static answers never need it.
-  const sel: Selection = { src, ctx, env: undefined, explain };
   // Names already answered on a CNAME chain; only chains need it, so it is created on the first hop.
   let seen: Set<string> | undefined;
   for (let hop = 0; hop <= MAX_CHAIN; hop++) {
@@ -204,12 +223,50 @@ function narrowBySplit(out: Answer, split: SplitDecision): void {
   if (out.reuseScope === undefined || (out.reuseScope >= 0 && split.scope > out.reuseScope)) out.reuseScope = split.scope;
 }
 
-/** What GSLB selections of one query share: the environment, built on first use, and the traces. */
+/** What GSLB selections of one query share: the environment, built on first use (static answers never need it), and the traces. */
 interface Selection {
   readonly src: AnswerSource;
   readonly ctx: SelectionEnv['ctx'];
   env: SelectionEnv | undefined;
   readonly explain: ExplainedSelection[] | undefined;
+  /** True when delegations are followed ({@link resolveFollowing}); false: the selection's own answer stands. */
+  readonly follow: boolean;
+  /** The selections that asked for a delegation, in answer order. */
+  pending: PendingDelegation[] | undefined;
+}
+
+/** A selection's records in the answer, to be replaced by a sub-tier's answer. */
+interface PendingDelegation {
+  readonly request: DelegationRequest;
+  readonly owner: string;
+  readonly type: RecordType;
+  /** Where the selection's records, data centers and negative SOA start in the answer's sections, and how many records it added. */
+  readonly answersAt: number;
+  readonly count: number;
+  readonly dcsAt: number;
+  readonly dcsCount: number;
+  readonly authorityAt: number;
+}
+
+/**
+ * Asks the sub-tiers of every pending delegation (at once) and puts each answer that came in place
+ * of its selection's records (from the last, so earlier positions hold).
+ */
+async function followDelegations(q: Query, out: Answer, pending: readonly PendingDelegation[], env: SelectionEnv): Promise<Answer> {
+  const view = env.proximity!;
+  const results = await Promise.all(pending.map((p) => view.delegate(p.request, p.owner, p.type, q.client, q.delegationHop)));
+  for (let i = pending.length - 1; i >= 0; i--) {
+    const r = results[i];
+    const p = pending[i]!;
+    if (r === 'refused') return { rcode: RCODE.REFUSED, authoritative: false, answers: [], authority: [], additional: [], scope: 0, dcs: [], reuseScope: -1 };
+    if (r === undefined) continue;
+    out.answers.splice(p.answersAt, p.count, ...r.records);
+    out.dcs.splice(p.dcsAt, p.dcsCount);
+    // The selection's NODATA SOA (no local answer) is no longer negative.
+    out.authority.length = p.authorityAt;
+    if (r.scope > out.scope) out.scope = r.scope;
+  }
+  return out;
 }
 
 /**
@@ -224,6 +281,17 @@ function select(record: CompiledGslbRecord, owner: string, client: Client, out: 
   const trace = explain ? new TraceSink() : undefined;
   const env = (sel.env ??= selectionEnv(sel.src.env, sel.ctx));
   const d = decide(record, client, env, owner, trace);
+  if (d.delegation !== undefined && sel.follow && env.proximity !== undefined)
+    (sel.pending ??= []).push({
+      request: d.delegation,
+      owner,
+      type: record.type,
+      answersAt: out.answers.length,
+      count: d.data.length,
+      dcsAt: out.dcs.length,
+      dcsCount: d.data.length === 0 ? 0 : d.dcs.length,
+      authorityAt: out.authority.length,
+    });
   // d.records is set exactly when the decision is reused for the client's whole key (decisionCache.ts).
   if (d.records === undefined) out.reuseScope = -1;
   else if (out.reuseScope === undefined || (out.reuseScope >= 0 && d.scope > out.reuseScope)) out.reuseScope = d.scope;
