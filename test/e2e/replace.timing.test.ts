@@ -83,7 +83,8 @@ function ctlReplace(adminUrl: string): Promise<{ code: number | null; out: strin
     let out = '';
     c.stdout.on('data', (d: Buffer) => (out += d.toString()));
     c.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    c.on('exit', (code) => resolve({ code, out }));
+    // 'close', not 'exit': Node may report the exit before it has read the last output from the pipes.
+    c.on('close', (code) => resolve({ code, out }));
   });
 }
 
@@ -94,15 +95,22 @@ function dnsperf(port: number, queryFile: string, mode: 'udp' | 'tcp'): Promise<
     const c = spawn('dnsperf', [...args, '-m', mode, '-c', '2', '-q', '8'], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(c);
     let out = '';
+    let err = '';
     c.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    c.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    c.stderr.on('data', (d: Buffer) => (err += d.toString()));
     c.on('error', reject);
-    c.on('exit', () => {
+    // 'close', not 'exit': dnsperf's stdout is a pipe, so it is block-buffered and dnsperf writes
+    // all of it as it exits; at 'exit' Node may not have read it yet (the CI failure "dnsperf
+    // output has no Queries per second line" with no output at all). 'close' comes after both
+    // pipes reached their end.
+    c.on('close', (code, signal) => {
       children.delete(c);
+      const described = `dnsperf -m ${mode} on port ${port} ended with ${signal ? `signal ${signal}` : `exit code ${code}`}`;
       try {
-        resolve({ result: parseDnsperfOutput(out), out });
+        if (code !== 0) throw new Error(described);
+        resolve({ result: parseDnsperfOutput(out), out: `${out}${err}` });
       } catch (e) {
-        reject(new Error(`${(e as Error).message}:\n${out}`));
+        reject(new Error(`${(e as Error).message} (${described})\nstderr:\n${err || '(empty)'}\nstdout:\n${out || '(empty)'}`));
       }
     });
   });
