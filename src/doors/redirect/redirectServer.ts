@@ -7,6 +7,7 @@ import type { FrontDoor, ListeningSocket } from '../../core/contracts/frontDoor.
 import { formatIp, maskAddress, parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import type { Answer, Query } from '../../core/model/query.js';
 import { AnswerWrapper } from '../answerWrapper.js';
+import { listenOnTakenOver } from '../takenOverServer.js';
 import type { DoorHost } from '../doorHost.js';
 import { ClientAddresses } from './clientAddress.js';
 import type { RedirectHostConfig, RedirectListenerConfig } from './listenerSchema.js';
@@ -97,7 +98,7 @@ export class RedirectServer implements FrontDoor {
         server.off('error', reject);
         resolve();
       };
-      if (old && !('send' in old)) server.listen(old, done);
+      if (old && !('send' in old)) listenOnTakenOver(server, old, done);
       else server.listen(cfg.port ?? (this.tls ? 443 : 80), cfg.address, done);
     });
     const a = server.address();
