@@ -45,7 +45,7 @@ import { engineCondition } from './engineCondition.js';
 import { ReloadHistory } from './reloadHistory.js';
 import { isEmptySummary, reloadSummary } from './reloadSummary.js';
 import { ADMIN_DOOR, startReplacement, type TakeOver } from './processHandover.js';
-import { notifyServiceManager } from './serviceNotify.js';
+import { monotonicUsec, notifyServiceManager } from './serviceNotify.js';
 
 export type { ReloadOutcome } from '../pipeline/capability.js';
 
@@ -329,9 +329,12 @@ async function startAfterSignals(
       ...(admin?.listening ? { admin: { key: adminKey, server: admin.listening, release: () => admin.release() } } : {}),
     };
     log.info({ pid: process.pid }, 'replace: starting the new process');
+    // systemd: a reload cycle, ended by MAINPID= and READY=1 when the new process is up (retire), or by READY=1 here.
+    notifyServiceManager(`RELOADING=1\nMONOTONIC_USEC=${monotonicUsec()}\nSTATUS=replacing: starting a new process`, log);
     replacing = startReplacement(handing).catch((e: unknown) => {
       replacing = undefined;
       log.error({ err: e }, 'replace failed; this process keeps serving');
+      notifyServiceManager(`READY=1\nSTATUS=replace failed; serving generation ${engine.snapshot.generation}`, log);
       throw e;
     });
     return replacing;
@@ -435,6 +438,8 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
   const { engine, log, metrics, request } = r;
   const { reason, refresh } = request;
   const current: Snapshot = engine.snapshot;
+  // systemd (sd_notify(3)): RELOADING=1 with the monotonic time, then READY=1 once the reload ended, whatever its outcome.
+  notifyServiceManager(`RELOADING=1\nMONOTONIC_USEC=${monotonicUsec()}`, log);
   try {
     const candidate = await r.reader.read(current.file);
     const { config } = candidate;
@@ -481,6 +486,8 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
     r.reloads.failed(reason, (e as Error).message, Date.now());
     log.error({ reason, problems, err: problems ? undefined : e }, 'reload failed; keeping the running configuration');
     return { ok: false, error: (e as Error).message };
+  } finally {
+    notifyServiceManager(`READY=1\nSTATUS=serving generation ${engine.snapshot.generation}`, log);
   }
 }
 
