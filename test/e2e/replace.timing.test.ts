@@ -135,9 +135,13 @@ test('gslbd ctl replace under dnsperf (standalone UDP and TCP, PowerDNS): no que
   writeFileSync(queries, 'www.example.test A\nstatic.example.test A\nexample.test SOA\n');
   const oldPid = engine.ups()[0]!;
 
-  const runs = Promise.all([dnsperf(engine.port, queries, 'udp'), dnsperf(engine.port, queries, 'tcp'), dnsperf(pdns.port, queries, 'udp')]);
+  let loadEnded = false;
+  const runs = Promise.all([dnsperf(engine.port, queries, 'udp'), dnsperf(engine.port, queries, 'tcp'), dnsperf(pdns.port, queries, 'udp')]).finally(
+    () => (loadEnded = true),
+  );
   await new Promise((r) => setTimeout(r, 2000));
   const replaced = await ctlReplace(engine.adminUrl);
+  t.false(loadEnded, 'the hand-over ended while the load still ran');
   t.is(replaced.code, 0, replaced.out);
   const newPid = (JSON.parse(replaced.out) as { pid: number }).pid;
   t.not(newPid, oldPid);
@@ -159,7 +163,9 @@ test('gslbd ctl replace under dnsperf (standalone UDP and TCP, PowerDNS): no que
     t.log(`${name}: ${run.result.completed} answered, ${run.result.lost} lost, ${JSON.stringify(run.result.rcodes)}`);
     t.is(run.result.lost, 0, `${name}: no query lost\n${run.out}`);
     t.deepEqual(Object.keys(run.result.rcodes), ['NOERROR'], `${name}: every answer NOERROR\n${run.out}`);
-    t.true(run.result.completed >= RATE * LOAD_SECONDS * 0.5, `${name}: the load ran through the replace`);
+    // A loose bound: on a loaded machine (load average 20) PowerDNS answered 899 of the 3,000 queries
+    // dnsperf was asked to send (its 8 outstanding queries wait longer); the replace ran inside the load (above).
+    t.true(run.result.completed >= RATE * LOAD_SECONDS * 0.1, `${name}: the load ran through the replace`);
   }
   // The socket files are the new process's (Node removes a socket's path when its server closes).
   t.true(lstatSync(join(engine.dir, 'pdns.sock')).isSocket());
