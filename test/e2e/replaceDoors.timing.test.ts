@@ -6,14 +6,16 @@ import { join } from 'node:path';
 import test from 'ava';
 import { stringify } from 'yaml';
 import { CompactTestClient, encodeQuery } from '../support/compactClient.js';
+import { tcpQuery } from '../support/dnsClient.js';
 import { CLI } from '../support/engineProcess.js';
 import { zonesConfig } from '../support/powerdnsFixture.js';
 
 /**
- * `gslbd ctl replace` (issue 26, item 2) with clients of the compact door (the CoreDNS plugin's
- * protocol) and of the HTTP redirect door, end to end: while the engine hands over, compact clients
- * keep their connections and send one query after another, others open a connection per query, and
- * HTTP clients ask for redirects on new and on kept-alive connections. No request may be lost.
+ * `gslbd ctl replace` (issue 26, items 2 and 3) with clients of the compact door (the CoreDNS
+ * plugin's protocol), of the HTTP redirect door and of DNS over TCP, end to end: while the engine
+ * hands over, compact clients keep their connections and send one query after another, others open
+ * a connection per query, HTTP clients ask for redirects on new and on kept-alive connections, and
+ * DNS clients open a TCP connection per query. No request may be lost, no connection refused or reset.
  */
 
 const TOKEN = 'replace-doors-token-0123456789';
@@ -55,7 +57,7 @@ function redirectGet(port: number, agent: Agent | false): Promise<number> {
   });
 }
 
-test('gslbd ctl replace with compact and redirect clients holding and opening connections: no request lost', async (t) => {
+test('gslbd ctl replace with compact, redirect and DNS-over-TCP clients holding and opening connections: no request lost', async (t) => {
   t.timeout(240000);
   const dir = mkdtempSync(join(tmpdir(), 'gslbd-replace-doors-'));
   const compactPath = join(dir, 'compact.sock');
@@ -66,6 +68,7 @@ test('gslbd ctl replace with compact and redirect clients holding and opening co
     stringify({
       ...zonesConfig(),
       listeners: {
+        dns: [{ address: '127.0.0.1', port: 0 }],
         admin: { address: '127.0.0.1', port: 0, token: TOKEN },
         compact: { path: compactPath },
         redirect: { address: '127.0.0.1', port: 0, hosts: [{ host: 'www.example.test', record: 'www.example.test', urls }] },
@@ -87,14 +90,16 @@ test('gslbd ctl replace with compact and redirect clients holding and opening co
   engine.stdout!.on('data', (c: Buffer) => (log += c.toString()));
   engine.stderr!.on('data', (c: Buffer) => (log += c.toString()));
   for (let i = 0; i < 2400 && !log.includes('"msg":"gslbd up"'); i++) await new Promise((r) => setTimeout(r, 25));
-  const up = JSON.parse(/^\{.*"msg":"gslbd up".*$/m.exec(log)?.[0] ?? 'null') as { admin: string; redirect: string } | null;
+  const up = JSON.parse(/^\{.*"msg":"gslbd up".*$/m.exec(log)?.[0] ?? 'null') as { admin: string; redirect: string; dns: string[] } | null;
   if (!up) throw new Error(`the engine did not come up:\n${log}`);
   const redirectPort = Number(new URL(up.redirect).port);
+  const dnsPort = Number(up.dns[0]!.split(':')[1]);
 
   const held = tally();
   const fresh = tally();
   const httpFresh = tally();
   const httpKept = tally();
+  const tcpFresh = tally();
   let running = true;
   const loop = async (body: () => Promise<void>, into: Tally): Promise<void> => {
     while (running) {
@@ -121,6 +126,12 @@ test('gslbd ctl replace with compact and redirect clients holding and opening co
         c.close();
       }
     }, fresh),
+    ...[0, 1].map(() =>
+      loop(async () => {
+        const r = await tcpQuery({ address: '127.0.0.1', port: dnsPort }, { name: 'www.example.test', type: 'A' }, 20000);
+        if (r.answers[0] !== 'www.example.test A 192.0.2.10') throw new Error(`answers ${JSON.stringify(r.answers)}`);
+      }, tcpFresh),
+    ),
     loop(async () => {
       const status = await redirectGet(redirectPort, false);
       if (status !== 302) throw new Error(`status ${status}`);
@@ -152,6 +163,7 @@ test('gslbd ctl replace with compact and redirect clients holding and opening co
     ['compact, a connection per query', fresh],
     ['redirect, a connection per request', httpFresh],
     ['redirect, kept-alive connections', httpKept],
+    ['DNS over TCP, a connection per query', tcpFresh],
   ] as const) {
     t.log(`${name}: ${tl.ok} answered, ${tl.failures.length} failed ${JSON.stringify([...new Set(tl.failures)])}`);
     t.true(tl.ok > 0, `${name}: requests ran`);
