@@ -4,6 +4,7 @@ import { createServer as createTlsServer } from 'node:https';
 import type { Server as NetServer, Socket } from 'node:net';
 import type { AdminReply, AdminRoute, RouteSink } from '../core/contracts/adminRoute.js';
 import type { Logger } from '../core/telemetry/logger.js';
+import { listenOnTakenOver } from '../doors/takenOverServer.js';
 
 /** Largest request body accepted (bytes); larger ones get 413. */
 export const MAX_BODY_BYTES = 1 << 20;
@@ -169,7 +170,7 @@ export class AdminServer implements RouteSink {
         server.off('error', reject);
         resolve();
       };
-      if (takenOver) server.listen(takenOver, done);
+      if (takenOver) listenOnTakenOver(server, takenOver, done);
       else server.listen(port, address, done);
     });
     const a = server.address();

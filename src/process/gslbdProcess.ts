@@ -45,7 +45,7 @@ import { engineCondition } from './engineCondition.js';
 import { ReloadHistory } from './reloadHistory.js';
 import { isEmptySummary, reloadSummary } from './reloadSummary.js';
 import { ADMIN_DOOR, startReplacement, type TakeOver } from './processHandover.js';
-import { notifyServiceManager } from './serviceNotify.js';
+import { monotonicUsec, notifyServiceManager } from './serviceNotify.js';
 
 export type { ReloadOutcome } from '../pipeline/capability.js';
 
@@ -113,6 +113,9 @@ export interface StartOptions {
 
 /** Time a replacement process has to load and take the sockets over (ms); a larger configuration or location file loads in seconds. */
 const REPLACE_UP_TIMEOUT_MS = 120000;
+
+/** How long after `gslbd up` the configuration worker starts, ready for the first reload (ms). */
+const READER_WARM_DELAY_MS = 1000;
 
 /**
  * Starts the engine: loads and validates the configuration, starts the capabilities
@@ -286,7 +289,9 @@ async function startAfterSignals(
 
   armSignals(reload);
   rearmWatch();
-  reader.warm();
+  // The configuration worker loads the configuration modules again (about half a second of CPU):
+  // once the first queries are answered, not beside them while a restarted engine is most needed.
+  const warmReader = setTimeout(() => reader.warm(), READER_WARM_DELAY_MS).unref();
   for (const { runtime } of runtimes) runtime.run?.();
 
   log.info(
@@ -306,6 +311,7 @@ async function startAfterSignals(
     notifyServiceManager(`MAINPID=${pid}\nREADY=1\nSTATUS=replaced by pid ${pid}`, log);
     process.off('SIGHUP', onHup);
     watcher?.close();
+    clearTimeout(warmReader);
     await reader.close();
     await Promise.all(runtimes.map(({ runtime }) => runtime.stop?.() ?? Promise.resolve()));
     await opened.stop();
@@ -323,9 +329,12 @@ async function startAfterSignals(
       ...(admin?.listening ? { admin: { key: adminKey, server: admin.listening, release: () => admin.release() } } : {}),
     };
     log.info({ pid: process.pid }, 'replace: starting the new process');
+    // systemd: a reload cycle, ended by MAINPID= and READY=1 when the new process is up (retire), or by READY=1 here.
+    notifyServiceManager(`RELOADING=1\nMONOTONIC_USEC=${monotonicUsec()}\nSTATUS=replacing: starting a new process`, log);
     replacing = startReplacement(handing).catch((e: unknown) => {
       replacing = undefined;
       log.error({ err: e }, 'replace failed; this process keeps serving');
+      notifyServiceManager(`READY=1\nSTATUS=replace failed; serving generation ${engine.snapshot.generation}`, log);
       throw e;
     });
     return replacing;
@@ -351,6 +360,7 @@ async function startAfterSignals(
     async stop() {
       process.off('SIGHUP', onHup);
       watcher?.close();
+      clearTimeout(warmReader);
       await reader.close();
       await Promise.all([...[...doors.values()].map((d) => d.stop()), admin?.stop(), ...runtimes.map(({ runtime }) => runtime.stop?.())]);
       storeTelemetry.stop();
@@ -428,6 +438,8 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
   const { engine, log, metrics, request } = r;
   const { reason, refresh } = request;
   const current: Snapshot = engine.snapshot;
+  // systemd (sd_notify(3)): RELOADING=1 with the monotonic time, then READY=1 once the reload ended, whatever its outcome.
+  notifyServiceManager(`RELOADING=1\nMONOTONIC_USEC=${monotonicUsec()}`, log);
   try {
     const candidate = await r.reader.read(current.file);
     const { config } = candidate;
@@ -474,6 +486,8 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
     r.reloads.failed(reason, (e as Error).message, Date.now());
     log.error({ reason, problems, err: problems ? undefined : e }, 'reload failed; keeping the running configuration');
     return { ok: false, error: (e as Error).message };
+  } finally {
+    notifyServiceManager(`READY=1\nSTATUS=serving generation ${engine.snapshot.generation}`, log);
   }
 }
 

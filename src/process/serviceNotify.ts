@@ -46,3 +46,12 @@ export function notifyServiceManager(message: string, log: Logger, env: NodeJS.P
     log.error({ err: e, NOTIFY_SOCKET: socket }, 'cannot notify the service manager');
   }
 }
+
+/**
+ * CLOCK_MONOTONIC now in microseconds, for `MONOTONIC_USEC=` beside `RELOADING=1` (sd_notify(3):
+ * systemd 253's `Type=notify-reload` matches the reload cycle by it). Node's high-resolution time
+ * is CLOCK_MONOTONIC on Linux (libuv's uv_hrtime).
+ */
+export function monotonicUsec(): bigint {
+  return process.hrtime.bigint() / 1000n;
+}

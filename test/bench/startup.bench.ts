@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import dnsPacket from 'dns-packet';
@@ -63,9 +64,10 @@ const group: BenchGroup = {
           row.id === 'node-responder'
             ? [join(BENCH_DIST, 'fixedResponder.js'), String(port), fixedReply(www).toString('hex')]
             : [GSLBD_CLI, 'serve', configs[row.id]];
-        const ms = await timeToFirstAnswer(ctx, row.id, [...GSLBD_NODE_FLAGS, ...args], port, row.id === 'gslbd-large-compiled' ? large : www, dir);
+        const load = loadavg()[0]!;
+        const { ms, cpuMs } = await timeToFirstAnswer(ctx, row.id, [...GSLBD_NODE_FLAGS, ...args], port, row.id === 'gslbd-large-compiled' ? large : www, dir);
         worst.set(row.id, Math.max(worst.get(row.id) ?? 0, ms));
-        ctx.record(TABLE, row.id, 1000 / ms, { 'exec → first answer ms': ms });
+        ctx.record(TABLE, row.id, 1000 / ms, { 'exec → first answer ms': ms, 'CPU ms to first answer': cpuMs, 'load average (1 min)': load });
       }
     }
     for (const row of ['gslbd-quickstart-compiled', 'gslbd-large-compiled'] as const) {
@@ -74,6 +76,9 @@ const group: BenchGroup = {
     }
     ctx.note(
       `starts/s = 1000 / (ms from exec to the first answer); the query is sent every ${RESEND_MS} ms from exec on. Every answer is checked (NOERROR with an A record).`,
+    );
+    ctx.note(
+      'CPU ms to first answer: user + system time of the server process, every thread, read from /proc/PID/stat when the first answer arrives (10 ms ticks): what the start costs whatever the load; the wall time grows with the load average beside it.',
     );
   },
 };
@@ -120,26 +125,39 @@ function fixedReply(query: Buffer): Buffer {
   return reply;
 }
 
+/** What one start took: wall time from the exec to the first answer, and the server's CPU time until then. */
+interface StartCost {
+  readonly ms: number;
+  readonly cpuMs: number;
+}
+
+/** User + system CPU time of process `pid`, every thread (ms; /proc/PID/stat counts 10 ms ticks). */
+function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /**
  * Starts `node args` on CPU 0 and sends `query` to `port` every {@link RESEND_MS} ms from just
  * before the exec until an answer arrives; stops the process.
- * @returns milliseconds from the exec to the first answer.
+ * @returns milliseconds from the exec to the first answer, and the server's CPU time until then.
  * @throws Error when the process exits, the answer is not a NOERROR with an A record (the fixed
  * responder's echo excepted), or no answer comes within {@link START_TIMEOUT_MS}.
  */
-async function timeToFirstAnswer(ctx: BenchContext, name: string, args: string[], port: number, query: Buffer, dir: string): Promise<number> {
+async function timeToFirstAnswer(ctx: BenchContext, name: string, args: string[], port: number, query: Buffer, dir: string): Promise<StartCost> {
   const socket = createSocket('udp4');
   await new Promise<void>((r) => socket.bind(0, '127.0.0.1', r));
   const started = performance.now();
   const proc = ctx.processes.start(name, process.execPath, args, { cpu: 0, logFile: join(dir, `${name}.log`) });
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await new Promise<number>((resolve, reject) => {
+    return await new Promise<StartCost>((resolve, reject) => {
       socket.on('message', (msg) => {
         const ms = performance.now() - started;
+        const cpuMs = processCpuMs(proc.pid);
         const p = dnsPacket.decode(msg);
         const ok = name === 'node-responder' || ((p as { rcode?: string }).rcode === 'NOERROR' && (p.answers ?? []).some((a) => a.type === 'A'));
-        if (ok) resolve(ms);
+        if (ok) resolve({ ms, cpuMs });
         else reject(new Error(`${name}: unexpected first answer ${JSON.stringify(p.answers)}`));
       });
       timer = setInterval(() => {

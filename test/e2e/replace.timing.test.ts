@@ -83,7 +83,8 @@ function ctlReplace(adminUrl: string): Promise<{ code: number | null; out: strin
     let out = '';
     c.stdout.on('data', (d: Buffer) => (out += d.toString()));
     c.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    c.on('exit', (code) => resolve({ code, out }));
+    // 'close', not 'exit': Node may report the exit before it has read the last output from the pipes.
+    c.on('close', (code) => resolve({ code, out }));
   });
 }
 
@@ -94,15 +95,22 @@ function dnsperf(port: number, queryFile: string, mode: 'udp' | 'tcp'): Promise<
     const c = spawn('dnsperf', [...args, '-m', mode, '-c', '2', '-q', '8'], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(c);
     let out = '';
+    let err = '';
     c.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    c.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    c.stderr.on('data', (d: Buffer) => (err += d.toString()));
     c.on('error', reject);
-    c.on('exit', () => {
+    // 'close', not 'exit': dnsperf's stdout is a pipe, so it is block-buffered and dnsperf writes
+    // all of it as it exits; at 'exit' Node may not have read it yet (the CI failure "dnsperf
+    // output has no Queries per second line" with no output at all). 'close' comes after both
+    // pipes reached their end.
+    c.on('close', (code, signal) => {
       children.delete(c);
+      const described = `dnsperf -m ${mode} on port ${port} ended with ${signal ? `signal ${signal}` : `exit code ${code}`}`;
       try {
-        resolve({ result: parseDnsperfOutput(out), out });
+        if (code !== 0) throw new Error(described);
+        resolve({ result: parseDnsperfOutput(out), out: `${out}${err}` });
       } catch (e) {
-        reject(new Error(`${(e as Error).message}:\n${out}`));
+        reject(new Error(`${(e as Error).message} (${described})\nstderr:\n${err || '(empty)'}\nstdout:\n${out || '(empty)'}`));
       }
     });
   });
@@ -127,9 +135,13 @@ test('gslbd ctl replace under dnsperf (standalone UDP and TCP, PowerDNS): no que
   writeFileSync(queries, 'www.example.test A\nstatic.example.test A\nexample.test SOA\n');
   const oldPid = engine.ups()[0]!;
 
-  const runs = Promise.all([dnsperf(engine.port, queries, 'udp'), dnsperf(engine.port, queries, 'tcp'), dnsperf(pdns.port, queries, 'udp')]);
+  let loadEnded = false;
+  const runs = Promise.all([dnsperf(engine.port, queries, 'udp'), dnsperf(engine.port, queries, 'tcp'), dnsperf(pdns.port, queries, 'udp')]).finally(
+    () => (loadEnded = true),
+  );
   await new Promise((r) => setTimeout(r, 2000));
   const replaced = await ctlReplace(engine.adminUrl);
+  t.false(loadEnded, 'the hand-over ended while the load still ran');
   t.is(replaced.code, 0, replaced.out);
   const newPid = (JSON.parse(replaced.out) as { pid: number }).pid;
   t.not(newPid, oldPid);
@@ -151,7 +163,9 @@ test('gslbd ctl replace under dnsperf (standalone UDP and TCP, PowerDNS): no que
     t.log(`${name}: ${run.result.completed} answered, ${run.result.lost} lost, ${JSON.stringify(run.result.rcodes)}`);
     t.is(run.result.lost, 0, `${name}: no query lost\n${run.out}`);
     t.deepEqual(Object.keys(run.result.rcodes), ['NOERROR'], `${name}: every answer NOERROR\n${run.out}`);
-    t.true(run.result.completed >= RATE * LOAD_SECONDS * 0.5, `${name}: the load ran through the replace`);
+    // A loose bound: on a loaded machine (load average 20) PowerDNS answered 899 of the 3,000 queries
+    // dnsperf was asked to send (its 8 outstanding queries wait longer); the replace ran inside the load (above).
+    t.true(run.result.completed >= RATE * LOAD_SECONDS * 0.1, `${name}: the load ran through the replace`);
   }
   // The socket files are the new process's (Node removes a socket's path when its server closes).
   t.true(lstatSync(join(engine.dir, 'pdns.sock')).isSocket());

@@ -1,7 +1,18 @@
 import { CORE_SCHEMA, load as loadFast } from 'js-yaml';
-import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as YamlLibrary from 'yaml';
 import type { z } from 'zod';
 import { FILE_SIZE_LIMITS, FileKindError, readRegularFile } from './regularFile.js';
+
+/**
+ * The `yaml` library, loaded on first use: only a file the fast reader refuses (a problem to report
+ * with its line and column, or YAML features it does not read alike) needs it, and loading it
+ * costs about 80 ms of CPU at every start (issue 26: start-up time).
+ */
+let yamlLibrary: typeof YamlLibrary | undefined;
+function yaml(): typeof YamlLibrary {
+  return (yamlLibrary ??= createRequire(import.meta.url)('yaml') as typeof YamlLibrary);
+}
 
 /** One problem in a configuration file: where (`records[2].policy.pickDcCount`) and why. */
 export interface ConfigProblem {
@@ -101,6 +112,7 @@ export function parsedFast(text: string): { data: unknown } | undefined {
 
 /** The `yaml` library's document: every problem of the text and of the schema with its line and column. */
 function parseConfigSlow<S extends z.ZodType>(schema: S, text: string, file: string): z.output<S> {
+  const { LineCounter, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, merge: true, lineCounter });
   if (doc.errors.length > 0) {
@@ -239,7 +251,8 @@ function originalPath(path: readonly PropertyKey[], indexes: ReadonlyMap<string,
  * The line and column of the node at `path` in the YAML document: the key itself for an unknown
  * key (`atKey`), else the value; for a missing key, the nearest enclosing node that exists.
  */
-function positionOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[], atKey: boolean): { line?: number; col?: number } {
+function positionOf(doc: YamlLibrary.Document, lines: YamlLibrary.LineCounter, path: readonly PropertyKey[], atKey: boolean): { line?: number; col?: number } {
+  const { isMap, isNode, isScalar } = yaml();
   const at = (offset: number): { line: number; col: number } => lines.linePos(offset);
   if (atKey && path.length > 0) {
     const map = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1), true);

@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os';
 import type { FrontDoor, HandedConnection, ListeningSocket } from '../../core/contracts/frontDoor.js';
 import { parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import { handOverConnections, type HandoverCandidate } from '../connectionHandover.js';
+import { listenOnTakenOver } from '../takenOverServer.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
 import { loadFastPathAddon, type FastPathStats } from './fastPathAddon.js';
 import { FastPathMetrics } from './fastPathMetrics.js';
@@ -412,7 +413,7 @@ function listenTcp(server: Server, address: string, port: number, inherited?: Se
       const a = server.address();
       resolve(typeof a === 'object' && a ? a.port : port);
     };
-    if (inherited) server.listen(inherited, done);
+    if (inherited) listenOnTakenOver(server, inherited, done);
     else server.listen({ host: address, port, ipv6Only: isIPv6(address) }, done);
   });
 }

@@ -1,12 +1,13 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { AdminRoute } from '../../core/contracts/adminRoute.js';
 import type { FrontDoor, ListeningSocket } from '../../core/contracts/frontDoor.js';
 import { formatIp, maskAddress, parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import type { Answer, Query } from '../../core/model/query.js';
 import { AnswerWrapper } from '../answerWrapper.js';
+import { listenOnTakenOver } from '../takenOverServer.js';
 import type { DoorHost } from '../doorHost.js';
 import { ClientAddresses } from './clientAddress.js';
 import type { RedirectHostConfig, RedirectListenerConfig } from './listenerSchema.js';
@@ -52,6 +53,8 @@ export class RedirectServer implements FrontDoor {
   private readonly clients: ClientAddresses;
   private readonly answers: AnswerWrapper;
   private readonly metrics: RedirectMetrics;
+  /** Set by {@link handOver}: every reply closes its connection. */
+  private handingOver = false;
   /** Requests answered per connection, for `maxRequestsPerConnection`. */
   private readonly requests = new WeakMap<Socket, number>();
 
@@ -97,7 +100,7 @@ export class RedirectServer implements FrontDoor {
         server.off('error', reject);
         resolve();
       };
-      if (old && !('send' in old)) server.listen(old, done);
+      if (old && !('send' in old)) listenOnTakenOver(server, old, done);
       else server.listen(cfg.port ?? (this.tls ? 443 : 80), cfg.address, done);
     });
     const a = server.address();
@@ -116,17 +119,21 @@ export class RedirectServer implements FrontDoor {
   }
 
   /**
-   * Hand-over to a replacement process listening on the same socket: stops accepting, lets the
-   * requests being handled finish and closes idle kept-alive connections (HTTP clients open a new
-   * one to the replacement); resolves when the last connection closed.
+   * Hand-over to a replacement process listening on the same socket: stops accepting, answers the
+   * requests still arriving on kept-alive connections with `Connection: close` (the client then
+   * opens its next connection to the replacement), and leaves idle connections to the idle
+   * timeout, which clients know from the `Keep-Alive` header; resolves when the last connection
+   * closed. Closing idle kept-alive connections at once instead lost requests: a client that sent
+   * its next request as the connection closed read ECONNRESET
+   * (`test/e2e/replaceDoors.timing.test.ts`).
    */
   async handOver(): Promise<void> {
     const s = this.server;
     if (!s) return;
     this.server = undefined;
-    const closed = new Promise<void>((r) => s.close(() => r()));
-    s.closeIdleConnections();
-    await closed;
+    this.handingOver = true;
+    // net.Server's close, not http.Server's: since Node 19 that one also closes the idle connections at once.
+    await new Promise<void>((r) => NetServer.prototype.close.call(s, () => r()));
   }
 
   /** Closes the listener and every connection. */
@@ -147,9 +154,10 @@ export class RedirectServer implements FrontDoor {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const served = (this.requests.get(req.socket) ?? 0) + 1;
     this.requests.set(req.socket, served);
-    // The last request a connection may make, or one with a body (a redirect needs none: rather
-    // than read it, answer and close): the reply closes the connection.
+    // The last request a connection may make, one with a body (a redirect needs none: rather
+    // than read it, answer and close), or any once the listener is handed over: the reply closes the connection.
     if (
+      this.handingOver ||
       served >= this.cfg.maxRequestsPerConnection ||
       (req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined)
     ) {

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type * as IoRedis from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import { InProcessStateStore, type StateStore, type StoreConnection } from '../../core/contracts/stateStore.js';
 import type { RedisClient } from './redisClient.js';
 import { RedisStateStore } from './redisStateStore.js';
@@ -46,6 +48,9 @@ export function openStateStore(config: StoreConfig | undefined, hooks: StoreHook
  * @throws Error when `tlsCaFile` cannot be read.
  */
 export function connectRedis(r: RedisStoreConfig, blockMs = 0): RedisClient {
+  // Loaded here, not at start: ioredis costs about 250 ms of CPU to load, which an engine without
+  // `store` must not pay at every start (issue 26: start-up time).
+  const { Cluster, Redis } = createRequire(import.meta.url)('ioredis') as typeof IoRedis;
   const common: RedisOptions = {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,

@@ -1,4 +1,4 @@
-import { Cluster, type Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import {
   DEFAULT_STREAM_LENGTH,
   type MapOptions,
@@ -9,7 +9,7 @@ import {
   type StreamOptions,
 } from '../../core/contracts/stateStore.js';
 import { compareStreamIds, REDIS_SCRIPTS } from './redisScripts.js';
-import type { RedisClient } from './redisClient.js';
+import { isCluster, type RedisClient } from './redisClient.js';
 import { RedisStream } from './redisStream.js';
 
 /** What a {@link RedisStateStore} needs. */
@@ -320,11 +320,11 @@ export class RedisStateStore implements StateStore {
         .then((id) => (this.readerId = Number(id)))
         .catch(() => undefined);
     };
-    if (!(reader instanceof Cluster)) reader.on('ready', askId);
+    if (!(isCluster(reader))) reader.on('ready', askId);
     const loop = async (): Promise<void> => {
       while (!this.stopped) {
         try {
-          if (reader instanceof Cluster) await this.askClusterReaderId(reader);
+          if (isCluster(reader)) await this.askClusterReaderId(reader);
           const streams = [...this.streams.values()];
           const res = (await reader.xread(
             'COUNT',
@@ -365,7 +365,7 @@ export class RedisStateStore implements StateStore {
 
   /** The connection serving the store's slot: the client itself when standalone; in a Cluster the slot's master's connection in `client`'s pool (undefined while unknown). */
   private async slotNode(client: RedisClient): Promise<Redis | undefined> {
-    if (!(client instanceof Cluster)) return client;
+    if (!isCluster(client)) return client;
     this.slot ??= Number(await client.cluster('KEYSLOT', this.keys.log));
     const master = client.slots[this.slot]?.[0];
     return client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === master);
