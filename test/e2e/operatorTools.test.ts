@@ -214,6 +214,25 @@ test.serial('queries are counted by query type name; unnamed types as other', as
   t.true(count(after, 'A') > 0);
 });
 
+test.serial('queries are counted per zone, and the GSLB records selected most per record', async (t) => {
+  const count = (text: string, series: string): number => {
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return Number(line?.slice(series.length + 1) ?? 0);
+  };
+  const zone = 'gslbd_dns_queries_by_zone_total{zone="example.test"}';
+  const record = 'gslbd_gslb_record_selections_total{record="www.example.test",type="A"}';
+  const before = await metrics();
+  await udpQuery(engine.server, { name: 'www.example.test', type: 'A' });
+  await udpQuery(engine.server, { name: 'www.example.test', type: 'A' });
+  await udpQuery(engine.server, { name: 'example.test', type: 'SOA' });
+  // Outside every zone: no zone series.
+  await udpQuery(engine.server, { name: 'www.elsewhere.invalid', type: 'A' });
+  const after = await metrics();
+  t.is(count(after, zone) - count(before, zone), 3);
+  t.is(count(after, record) - count(before, record), 2);
+  t.notRegex(after, /gslbd_dns_queries_by_zone_total\{zone="elsewhere/);
+});
+
 test.serial('gslbd_build_info and gslbd --version carry the package version', async (t) => {
   const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   t.regex(await metrics(), new RegExp(`^gslbd_build_info\\{version="${version.replaceAll('.', '\\.')}",nodejs="v[\\d.]+"\\} 1$`, 'm'));

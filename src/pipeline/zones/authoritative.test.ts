@@ -326,3 +326,17 @@ test('a dot inside a label (\\. on the wire) is not a label boundary', (t) => {
   // An escaped backslash before a dot leaves the dot a boundary: label "a\" under wild.example.test.
   t.deepEqual(show(ask('a\\\\.wild.example.test', 'A').answers), ['a\\\\.wild.example.test 300 A 192.0.2.70']);
 });
+
+test('an answer names the zone of the question and the GSLB records selected for it (for the query counters)', (t) => {
+  t.like(ask('mail.example.test', 'A'), { zone: 'example.test', selected: undefined });
+  t.like(ask('nothing.example.test', 'A'), { zone: 'example.test', selected: undefined });
+  t.is(ask('www.elsewhere.invalid', 'A').zone, undefined);
+  // The question's zone, not the zone the CNAME chain ends in; the GSLB record at the end of the chain.
+  const chained = ask('back.other.test', 'A');
+  t.is(chained.zone, 'other.test');
+  const alias = ask('alias.example.test', 'A');
+  t.deepEqual(
+    alias.selected?.map((r) => `${r.name} ${r.type}`),
+    ['www.example.test A'],
+  );
+});

@@ -40,7 +40,17 @@ const MAX_CHAIN = 8;
  * (RFC 8482 §4.2). GSLB records are selected for `q.client`; pass `explain` to collect traces.
  */
 export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], explain?: ExplainedSelection[]): Answer {
-  const out: Answer = { rcode: RCODE.NOERROR, authoritative: true, answers: [], authority: [], additional: [], scope: 0, dcs: [] };
+  const out: Answer = {
+    rcode: RCODE.NOERROR,
+    authoritative: true,
+    answers: [],
+    authority: [],
+    additional: [],
+    scope: 0,
+    dcs: [],
+    zone: undefined,
+    selected: undefined,
+  };
   let owner = q.name.charCodeAt(q.name.length - 1) === DOT ? q.name.slice(0, -1) : q.name;
   // Most queries name a node of a zone in canonical form: one lookup finds the zone and the node.
   let name = owner;
@@ -59,6 +69,7 @@ export function resolve(q: Query, src: AnswerSource, ctx: SelectionEnv['ctx'], e
     }
     zone = z;
   }
+  out.zone = zone.name;
   // Built on the first GSLB selection only: static answers never need it.
   const sel: Selection = { src, ctx, env: undefined, explain };
   // Names already answered on a CNAME chain; only chains need it, so it is created on the first hop.
@@ -205,6 +216,7 @@ function select(record: CompiledGslbRecord, owner: string, client: Client, out: 
   const trace = explain ? new TraceSink() : undefined;
   const env = (sel.env ??= selectionEnv(sel.src.env, sel.ctx));
   const d = decide(record, client, env, owner, trace);
+  (out.selected ??= []).push(record);
   // d.records is set exactly when the decision is reused for the client's whole key (decisionCache.ts).
   if (d.records === undefined) out.reuseScope = -1;
   else if (out.reuseScope === undefined || (out.reuseScope >= 0 && d.scope > out.reuseScope)) out.reuseScope = d.scope;
