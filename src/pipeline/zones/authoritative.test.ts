@@ -113,7 +113,7 @@ const table: [title: string, name: string, type: number | string, expected: Expe
   ['deeper empty non-terminal → NODATA', 'deep.sub.example.test', 'A', { rcode: 'NOERROR', aa: true, authority: [SOA] }],
   ['below an empty non-terminal → NXDOMAIN', 'x.deep.sub.example.test', 'A', { rcode: 'NXDOMAIN', aa: true, authority: [SOA] }],
   ['existing name, other type → NODATA', 'mail.example.test', 'TXT', { rcode: 'NOERROR', aa: true, authority: [SOA] }],
-  ['existing name, unknown type 65 → NODATA', 'mail.example.test', 65, { rcode: 'NOERROR', aa: true, authority: [SOA] }],
+  ['existing name, unknown type 99 → NODATA', 'mail.example.test', 99, { rcode: 'NOERROR', aa: true, authority: [SOA] }],
   ['existing name, type 65280 (private use) → NODATA', 'mail.example.test', 65280, { rcode: 'NOERROR', aa: true, authority: [SOA] }],
   ['static A with its own TTL', 'mail.example.test', 'A', { rcode: 'NOERROR', aa: true, answers: ['mail.example.test 120 A 192.0.2.25'] }],
   [
