@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { RCODE } from '../core/dns/rcode.js';
 import type { AfterAnswerHook, FrontDoorHost } from '../core/contracts/frontDoor.js';
 import type { IpAddress } from '../core/net/ipAddress.js';
-import type { Answer, DelegationHop, Query } from '../core/model/query.js';
+import type { Answer, DelegationHop, Query, SelectedRecord } from '../core/model/query.js';
 import { clientFor, type EcsSubnet } from '../core/wire/ecsOption.js';
 import { metaQtypeRcode } from '../core/wire/metaQtype.js';
 
@@ -50,7 +50,8 @@ const NO_HOOKS: readonly AfterAnswerHook[] = [];
  * - an exception inside the engine or a hook is answered SERVFAIL (the door's error form), with
  *   one log line;
  * - `gslbd_dns_queries_total` by label and rcode, `gslbd_dns_queries_by_qtype_total` by query
- *   type, `gslbd_dc_answers_total` by data center;
+ *   type, `gslbd_dc_answers_total` by data center, `gslbd_dns_queries_by_zone_total` by the
+ *   answer's zone and `gslbd_gslb_record_selections_total` by the records selected (top N);
  * - one timing-sample policy ({@link TIMING_SAMPLE}) for `gslbd_resolve_duration_seconds`, and
  *   for doors that time something else ({@link startTiming}).
  *
@@ -134,6 +135,11 @@ export class AnswerWrapper {
     for (let i = 0; i < dcs.length; i++) metrics.countDc(dcs[i]!);
   }
 
+  /** Counts one selection of the GSLB record `record` (`gslbd_gslb_record_selections_total`, top N), for doors that select through `nameRrsets`. */
+  countRecord(record: SelectedRecord): void {
+    this.deps.metrics.countRecord(record);
+  }
+
   /**
    * The start of a timed engine call ({@link performance.now}, ms) for one call in
    * {@link TIMING_SAMPLE}, else −1: the caller measures `performance.now() - started` when ≥ 0.
@@ -183,6 +189,8 @@ export class AnswerWrapper {
     metrics.countQuery(label, answer.rcode);
     this.countDcs(answer.dcs);
     if (metrics.clientAnswers.active && answer.dcs.length > 0) metrics.clientAnswers.add(query.client.address, answer.dcs);
+    if (answer.zone !== undefined) metrics.countZone(answer.zone);
+    if (answer.selected !== undefined) metrics.countRecords(answer.selected);
     return form.answer(q, answer, query);
   }
 

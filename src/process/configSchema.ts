@@ -17,6 +17,25 @@ export const loggingSchema = z.strictObject({
 });
 
 /**
+ * `queryCounters`: the query counters beyond rcodes, query types and data centers
+ * (`EngineMetrics`); both apply on reload.
+ */
+export const queryCountersSchema = z
+  .strictObject({
+    zones: z.boolean().default(true).describe('Count questions per zone (gslbd_dns_queries_by_zone_total); bounded by the configured zones.'),
+    topRecords: z
+      .number()
+      .int()
+      .min(0)
+      .max(1000)
+      .default(20)
+      .describe(
+        'How many GSLB records gslbd_gslb_record_selections_total exports: every record is counted, only the most selected are series (0: none counted).',
+      ),
+  })
+  .describe('Per-zone and per-record query counters in /metrics (applies on reload).');
+
+/**
  * `watch`: reload when the configuration file changes (default true): at once when it is replaced
  * (rename, symlink swap), after it settled when it is written in place (`settledFileWatch.ts`).
  * `false` leaves reloads to SIGHUP and `POST /reload`.
@@ -29,6 +48,7 @@ const KEY_ORDER = [
   'dns',
   'geo',
   'logging',
+  'queryCounters',
   'metrics',
   'agents',
   'networkProximity',
@@ -55,6 +75,7 @@ export const configSchema = composeConfigSchema(
     listeners: listenersSchema(LISTENERS).default({ dns: [] }),
     ...doorRootShape(LISTENERS),
     logging: loggingSchema.default({ level: 'info', time: 'epoch', levels: 'numbers' }),
+    queryCounters: queryCountersSchema.default({ zones: true, topRecords: 20 }),
     store: restartOnly(storeSchema, 'the shared state store is opened at start').optional(),
     watch: watchSchema,
   },

@@ -163,6 +163,7 @@ async function startAfterSignals(
   const token = candidate.adminToken;
   const log = createLogger(config.logging.level, options.logDestination, config.logging);
   const metrics = new EngineMetrics();
+  metrics.setQueryCounters(config.queryCounters);
   const storeTelemetry = new StoreTelemetry(metrics.registry);
   const opened = openStateStore(
     config.store,
@@ -469,6 +470,7 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
     r.running.fingerprint = candidate.fingerprint;
     // The logging level applies at once (pino's level is a property of the one logger).
     log.level = config.logging.level;
+    metrics.setQueryCounters(config.queryCounters);
     for (const { runtime } of r.runtimes) runtime.commit?.(config);
     r.statusSignals.sync(engine.ctx.now());
     r.admin?.setToken(candidate.adminToken);

@@ -1,6 +1,7 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import dnsPacket from 'dns-packet';
+import { parse } from 'yaml';
 import { presentData } from '../../src/core/dns/presentation.js';
 import { TYPE_CODES } from '../../src/core/dns/records.js';
 import { TIMING_SAMPLE } from '../../src/doors/answerWrapper.js';
@@ -15,7 +16,7 @@ import { runDnsperf, type DnsperfResult } from './harness/dnsperf.js';
 import { startGdnsd } from './harness/gdnsdServer.js';
 import { GSLBD_NODE_FLAGS, startGslbd, type GslbdServer } from './harness/gslbdServer.js';
 import { freePort } from '../support/freePort.js';
-import { BENCH_DIST } from './harness/paths.js';
+import { BENCH_DIST, QUICKSTART_CONFIG } from './harness/paths.js';
 import { processCpuSeconds, threadCpuSeconds } from './harness/processCpu.js';
 import type { BenchProcess } from './harness/processes.js';
 import { quickstartSnapshot } from './harness/quickstartSnapshot.js';
@@ -45,6 +46,22 @@ const ROW: Record<QueryKind, Record<ServerName, string>> = {
   static: { node: 'node-fixed-packet', gdnsd: 'gdnsd', gslbd: 'gslbd' },
   gslb: { node: 'node-fixed-packet', gdnsd: 'gdnsd-geoip-nets', gslbd: 'gslbd' },
 };
+/**
+ * What the per-zone and per-record query counters cost the query path: the GSLB query file against
+ * the group's gslbd (the default `queryCounters`: per zone, top 20 records) and against a second
+ * gslbd with both off, in the same interleaved runs. Its own table, so `--filter
+ * listener-query-counters` measures it without gdnsd.
+ */
+const COUNTERS_TABLE = 'listener-query-counters';
+const COUNTERS_ROW = { off: 'gslbd-query-counters-off', on: 'gslbd-query-counters-on' } as const;
+
+/** One dnsperf run of the plan: the query kind, the server it goes to, and where it is recorded. */
+interface PlannedRun {
+  readonly kind: QueryKind;
+  readonly server: ServerName | 'gslbdNoCounters';
+  readonly table: string;
+  readonly row: string;
+}
 
 /**
  * The standalone listener under dnsperf on loopback (UDP), beside the Node runtime's ceiling (a
@@ -80,16 +97,34 @@ const group: BenchGroup = {
         { id: ROW.gslb.gslbd, label: 'gslbd standalone listener, static proximity' },
       ],
     },
+    {
+      id: COUNTERS_TABLE,
+      title: `standalone listener, query counters on vs off, GSLB name www A with ECS client mix (dnsperf -B, ${RUN_SECONDS} s runs)`,
+      measure: 'queries/s',
+      baseline: COUNTERS_ROW.off,
+      rows: [
+        { id: COUNTERS_ROW.off, label: 'gslbd, queryCounters { zones: false, topRecords: 0 }' },
+        { id: COUNTERS_ROW.on, label: 'gslbd, queryCounters by default (per zone, top 20 records)' },
+      ],
+    },
   ],
   // Measured 97 s for 3 runs at load 12: set-up ~22 s (the snapshot, gslbd's start, gdnsd's nets
   // from 3.6M ranges and its start, answer checks), ~0.6 s per dnsperf run besides its own seconds.
   // On the quiet machine (2026-11-30) 71–72 s for 3 runs: the set-up term is 10 s.
-  estimateSeconds: (runs) => 10 + 6 * (WARMUP_SECONDS + 0.7) + runs * 6 * (RUN_SECONDS + 0.7),
+  // The query-counters table adds two runs per round.
+  estimateSeconds: (runs) => 10 + 8 * (WARMUP_SECONDS + 0.7) + runs * 8 * (RUN_SECONDS + 0.7),
   async run(ctx) {
     const dir = ctx.tempDir('listener');
     const nodeArgs = [...GSLBD_NODE_FLAGS, ...(ctx.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfileDir}`] : [])];
     const gslbdStarting = startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd'), nodeArgs }, ctx.signal);
     gslbdStarting.catch(() => undefined);
+    const countersCompared = ctx.wants(COUNTERS_TABLE, COUNTERS_ROW.on);
+    const noCountersConfig = parse(readFileSync(QUICKSTART_CONFIG, 'utf8')) as Record<string, unknown>;
+    noCountersConfig.queryCounters = { zones: false, topRecords: 0 };
+    const noCountersStarting = countersCompared
+      ? startGslbd(ctx.processes, { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd-no-counters'), nodeArgs, config: noCountersConfig }, ctx.signal)
+      : undefined;
+    noCountersStarting?.catch(() => undefined);
     ctx.log('loading the quickstart snapshot (query files, gdnsd nets, answer checks)');
     const { snapshot, geo } = quickstartSnapshot();
     const clients = clientMix(geo, GSLB_CLIENTS, 3);
@@ -103,18 +138,26 @@ const group: BenchGroup = {
       static: await startResponder(ctx, fixedReply('v6.example.test', 'AAAA', '2001:db8::10', false), dir),
       gslb: await startResponder(ctx, fixedReply('www.example.test', 'A', '198.51.100.10', true), dir),
     };
-    ctx.log('writing gdnsd nets from the quickstart decisions and starting gdnsd');
-    const gdnsd = await startGdnsd(ctx.processes, snapshot, geo, ctx.tempDir('gdnsd'), SERVER_CPU, ctx.signal);
-    ctx.note(`gdnsd geoip map: ${gdnsd.nets} nets lines from gslbd's decisions; ${gdnsd.tiedLocations} locations are ties that gslbd splits by rotation`);
+    // gdnsd's nets take the longest set-up: only when one of its rows is measured.
+    const gdnsdWanted = (['static', 'gslb'] as const).some((k) => ctx.wants(TABLE[k], ROW[k].gdnsd));
+    let gdnsd: Awaited<ReturnType<typeof startGdnsd>> | undefined;
+    if (gdnsdWanted) {
+      ctx.log('writing gdnsd nets from the quickstart decisions and starting gdnsd');
+      gdnsd = await startGdnsd(ctx.processes, snapshot, geo, ctx.tempDir('gdnsd'), SERVER_CPU, ctx.signal);
+      ctx.note(`gdnsd geoip map: ${gdnsd.nets} nets lines from gslbd's decisions; ${gdnsd.tiedLocations} locations are ties that gslbd splits by rotation`);
+    }
     ctx.log('waiting for gslbd to load its location data');
     const gslbd = await gslbdStarting;
+    const gslbdNoCounters = await noCountersStarting;
 
-    await checkAnswers(ctx, clients, gslbd.dnsPort, gdnsd.port);
+    await checkAnswers(ctx, clients, gslbd.dnsPort, gdnsd?.port);
+    if (gslbdNoCounters) await checkAnswers(ctx, clients, gslbdNoCounters.dnsPort, undefined);
 
-    const servers: Record<ServerName, { port: (k: QueryKind) => number; proc: (k: QueryKind) => BenchProcess }> = {
+    const servers: Record<PlannedRun['server'], { port: (k: QueryKind) => number; proc: (k: QueryKind) => BenchProcess; gslbd?: GslbdServer }> = {
       node: { port: (k) => responders[k].port, proc: (k) => responders[k].proc },
-      gdnsd: { port: () => gdnsd.port, proc: () => gdnsd.process },
-      gslbd: { port: () => gslbd.dnsPort, proc: () => gslbd.process },
+      gdnsd: { port: () => gdnsd!.port, proc: () => gdnsd!.process },
+      gslbd: { port: () => gslbd.dnsPort, proc: () => gslbd.process, gslbd },
+      gslbdNoCounters: { port: () => gslbdNoCounters!.dnsPort, proc: () => gslbdNoCounters!.process, gslbd: gslbdNoCounters },
     };
     const files: Record<QueryKind, { queryFile: string; binary: boolean; edns: boolean }> = {
       static: { queryFile: staticFile, binary: false, edns: true },
@@ -125,31 +168,38 @@ const group: BenchGroup = {
       static: STATIC_NAMES.map(([name, type]) => ({ name, type: TYPE_CODES[type as keyof typeof TYPE_CODES], client: clients[0]!, transport: 'udp' })),
       gslb: clients.map((client) => ({ name: 'www.example.test', type: TYPE_CODES.A, client, transport: 'udp' })),
     };
-    const plan = (['static', 'gslb'] as const).flatMap((kind) =>
-      (['node', 'gdnsd', 'gslbd'] as const).filter((s) => ctx.wants(TABLE[kind], ROW[kind][s])).map((server) => ({ kind, server })),
+    const plan: PlannedRun[] = (['static', 'gslb'] as const).flatMap((kind) =>
+      (['node', 'gdnsd', 'gslbd'] as const)
+        .filter((s) => ctx.wants(TABLE[kind], ROW[kind][s]))
+        .map((server) => ({ kind, server, table: TABLE[kind], row: ROW[kind][server] })),
     );
-    const dnsperf = (kind: QueryKind, server: ServerName, seconds: number): Promise<DnsperfResult> =>
+    if (countersCompared) {
+      plan.push({ kind: 'gslb', server: 'gslbdNoCounters', table: COUNTERS_TABLE, row: COUNTERS_ROW.off });
+      plan.push({ kind: 'gslb', server: 'gslbd', table: COUNTERS_TABLE, row: COUNTERS_ROW.on });
+    }
+    const dnsperf = (kind: QueryKind, server: PlannedRun['server'], seconds: number): Promise<DnsperfResult> =>
       runDnsperf(ctx.processes, { server: '127.0.0.1', port: servers[server].port(kind), ...files[kind], seconds, cpu: LOAD_CPU }, dir, ctx.signal);
 
     ctx.log('warm-up runs');
     for (const { kind, server } of plan) await dnsperf(kind, server, WARMUP_SECONDS);
     for (let run = 1; run <= ctx.runs; run++) {
-      for (const { kind, server } of plan) {
+      for (const { kind, server, table, row } of plan) {
         const proc = servers[server].proc(kind);
-        const before = { cpu: processCpuSeconds(proc.pid), metrics: server === 'gslbd' ? await gslbd.scrape() : undefined };
+        const served = servers[server].gslbd;
+        const before = { cpu: processCpuSeconds(proc.pid), metrics: served ? await served.scrape() : undefined };
         const r = await dnsperf(kind, server, RUN_SECONDS);
         const cpu = processCpuSeconds(proc.pid) - before.cpu;
         const details: Record<string, number> = {
           'server CPU µs/query': (cpu / r.completed) * 1e6,
           'lost %': (100 * r.lost) / (r.completed + r.lost),
         };
-        if (server === 'gslbd') Object.assign(details, await resolveShare(gslbd, before.metrics!, cpu, r, resolveCpuPerCall(queries[kind])));
+        if (served) Object.assign(details, await resolveShare(served, before.metrics!, cpu, r, resolveCpuPerCall(queries[kind])));
         const notNoError = r.completed - (r.rcodes.NOERROR ?? 0);
         if (notNoError > 0) {
           details['not NOERROR %'] = (100 * notNoError) / r.completed;
           ctx.note(`${server} ${kind} run ${run}: ${notNoError} answers not NOERROR (${JSON.stringify(r.rcodes)})`);
         }
-        ctx.record(TABLE[kind], ROW[kind][server], r.queriesPerSecond, details);
+        ctx.record(table, row, r.queriesPerSecond, details);
         ctx.log(
           `run ${run} ${kind} ${server}: ${Math.round(r.queriesPerSecond)} q/s, ${details['server CPU µs/query']!.toFixed(1)} µs CPU/query, lost ${r.lost}`,
         );
@@ -202,11 +252,11 @@ async function startResponder(ctx: BenchContext, reply: Buffer, dir: string): Pr
 
 /**
  * Before measuring: gslbd's wire answers must equal resolve() in-process (data and ECS scope) for
- * a sample of the client mix, and gdnsd must answer the same addresses, so the rows compare
- * servers giving the same answers. A wrong gslbd answer fails the group; gdnsd differences are
- * counted in a note (gdnsd's scopes are its own).
+ * a sample of the client mix, and gdnsd (when it runs: `gdnsdPort`) must answer the same
+ * addresses, so the rows compare servers giving the same answers. A wrong gslbd answer fails the
+ * group; gdnsd differences are counted in a note (gdnsd's scopes are its own).
  */
-async function checkAnswers(ctx: BenchContext, clients: readonly MixClient[], gslbdPort: number, gdnsdPort: number): Promise<void> {
+async function checkAnswers(ctx: BenchContext, clients: readonly MixClient[], gslbdPort: number, gdnsdPort: number | undefined): Promise<void> {
   const { snapshot } = quickstartSnapshot();
   const resolveCtx = systemContext();
   const inProcess = (client: MixClient): { data: string; scope: number } => {
@@ -214,27 +264,31 @@ async function checkAnswers(ctx: BenchContext, clients: readonly MixClient[], gs
     return { data: a.answers.map((r) => `A ${presentData(r.type, r.data)}`).join(), scope: a.scope };
   };
   for (const [name, type] of STATIC_NAMES) {
-    const [ours, theirs] = await Promise.all([exchange(gslbdPort, queryPacket(1, name, type)), exchange(gdnsdPort, queryPacket(1, name, type))]);
+    const ours = await exchange(gslbdPort, queryPacket(1, name, type));
+    if (ours.rcode !== 'NOERROR') throw new Error(`${name} ${type}: gslbd answers ${describe(ours)}`);
+    if (gdnsdPort === undefined) continue;
+    const theirs = await exchange(gdnsdPort, queryPacket(1, name, type));
     // SOA serials differ by design (gslbd derives its own); compare the rest.
     const comparable = (a: WireAnswer): string => a.answers.map((x) => (x.startsWith('SOA ') ? 'SOA' : x)).join();
-    if (ours.rcode !== 'NOERROR' || comparable(ours) !== comparable(theirs)) {
-      throw new Error(`${name} ${type}: gslbd answers ${describe(ours)}, gdnsd ${describe(theirs)}`);
-    }
+    if (comparable(ours) !== comparable(theirs)) throw new Error(`${name} ${type}: gslbd answers ${describe(ours)}, gdnsd ${describe(theirs)}`);
   }
   let dataDiffers = 0;
   let scopeDiffers = 0;
   for (const client of clients.slice(0, CHECKED_CLIENTS)) {
     const expected = inProcess(client);
     const packet = queryPacket(1, 'www.example.test', 'A', client);
-    const [ours, theirs] = await Promise.all([exchange(gslbdPort, packet), exchange(gdnsdPort, packet)]);
+    const ours = await exchange(gslbdPort, packet);
     // A tie between data centers is split by rotation, so its answer changes call by call.
     const tie = new Set([expected.data, inProcess(client).data, inProcess(client).data]).size > 1;
     if ((ours.answers.join() !== expected.data && !tie) || ours.scope !== expected.scope) {
       throw new Error(`gslbd answers ${describe(ours)} for ${JSON.stringify(client)}; resolve() answers ${expected.data} scope ${expected.scope}`);
     }
+    if (gdnsdPort === undefined) continue;
+    const theirs = await exchange(gdnsdPort, packet);
     if (ours.answers.join() !== theirs.answers.join()) dataDiffers++;
     if (ours.scope !== theirs.scope) scopeDiffers++;
   }
+  if (gdnsdPort === undefined) return;
   ctx.note(
     `answer check on ${CHECKED_CLIENTS} ECS clients: gslbd's wire answers and scopes equal resolve(); gdnsd's answer differs for ${dataDiffers} ` +
       `and its ECS scope for ${scopeDiffers} (gdnsd merges networks per answered data center, gslbd per full ranking of the data centers)`,

@@ -206,12 +206,31 @@ test.serial('queries are counted by query type name; unnamed types as other', as
   const before = await metrics();
   await udpQuery(engine.server, { name: 'www.example.test', type: 'AAAA' });
   // Types gslbd has no name for.
-  await udpQuery(engine.server, { name: 'www.example.test', type: 'NAPTR' });
+  await udpQuery(engine.server, { name: 'www.example.test', type: 'CERT' });
   await udpQuery(engine.server, { name: 'www.example.test', type: 'LOC' });
   const after = await metrics();
   t.is(count(after, 'AAAA') - count(before, 'AAAA'), 1);
   t.is(count(after, 'other') - count(before, 'other'), 2);
   t.true(count(after, 'A') > 0);
+});
+
+test.serial('queries are counted per zone, and the GSLB records selected most per record', async (t) => {
+  const count = (text: string, series: string): number => {
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return Number(line?.slice(series.length + 1) ?? 0);
+  };
+  const zone = 'gslbd_dns_queries_by_zone_total{zone="example.test"}';
+  const record = 'gslbd_gslb_record_selections_total{record="www.example.test",type="A"}';
+  const before = await metrics();
+  await udpQuery(engine.server, { name: 'www.example.test', type: 'A' });
+  await udpQuery(engine.server, { name: 'www.example.test', type: 'A' });
+  await udpQuery(engine.server, { name: 'example.test', type: 'SOA' });
+  // Outside every zone: no zone series.
+  await udpQuery(engine.server, { name: 'www.elsewhere.invalid', type: 'A' });
+  const after = await metrics();
+  t.is(count(after, zone) - count(before, zone), 3);
+  t.is(count(after, record) - count(before, record), 2);
+  t.notRegex(after, /gslbd_dns_queries_by_zone_total\{zone="elsewhere/);
 });
 
 test.serial('gslbd_build_info and gslbd --version carry the package version', async (t) => {

@@ -283,3 +283,27 @@ test.serial('metrics count PowerDNS requests and connections by instance', async
   t.regex(text, /gslbd_powerdns_connections{instance="e2e"} [1-9]/);
   t.regex(text, /gslbd_powerdns_selection_reuses_total [1-9]/);
 });
+
+test.serial('qtype counts through PowerDNS: its ANY lookups are counted as ANY, and the GSLB records it was answered from per record', async (t) => {
+  const series = async (): Promise<Map<string, number>> => {
+    const text = await gslbd.metrics.registry.metrics();
+    return new Map(
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('gslbd_powerdns_lookups_by_qtype_total') || l.startsWith('gslbd_gslb_record_selections_total'))
+        .map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]),
+    );
+  };
+  const delta = (after: Map<string, number>, before: Map<string, number>, key: string): number => (after.get(key) ?? 0) - (before.get(key) ?? 0);
+  const before = await series();
+  // A client asks AAAA; PowerDNS (consistent-backends=yes) asks the backend for ANY of the name.
+  const r = await viaPdns('www.example.test', 'AAAA', '+subnet=193.0.0.0/20');
+  t.is(r.status, 'NOERROR');
+  t.is(r.answer.length, 1);
+  const after = await series();
+  t.true(delta(after, before, 'gslbd_powerdns_lookups_by_qtype_total{qtype="ANY"}') >= 1);
+  t.is(delta(after, before, 'gslbd_powerdns_lookups_by_qtype_total{qtype="AAAA"}'), 0, 'the client type never reaches the backend: no AAAA is claimed');
+  // The ANY lookup selected both GSLB records of the name once (PowerDNS's second lookup of the query reuses the selection).
+  t.is(delta(after, before, 'gslbd_gslb_record_selections_total{record="www.example.test",type="AAAA"}'), 1);
+  t.is(delta(after, before, 'gslbd_gslb_record_selections_total{record="www.example.test",type="A"}'), 1);
+});

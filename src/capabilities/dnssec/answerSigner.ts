@@ -131,6 +131,8 @@ export class AnswerSigner {
       additional: this.signSection(answer.additional, now, notes),
       scope: answer.scope,
       dcs: answer.dcs,
+      zone: answer.zone,
+      selected: answer.selected,
     };
   }
 
@@ -141,7 +143,7 @@ export class AnswerSigner {
     if (rrset.length === 0) return undefined;
     this.counts.answer('keys');
     const answers = dnssecOk ? [...rrset, ...this.signatures(rrset, 0, rrset.length, zone, now, notes)] : [...rrset];
-    return { rcode: RCODE.NOERROR, authoritative: true, answers, authority: [], additional: [], scope: 0, dcs: [] };
+    return { rcode: RCODE.NOERROR, authoritative: true, answers, authority: [], additional: [], scope: 0, dcs: [], zone: zone.config.zone };
   }
 
   /**
@@ -176,7 +178,17 @@ export class AnswerSigner {
     }
     authority.push(nsec, ...this.signatures([nsec], 0, 1, zone, now, notes));
     this.counts.answer('denial');
-    return { rcode: RCODE.NOERROR, authoritative: true, answers: signedAnswers, authority, additional: [], scope: answer.scope, dcs: answer.dcs };
+    return {
+      rcode: RCODE.NOERROR,
+      authoritative: true,
+      answers: signedAnswers,
+      authority,
+      additional: [],
+      scope: answer.scope,
+      dcs: answer.dcs,
+      zone: answer.zone,
+      selected: answer.selected,
+    };
   }
 
   /**

@@ -48,7 +48,7 @@ export interface DnssecCapability extends Capability<DnssecSection> {
  * docs/PRODUCT.md §10):
  * - `schema`: the root key `dnssec` (signed zones with their key files, signature timing, the
  *   signature cache's size);
- * - `check`: every signed zone is a configured zone, once;
+ * - `check`: every signed zone is a configured zone, once, and holds no static DS record;
  * - `start(host)`: a runtime whose `afterAnswer` hook signs answers (`answerSigner.ts`) and whose
  *   metrics go on the engine's registry, and whose `zoneKeys` hand the keys to DNS servers that
  *   sign themselves (PowerDNS); `prepare` reads the key files (a bad one refuses the
@@ -64,6 +64,20 @@ export const dnssecCapability: DnssecCapability = {
       if (!zones.has(z.zone)) ctx.addIssue({ code: 'custom', path: ['dnssec', 'zones', i, 'zone'], message: `"${z.zone}" is not a zone of zones[]` });
       if (seen.has(z.zone)) ctx.addIssue({ code: 'custom', path: ['dnssec', 'zones', i, 'zone'], message: `"${z.zone}" is signed twice` });
       seen.add(z.zone);
+    });
+    // The signer's referrals deny a DS at the cut (their NSEC lists NS RRSIG NSEC): a configured DS
+    // there would contradict them, so secure delegations from a signed zone are refused until
+    // referrals carry it (README, "Not done").
+    config.zones.forEach((zone, zi) => {
+      if (!seen.has(zone.name)) return;
+      zone.records.forEach((r, ri) => {
+        if (r.type === 'DS')
+          ctx.addIssue({
+            code: 'custom',
+            path: ['zones', zi, 'records', ri, 'type'],
+            message: `a DS record in the signed zone "${zone.name}" is not supported yet`,
+          });
+      });
     });
   },
   start: startDnssec,

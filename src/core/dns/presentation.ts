@@ -8,13 +8,19 @@ import {
   type DsData,
   type HinfoData,
   type MxData,
+  type NaptrData,
   type NsecData,
   type RecordData,
   type RecordType,
   type RrsigData,
   type SoaData,
   type SrvData,
+  type SshfpData,
+  type SvcbData,
+  type TlsaData,
 } from './records.js';
+import { presentationFields, quotedString } from './presentationTokens.js';
+import { parseSvcParams, presentSvcParams } from './svcbParams.js';
 
 /** Type mnemonics by numeric code, for type fields inside DNSSEC data (RFC 3597 §5 `TYPEnnn` otherwise). */
 const TYPE_NAMES = new Map<number, string>(Object.entries(TYPE_CODES).map(([name, code]) => [code, name]));
@@ -78,10 +84,45 @@ export function presentData(type: AnswerRecordType, data: RecordData): string {
       const d = data as NsecData;
       return [`${d.nextName}.`, ...d.types.map(typeMnemonic)].join(' ');
     }
+    case 'TLSA': {
+      const d = data as TlsaData;
+      return `${d.usage} ${d.selector} ${d.matchingType} ${d.certificate.toString('hex').toUpperCase()}`;
+    }
+    case 'SSHFP': {
+      const d = data as SshfpData;
+      return `${d.algorithm} ${d.hash} ${d.fingerprint.toString('hex').toUpperCase()}`;
+    }
+    case 'NAPTR': {
+      const d = data as NaptrData;
+      return `${d.order} ${d.preference} ${quotedString(d.flags)} ${quotedString(d.services)} ${quotedString(d.regexp)} ${absolute(d.replacement)}`;
+    }
+    case 'SVCB':
+    case 'HTTPS': {
+      const d = data as SvcbData;
+      const params = presentSvcParams(d.params);
+      return `${d.priority} ${absolute(d.target)}${params === '' ? '' : ` ${params}`}`;
+    }
     case 'A':
     case 'AAAA':
       return data as string;
   }
+}
+
+/** A canonical name as an absolute presentation name (`''`, the root, is `.`). */
+function absolute(name: string): string {
+  return name === '' ? '.' : `${name}.`;
+}
+
+/** A configured name where `.` (the root) is allowed: `''` for the root, else {@link configuredName}. */
+function nameOrRoot(text: string): string {
+  return text === '.' ? '' : configuredName(text);
+}
+
+/** Octets written in hexadecimal, whitespace allowed between digits (RFC 4034 §5.3, RFC 6698 §2.2). */
+function hexOctets(fields: readonly string[], what: string): Buffer {
+  const hex = fields.join('');
+  if (hex.length === 0 || hex.length % 2 !== 0 || !/^[0-9A-Fa-f]+$/.test(hex)) throw new Error(`${what} must be an even number of hexadecimal digits`);
+  return Buffer.from(hex, 'hex');
 }
 
 /**
@@ -140,6 +181,63 @@ export function parseRecordData(type: RecordType, data: string | readonly string
     }
     case 'HINFO':
       throw new Error('HINFO records are not served from configuration');
+    case 'DS': {
+      if (fields.length < 4) throw new Error('DS data is "key-tag algorithm digest-type digest"');
+      const ds: DsData = {
+        keyTag: uint(fields[0], 65535, 'DS key tag'),
+        algorithm: uint(fields[1], 255, 'DS algorithm'),
+        digestType: uint(fields[2], 255, 'DS digest type'),
+        digest: hexOctets(fields.slice(3), 'DS digest'),
+      };
+      return ds;
+    }
+    case 'TLSA': {
+      if (fields.length < 4) throw new Error('TLSA data is "usage selector matching-type data"');
+      const tlsa: TlsaData = {
+        usage: uint(fields[0], 255, 'TLSA usage'),
+        selector: uint(fields[1], 255, 'TLSA selector'),
+        matchingType: uint(fields[2], 255, 'TLSA matching type'),
+        certificate: hexOctets(fields.slice(3), 'TLSA data'),
+      };
+      return tlsa;
+    }
+    case 'SSHFP': {
+      if (fields.length < 3) throw new Error('SSHFP data is "algorithm fingerprint-type fingerprint"');
+      const sshfp: SshfpData = {
+        algorithm: uint(fields[0], 255, 'SSHFP algorithm'),
+        hash: uint(fields[1], 255, 'SSHFP fingerprint type'),
+        fingerprint: hexOctets(fields.slice(2), 'SSHFP fingerprint'),
+      };
+      // RFC 4255 §3.1.2, RFC 6594 §3: SHA-1 and SHA-256 fingerprints have their digest's length.
+      const length = { 1: 20, 2: 32 }[sshfp.hash];
+      if (length !== undefined && sshfp.fingerprint.length !== length) throw new Error(`an SSHFP fingerprint of type ${sshfp.hash} is ${length} octets`);
+      return sshfp;
+    }
+    case 'NAPTR': {
+      const f = presentationFields(text);
+      if (f.length !== 6) throw new Error('NAPTR data is \'order preference "flags" "services" "regexp" replacement\'');
+      for (const s of f.slice(2, 5)) if (s.value.length > 255) throw new Error('a NAPTR character string is longer than 255 octets');
+      const naptr: NaptrData = {
+        order: uint(f[0]!.value, 65535, 'NAPTR order'),
+        preference: uint(f[1]!.value, 65535, 'NAPTR preference'),
+        flags: f[2]!.value,
+        services: f[3]!.value,
+        regexp: f[4]!.value,
+        replacement: nameOrRoot(f[5]!.value),
+      };
+      return naptr;
+    }
+    case 'SVCB':
+    case 'HTTPS': {
+      const f = presentationFields(text);
+      if (f.length < 2) throw new Error(`${type} data is "priority target [key=value …]"`);
+      const priority = uint(f[0]!.value, 65535, `${type} priority`);
+      const params = parseSvcParams(f.slice(2).map((x) => x.value));
+      // RFC 9460 §2.4.2: the alias form (priority 0) carries no SvcParams.
+      if (priority === 0 && params.length > 0) throw new Error(`an alias-form ${type} (priority 0) has no SvcParams`);
+      const svcb: SvcbData = { priority, target: nameOrRoot(f[1]!.value), params };
+      return svcb;
+    }
     case 'SOA': {
       if (fields.length !== 7) throw new Error('SOA data is "mname rname serial refresh retry expire minimum"');
       const soa: SoaData = {

@@ -5,7 +5,25 @@
  */
 
 /** Record types the engine serves. */
-export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'NS', 'MX', 'TXT', 'SRV', 'PTR', 'CAA', 'SOA', 'HINFO'] as const;
+export const RECORD_TYPES = [
+  'A',
+  'AAAA',
+  'CNAME',
+  'NS',
+  'MX',
+  'TXT',
+  'SRV',
+  'PTR',
+  'CAA',
+  'SOA',
+  'HINFO',
+  'DS',
+  'TLSA',
+  'SSHFP',
+  'NAPTR',
+  'SVCB',
+  'HTTPS',
+] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
 
 /** Types a GSLB record may have: address records and the target-bearing types. */
@@ -13,8 +31,9 @@ export const GSLB_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'SRV'] as const;
 export type GslbRecordType = (typeof GSLB_RECORD_TYPES)[number];
 
 /**
- * DNSSEC record types (RFC 4034, RFC 7344): never configured, added to answers by an online
- * signer (`src/capabilities/dnssec/`) after the engine built them.
+ * DNSSEC record types (RFC 4034, RFC 7344): added to answers by an online signer
+ * (`src/capabilities/dnssec/`) after the engine built them; of these only DS may also be
+ * configured, as a static record at a delegation (it is in {@link RECORD_TYPES} too).
  */
 export const DNSSEC_RECORD_TYPES = ['DS', 'RRSIG', 'NSEC', 'DNSKEY', 'CDS', 'CDNSKEY'] as const;
 export type DnssecRecordType = (typeof DNSSEC_RECORD_TYPES)[number];
@@ -22,7 +41,10 @@ export type DnssecRecordType = (typeof DNSSEC_RECORD_TYPES)[number];
 /** Every type a record of an answer may have: the engine's and the signer's. */
 export type AnswerRecordType = RecordType | DnssecRecordType;
 
-/** Numeric codes of the types (RFC 1035 §3.2.2, RFC 3596, RFC 2782, RFC 8659, RFC 4034 §2–§5, RFC 7344 §3). */
+/**
+ * Numeric codes of the types (RFC 1035 §3.2.2, RFC 3596, RFC 2782, RFC 8659, RFC 4034 §2–§5,
+ * RFC 7344 §3, RFC 6698 §7.1 TLSA, RFC 4255 §5 SSHFP, RFC 3403 §4 NAPTR, RFC 9460 §14.1 SVCB, HTTPS).
+ */
 export const TYPE_CODES: Readonly<Record<AnswerRecordType | 'ANY' | 'OPT', number>> = {
   A: 1,
   NS: 2,
@@ -34,13 +56,18 @@ export const TYPE_CODES: Readonly<Record<AnswerRecordType | 'ANY' | 'OPT', numbe
   TXT: 16,
   AAAA: 28,
   SRV: 33,
+  NAPTR: 35,
   OPT: 41,
   DS: 43,
+  SSHFP: 44,
   RRSIG: 46,
   NSEC: 47,
   DNSKEY: 48,
   CDS: 59,
   CDNSKEY: 60,
+  SVCB: 64,
+  HTTPS: 65,
+  TLSA: 52,
   CAA: 257,
   ANY: 255,
 };
@@ -102,6 +129,39 @@ export interface DsData {
   readonly digestType: number;
   readonly digest: Buffer;
 }
+/** TLSA data (RFC 6698 §2.1): certificate usage, selector, matching type, the association data. */
+export interface TlsaData {
+  readonly usage: number;
+  readonly selector: number;
+  readonly matchingType: number;
+  readonly certificate: Buffer;
+}
+/** SSHFP data (RFC 4255 §3.1): key algorithm, fingerprint type (1 SHA-1, 2 SHA-256, RFC 6594), the fingerprint. */
+export interface SshfpData {
+  readonly algorithm: number;
+  readonly hash: number;
+  readonly fingerprint: Buffer;
+}
+/** NAPTR data (RFC 3403 §4.1): the three character strings as their octets, `replacement` a canonical name (`''` for the root). */
+export interface NaptrData {
+  readonly order: number;
+  readonly preference: number;
+  readonly flags: string;
+  readonly services: string;
+  readonly regexp: string;
+  readonly replacement: string;
+}
+/** One SvcParam of SVCB/HTTPS (RFC 9460 §2.2): its key number and its value in wire format. */
+export interface SvcParam {
+  readonly key: number;
+  readonly value: Buffer;
+}
+/** SVCB and HTTPS data (RFC 9460 §2.2): priority 0 is alias form; `target` canonical, `''` for `.`; params in ascending key order. */
+export interface SvcbData {
+  readonly priority: number;
+  readonly target: string;
+  readonly params: readonly SvcParam[];
+}
 /** RRSIG data (RFC 4034 §3.1); times in seconds since the epoch, serial-number arithmetic on the wire. */
 export interface RrsigData {
   /** Numeric type of the RRset it covers. */
@@ -129,7 +189,22 @@ export interface NsecData {
  * Record data by type: an address string (A, AAAA), a canonical target name (CNAME, NS, PTR),
  * character strings (TXT), or the structures above.
  */
-export type RecordData = string | string[] | MxData | SrvData | SoaData | CaaData | HinfoData | DnskeyData | DsData | RrsigData | NsecData;
+export type RecordData =
+  | string
+  | string[]
+  | MxData
+  | SrvData
+  | SoaData
+  | CaaData
+  | HinfoData
+  | DnskeyData
+  | DsData
+  | RrsigData
+  | NsecData
+  | TlsaData
+  | SshfpData
+  | NaptrData
+  | SvcbData;
 
 /**
  * One resource record; `ttl` in seconds, `name` canonical (the front door restores query case).

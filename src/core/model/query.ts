@@ -54,6 +54,14 @@ export interface Query {
   readonly delegationHop?: DelegationHop;
 }
 
+/** A GSLB record as a counter names it: its owner name and type (a GSLB record is one name and one type). */
+export interface SelectedRecord {
+  /** Canonical owner name (`*.` prefixed for a wildcard record). */
+  readonly name: string;
+  /** Record type name (`A`, `AAAA`, `CNAME`, …). */
+  readonly type: string;
+}
+
 /** The authoritative answer, independent of any wire format. */
 export interface Answer {
   rcode: number;
@@ -74,6 +82,17 @@ export interface Answer {
   scope: number;
   /** Data centers whose endpoints the GSLB selections answered with (for per-DC metrics). */
   dcs: string[];
+  /**
+   * Name of the zone holding the question's name (the first zone of a CNAME chain), for the
+   * per-zone query counter; undefined when no zone holds it (REFUSED).
+   */
+  zone?: string;
+  /**
+   * The GSLB records whose selections ran for this answer, in order (for the top-N per-record
+   * counter); undefined when none ran. Created on the first selection only, so static answers
+   * allocate nothing for it.
+   */
+  selected?: SelectedRecord[];
   /**
    * Set only when a GSLB selection ran: the prefix length (bits of the client's family) of the
    * client block for which this whole answer is the same, for every client in it, until the next

@@ -49,3 +49,46 @@ test('resolve() durations recorded in resolveTimes reach gslbd_resolve_duration_
   t.regex(h, /^gslbd_resolve_duration_seconds_count 4$/m);
   t.is((h.match(/^gslbd_resolve_duration_seconds_count /gm) ?? []).length, 1, 'one series, no duplicate from the unused prom-client state');
 });
+
+test('questions per zone, and GSLB records as a top N: every record counted, only the most selected exported', async (t) => {
+  const m = new EngineMetrics();
+  const text = async (name: string): Promise<string[]> =>
+    (await m.registry.getSingleMetricAsString(name)).split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+  m.setQueryCounters({ zones: true, topRecords: 2 });
+  m.countZone('example.test');
+  m.countZone('example.test');
+  m.countZone('');
+  t.deepEqual(await text('gslbd_dns_queries_by_zone_total'), [
+    'gslbd_dns_queries_by_zone_total{zone="example.test"} 2',
+    'gslbd_dns_queries_by_zone_total{zone="."} 1',
+  ]);
+
+  // 20,000 records selected once each, three of them more often: only two series.
+  for (let i = 0; i < 20_000; i++) m.countRecords([{ name: `r${i}.example.test`, type: 'A' }]);
+  for (let i = 0; i < 5; i++)
+    m.countRecords([
+      { name: 'www.example.test', type: 'A' },
+      { name: 'www.example.test', type: 'AAAA' },
+    ]);
+  m.countRecords([{ name: 'r7.example.test', type: 'A' }]);
+  t.deepEqual(await text('gslbd_gslb_record_selections_total'), [
+    'gslbd_gslb_record_selections_total{record="www.example.test",type="A"} 5',
+    'gslbd_gslb_record_selections_total{record="www.example.test",type="AAAA"} 5',
+  ]);
+  // A record that overtakes the top N replaces one of them; the exported value is its whole count.
+  for (let i = 0; i < 9; i++) m.countRecords([{ name: 'r7.example.test', type: 'A' }]);
+  t.deepEqual(await text('gslbd_gslb_record_selections_total'), [
+    'gslbd_gslb_record_selections_total{record="r7.example.test",type="A"} 11',
+    'gslbd_gslb_record_selections_total{record="www.example.test",type="A"} 5',
+  ]);
+
+  // Off: nothing more is counted, no record series.
+  m.setQueryCounters({ zones: false, topRecords: 0 });
+  m.countZone('example.test');
+  m.countRecords([{ name: 'www.example.test', type: 'A' }]);
+  t.deepEqual(await text('gslbd_dns_queries_by_zone_total'), [
+    'gslbd_dns_queries_by_zone_total{zone="example.test"} 2',
+    'gslbd_dns_queries_by_zone_total{zone="."} 1',
+  ]);
+  t.deepEqual(await text('gslbd_gslb_record_selections_total'), []);
+});

@@ -1,6 +1,7 @@
 import { RCODE_NAMES } from '../dns/rcode.js';
 import { TYPE_CODES } from '../dns/records.js';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { SelectedRecord } from '../model/query.js';
 import { BucketHistogram, type BucketCell } from './bucketHistogram.js';
 import { GSLBD_VERSION } from './buildInfo.js';
 import { ClientAnswerSamples } from './clientAnswerSamples.js';
@@ -50,6 +51,39 @@ export class EngineMetrics {
     labelNames: ['qtype'] as const,
     registers: [this.registry],
     collect: addQtypeCounts(this.qtypeCounts, this.qtypesAdded),
+  });
+
+  /** Counts of {@link zoneQueries} kept in plain numbers ({@link countZone}), added at scrape time. */
+  private readonly zoneCounts = new DeferredCounts<'zone'>();
+  private readonly zoneCells = new Map<string, CountCell>();
+
+  /** Questions by the zone holding their name (bounded by the configured zones). */
+  readonly zoneQueries = new Counter({
+    name: 'gslbd_dns_queries_by_zone_total',
+    help: 'Questions answered from each zone (the zone holding the question name) by the standalone listener and the compact protocol',
+    labelNames: ['zone'] as const,
+    registers: [this.registry],
+    collect: addDeferred(this.zoneCounts),
+  });
+
+  /** Selections per GSLB record name and type, every record counted ({@link countRecords}); only the top N are exported. */
+  private readonly recordCounts = new Map<string, Map<string, CountCell>>();
+
+  /** What the query path counts beyond rcodes and data centers ({@link setQueryCounters}). */
+  private counters: QueryCounterSettings = DEFAULT_QUERY_COUNTERS;
+
+  /**
+   * The GSLB records answered most, as a top N: every record is counted in a plain number, and
+   * only the {@link QueryCounterSettings.topRecords} largest counts are exported, so 20,000
+   * records never become 20,000 series. A record that falls out of the top N stops being exported
+   * (its series ends) and resumes with its whole count if it comes back.
+   */
+  readonly recordQueries = new Counter({
+    name: 'gslbd_gslb_record_selections_total',
+    help: 'GSLB selections by record name and type, for the records selected most since start (top N: queryCounters.topRecords)',
+    labelNames: ['record', 'type'] as const,
+    registers: [this.registry],
+    collect: exportTopRecords(this.recordCounts, () => this.counters.topRecords),
   });
 
   /** Time spent in resolve() per query (seconds); observed only through {@link resolveTimes}. */
@@ -130,6 +164,40 @@ export class EngineMetrics {
     this.qtypeCounts[type & 0xffff]!++;
   }
 
+  /** Applies the `queryCounters` settings (at start and on every reload). */
+  setQueryCounters(settings: QueryCounterSettings): void {
+    this.counters = settings;
+  }
+
+  /** Counts one question answered from zone `name` in `gslbd_dns_queries_by_zone_total` (when `queryCounters.zones` is on). */
+  countZone(name: string): void {
+    if (!this.counters.zones) return;
+    let cell = this.zoneCells.get(name);
+    if (!cell) {
+      cell = this.zoneCounts.cell({ zone: name === '' ? '.' : name });
+      this.zoneCells.set(name, cell);
+    }
+    cell.n++;
+  }
+
+  /** Counts one selection of each record in `records` for `gslbd_gslb_record_selections_total` (when `queryCounters.topRecords` > 0). */
+  countRecords(records: readonly SelectedRecord[]): void {
+    for (let i = 0; i < records.length; i++) this.countRecord(records[i]!);
+  }
+
+  /** Counts one selection of `record` for `gslbd_gslb_record_selections_total` (when `queryCounters.topRecords` > 0). */
+  countRecord(record: SelectedRecord): void {
+    if (this.counters.topRecords === 0) return;
+    let byType = this.recordCounts.get(record.name);
+    if (!byType) {
+      byType = new Map();
+      this.recordCounts.set(record.name, byType);
+    }
+    const cell = byType.get(record.type);
+    if (cell) cell.n++;
+    else byType.set(record.type, { n: 1 });
+  }
+
   /** Counts one GSLB answer with endpoints of data center `dc` in `gslbd_dc_answers_total`, the cheap way. */
   countDc(dc: string): void {
     let cell = this.dcCells.get(dc);
@@ -140,6 +208,17 @@ export class EngineMetrics {
     cell.n++;
   }
 }
+
+/** The `queryCounters` configuration section: the counters beyond rcodes, query types and data centers. */
+export interface QueryCounterSettings {
+  /** Count questions per zone (`gslbd_dns_queries_by_zone_total`). */
+  readonly zones: boolean;
+  /** How many GSLB records `gslbd_gslb_record_selections_total` exports (the most selected); 0 counts none. */
+  readonly topRecords: number;
+}
+
+/** The counters when the configuration says nothing: per zone on, the 20 most selected records. */
+export const DEFAULT_QUERY_COUNTERS: QueryCounterSettings = { zones: true, topRecords: 20 };
 
 /** Label of each named query type (`TYPE_CODES` without OPT, which is never a question type). */
 const QTYPE_LABELS = new Map<number, string>(
@@ -203,5 +282,23 @@ function addQtypeCounts(counts: Float64Array, added: Float64Array): (this: Count
       else other += delta;
     }
     if (other > 0) this.inc({ qtype: 'other' }, other);
+  };
+}
+
+/**
+ * A counter's `collect` that exports the `top()` largest record counts: the counter is reset and
+ * set to each exported record's whole count, so a series holds its record's total since start.
+ * The selection sorts every counted record (20,000 records: a few milliseconds per scrape).
+ */
+function exportTopRecords(counts: Map<string, Map<string, CountCell>>, top: () => number): (this: Counter<'record' | 'type'>) => void {
+  return function addTopRecords(this: Counter<'record' | 'type'>) {
+    this.reset();
+    const n = top();
+    if (n === 0) return;
+    const all: { record: string; type: string; n: number }[] = [];
+    for (const [record, byType] of counts) for (const [type, cell] of byType) all.push({ record, type, n: cell.n });
+    // Ties by name, so the exported set does not flap between scrapes.
+    all.sort((a, b) => b.n - a.n || (a.record < b.record ? -1 : a.record > b.record ? 1 : a.type < b.type ? -1 : 1));
+    for (let i = 0; i < all.length && i < n; i++) this.inc({ record: all[i]!.record, type: all[i]!.type }, all[i]!.n);
   };
 }

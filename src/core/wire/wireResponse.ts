@@ -12,6 +12,7 @@ import {
 } from '../dns/records.js';
 import type { Answer } from '../model/query.js';
 import { dnssecRdataBytes } from './dnssecRdata.js';
+import { OWN_RDATA_TYPES, ownRdataBytes, type OwnRdataType } from './staticRdata.js';
 import { ECS_OPTION_CODE, replyScope } from './ecsOption.js';
 import type { WireEdns, WireQuestion } from './wireQuery.js';
 
@@ -137,7 +138,7 @@ const RDATA_SCRATCH = Buffer.allocUnsafe(65536 + 2);
 
 /**
  * RDLENGTH and RDATA of a record's data (dns-packet's encoders, `dnssecRdata.ts` for the DNSSEC
- * types; names in RDATA are never compressed, so this is the canonical RDATA of RFC 4034 §6.2
+ * types, `staticRdata.ts` for TLSA, SSHFP, NAPTR, SVCB and HTTPS; names in RDATA are never compressed, so this is the canonical RDATA of RFC 4034 §6.2
  * for the engine's canonical data), encoded once per data value: record data is immutable
  * (snapshots share it, a selection hands out the endpoints' address strings, a signer its cached
  * signatures), so the bytes are cached by identity for structured data and by value, per type,
@@ -168,6 +169,7 @@ export function rdataBytes(type: AnswerRecordType, data: RecordData): Buffer {
 
 function encodeRdata(type: AnswerRecordType, data: RecordData): Buffer {
   if (DNSSEC_TYPES.has(type)) return dnssecRdataBytes(type as DnssecRecordType, data as Parameters<typeof dnssecRdataBytes>[1]);
+  if (OWN_RDATA_TYPES.has(type)) return ownRdataBytes(type as OwnRdataType, data as Parameters<typeof ownRdataBytes>[1]);
   codecs.get(type as RecordType)!.encode(rdataFor(type, data), RDATA_SCRATCH, 0);
   return Buffer.from(RDATA_SCRATCH.subarray(0, 2 + RDATA_SCRATCH.readUInt16BE(0)));
 }

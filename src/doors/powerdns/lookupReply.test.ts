@@ -19,7 +19,14 @@ function selected(data: string[], scope: number, frozen: boolean): NameRrset {
   const records = data.map((d): ResourceRecord =>
     frozen ? Object.freeze({ name: 'www.example.test', type: 'A', ttl: 30, data: d }) : { name: 'www.example.test', type: 'A', ttl: 30, data: d },
   );
-  return { type: 'A', records: frozen ? Object.freeze(records) : records, scope, selected: true, dcs: ['us-east'] };
+  return {
+    type: 'A',
+    records: frozen ? Object.freeze(records) : records,
+    scope,
+    selected: true,
+    dcs: ['us-east'],
+    record: { name: 'www.example.test', type: 'A' },
+  };
 }
 
 /** The reply as JSON.stringify writes it from objects: the oracle, independent of lookupReply's string building and memo. */
@@ -41,8 +48,8 @@ function oracle(qname: string, rrsets: readonly NameRrset[], rc: RemoteClient, d
 test('replies of frozen (shared) RRsets are byte for byte the freshly written ones, whatever spelling, client and zone id came before', (t) => {
   const shared = selected(['192.0.2.10', '192.0.2.11'], 24, true);
   const sharedAlone = selected(['198.51.100.10'], 20, true);
-  const staticSet: NameRrset = { type: 'SOA', records: Object.freeze([soa]), scope: 0, selected: false, dcs: [] };
-  const nsSet: NameRrset = { type: 'NS', records: [ns], scope: 0, selected: false, dcs: [] };
+  const staticSet: NameRrset = { type: 'SOA', records: Object.freeze([soa]), scope: 0, selected: false, dcs: [], record: undefined };
+  const nsSet: NameRrset = { type: 'NS', records: [ns], scope: 0, selected: false, dcs: [], record: undefined };
   const fresh = selected(['203.0.113.10'], 16, false);
   const names = ['www.example.test.', 'WWW.Example.Test.', 'w\\046w.example.test.'];
   const clients = [

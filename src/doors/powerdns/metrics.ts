@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { TYPE_CODES } from '../../core/dns/records.js';
 
 /** Outcome label of a request: answered, answered "not offered" (`result: false`), failed, or rejected as invalid. */
 export type RequestOutcome = 'ok' | 'not_offered' | 'error' | 'invalid';
@@ -7,6 +8,9 @@ export type RequestOutcome = 'ok' | 'not_offered' | 'error' | 'invalid';
 const TIMED_BATCH = 256;
 
 const OUTCOMES: readonly RequestOutcome[] = ['ok', 'not_offered', 'error', 'invalid'];
+
+/** The qtype names a lookup is labelled with; any other name counts as `other`, so the series stay bounded. */
+const LOOKUP_TYPE_NAMES: ReadonlySet<string> = new Set(Object.keys(TYPE_CODES).filter((t) => t !== 'OPT'));
 
 /** Why a connection was closed by the front door. */
 export type ProtocolErrorReason = 'malformed_json' | 'not_a_request' | 'unknown_method' | 'oversized' | 'disconnect_mid_request';
@@ -35,6 +39,21 @@ export class PowerDnsMetrics {
   reuses = 0;
   /** Lookups seen, repeated lines included. */
   lookups = 0;
+  /** Lookups with qtype `ANY` (nearly all of them: `consistent-backends=yes`), copied into {@link lookupTypes} at scrape time. */
+  anyLookups = 0;
+  /** Lookups of other qtypes by type name (`other` for names gslbd does not know), copied into {@link lookupTypes} at scrape time. */
+  private readonly otherTypes = new Map<string, number>();
+  readonly lookupTypes: Counter<'qtype'>;
+
+  /** Counts one lookup by the qtype PowerDNS asked for (a type name as PowerDNS writes it). */
+  countLookupType(qtype: string): void {
+    if (qtype === 'ANY') {
+      this.anyLookups++;
+      return;
+    }
+    const label = LOOKUP_TYPE_NAMES.has(qtype) ? qtype : 'other';
+    this.otherTypes.set(label, (this.otherTypes.get(label) ?? 0) + 1);
+  }
   /** Timed lookups (s) not yet in {@link lookupSeconds}: observed in a batch at scrape time or when full. */
   private readonly timed = new Float64Array(TIMED_BATCH);
   private timedCount = 0;
@@ -77,6 +96,20 @@ export class PowerDnsMetrics {
         for (const [method, c] of counts) {
           for (const outcome of OUTCOMES) if (c[outcome] > 0) this.inc({ method, outcome }, c[outcome]);
         }
+      },
+    });
+    this.lookupTypes = new Counter({
+      name: 'gslbd_powerdns_lookups_by_qtype_total',
+      help:
+        'PowerDNS lookups by the qtype PowerDNS asked for. With consistent-backends=yes (its default) PowerDNS asks ANY for nearly every ' +
+        "query whatever the client's type: ANY here counts those lookups, not clients' ANY questions (PowerDNS's response-by-qtype has those)",
+      labelNames: ['qtype'] as const,
+      registers,
+      collect: () => {
+        const c = this.lookupTypes;
+        c.reset();
+        if (this.anyLookups > 0) c.inc({ qtype: 'ANY' }, this.anyLookups);
+        for (const [qtype, n] of this.otherTypes) c.inc({ qtype }, n);
       },
     });
     this.lookupSeconds = new Histogram({

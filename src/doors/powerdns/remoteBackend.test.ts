@@ -487,6 +487,27 @@ test('metrics: requests by method and outcome, protocol errors, selection reuses
   t.regex(await h.metric('gslbd_dc_answers_total'), /dc="us-east"} 2/);
 });
 
+test('lookups count by the qtype PowerDNS asked (ANY as ANY, repeated lines too); each GSLB selection counts once for its record', async (t) => {
+  const h = harness();
+  // The same SOA line twice: the second is a repeated line answered without parsing, still counted as ANY.
+  h.lookup('example.test.');
+  h.lookup('example.test.');
+  // A name below the apex twice, as PowerDNS asks it: the second lookup reuses the first's selection.
+  h.lookup('www.example.test.', '8.8.8.0/24');
+  h.lookup('www.example.test.', '8.8.8.0/24');
+  h.lookup('www.example.test.', '8.8.8.0/24', { qtype: 'AAAA' });
+  h.lookup('www.example.test.', '8.8.8.0/24', { qtype: 'TYPE65' });
+  h.lookup('www.example.test.', '8.8.8.0/24', { qtype: 'LOC' });
+  const types = await h.metric('gslbd_powerdns_lookups_by_qtype_total');
+  t.regex(types, /^gslbd_powerdns_lookups_by_qtype_total\{qtype="ANY"\} 4$/m);
+  t.regex(types, /^gslbd_powerdns_lookups_by_qtype_total\{qtype="AAAA"\} 1$/m);
+  t.regex(types, /^gslbd_powerdns_lookups_by_qtype_total\{qtype="other"\} 2$/m);
+  // www holds an A and an AAAA GSLB record: the ANY lookup selected both once (its pair reused them), the AAAA lookup the AAAA again.
+  const records = await h.metric('gslbd_gslb_record_selections_total');
+  t.regex(records, /^gslbd_gslb_record_selections_total\{record="www.example.test",type="A"\} 1$/m);
+  t.regex(records, /^gslbd_gslb_record_selections_total\{record="www.example.test",type="AAAA"\} 2$/m);
+});
+
 test('the fixture snapshot is what the tests above assume', (t) => {
   const snap = fixtureSnapshot();
   t.deepEqual(
@@ -546,7 +567,13 @@ test("lookups read from PowerDNS's line format without JSON.parse answer byte fo
     }
   }
   t.is(compared, 14 * 8 * 4 * 3 * 2);
-  for (const name of ['gslbd_powerdns_requests_total', 'gslbd_powerdns_selection_reuses_total', 'gslbd_dc_answers_total']) {
+  for (const name of [
+    'gslbd_powerdns_requests_total',
+    'gslbd_powerdns_selection_reuses_total',
+    'gslbd_dc_answers_total',
+    'gslbd_powerdns_lookups_by_qtype_total',
+    'gslbd_gslb_record_selections_total',
+  ]) {
     t.is(await direct.metric(name), await viaParse.metric(name), name);
   }
   t.regex(await direct.metric('gslbd_powerdns_requests_total'), /method="lookup",outcome="ok"} 2688/);

@@ -288,6 +288,8 @@ export class RemoteBackendSession {
       metrics.reuses++;
     }
     metrics.lookups++;
+    // Only ANY lookups are remembered as lines (static replies and pairing).
+    metrics.anyLookups++;
     this.count('lookup', 'ok');
     return reply;
   }
@@ -295,6 +297,7 @@ export class RemoteBackendSession {
   private lookup(p: LookupLine, line: string): string {
     const metrics = this.deps.metrics;
     metrics.lookups++;
+    metrics.countLookupType(p.qtype);
     // Timing every lookup would cost as much as a cheap lookup: the doors' one sample policy.
     const started = this.deps.answers.startTiming();
     const reply = this.lookupReply(p, line);
@@ -351,7 +354,11 @@ export class RemoteBackendSession {
       return reply;
     }
     if (!rc.packetless) {
-      for (const rrset of contents.rrsets) this.deps.answers.countDcs(rrset.dcs);
+      const answers = this.deps.answers;
+      for (const rrset of contents.rrsets) {
+        answers.countDcs(rrset.dcs);
+        if (rrset.record !== undefined) answers.countRecord(rrset.record);
+      }
     }
     if (pairs && name !== contents.zone.name && !name.startsWith('*.')) this.pairing.put(line, qname, realRemote, remote, reply, snapshot, now);
     return reply;

@@ -6,7 +6,7 @@ import { domainNameSchema, ttlSchema } from '../../core/config/fieldSchemas.js';
 import { clientsSchema } from './clientsSchema.js';
 
 /** Types a static record in a zone may have (SOA comes from the zone's `soa`). */
-export const STATIC_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'NS', 'MX', 'TXT', 'SRV', 'PTR', 'CAA'] as const;
+export const STATIC_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'NS', 'MX', 'TXT', 'SRV', 'PTR', 'CAA', 'DS', 'TLSA', 'SSHFP', 'NAPTR', 'SVCB', 'HTTPS'] as const;
 
 /**
  * A static record. `name` is relative to its zone (`www`, `@` for the apex, `*.dyn` for a

@@ -113,7 +113,7 @@ const table: [title: string, name: string, type: number | string, expected: Expe
   ['deeper empty non-terminal → NODATA', 'deep.sub.example.test', 'A', { rcode: 'NOERROR', aa: true, authority: [SOA] }],
   ['below an empty non-terminal → NXDOMAIN', 'x.deep.sub.example.test', 'A', { rcode: 'NXDOMAIN', aa: true, authority: [SOA] }],
   ['existing name, other type → NODATA', 'mail.example.test', 'TXT', { rcode: 'NOERROR', aa: true, authority: [SOA] }],
-  ['existing name, unknown type 65 → NODATA', 'mail.example.test', 65, { rcode: 'NOERROR', aa: true, authority: [SOA] }],
+  ['existing name, unknown type 99 → NODATA', 'mail.example.test', 99, { rcode: 'NOERROR', aa: true, authority: [SOA] }],
   ['existing name, type 65280 (private use) → NODATA', 'mail.example.test', 65280, { rcode: 'NOERROR', aa: true, authority: [SOA] }],
   ['static A with its own TTL', 'mail.example.test', 'A', { rcode: 'NOERROR', aa: true, answers: ['mail.example.test 120 A 192.0.2.25'] }],
   [
@@ -325,4 +325,18 @@ test('a dot inside a label (\\. on the wire) is not a label boundary', (t) => {
   t.is(ask('x\\.example.test', 'A').rcode, RCODE.REFUSED);
   // An escaped backslash before a dot leaves the dot a boundary: label "a\" under wild.example.test.
   t.deepEqual(show(ask('a\\\\.wild.example.test', 'A').answers), ['a\\\\.wild.example.test 300 A 192.0.2.70']);
+});
+
+test('an answer names the zone of the question and the GSLB records selected for it (for the query counters)', (t) => {
+  t.like(ask('mail.example.test', 'A'), { zone: 'example.test', selected: undefined });
+  t.like(ask('nothing.example.test', 'A'), { zone: 'example.test', selected: undefined });
+  t.is(ask('www.elsewhere.invalid', 'A').zone, undefined);
+  // The question's zone, not the zone the CNAME chain ends in; the GSLB record at the end of the chain.
+  const chained = ask('back.other.test', 'A');
+  t.is(chained.zone, 'other.test');
+  const alias = ask('alias.example.test', 'A');
+  t.deepEqual(
+    alias.selected?.map((r) => `${r.name} ${r.type}`),
+    ['www.example.test A'],
+  );
 });

@@ -62,7 +62,17 @@ export function resolveFollowing(q: Query, src: AnswerSource, ctx: SelectionEnv[
 
 function answerQuery(q: Query, sel: Selection): Answer {
   const src = sel.src;
-  const out: Answer = { rcode: RCODE.NOERROR, authoritative: true, answers: [], authority: [], additional: [], scope: 0, dcs: [] };
+  const out: Answer = {
+    rcode: RCODE.NOERROR,
+    authoritative: true,
+    answers: [],
+    authority: [],
+    additional: [],
+    scope: 0,
+    dcs: [],
+    zone: undefined,
+    selected: undefined,
+  };
   let owner = q.name.charCodeAt(q.name.length - 1) === DOT ? q.name.slice(0, -1) : q.name;
   // Most queries name a node of a zone in canonical form: one lookup finds the zone and the node.
   let name = owner;
@@ -81,6 +91,7 @@ function answerQuery(q: Query, sel: Selection): Answer {
     }
     zone = z;
   }
+  out.zone = zone.name;
   // Names already answered on a CNAME chain; only chains need it, so it is created on the first hop.
   let seen: Set<string> | undefined;
   for (let hop = 0; hop <= MAX_CHAIN; hop++) {
@@ -292,6 +303,7 @@ function select(record: CompiledGslbRecord, owner: string, client: Client, out: 
       dcsCount: d.data.length === 0 ? 0 : d.dcs.length,
       authorityAt: out.authority.length,
     });
+  (out.selected ??= []).push(record);
   // d.records is set exactly when the decision is reused for the client's whole key (decisionCache.ts).
   if (d.records === undefined) out.reuseScope = -1;
   else if (out.reuseScope === undefined || (out.reuseScope >= 0 && d.scope > out.reuseScope)) out.reuseScope = d.scope;

@@ -2,7 +2,7 @@ import { isInZone } from '../../core/dns/name.js';
 import type { RecordType, ResourceRecord } from '../../core/dns/records.js';
 import { decide } from '../selection/decisionCache.js';
 import type { SelectionEnv } from '../selection/stage.js';
-import type { Client } from '../../core/model/query.js';
+import type { Client, SelectedRecord } from '../../core/model/query.js';
 import type { AnswerSource } from './authoritative.js';
 import { selectionEnv } from './selectionEnv.js';
 import { SplitDecision } from './clientSplit.js';
@@ -27,6 +27,8 @@ export interface NameRrset {
   readonly selected: boolean;
   /** Data centers the selection answered with (empty for static RRsets and fallbacks). */
   readonly dcs: readonly string[];
+  /** The GSLB record selected for this RRset (for the per-record counter); undefined for static RRsets. */
+  readonly record: SelectedRecord | undefined;
 }
 
 /** Everything an owner name holds, for a server that does the DNS answer logic itself. */
@@ -99,7 +101,7 @@ export function nameRrsets(
       for (const data of result.data) built.push({ name, type: answered, ttl: result.ttl, data });
       records = built;
     }
-    rrsets.push({ type: answered, records, scope: result.scope, selected: true, dcs: result.dcs });
+    rrsets.push({ type: answered, records, scope: result.scope, selected: true, dcs: result.dcs, record });
   }
   if (split) {
     // Every RRset of a split name carries the scope of the choice of side (static ones too).
@@ -118,7 +120,7 @@ function staticContents(zone: ZoneData, node: ZoneNode): NameContents {
   let c = staticByNode.get(node);
   if (!c) {
     const rrsets: NameRrset[] = [];
-    for (const [t, records] of node.rrsets) rrsets.push({ type: t, records, scope: 0, selected: false, dcs: NO_DCS });
+    for (const [t, records] of node.rrsets) rrsets.push({ type: t, records, scope: 0, selected: false, dcs: NO_DCS, record: undefined });
     c = { zone, exists: true, dynamic: false, rrsets };
     staticByNode.set(node, c);
   }
