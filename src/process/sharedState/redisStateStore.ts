@@ -320,7 +320,7 @@ export class RedisStateStore implements StateStore {
         .then((id) => (this.readerId = Number(id)))
         .catch(() => undefined);
     };
-    if (!(isCluster(reader))) reader.on('ready', askId);
+    if (!isCluster(reader)) reader.on('ready', askId);
     const loop = async (): Promise<void> => {
       while (!this.stopped) {
         try {
