@@ -71,12 +71,25 @@ test.before(async (t) => {
   await ask(['+subnet=10.1.2.0/24']);
   await ask(['+subnet=10.2.3.0/24']);
   await ask([]);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // tcpdump stops at SIGINT without reading what is still in the kernel's capture buffer: wait
+  // until the file holds the four queries and their four answers (a loaded machine lags here).
+  const deadline = Date.now() + 20_000;
+  while ((await capturedPackets()) < 8 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   const exited = new Promise((resolve) => capture.once('exit', resolve));
   capture.kill('SIGINT');
   await exited;
 });
 test.after.always(() => g?.stop());
+
+/** Queries and skipped packets (the answers) in the capture so far; 0 while its header is not written yet. */
+async function capturedPackets(): Promise<number> {
+  try {
+    const { queries, skipped } = await readPcapQueries(CAPTURE);
+    return queries.reduce((n, q) => n + q.count, skipped);
+  } catch {
+    return 0;
+  }
+}
 
 const hasTcpdump = existsSync(TCPDUMP);
 
