@@ -1,4 +1,5 @@
 import { loadConfigFileWith, parseConfigWith, type LoadedConfig } from '../core/config/load.js';
+import { includeZoneFiles, type ZoneFileRead } from '../pipeline/config/zoneFileInclude.js';
 import { configSchema, type Config } from './configSchema.js';
 
 /**
@@ -12,9 +13,11 @@ export function loadConfigFile(file: string): LoadedConfig<Config> {
 }
 
 /**
- * Parses and validates configuration text; `file` is only used in messages.
+ * Parses and validates configuration text, with the zone files its zones name
+ * (`src/pipeline/config/zoneFileInclude.ts`, relative to `file`'s folder; `onZoneFile` sees each
+ * one read); `file` is otherwise only used in messages.
  * @throws ConfigError as {@link loadConfigFile}.
  */
-export function parseConfigText(text: string, file = '<config>'): Config {
-  return parseConfigWith(configSchema, text, file);
+export function parseConfigText(text: string, file = '<config>', onZoneFile?: ZoneFileRead): Config {
+  return parseConfigWith(configSchema, text, file, (data) => includeZoneFiles(data, file, onZoneFile));
 }

@@ -76,14 +76,21 @@ export function readConfigText(file: string): string {
  * Parses and validates configuration text against `schema`; `file` is only used in messages.
  * @throws ConfigError as {@link loadConfigFileWith}.
  */
-export function parseConfigWith<S extends z.ZodType>(schema: S, text: string, file = '<config>'): z.output<S> {
+export function parseConfigWith<S extends z.ZodType>(schema: S, text: string, file = '<config>', expand?: ConfigExpansion): z.output<S> {
   const fast = parsedFast(text);
   if (fast !== undefined) {
-    const result = schema.safeParse(fast.data);
+    const result = schema.safeParse(expand ? expand(fast.data) : fast.data);
     if (result.success) return result.data;
   }
-  return parseConfigSlow(schema, text, file);
+  return parseConfigSlow(schema, text, file, expand);
 }
+
+/**
+ * A step between reading the YAML and validating it: content the file names (a zone's RFC 1035
+ * zone file) joins the document, so it is validated and cross-checked as if written in it.
+ * @throws ConfigError for a problem of the content it includes.
+ */
+export type ConfigExpansion = (data: unknown) => unknown;
 
 /**
  * Text the fast reader (YAML 1.2's core schema) is known to read as the `yaml` library does: no
@@ -111,7 +118,7 @@ export function parsedFast(text: string): { data: unknown } | undefined {
 }
 
 /** The `yaml` library's document: every problem of the text and of the schema with its line and column. */
-function parseConfigSlow<S extends z.ZodType>(schema: S, text: string, file: string): z.output<S> {
+function parseConfigSlow<S extends z.ZodType>(schema: S, text: string, file: string, expand?: ConfigExpansion): z.output<S> {
   const { LineCounter, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, merge: true, lineCounter });
@@ -136,6 +143,7 @@ function parseConfigSlow<S extends z.ZodType>(schema: S, text: string, file: str
     // beyond maxAliasCount — a "billion laughs" document.
     throw new ConfigError(file, [{ path: '', message: `YAML: ${(e as Error).message}` }]);
   }
+  if (expand) data = expand(data);
   const result = schema.safeParse(data);
   if (!result.success) {
     const issues = [...result.error.issues, ...referenceIssuesOfValidParts(schema, data, result.error.issues)];
