@@ -79,8 +79,9 @@ export function readConfigText(file: string): string {
 export function parseConfigWith<S extends z.ZodType>(schema: S, text: string, file = '<config>', expand?: ConfigExpansion): z.output<S> {
   const fast = parsedFast(text);
   if (fast !== undefined) {
-    const result = schema.safeParse(expand ? expand(fast.data) : fast.data);
-    if (result.success) return result.data;
+    const expanded = expand ? expand(fast.data) : { data: fast.data, problems: [] };
+    const result = expanded.problems.length === 0 ? schema.safeParse(expanded.data) : undefined;
+    if (result?.success) return result.data;
   }
   return parseConfigSlow(schema, text, file, expand);
 }
@@ -88,9 +89,10 @@ export function parseConfigWith<S extends z.ZodType>(schema: S, text: string, fi
 /**
  * A step between reading the YAML and validating it: content the file names (a zone's RFC 1035
  * zone file) joins the document, so it is validated and cross-checked as if written in it.
- * @throws ConfigError for a problem of the content it includes.
+ * `problems` are those of the content it includes (what it could include is in `data`); they are
+ * reported with the schema's problems, all in one run.
  */
-export type ConfigExpansion = (data: unknown) => unknown;
+export type ConfigExpansion = (data: unknown) => { readonly data: unknown; readonly problems: readonly ConfigProblem[] };
 
 /**
  * Text the fast reader (YAML 1.2's core schema) is known to read as the `yaml` library does: no
@@ -143,20 +145,25 @@ function parseConfigSlow<S extends z.ZodType>(schema: S, text: string, file: str
     // beyond maxAliasCount — a "billion laughs" document.
     throw new ConfigError(file, [{ path: '', message: `YAML: ${(e as Error).message}` }]);
   }
-  if (expand) data = expand(data);
+  const expanded = expand ? expand(data) : { data, problems: [] };
+  data = expanded.data;
   const result = schema.safeParse(data);
-  if (!result.success) {
+  if (!result.success || expanded.problems.length > 0) {
+    if (result.success) throw new ConfigError(file, expanded.problems, data);
     const issues = [...result.error.issues, ...referenceIssuesOfValidParts(schema, data, result.error.issues)];
     throw new ConfigError(
       file,
-      issues.flatMap(describeIssue).map(({ rawPath, atKey, firstPath, ...p }) => {
-        // A duplicate names both places: its own position, and where the first definition is.
-        const first = firstPath && positionOf(doc, lineCounter, firstPath, false);
-        const message = first
-          ? `${p.message} (first defined at ${formatPath(firstPath)}${first.line !== undefined ? `, line ${first.line}:${first.col}` : ''})`
-          : p.message;
-        return { ...p, message, ...positionOf(doc, lineCounter, rawPath, atKey) };
-      }),
+      [
+        ...expanded.problems,
+        ...issues.flatMap(describeIssue).map(({ rawPath, atKey, firstPath, ...p }) => {
+          // A duplicate names both places: its own position, and where the first definition is.
+          const first = firstPath && positionOf(doc, lineCounter, firstPath, false);
+          const message = first
+            ? `${p.message} (first defined at ${formatPath(firstPath)}${first.line !== undefined ? `, line ${first.line}:${first.col}` : ''})`
+            : p.message;
+          return { ...p, message, ...positionOf(doc, lineCounter, rawPath, atKey) };
+        }),
+      ],
       data,
     );
   }

@@ -145,3 +145,12 @@ test('a missing zone file and one that is not a regular file are configuration p
   mkdirSync(join(dir, 'zone.txt'));
   t.throws(() => parse(), { instanceOf: ConfigError, message: /zones\[0\]\.zoneFile: .*is not a regular file \(a directory\)/ });
 });
+
+test("a zone file's problems and the YAML's schema problems are reported in one run", (t) => {
+  const { parse } = withZoneFile(t, '$TTL 300\n@ SOA ns1 hostmaster 1 2 3 4 5\n@ NS ns1\nwww A 1.2.3\n', '    ttl: -1\n');
+  const e = t.throws(() => parse(), { instanceOf: ConfigError })!;
+  t.deepEqual(
+    (e as ConfigError).problems.map((p) => `${p.path}: ${p.message}`),
+    ['zones[0].zoneFile: zone.txt:4: A: "1.2.3" is not an IPv4 address', 'zones[0].ttl: Too small: expected number to be >=0'],
+  );
+});

@@ -1,5 +1,5 @@
 import { dirname, resolve as resolvePath } from 'node:path';
-import { ConfigError, type ConfigProblem } from '../../core/config/load.js';
+import type { ConfigProblem } from '../../core/config/load.js';
 import { FileKindError, FILE_SIZE_LIMITS, readRegularFile } from '../../core/config/regularFile.js';
 import { characterString, masterFileTtl, parseMasterFile, type MasterFileEntry } from '../../core/dns/masterFile.js';
 import { parseRecordData } from '../../core/dns/presentation.js';
@@ -19,11 +19,12 @@ export type ZoneFileRead = (path: string, text: string) => void;
  * as written, its TTL); a zone without `ns` takes the file's apex NS targets. A zone that sets
  * them keeps its own, and the file's must agree (the same `mname` and `rname`; the same NS set),
  * so the served SOA and NS never silently differ from the file an operator reads.
- * @returns `data` with the zone files included (a copy of each zone it changed).
- * @throws ConfigError naming `zones[i].zoneFile` and `FILE:LINE` for each problem of a file.
+ * @returns `data` with the zone files included (a copy of each zone it changed; a file's entries
+ *   with a problem left out), and the problems, each naming `zones[i].zoneFile` and `FILE:LINE`,
+ *   reported with the schema's problems (`ConfigExpansion` in `src/core/config/load.ts`).
  */
-export function includeZoneFiles(data: unknown, configFile: string, onRead?: ZoneFileRead): unknown {
-  if (typeof data !== 'object' || data === null || !Array.isArray((data as { zones?: unknown }).zones)) return data;
+export function includeZoneFiles(data: unknown, configFile: string, onRead?: ZoneFileRead): { data: unknown; problems: ConfigProblem[] } {
+  if (typeof data !== 'object' || data === null || !Array.isArray((data as { zones?: unknown }).zones)) return { data, problems: [] };
   const zones = (data as { zones: unknown[] }).zones;
   const problems: ConfigProblem[] = [];
   const included = zones.map((zone, i) => {
@@ -45,8 +46,7 @@ export function includeZoneFiles(data: unknown, configFile: string, onRead?: Zon
     for (const p of found.sort((a, b) => a.line - b.line)) problems.push({ path, message: `${z.zoneFile as string}:${p.line}: ${p.message}` });
     return { ...z, ...content };
   });
-  if (problems.length > 0) throw new ConfigError(configFile, problems);
-  return { ...(data as object), zones: included };
+  return { data: { ...(data as object), zones: included }, problems };
 }
 
 /** The records, SOA and NS a zone gets from its file's text; problems go to `at`. */
