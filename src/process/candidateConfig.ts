@@ -17,7 +17,7 @@ export interface CandidateConfig {
   readonly file: string;
   readonly config: Config;
   /**
-   * SHA-256 over the configuration text and the admin token file: two reads with equal
+   * SHA-256 over the configuration text, the zone files and the admin token file: two reads with equal
    * fingerprints would build the same snapshot, so a reload may be skipped.
    */
   readonly fingerprint: string;
@@ -37,9 +37,10 @@ export interface CandidateConfig {
  */
 export function readCandidateConfig(file: string, text?: string): CandidateConfig {
   const body = text ?? readConfigText(file);
-  const config = parseConfigText(body, file);
-  checkFileReferences(config, file);
   const hash = createHash('sha256').update(body);
+  // A zone file's text is part of the fingerprint: an edit of it alone is a change to reload.
+  const config = parseConfigText(body, file, (path, zoneText) => hash.update(`\0zoneFile\0${path}\0`).update(zoneText));
+  checkFileReferences(config, file);
   const token = adminToken(config.listeners.admin, file, hash);
   return { file, config, fingerprint: hash.digest('hex'), contentHashes: zoneContentHashes(config), adminToken: token };
 }

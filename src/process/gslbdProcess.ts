@@ -235,7 +235,7 @@ async function startAfterSignals(
   };
   const reader = new ConfigReader();
   const requests = new ReloadRequests((request) =>
-    reloadOnce({ engine, running, runtimes, metrics, log, request, statusSignals: statusSignals!, admin, rearmWatch, reader, published, reloads }),
+    reloadOnce({ engine, running, runtimes, doors, metrics, log, request, statusSignals: statusSignals!, admin, rearmWatch, reader, published, reloads }),
   );
   const requestReload = (reason: string, from: { change?: FileChange; refresh?: readonly string[] }): Promise<ReloadOutcome> =>
     requests.request(reason, from.refresh ?? [], from.change !== undefined);
@@ -415,6 +415,8 @@ interface ReloadContext {
   /** The configuration the published snapshot was built from, and the fingerprint of its read. */
   readonly running: { config: Config; fingerprint: string };
   readonly runtimes: readonly Started[];
+  /** The front doors, each told the new configuration after a reload ({@link FrontDoor.reconfigure}). */
+  readonly doors: ReadonlyMap<string, FrontDoor>;
   readonly metrics: EngineMetrics;
   readonly log: Logger;
   readonly request: ReloadRequest;
@@ -472,6 +474,7 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
     log.level = config.logging.level;
     metrics.setQueryCounters(config.queryCounters);
     for (const { runtime } of r.runtimes) runtime.commit?.(config);
+    for (const door of r.doors.values()) door.reconfigure?.(config);
     r.statusSignals.sync(engine.ctx.now());
     r.admin?.setToken(candidate.adminToken);
     r.rearmWatch();

@@ -17,9 +17,11 @@ test('the configuration schema marks the listeners, the log line format and the 
     'logging.time',
     'logging.levels',
     'store',
+    'dns.fastPath',
   ])
     t.true(paths.includes(p), p);
-  for (const p of ['listeners.admin.token', 'listeners.admin.tokenFile', 'logging.level']) t.false(paths.includes(p), p);
+  for (const p of ['listeners.admin.token', 'listeners.admin.tokenFile', 'logging.level', 'dns.queryLogSampleRate', 'dns.udpPayloadSize'])
+    t.false(paths.includes(p), p);
 });
 
 const base = {
@@ -33,6 +35,7 @@ test('a reload that changes several restart-only settings names each; the token 
     ...base,
     listeners: { ...base.listeners, admin: { port: 8053, token: 'another-token-of-16-chars' } },
     logging: { level: 'debug' },
+    dns: { queryLogSampleRate: 1, udpPayloadSize: 1400 },
   });
   t.deepEqual(changedRestartSettings(RESTART_SETTINGS, before, reloadable), []);
   const after = configSchema.parse({

@@ -76,14 +76,23 @@ export function readConfigText(file: string): string {
  * Parses and validates configuration text against `schema`; `file` is only used in messages.
  * @throws ConfigError as {@link loadConfigFileWith}.
  */
-export function parseConfigWith<S extends z.ZodType>(schema: S, text: string, file = '<config>'): z.output<S> {
+export function parseConfigWith<S extends z.ZodType>(schema: S, text: string, file = '<config>', expand?: ConfigExpansion): z.output<S> {
   const fast = parsedFast(text);
   if (fast !== undefined) {
-    const result = schema.safeParse(fast.data);
-    if (result.success) return result.data;
+    const expanded = expand ? expand(fast.data) : { data: fast.data, problems: [] };
+    const result = expanded.problems.length === 0 ? schema.safeParse(expanded.data) : undefined;
+    if (result?.success) return result.data;
   }
-  return parseConfigSlow(schema, text, file);
+  return parseConfigSlow(schema, text, file, expand);
 }
+
+/**
+ * A step between reading the YAML and validating it: content the file names (a zone's RFC 1035
+ * zone file) joins the document, so it is validated and cross-checked as if written in it.
+ * `problems` are those of the content it includes (what it could include is in `data`); they are
+ * reported with the schema's problems, all in one run.
+ */
+export type ConfigExpansion = (data: unknown) => { readonly data: unknown; readonly problems: readonly ConfigProblem[] };
 
 /**
  * Text the fast reader (YAML 1.2's core schema) is known to read as the `yaml` library does: no
@@ -111,7 +120,7 @@ export function parsedFast(text: string): { data: unknown } | undefined {
 }
 
 /** The `yaml` library's document: every problem of the text and of the schema with its line and column. */
-function parseConfigSlow<S extends z.ZodType>(schema: S, text: string, file: string): z.output<S> {
+function parseConfigSlow<S extends z.ZodType>(schema: S, text: string, file: string, expand?: ConfigExpansion): z.output<S> {
   const { LineCounter, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, merge: true, lineCounter });
@@ -136,19 +145,25 @@ function parseConfigSlow<S extends z.ZodType>(schema: S, text: string, file: str
     // beyond maxAliasCount — a "billion laughs" document.
     throw new ConfigError(file, [{ path: '', message: `YAML: ${(e as Error).message}` }]);
   }
+  const expanded = expand ? expand(data) : { data, problems: [] };
+  data = expanded.data;
   const result = schema.safeParse(data);
-  if (!result.success) {
+  if (!result.success || expanded.problems.length > 0) {
+    if (result.success) throw new ConfigError(file, expanded.problems, data);
     const issues = [...result.error.issues, ...referenceIssuesOfValidParts(schema, data, result.error.issues)];
     throw new ConfigError(
       file,
-      issues.flatMap(describeIssue).map(({ rawPath, atKey, firstPath, ...p }) => {
-        // A duplicate names both places: its own position, and where the first definition is.
-        const first = firstPath && positionOf(doc, lineCounter, firstPath, false);
-        const message = first
-          ? `${p.message} (first defined at ${formatPath(firstPath)}${first.line !== undefined ? `, line ${first.line}:${first.col}` : ''})`
-          : p.message;
-        return { ...p, message, ...positionOf(doc, lineCounter, rawPath, atKey) };
-      }),
+      [
+        ...expanded.problems,
+        ...issues.flatMap(describeIssue).map(({ rawPath, atKey, firstPath, ...p }) => {
+          // A duplicate names both places: its own position, and where the first definition is.
+          const first = firstPath && positionOf(doc, lineCounter, firstPath, false);
+          const message = first
+            ? `${p.message} (first defined at ${formatPath(firstPath)}${first.line !== undefined ? `, line ${first.line}:${first.col}` : ''})`
+            : p.message;
+          return { ...p, message, ...positionOf(doc, lineCounter, rawPath, atKey) };
+        }),
+      ],
       data,
     );
   }

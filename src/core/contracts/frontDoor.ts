@@ -49,6 +49,13 @@ export interface FrontDoor {
   /** Fields for the `gslbd up` log line (where it listens), keyed by the door's name. */
   describe(): Record<string, unknown>;
   /**
+   * Applies the door's settings a reload may change (the standalone listener's query-log
+   * sampling), called after every successful reload with the whole new validated configuration,
+   * as its kind's `create` got it at start-up. Settings the door cannot change while it runs are
+   * marked restart-only in its schema instead (the reload warns about them). None when absent.
+   */
+  reconfigure?(config: unknown): void;
+  /**
    * Admin routes the door adds (its decision trace, for a door whose question `/explain` cannot
    * express), served by the admin listener when one is configured; none when absent.
    */

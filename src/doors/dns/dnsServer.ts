@@ -11,6 +11,7 @@ import { loadFastPathAddon, type FastPathStats } from './fastPathAddon.js';
 import { FastPathMetrics } from './fastPathMetrics.js';
 import { FastPathSocket } from './fastPathSocket.js';
 import { MessageHandler, type DnsFrontDoorDeps } from './handleMessage.js';
+import type { DnsDoorConfig } from './dnsDoor.js';
 import type { DnsListenerConfig } from './listenerSchema.js';
 
 /** A bound listener: the same port on UDP and TCP. */
@@ -50,10 +51,28 @@ export class DnsServer implements FrontDoor {
   private readonly keyed = new Map<string, ListeningSocket>();
 
   constructor(
-    private readonly deps: DnsFrontDoorDeps,
+    private deps: DnsFrontDoorDeps,
     private readonly listeners: readonly DnsListenerConfig[],
   ) {
     this.messages = new MessageHandler(deps);
+  }
+
+  /**
+   * Applies a reload's root `dns` settings to later queries and connections: `queryLogSampleRate`,
+   * `udpPayloadSize` and the TCP limits (connections already open keep their idle timeout).
+   * `dns.fastPath` is restart-only; the native threads keep sampling their template hits at the
+   * start-up rate, so a changed rate with the fast path serving is warned about.
+   */
+  reconfigure(config: DnsDoorConfig): void {
+    const before = this.deps.behaviour;
+    const behaviour = config.dns;
+    if (this.fast.length > 0 && behaviour.queryLogSampleRate !== before.queryLogSampleRate)
+      this.deps.log.warn(
+        { before: before.queryLogSampleRate, after: behaviour.queryLogSampleRate },
+        'dns.queryLogSampleRate changed: queries the native fast path answers from its templates are sampled at the start-up rate until the next restart',
+      );
+    this.deps = { ...this.deps, behaviour };
+    this.messages.reconfigure(behaviour);
   }
 
   /**

@@ -43,8 +43,13 @@ export interface ReplyReuse {
 export class MessageHandler implements AnswerForm<DnsReplyContext, Buffer> {
   private readonly answers: AnswerWrapper;
 
-  constructor(private readonly deps: DnsFrontDoorDeps) {
+  constructor(private deps: DnsFrontDoorDeps) {
     this.answers = new AnswerWrapper(deps);
+  }
+
+  /** Answers every later message with `behaviour` (a reload's `dns` settings: payload size, query-log sampling). */
+  reconfigure(behaviour: DnsBehaviourConfig): void {
+    this.deps = { ...this.deps, behaviour };
   }
 
   /**

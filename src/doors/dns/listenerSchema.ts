@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { restartOnly } from '../../core/config/restartOnly.js';
 import { ipSchema, listenPortSchema } from '../../core/config/fieldSchemas.js';
 
 /** One address:port the standalone DNS listener binds, UDP and TCP. */
@@ -32,9 +33,10 @@ export const dnsBehaviourSchema = z.strictObject({
   /** Fraction (0–1) of queries logged, with client addresses truncated to /24 and /48. */
   queryLogSampleRate: z.number().min(0).max(1).default(0),
   /** The native UDP fast path (README "Fast path"): off by default; `threads` 0 = one per core. */
-  fastPath: z
-    .strictObject({ enabled: z.boolean().default(false), threads: z.number().int().min(0).max(256).default(0) })
-    .default({ enabled: false, threads: 0 }),
+  fastPath: restartOnly(
+    z.strictObject({ enabled: z.boolean().default(false), threads: z.number().int().min(0).max(256).default(0) }),
+    'the native fast path opens its sockets and threads at start',
+  ).default({ enabled: false, threads: 0 }),
 });
 
 /** `listeners.dns`: the addresses of the standalone listener (none by default: no DNS socket). */

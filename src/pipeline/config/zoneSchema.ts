@@ -69,6 +69,12 @@ export const zoneSchema = z.strictObject({
   /** Name servers of the zone (absolute names), served as the apex NS RRset. */
   ns: z.array(domainNameSchema).min(1),
   records: z.array(staticRecordSchema).default([]),
+  /**
+   * An RFC 1035 zone file (relative to the configuration file) whose records join `records`; its
+   * SOA and apex NS fill `soa` and `ns` when the zone sets none, else must agree with them
+   * (`zoneFileInclude.ts`). Read again at every reload.
+   */
+  zoneFile: z.string().min(1).optional(),
 });
 
 export type ZoneConfig = z.output<typeof zoneSchema>;
