@@ -61,7 +61,9 @@ export const dnsBehaviourSchema = z.strictObject({
     .min(0)
     .max(1)
     .default(0)
-    .describe('Fraction (0–1) of DNS queries written to the query log, client addresses truncated to /24 and /48; default 0.'),
+    .describe(
+      'Fraction (0–1) of DNS queries written to the query log, client addresses truncated to /24 and /48; a change applies at the next restart; default 0.',
+    ),
   /** The native UDP fast path (README "Fast path"): off by default; `threads` 0 = one per core. */
   fastPath: z
     .strictObject({
