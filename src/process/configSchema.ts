@@ -29,7 +29,7 @@ export const loggingSchema = z.strictObject({
  */
 export const queryCountersSchema = z
   .strictObject({
-    zones: z.boolean().default(true).describe('Count questions per zone (gslbd_dns_queries_by_zone_total); bounded by the configured zones.'),
+    zones: z.boolean().default(true).describe('Count questions per zone (gslbd_dns_queries_by_zone_total); bounded by the configured zones; default true.'),
     topRecords: z
       .number()
       .int()
@@ -37,7 +37,7 @@ export const queryCountersSchema = z
       .max(1000)
       .default(20)
       .describe(
-        'How many GSLB records gslbd_gslb_record_selections_total exports: every record is counted, only the most selected are series (0: none counted).',
+        'How many GSLB records gslbd_gslb_record_selections_total exports: every record is counted, only the most selected are series (0: none counted); default 20.',
       ),
   })
   .describe('Per-zone and per-record query counters in /metrics (applies on reload).');

@@ -20,7 +20,9 @@ export const monitorSchema = monitorSchemaOf(CHECK_KINDS);
  * a `port`, and the `host` name used as HTTP Host and TLS SNI.
  */
 export const checkTargetSchema = z.strictObject({
-  address: ipSchema.optional().describe("Address the monitors connect to instead of the endpoint's answer address (required for a target endpoint)."),
+  address: ipSchema
+    .optional()
+    .describe("Address the monitors connect to instead of the endpoint's answer address (needed for a monitored target endpoint: monitors resolve no names)."),
   port: portSchema.optional().describe("Port the monitors connect to; default the monitor's port, else its kind's."),
   host: domainNameSchema.optional().describe('Name used as HTTP Host header and TLS SNI by the monitors.'),
 });

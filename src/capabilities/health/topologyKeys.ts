@@ -4,7 +4,7 @@ import { checkTargetSchema, dcCheckPointsSchema } from './healthSchema.js';
 /** The keys health adds to every data center: its WAN and LAN check points (README.md, "Data center status"). */
 export const healthDataCenterKeys = {
   /** WAN and LAN check points whose composite is the data center's status (src/capabilities/health/README.md). */
-  checkPoints: dcCheckPointsSchema.optional().describe("WAN and LAN check points whose composite is the data center's status; absent, its endpoints decide."),
+  checkPoints: dcCheckPointsSchema.optional().describe("WAN and LAN check points whose composite is the data center's status (host.status)."),
 };
 
 /** The keys health adds to every endpoint: the monitors run against it, and where they connect. */

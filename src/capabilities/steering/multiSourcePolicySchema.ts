@@ -13,7 +13,9 @@ export const criterionSchema = z
     [
       z.enum(['lowest', 'highest']),
       z.strictObject({
-        equals: z.union([z.number(), z.enum(['up', 'down'])]).describe('Data centers whose metric equals this number (or up/down for status) win.'),
+        equals: z
+          .union([z.number(), z.enum(['up', 'down'])])
+          .describe('Only the data centers whose metric is exactly this number (or up/down for status) rank; the others are ranked out.'),
       }),
       z.strictObject({
         within: z
