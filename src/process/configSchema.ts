@@ -113,7 +113,16 @@ export type { GeoCustomEntryConfig } from '../capabilities/geo/customEntries.js'
  * (transforms' outputs) is left open rather than wrong.
  */
 export function configJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(configSchema, {
+  return jsonSchemaOf(configSchema);
+}
+
+/**
+ * The JSON Schema (draft 2020-12, input side) of any configuration schema, written as
+ * {@link configJsonSchema} writes the whole file's: zod's check names that are no JSON Schema
+ * formats dropped, one-or-more fields as "the item, or a list of items" with their description kept.
+ */
+export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  return z.toJSONSchema(schema, {
     io: 'input',
     unrepresentable: 'any',
     override({ jsonSchema }) {
@@ -122,7 +131,7 @@ export function configJsonSchema(): Record<string, unknown> {
       // in strict mode (ajv) reject an unknown format.
       if (typeof jsonSchema.format === 'string' && !JSON_SCHEMA_FORMATS.has(jsonSchema.format)) delete jsonSchema.format;
       // A field that takes one value or a list (`oneOrMore` in its metadata) is parsed through a
-      // list; in the file it may be either.
+      // list; in the file it may be either. Its description describes the field, not the list.
       if (jsonSchema.oneOrMore === true) {
         const description = jsonSchema.description;
         const list = { ...jsonSchema };

@@ -3,7 +3,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { configJsonSchema } from '../../src/process/configSchema.js';
+import { z } from 'zod';
+import { configJsonSchema, jsonSchemaOf } from '../../src/process/configSchema.js';
 import { REPO_ROOT } from '../support/engineProcess.js';
 import { engineExampleFiles } from '../support/exampleConfigs.js';
 
@@ -62,6 +63,15 @@ test('every property of the schema has a description', (t) => {
   t.true(walked.checked > 300, `the walk reaches the whole schema (${walked.checked} properties)`);
   const missing = [...new Set(walked.missing)];
   t.deepEqual(missing, [], `properties without a description:\n${missing.join('\n')}`);
+});
+
+test('a one-or-more field keeps its description: on the field, not on the list inside it', (t) => {
+  const oneOrMore = z.preprocess((v) => (Array.isArray(v) ? v : [v]), z.array(z.string()).min(1)).meta({ oneOrMore: true });
+  const schema = jsonSchemaOf(z.strictObject({ qname: oneOrMore.describe('Names answered.') })) as { properties: { qname: Record<string, unknown> } };
+  t.deepEqual(schema.properties.qname, {
+    description: 'Names answered.',
+    anyOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: { type: 'string' } }],
+  });
 });
 
 test('the schema rejects what the engine rejects (so the test above can fail)', (t) => {
