@@ -29,10 +29,13 @@ export function composeConfigSchema<const L extends readonly Capability<never>[]
   const record = gslbRecordSchemaOf(policies, defaultPolicy, merged(capabilities, 'record') as ShapeOf<L, 'record'>);
   const endpoint = endpointSchemaOf(merged(capabilities, 'endpoint') as ShapeOf<L, 'endpoint'>);
   const own = {
-    zones: z.array(zoneSchema).min(1),
-    datacenters: z.array(dataCenterSchemaOf(merged(capabilities, 'datacenter') as ShapeOf<L, 'datacenter'>)).default([]),
-    services: z.array(serviceSchemaOf(endpoint)).default([]),
-    records: z.array(record).default([]),
+    zones: z.array(zoneSchema).min(1).describe('The zones the engine is authoritative for, at least one.'),
+    datacenters: z
+      .array(dataCenterSchemaOf(merged(capabilities, 'datacenter') as ShapeOf<L, 'datacenter'>))
+      .default([])
+      .describe('The data centers (sites) where endpoints live; default none.'),
+    services: z.array(serviceSchemaOf(endpoint)).default([]).describe('The services, each with its endpoints in data centers; default none.'),
+    records: z.array(record).default([]).describe("The GSLB records, whose answers are chosen per query from a service's endpoints; default none."),
   };
   const all: Record<string, z.core.$ZodType> = {};
   const claim = (shape: z.ZodRawShape, by: string): void => {

@@ -9,11 +9,18 @@ import { storeSchema } from './sharedState/storeSchema.js';
 
 export const loggingSchema = z.strictObject({
   /** Lowest level written; applies on reload. */
-  level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  level: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .describe('Lowest log level written; applies on reload; default info.'),
   /** `epoch` (ms, pino's default) or `iso` (ISO 8601 UTC text); needs a restart. */
-  time: restartOnly(z.enum(['epoch', 'iso']), 'the logger is built at start').default('epoch'),
+  time: restartOnly(z.enum(['epoch', 'iso']), 'the logger is built at start')
+    .default('epoch')
+    .describe('Log time format: epoch (ms) or iso (ISO 8601 UTC text); default epoch (restart needed).'),
   /** `numbers` (pino's 10–60) or `names` (`info`, `warn`, …); needs a restart. */
-  levels: restartOnly(z.enum(['numbers', 'names']), 'the logger is built at start').default('numbers'),
+  levels: restartOnly(z.enum(['numbers', 'names']), 'the logger is built at start')
+    .default('numbers')
+    .describe('Log level format: numbers (10–60) or names (info, warn, …); default numbers (restart needed).'),
 });
 
 /**
@@ -22,7 +29,7 @@ export const loggingSchema = z.strictObject({
  */
 export const queryCountersSchema = z
   .strictObject({
-    zones: z.boolean().default(true).describe('Count questions per zone (gslbd_dns_queries_by_zone_total); bounded by the configured zones.'),
+    zones: z.boolean().default(true).describe('Count questions per zone (gslbd_dns_queries_by_zone_total); bounded by the configured zones; default true.'),
     topRecords: z
       .number()
       .int()
@@ -30,7 +37,7 @@ export const queryCountersSchema = z
       .max(1000)
       .default(20)
       .describe(
-        'How many GSLB records gslbd_gslb_record_selections_total exports: every record is counted, only the most selected are series (0: none counted).',
+        'How many GSLB records gslbd_gslb_record_selections_total exports: every record is counted, only the most selected are series (0: none counted); default 20.',
       ),
   })
   .describe('Per-zone and per-record query counters in /metrics (applies on reload).');
@@ -40,7 +47,10 @@ export const queryCountersSchema = z
  * (rename, symlink swap), after it settled when it is written in place (`settledFileWatch.ts`).
  * `false` leaves reloads to SIGHUP and `POST /reload`.
  */
-export const watchSchema = z.boolean().default(true);
+export const watchSchema = z
+  .boolean()
+  .default(true)
+  .describe('Reload when the configuration file changes; false leaves reloads to SIGHUP and POST /reload; default true.');
 
 /** The order of the top-level keys in the schema (and in `gslbd schema`): as an operator reads a file. */
 const KEY_ORDER = [
@@ -72,11 +82,15 @@ const KEY_ORDER = [
 export const configSchema = composeConfigSchema(
   CAPABILITIES,
   {
-    listeners: listenersSchema(LISTENERS).default({ dns: [] }),
+    listeners: listenersSchema(LISTENERS)
+      .default({ dns: [] })
+      .describe("The front doors' sockets: DNS, admin, redirect, PowerDNS and compact-protocol listeners; sockets open at start."),
     ...doorRootShape(LISTENERS),
-    logging: loggingSchema.default({ level: 'info', time: 'epoch', levels: 'numbers' }),
+    logging: loggingSchema.default({ level: 'info', time: 'epoch', levels: 'numbers' }).describe("The engine's log: level, time format, level format."),
     queryCounters: queryCountersSchema.default({ zones: true, topRecords: 20 }),
-    store: restartOnly(storeSchema, 'the shared state store is opened at start').optional(),
+    store: restartOnly(storeSchema, 'the shared state store is opened at start')
+      .optional()
+      .describe('Where shared state (health verdicts, overrides, pushed metrics) lives; absent, each node keeps its own (restart needed).'),
     watch: watchSchema,
   },
   KEY_ORDER,
@@ -99,7 +113,16 @@ export type { GeoCustomEntryConfig } from '../capabilities/geo/customEntries.js'
  * (transforms' outputs) is left open rather than wrong.
  */
 export function configJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(configSchema, {
+  return jsonSchemaOf(configSchema);
+}
+
+/**
+ * The JSON Schema (draft 2020-12, input side) of any configuration schema, written as
+ * {@link configJsonSchema} writes the whole file's: zod's check names that are no JSON Schema
+ * formats dropped, one-or-more fields as "the item, or a list of items" with their description kept.
+ */
+export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  return z.toJSONSchema(schema, {
     io: 'input',
     unrepresentable: 'any',
     override({ jsonSchema }) {
@@ -108,11 +131,14 @@ export function configJsonSchema(): Record<string, unknown> {
       // in strict mode (ajv) reject an unknown format.
       if (typeof jsonSchema.format === 'string' && !JSON_SCHEMA_FORMATS.has(jsonSchema.format)) delete jsonSchema.format;
       // A field that takes one value or a list (`oneOrMore` in its metadata) is parsed through a
-      // list; in the file it may be either.
+      // list; in the file it may be either. Its description describes the field, not the list.
       if (jsonSchema.oneOrMore === true) {
+        const description = jsonSchema.description;
         const list = { ...jsonSchema };
         delete list.oneOrMore;
+        delete list.description;
         for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
+        if (typeof description === 'string') jsonSchema.description = description;
         jsonSchema.anyOf = [list.items as typeof list, list];
       }
     },

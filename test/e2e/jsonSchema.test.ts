@@ -3,14 +3,15 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { configJsonSchema } from '../../src/process/configSchema.js';
+import { z } from 'zod';
+import { configJsonSchema, jsonSchemaOf } from '../../src/process/configSchema.js';
 import { REPO_ROOT } from '../support/engineProcess.js';
 import { engineExampleFiles } from '../support/exampleConfigs.js';
 
 /**
  * The JSON Schema `gslbd schema` prints works in the tools editors and CI use: ajv compiles it in
- * strict mode (no unknown keyword, no ambiguous type), and every configuration in `examples/`
- * validates against it.
+ * strict mode (no unknown keyword, no ambiguous type), every configuration in `examples/`
+ * validates against it, and every property carries a description (what editors show on hover).
  */
 
 const examples = engineExampleFiles();
@@ -31,6 +32,46 @@ test('every example configuration validates against the schema', (t) => {
     const ok = validate(parse(readFileSync(join(REPO_ROOT, 'examples', f), 'utf8'), { merge: true }));
     t.true(ok, `${f}: ${JSON.stringify(validate.errors)}`);
   }
+});
+
+/**
+ * Adds to `out` the properties under `node` (a JSON Schema) it checked, and the paths of those that have no non-empty `description`:
+ * `a.b` for a property, `[]` for the items of an array, `*` for the values of a record, `$defs.X`
+ * for a definition; the options of `anyOf`/`oneOf`/`allOf` and a `not` share their parent's path.
+ */
+function undescribedProperties(node: unknown, path: string, out: { checked: number; missing: string[] }): typeof out {
+  if (typeof node !== 'object' || node === null) return out;
+  const s = node as Record<string, unknown>;
+  for (const [key, child] of Object.entries((s.properties ?? {}) as Record<string, unknown>)) {
+    const at = path === '' ? key : `${path}.${key}`;
+    const description = (child as { description?: unknown }).description;
+    out.checked += 1;
+    if (typeof description !== 'string' || description.trim() === '') out.missing.push(at);
+    undescribedProperties(child, at, out);
+  }
+  const items = Array.isArray(s.prefixItems) ? [...(s.prefixItems as unknown[]), s.items] : [s.items];
+  for (const item of items) undescribedProperties(item, `${path}[]`, out);
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) for (const option of (s[key] ?? []) as unknown[]) undescribedProperties(option, path, out);
+  undescribedProperties(s.not, path, out);
+  undescribedProperties(s.additionalProperties, `${path}.*`, out);
+  for (const [name, def] of Object.entries((s.$defs ?? {}) as Record<string, unknown>)) undescribedProperties(def, `$defs.${name}`, out);
+  return out;
+}
+
+test('every property of the schema has a description', (t) => {
+  const walked = undescribedProperties(configJsonSchema(), '', { checked: 0, missing: [] });
+  t.true(walked.checked > 300, `the walk reaches the whole schema (${walked.checked} properties)`);
+  const missing = [...new Set(walked.missing)];
+  t.deepEqual(missing, [], `properties without a description:\n${missing.join('\n')}`);
+});
+
+test('a one-or-more field keeps its description: on the field, not on the list inside it', (t) => {
+  const oneOrMore = z.preprocess((v) => (Array.isArray(v) ? v : [v]), z.array(z.string()).min(1)).meta({ oneOrMore: true });
+  const schema = jsonSchemaOf(z.strictObject({ qname: oneOrMore.describe('Names answered.') })) as { properties: { qname: Record<string, unknown> } };
+  t.deepEqual(schema.properties.qname, {
+    description: 'Names answered.',
+    anyOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: { type: 'string' } }],
+  });
 });
 
 test('the schema rejects what the engine rejects (so the test above can fail)', (t) => {

@@ -35,7 +35,7 @@ export interface AgentsCapability extends Capability<AgentsSection> {
 }
 
 /** The `agents` key of the configuration root; absent means no agents (the agent API refuses every credential). */
-export const agentsRootSchema = agentsSchema.prefault({});
+export const agentsRootSchema = agentsSchema.prefault({}).describe('The engine side of gslbd agent: agent credentials and the probe-request queue.');
 
 /** How often expired probe results are swept (ms). */
 const SWEEP_MS = 60_000;

@@ -25,7 +25,9 @@ export interface GeoCapability extends Capability<GeoSection> {
 }
 
 /** The `geo` key of the configuration root; a configuration without it has no location data. */
-export const geoRootSchema = geoSchema.default({ sources: [], custom: [], mode: 'strict', implementation: 'auto' });
+export const geoRootSchema = geoSchema
+  .default({ sources: [], custom: [], mode: 'strict', implementation: 'auto' })
+  .describe('Where client locations come from: a compiled database, location data sources and custom entries.');
 
 /**
  * Client location (src/capabilities/geo/README.md): owns the `geo` section, loads the location

@@ -23,13 +23,13 @@ const addressSchema = z.string().transform((s, ctx): IpAddress => {
  */
 export const geoCustomEntrySchema = z
   .strictObject({
-    cidr: z.string().optional(),
-    from: addressSchema.optional(),
-    to: addressSchema.optional(),
-    location: locationSchema,
-    lat: latitudeSchema.optional(),
-    lon: longitudeSchema.optional(),
-    asn: z.number().int().min(1).max(4294967295).optional(),
+    cidr: z.string().optional().describe('CIDR prefix the entry covers; either cidr or both from and to.'),
+    from: addressSchema.optional().describe('First address of the inclusive range the entry covers.'),
+    to: addressSchema.optional().describe('Last address of the inclusive range the entry covers, same family as from.'),
+    location: locationSchema.describe('Location its addresses get, in dotted qualifiers (EU.NL.North Holland.Amsterdam); * means unknown.'),
+    lat: latitudeSchema.optional().describe("Latitude in degrees of the entry's addresses; give both lat and lon or neither."),
+    lon: longitudeSchema.optional().describe("Longitude in degrees of the entry's addresses; give both lat and lon or neither."),
+    asn: z.number().int().min(1).max(4294967295).optional().describe("Autonomous system number of the entry's addresses."),
   })
   .superRefine((e, ctx) => {
     if ((e.lat === undefined) !== (e.lon === undefined)) {

@@ -54,9 +54,13 @@ export function geoSourceSchemaFor(formats: readonly LocationFormat[]): z.ZodTyp
   const twice = names.find((n, i) => names.indexOf(n) !== i);
   if (twice !== undefined) throw new Error(`location format "${twice}" is listed twice`);
   const reference = {
-    format: z.enum([first, ...rest]),
-    path: z.string().min(1).optional(),
-    package: z.string().min(1).optional(),
+    format: z.enum([first, ...rest]).describe('Location format of the source file.'),
+    path: z.string().min(1).optional().describe('Source file, relative to the configuration file; exactly one of path or package.'),
+    package: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Source file inside an installed npm package (@ip-location-db/…/file.mmdb); exactly one of path or package.'),
   };
   const declared = new Map<string, z.core.$ZodType>();
   const options: Record<string, z.core.$ZodType> = {};
@@ -99,11 +103,24 @@ export function geoSchemaFor(formats: readonly LocationFormat[]) {
     .strictObject({
       // Alone: a file built by `gslbd geo build`. With sources: their cache (`compiledCache.ts`),
       // loaded when it is up to date with them, else rebuilt and rewritten at the load.
-      compiled: z.string().min(1).optional(),
-      sources: z.array(geoSourceSchemaFor(formats)).default([]),
-      custom: z.array(geoCustomEntrySchema).default([]),
-      mode: z.enum(['strict', 'lenient']).default('strict'),
-      implementation: z.enum(['auto', 'native', 'typescript']).default('auto'),
+      compiled: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Compiled location database (gslbd geo build), loaded zero-copy; with sources, their cache, rebuilt when they change.'),
+      sources: z
+        .array(geoSourceSchemaFor(formats))
+        .default([])
+        .describe('Location data sources, parsed when the compiled file is missing or stale; default none.'),
+      custom: z.array(geoCustomEntrySchema).default([]).describe('Custom location entries overriding the data inside their own range; default none.'),
+      mode: z
+        .enum(['strict', 'lenient'])
+        .default('strict')
+        .describe('strict fails a load at the first bad line; lenient skips bad lines and logs how many; default strict.'),
+      implementation: z
+        .enum(['auto', 'native', 'typescript'])
+        .default('auto')
+        .describe('Location database implementation: auto (native addon, else TypeScript with a warning), native or typescript; default auto.'),
     })
     .superRefine((g, ctx) => {
       // The same range twice is a mistake whichever wins (the later would, silently): both places are named.

@@ -24,7 +24,12 @@ export type IpLocationDbVariant = 'country' | 'city';
  * addresses (default: IPv4 below 2^32). One schema object, so the merged source schema has one
  * `ipVersion` key.
  */
-export const ipVersionOption = { ipVersion: z.union([z.literal(4), z.literal(6)]).optional() };
+export const ipVersionOption = {
+  ipVersion: z
+    .union([z.literal(4), z.literal(6)])
+    .optional()
+    .describe('ip-location-db formats: read purely numeric addresses as IPv4 (4) or IPv6 (6); default IPv4 below 2^32.'),
+};
 
 /**
  * Loads a country or city file as a location source.

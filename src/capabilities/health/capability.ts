@@ -55,12 +55,16 @@ export function healthCapabilityOf<const K extends CheckKindList>(kinds: K) {
     schema: {
       root: {
         /** The site this engine instance runs at (a data center's `site`); `localFirst` records answer it first (docs/PRODUCT.md §6). */
-        site: z.string().min(1).optional(),
-        health: healthSectionSchemaOf(kinds).default({ monitors: [], stateMaxAgeMs: 300_000 }),
+        site: z.string().min(1).optional().describe("The site this engine instance runs at (a data center's site); localFirst GSLB records answer it first."),
+        health: healthSectionSchemaOf(kinds)
+          .default({ monitors: [], stateMaxAgeMs: 300_000 })
+          .describe('Health monitoring: the monitors, the state file and quorum health across nodes.'),
       },
       record: {
         /** Cold start, tiers, all-down policy, local-first and TTL while down (src/capabilities/health/README.md). */
-        health: recordHealthSchema.default(RECORD_HEALTH_DEFAULTS),
+        health: recordHealthSchema
+          .default(RECORD_HEALTH_DEFAULTS)
+          .describe('What the GSLB record does with health: cold start, tiers, all-down policy, local-first and TTL while down.'),
       },
       datacenter: healthDataCenterKeys,
       endpoint: healthEndpointKeys,

@@ -20,17 +20,19 @@ export const monitorSchema = monitorSchemaOf(CHECK_KINDS);
  * a `port`, and the `host` name used as HTTP Host and TLS SNI.
  */
 export const checkTargetSchema = z.strictObject({
-  address: ipSchema.optional(),
-  port: portSchema.optional(),
-  host: domainNameSchema.optional(),
+  address: ipSchema
+    .optional()
+    .describe("Address the monitors connect to instead of the endpoint's answer address (needed for a monitored target endpoint: monitors resolve no names)."),
+  port: portSchema.optional().describe("Port the monitors connect to; default the monitor's port, else its kind's."),
+  host: domainNameSchema.optional().describe('Name used as HTTP Host header and TLS SNI by the monitors.'),
 });
 
 /** One check point of a data center: a monitor run against an address. */
 export const checkPointSchema = z.strictObject({
-  monitor: monitorNameSchema,
-  address: ipSchema,
-  port: portSchema.optional(),
-  host: domainNameSchema.optional(),
+  monitor: monitorNameSchema.describe('Name of the health.monitors entry run against this check point.'),
+  address: ipSchema.describe("Address the check point's monitor connects to."),
+  port: portSchema.optional().describe("Port checked; default the monitor's port, else its kind's."),
+  host: domainNameSchema.optional().describe('Name used as HTTP Host header and TLS SNI for this check point.'),
 });
 
 /**
@@ -40,9 +42,12 @@ export const checkPointSchema = z.strictObject({
  */
 export const dcCheckPointsSchema = z
   .strictObject({
-    rule: z.enum(['all', 'any', 'quorum']).default('all'),
-    wan: z.array(checkPointSchema).default([]),
-    lan: z.array(checkPointSchema).default([]),
+    rule: z
+      .enum(['all', 'any', 'quorum'])
+      .default('all')
+      .describe('When a check point group is up: all up, any up, or quorum (more than half up); default all.'),
+    wan: z.array(checkPointSchema).default([]).describe('WAN check points of the data center; default none.'),
+    lan: z.array(checkPointSchema).default([]).describe('LAN check points of the data center; default none.'),
   })
   .refine((c) => c.wan.length + c.lan.length > 0, { message: 'list at least one check point in "wan" or "lan"' });
 
@@ -56,9 +61,12 @@ const fractionSchema = z.number().gt(0).max(1);
  */
 export const tierSchema = z
   .strictObject({
-    dcs: z.array(z.string().min(1)).default([]),
-    endpoints: z.array(z.string().min(1).transform(canonicalIfIpText)).default([]),
-    threshold: fractionSchema.optional(),
+    dcs: z.array(z.string().min(1)).default([]).describe('Data centers of the tier (all their endpoints), by name; default none.'),
+    endpoints: z
+      .array(z.string().min(1).transform(canonicalIfIpText))
+      .default([])
+      .describe('Single endpoints of the tier, by address or target as written in the service; default none.'),
+    threshold: fractionSchema.optional().describe("Fraction (0–1] of the tier's endpoint weight that must be up; default the record's threshold."),
   })
   .refine((t) => t.dcs.length + t.endpoints.length > 0, { message: 'a tier lists at least one data center or endpoint' });
 
@@ -78,13 +86,32 @@ export const tierSchema = z
  * - `localFirst`: answer the engine's own `site` while one of its endpoints is up, else a peer.
  */
 export const recordHealthSchema = z.strictObject({
-  coldStart: z.union([z.literal('unknown-up'), z.strictObject({ waitMs: z.number().int().min(1).max(600_000) })]).default('unknown-up'),
-  threshold: fractionSchema.optional(),
-  tiers: z.array(tierSchema).default([]),
-  allDown: z.enum(['fail-open', 'fail-closed', 'failsafe']).optional(),
-  negativeTtl: ttlSchema.default(10),
-  downTtl: ttlSchema.optional(),
-  localFirst: z.boolean().default(false),
+  coldStart: z
+    .union([
+      z.literal('unknown-up'),
+      z.strictObject({
+        waitMs: z
+          .number()
+          .int()
+          .min(1)
+          .max(600_000)
+          .describe('At most this many ms after monitoring began, endpoints with no result yet are left out while one with a result is up.'),
+      }),
+    ])
+    .default('unknown-up')
+    .describe('Endpoints with no check result yet: unknown-up answers them as up, { waitMs } leaves them out for a while; default unknown-up.'),
+  threshold: fractionSchema.optional().describe('A tier is up when at least this fraction (0–1] of its endpoint weight is up; default any endpoint up.'),
+  tiers: z
+    .array(tierSchema)
+    .default([])
+    .describe('Ordered groups of data centers or endpoints; the first tier that is up answers; the rest form an implicit last tier.'),
+  allDown: z
+    .enum(['fail-open', 'fail-closed', 'failsafe'])
+    .optional()
+    .describe('When every tier is down: fail-open, fail-closed (NODATA) or failsafe; default failsafe with a fail-safe list, else fail-open.'),
+  negativeTtl: ttlSchema.default(10).describe("SOA TTL in seconds of the fail-closed NODATA answer (capped by the zone's); default 10."),
+  downTtl: ttlSchema.optional().describe('Answer TTL in seconds while any endpoint of the GSLB record is down, when shorter than ttl.'),
+  localFirst: z.boolean().default(false).describe("Answer the engine's own site while one of its endpoints is up, else a peer; default false."),
 });
 
 /**
@@ -94,14 +121,15 @@ export const recordHealthSchema = z.strictObject({
  */
 export function healthSectionSchemaOf<const K extends CheckKindList>(kinds: K) {
   return z.strictObject({
-    monitors: z.array(monitorSchemaOf(kinds)).default([]),
-    stateFile: z.string().min(1).optional(),
+    monitors: z.array(monitorSchemaOf(kinds)).default([]).describe('The monitors (tcp, http, https, dns, grpc) endpoints and check points name; default none.'),
+    stateFile: z.string().min(1).optional().describe('File carrying last-known health across a restart, relative to the configuration file; absent, none.'),
     stateMaxAgeMs: z
       .number()
       .int()
       .min(0)
       .max(30 * 86_400_000)
-      .default(300_000),
+      .default(300_000)
+      .describe('A state file older than this many ms is ignored (checks start unknown); default 300000.'),
     /**
      * Quorum health when the state store is shared (`store`; ignored otherwise): a check is down
      * when `observers` of the live nodes see it down (src/capabilities/health/quorum.ts; absent: 2
@@ -111,13 +139,25 @@ export function healthSectionSchemaOf<const K extends CheckKindList>(kinds: K) {
      */
     quorum: z
       .strictObject({
-        observers: z.number().int().min(1).max(64).default(2),
-        voteTtlSeconds: z.number().min(1).max(3600).default(15),
-        graceSeconds: z.number().min(0).max(86_400).default(30),
-        checkers: z.number().int().min(1).max(64).optional(),
+        observers: z.number().int().min(1).max(64).default(2).describe('Live nodes that must see a check down for it to be down; default 2.'),
+        voteTtlSeconds: z.number().min(1).max(3600).default(15).describe("Seconds a node's vote on a check lives; default 15."),
+        graceSeconds: z
+          .number()
+          .min(0)
+          .max(86_400)
+          .default(30)
+          .describe("Seconds the store may be unreachable before this node's own verdicts decide alone; default 30."),
+        checkers: z
+          .number()
+          .int()
+          .min(1)
+          .max(64)
+          .optional()
+          .describe('Live nodes (at least observers) that run each check, chosen by rendezvous hashing; default every node.'),
       })
       .refine((q) => q.checkers === undefined || q.checkers >= q.observers, { message: 'checkers must be at least observers', path: ['checkers'] })
-      .optional(),
+      .optional()
+      .describe('Quorum health across nodes sharing a store (ignored without store): a check is down when enough live nodes see it down.'),
   });
 }
 

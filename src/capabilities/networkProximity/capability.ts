@@ -55,10 +55,14 @@ function zoneOfDc(config: NetworkProximitySection): ReadonlyMap<string, string> 
 export const networkProximityCapability = {
   name: 'networkProximity',
   schema: {
-    root: { networkProximity: networkProximitySchema.prefault({}) },
+    root: {
+      networkProximity: networkProximitySchema
+        .prefault({})
+        .describe('Network proximity: the proximity zone tree, the proximity database (PDB) and the ordered zone index cache.'),
+    },
     datacenter: {
       /** The proximity zone this data center belongs to (docs/PRODUCT.md §5). */
-      proximityZone: proximityZoneIdSchema.optional(),
+      proximityZone: proximityZoneIdSchema.optional().describe('Id of the proximity zone this data center belongs to (dotted numbers such as 0.1).'),
     },
     policies: (common) => [networkProximityPolicySchema(common)],
   },

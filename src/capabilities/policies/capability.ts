@@ -13,12 +13,12 @@ export const policiesCapability = {
   schema: {
     root: {
       /** DNS policies bound globally: tried for every non-static GSLB record after the record's own. */
-      policies: policyBindingSchema.optional(),
-      actions: z.array(actionSchema).default([]),
+      policies: policyBindingSchema.optional().describe("DNS policies bound globally: tried for every non-static GSLB record after the record's own."),
+      actions: z.array(actionSchema).default([]).describe('The actions DNS policies select: preferred-locations or view; default none.'),
     },
     record: {
       /** DNS policies bound to this record, tried before the global `policies` (not for `static` records). */
-      policies: policyBindingSchema.optional(),
+      policies: policyBindingSchema.optional().describe('DNS policies bound to this GSLB record, tried before the global policies (not for static records).'),
     },
     policies: (common) => [staticPolicySchema(common)],
   },

@@ -36,17 +36,23 @@ export interface ConditionConfig {
 
 export const conditionSchema: z.ZodType<ConditionConfig, unknown> = z
   .strictObject({
-    clientLocation: oneOrMore(locationSchema).optional(),
-    clientSubnet: oneOrMore(subnetSchema).optional(),
-    qname: oneOrMore(domainNameSchema).optional(),
+    clientLocation: oneOrMore(locationSchema)
+      .optional()
+      .describe("Holds when the client's location matches one of these dotted patterns (*.ZMB.*.*); one pattern or a list."),
+    clientSubnet: oneOrMore(subnetSchema)
+      .optional()
+      .describe('Holds when the client address lies in one of these prefixes (address/prefix bits); one or a list.'),
+    qname: oneOrMore(domainNameSchema)
+      .optional()
+      .describe('Holds when the name answered is one of these (*.example.test matches names below it); one or a list.'),
     get all() {
-      return z.array(conditionSchema).min(1).optional();
+      return z.array(conditionSchema).min(1).optional().describe('Holds when every one of these conditions holds.');
     },
     get any() {
-      return z.array(conditionSchema).min(1).optional();
+      return z.array(conditionSchema).min(1).optional().describe('Holds when at least one of these conditions holds.');
     },
     get not() {
-      return conditionSchema.optional();
+      return conditionSchema.optional().describe('Holds when this condition does not.');
     },
   })
   .refine((c) => Object.values(c).some((v) => v !== undefined), {
@@ -71,16 +77,18 @@ export const dcListSchema = z
 
 /** A DNS policy: when `when` holds (always, when omitted), `action` decides the data centers. */
 export const dnsPolicySchema = z.strictObject({
-  name: nameSchema,
-  when: conditionSchema.optional(),
-  action: nameSchema,
+  name: nameSchema.describe('Name of the DNS policy.'),
+  when: conditionSchema.optional().describe('Condition over the request (client location, client subnet, qname); absent, always.'),
+  action: nameSchema.describe('Name of the action (preferred-locations or view) that decides the data centers when the condition holds.'),
 });
 
 /** An ordered list of DNS policies at one bind point (the whole configuration, or one record). */
 export const policyBindingSchema = z.strictObject({
   /** Required when two rules' client subnets overlap (see {@link subnetOverlapSchema}). */
-  subnetOverlap: subnetOverlapSchema.optional(),
-  rules: z.array(dnsPolicySchema).min(1),
+  subnetOverlap: subnetOverlapSchema
+    .optional()
+    .describe("Required when two rules' client subnets overlap: first (first true rule wins) or most-specific (longest matched subnet)."),
+  rules: z.array(dnsPolicySchema).min(1).describe('The DNS policies in the order they are tried.'),
 });
 
 /**
@@ -88,8 +96,10 @@ export const policyBindingSchema = z.strictObject({
  * perfectly then partially against the data centers' locations.
  */
 export const preferredLocationsActionSchema = z.strictObject({
-  name: nameSchema,
-  type: z.literal('preferred-locations'),
+  name: nameSchema.describe('Name of the action, referenced by DNS policies.'),
+  type: z
+    .literal('preferred-locations')
+    .describe('Preferred locations: data centers matched perfectly, then partially, against these locations in priority order.'),
   locations: z
     .array(
       locationSchema.refine((q) => q.some((v) => v !== WILDCARD), {
@@ -97,22 +107,23 @@ export const preferredLocationsActionSchema = z.strictObject({
       }),
     )
     .min(1)
-    .max(8, 'at most 8 preferred locations (seed 002)'),
+    .max(8, 'at most 8 preferred locations (seed 002)')
+    .describe('Up to 8 dotted locations in descending priority, each with a qualifier that is not *.'),
 });
 
 /** A view: the answer comes from these data centers only, in priority order. */
 export const viewActionSchema = z.strictObject({
-  name: nameSchema,
-  type: z.literal('view'),
-  dcs: dcListSchema,
+  name: nameSchema.describe('Name of the action, referenced by DNS policies.'),
+  type: z.literal('view').describe('View: the answer comes from these data centers only, in priority order.'),
+  dcs: dcListSchema.describe('Data centers in priority order; an inner list is a group of equals ([dc-a, [dc-b, dc-c]]).'),
 });
 
 export const actionSchema = z.discriminatedUnion('type', [preferredLocationsActionSchema, viewActionSchema]);
 
 /** One rule of a `static` record policy: when `when` holds (always, when omitted), these data centers. */
 export const staticRuleSchema = z.strictObject({
-  when: conditionSchema.optional(),
-  dcs: dcListSchema,
+  when: conditionSchema.optional().describe('Condition over the request (client location, client subnet, qname); absent, always.'),
+  dcs: dcListSchema.describe('Data centers answered when the rule holds, in priority order; an inner list is a group of equals.'),
 });
 
 /**
@@ -122,11 +133,13 @@ export const staticRuleSchema = z.strictObject({
  */
 export function staticPolicySchema(common: CommonPolicyShape) {
   return z.strictObject({
-    type: z.literal('static'),
+    type: z.literal('static').describe('Static mode: ordered rules map clients (subnet, location, qname) to data center lists; no metrics.'),
     ...common,
     /** Required when two rules' client subnets overlap (`first` or `most-specific`). */
-    subnetOverlap: subnetOverlapSchema.optional(),
-    rules: z.array(staticRuleSchema).min(1),
+    subnetOverlap: subnetOverlapSchema
+      .optional()
+      .describe("Required when two rules' client subnets overlap: first (first true rule wins) or most-specific (longest matched subnet)."),
+    rules: z.array(staticRuleSchema).min(1).describe('The static rules in order; when none holds, the fallback answers.'),
   });
 }
 

@@ -9,9 +9,14 @@ import type { CommonPolicyShape, PolicyConfig } from '../../pipeline/config/reco
  */
 export function staticProximityPolicySchema(common: CommonPolicyShape) {
   return z.strictObject({
-    type: z.literal('static-proximity'),
+    type: z
+      .literal('static-proximity')
+      .describe('Static proximity: data centers sharing the most leading location qualifiers with the client win, ties to the nearest by coordinates.'),
     ...common,
-    default: z.array(z.string()).default([]),
+    default: z
+      .array(z.string())
+      .default([])
+      .describe('Data center names answered to a client whose location is unknown; default none (all available data centers).'),
   });
 }
 

@@ -50,7 +50,7 @@ export const steeringCapability = {
   name: 'steering',
   schema: {
     root: {
-      metrics: metricsSchema.prefault({}),
+      metrics: metricsSchema.prefault({}).describe('Cadence and staleness of the host, service and client metrics agents push, per source.'),
     },
     policies: (common) => [multiSourcePolicySchema(common)],
   },

@@ -8,9 +8,21 @@ import { z } from 'zod';
 function cadenceFields(defaultInterval: number) {
   return {
     /** Seconds between pushes the agents are expected to keep (host/service: a 30–60 s collection cycle). */
-    intervalSeconds: z.number().int().min(1).max(86400).default(defaultInterval),
+    intervalSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(86400)
+      .default(defaultInterval)
+      .describe(`Seconds between metric pushes the agents are expected to keep; default ${defaultInterval}.`),
     /** Seconds after which a sample is stale; at least one interval. */
-    staleAfterSeconds: z.number().int().min(1).max(604800).optional(),
+    staleAfterSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(604800)
+      .optional()
+      .describe('Seconds after which a sample is stale, at least intervalSeconds; default three intervals.'),
   };
 }
 
@@ -33,19 +45,37 @@ export const serviceMetricsSchema = z.strictObject(cadenceFields(30)).transform(
 export const clientMetricsSchema = z
   .strictObject({
     ...cadenceFields(60),
-    ipv4Prefix: z.number().int().min(1).max(32).default(24),
-    ipv6Prefix: z.number().int().min(1).max(128).default(48),
-    maxNetworks: z.number().int().min(1).max(10_000_000).default(100_000),
+    ipv4Prefix: z
+      .number()
+      .int()
+      .min(1)
+      .max(32)
+      .default(24)
+      .describe('Prefix bits an IPv4 client address is masked to for its client network (and ECS scope); default 24.'),
+    ipv6Prefix: z
+      .number()
+      .int()
+      .min(1)
+      .max(128)
+      .default(48)
+      .describe('Prefix bits an IPv6 client address is masked to for its client network (and ECS scope); default 48.'),
+    maxNetworks: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000_000)
+      .default(100_000)
+      .describe('Client networks kept; the least recently updated goes first; default 100000.'),
     /** Share of each new MOS window in the smoothed score, (0, 1]; 1 disables smoothing. */
-    mosSmoothing: z.number().gt(0).max(1).default(0.5),
+    mosSmoothing: z.number().gt(0).max(1).default(0.5).describe('Share (0–1] of each new MOS window in the smoothed score; 1 disables smoothing; default 0.5.'),
   })
   .transform(withStaleness);
 
 /** The `metrics` section: cadence and staleness per source (see src/capabilities/steering/README.md). */
 export const metricsSchema = z.strictObject({
-  host: hostMetricsSchema.prefault({}),
-  service: serviceMetricsSchema.prefault({}),
-  client: clientMetricsSchema.prefault({}),
+  host: hostMetricsSchema.prefault({}).describe('Cadence and staleness of host metrics pushed by agents.'),
+  service: serviceMetricsSchema.prefault({}).describe('Cadence and staleness of service metrics pushed by agents.'),
+  client: clientMetricsSchema.prefault({}).describe('Cadence, staleness and client networks of client path metrics (MOS, latency, loss).'),
 });
 
 export type MetricsConfig = z.output<typeof metricsSchema>;

@@ -12,10 +12,18 @@ export const criterionSchema = z
   .union(
     [
       z.enum(['lowest', 'highest']),
-      z.strictObject({ equals: z.union([z.number(), z.enum(['up', 'down'])]) }),
       z.strictObject({
-        within: z.union([z.number().min(0), z.string().regex(/^\d+(\.\d+)?%$/, { error: MARGIN_SYNTAX })], { error: MARGIN_SYNTAX }),
-        prefer: z.enum(['lowest', 'highest']),
+        equals: z
+          .union([z.number(), z.enum(['up', 'down'])])
+          .describe('Only the data centers whose metric is exactly this number (or up/down for status) rank; the others are ranked out.'),
+      }),
+      z.strictObject({
+        within: z
+          .union([z.number().min(0), z.string().regex(/^\d+(\.\d+)?%$/, { error: MARGIN_SYNTAX })], { error: MARGIN_SYNTAX })
+          .describe(
+            'Margin from the best value in the metric\'s unit, or a percentage such as "10%"; data centers within it of the best form the first rank group.',
+          ),
+        prefer: z.enum(['lowest', 'highest']).describe('Which end of the metric is best.'),
       }),
     ],
     { error: CRITERION_SYNTAX },
@@ -43,12 +51,12 @@ export const criterionSchema = z
 export function multiSourcePolicySchema(common: CommonPolicyShape) {
   return z
     .strictObject({
-      type: z.literal('multi-source'),
+      type: z.literal('multi-source').describe('Multi-source selection: data centers ranked by a pushed metric, after an optional gate.'),
       ...common,
-      source: z.enum(['host', 'service', 'client']),
-      metric: z.string().min(1),
-      service: z.string().min(1).optional(),
-      criterion: criterionSchema,
+      source: z.enum(['host', 'service', 'client']).describe('Metric source: host, service or client.'),
+      metric: z.string().min(1).describe('Metric of the source that ranks the data centers (e.g. service healthyBackends, client packetLoss).'),
+      service: z.string().min(1).optional().describe("Service whose metrics count; default the GSLB record's service."),
+      criterion: criterionSchema.describe('How data centers rank by the metric: lowest, highest, {equals}, or {within, prefer}.'),
       gate: z
         .string()
         .superRefine((text, ctx) => {
@@ -58,8 +66,12 @@ export function multiSourcePolicySchema(common: CommonPolicyShape) {
             ctx.addIssue({ code: 'custom', message: (e as Error).message });
           }
         })
-        .optional(),
-      unknown: z.enum(['rank-last', 'exclude']).default('rank-last'),
+        .optional()
+        .describe('Gate expression filtering data centers first, e.g. host.status == up && host.cpu < 90.'),
+      unknown: z
+        .enum(['rank-last', 'exclude'])
+        .default('rank-last')
+        .describe('What a missing or stale metric (or unknown gate) means: rank-last keeps the data center last, exclude drops it; default rank-last.'),
     })
     .superRefine((p, ctx) => {
       const id = metricId(p.source, p.metric);

@@ -14,7 +14,9 @@ export interface CompactDoorConfig {
  */
 export const compactDoor = {
   name: 'compact',
-  listener: compactListenerSchema.optional(),
+  listener: compactListenerSchema
+    .optional()
+    .describe('The compact-protocol listener the CoreDNS plugin connects to (docs/protocol.md); absent means none; restart needed.'),
   create(config: CompactDoorConfig, host: FrontDoorHost): CompactServer | undefined {
     const cfg = config.listeners.compact;
     if (!cfg) return undefined;

@@ -11,14 +11,27 @@ import { z } from 'zod';
  * request incomplete that long, is closed (pdns writes each request whole and `initialize` at once).
  */
 export const powerdnsListenerSchema = z.strictObject({
-  path: z.string().min(1),
+  path: z.string().min(1).describe('Unix socket path pdns_server connects to (remote backend), relative to the configuration file (restart needed).'),
   mode: z
     .string()
     .regex(/^0?[0-7]{3}$/, 'expected an octal file mode such as "0660"')
-    .default('0660'),
-  maxConnections: z.number().int().min(1).max(4096).default(64),
-  maxRequestBytes: z.number().int().min(1024).max(1048576).default(65536),
-  requestTimeoutMs: z.number().int().min(100).max(600000).default(10000),
+    .default('0660')
+    .describe('Permission of the socket file, octal text; pdns_server must be able to write it; default "0660".'),
+  maxConnections: z.number().int().min(1).max(4096).default(64).describe('Open PowerDNS connections at most; more are closed at once; default 64.'),
+  maxRequestBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(1048576)
+    .default(65536)
+    .describe('Longest request line in bytes; a longer one closes its connection; default 65536.'),
+  requestTimeoutMs: z
+    .number()
+    .int()
+    .min(100)
+    .max(600000)
+    .default(10000)
+    .describe('A connection with no complete request within this many ms is closed; default 10000.'),
 });
 
 export type PowerdnsListenerConfig = z.output<typeof powerdnsListenerSchema>;

@@ -17,7 +17,7 @@ export interface PowerdnsDoorConfig {
  */
 export const powerdnsDoor = {
   name: 'powerdns',
-  listener: powerdnsListenerSchema.optional(),
+  listener: powerdnsListenerSchema.optional().describe('The PowerDNS remote backend front door (Unix socket); absent means none; restart needed.'),
   create(config: PowerdnsDoorConfig, host: DoorHost): RemoteBackendServer | undefined {
     const cfg = config.listeners.powerdns;
     if (!cfg) return undefined;

@@ -16,7 +16,7 @@ import { RedirectServer } from './redirectServer.js';
  */
 export const redirectDoor = {
   name: 'redirect',
-  listener: redirectListenerSchema.optional(),
+  listener: redirectListenerSchema.optional().describe('The HTTP redirect front door (docs/PRODUCT.md §6); absent means none; restart needed.'),
   check: checkRedirectReferences,
   files(config: RedirectDoorConfig): readonly DoorFileReference[] {
     const tls = config.listeners.redirect?.tls;

@@ -12,9 +12,18 @@ import { clientsSchema } from './clientsSchema.js';
 export function commonPolicyFields(algorithms: readonly string[]) {
   return {
     /** How many data centers go into an answer (docs/PRODUCT.md §3); fewer when fewer are available. */
-    pickDcCount: z.number().int().min(1).max(64).default(1),
+    pickDcCount: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .default(1)
+      .describe('How many data centers go into an answer (fewer when fewer are available), 1–64; default 1.'),
     /** How the records inside each chosen data center are spread (docs/PRODUCT.md §3). */
-    balanceAlgorithm: z.enum(algorithms as [string, ...string[]]).default('round-robin'),
+    balanceAlgorithm: z
+      .enum(algorithms as [string, ...string[]])
+      .default('round-robin')
+      .describe('How the endpoints inside each chosen data center are spread across answers; default round-robin.'),
   };
 }
 
@@ -28,22 +37,30 @@ export type CommonPolicyShape = ReturnType<typeof commonPolicyFields>;
  * `failsafeTtl` when selection yields nothing.
  */
 const recordHead = {
-  name: domainNameSchema,
-  type: z.enum(GSLB_RECORD_TYPES),
-  ttl: ttlSchema.default(30),
-  service: z.string().min(1),
+  name: domainNameSchema.describe('Absolute name of the GSLB record, inside one of the zones.'),
+  type: z.enum(GSLB_RECORD_TYPES).describe("Record type answered from the service's endpoints (A/AAAA from addresses; CNAME, MX, SRV from targets)."),
+  ttl: ttlSchema.default(30).describe('TTL of the answers, in seconds or with BIND units (1h); default 30.'),
+  service: z.string().min(1).describe('Name of the service whose endpoints this GSLB record answers with.'),
 };
 const recordTail = {
-  failsafe: z.array(z.string()).default([]),
-  failsafeTtl: ttlSchema.optional(),
+  failsafe: z
+    .array(z.string())
+    .default([])
+    .describe('Fail-safe data answered when selection yields nothing: addresses for A/AAAA, names for CNAME, presentation form for MX/SRV; default none.'),
+  failsafeTtl: ttlSchema.optional().describe("TTL in seconds (or BIND units) of fail-safe answers; default the record's ttl."),
   /**
    * Weights between data centers, by name (0–65535; 1 for a data center not listed): when more
    * data centers tie at the pickDcCount cut than fit, the answer's are drawn by weighted random
    * (`weightedTieBreak`, `selection/pickDcs.ts`), e.g. `{ fra1: 70, iad1: 30 }`; 0 is a last resort.
    */
-  dcWeights: z.record(z.string(), z.number().int().min(0).max(65535)).optional(),
+  dcWeights: z
+    .record(z.string(), z.number().int().min(0).max(65535))
+    .optional()
+    .describe('Weights (0–65535, 1 when not listed) per data center name for the weighted draw among data centers tied at the pickDcCount cut.'),
   /** The clients this record answers at a name that also holds a CNAME or other records (`clientsSchema.ts`). */
-  clients: clientsSchema.optional(),
+  clients: clientsSchema
+    .optional()
+    .describe('Client subnets this GSLB record answers at a name that also holds a CNAME or other records; others get the other side.'),
 };
 
 /**
@@ -55,7 +72,10 @@ export function gslbRecordSchemaOf<P extends readonly [z.ZodObject, ...z.ZodObje
   defaultPolicy: Readonly<Record<string, unknown>>,
   extra: E,
 ) {
-  const policy = z.discriminatedUnion('type', policies).default(defaultPolicy as never);
+  const policy = z
+    .discriminatedUnion('type', policies)
+    .default(defaultPolicy as never)
+    .describe('Selection policy choosing the data centers of each answer, by type; default static-proximity.');
   return z.strictObject({ ...recordHead, policy, ...recordTail, ...extra });
 }
 

@@ -6,13 +6,13 @@ export const nameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'use 
 
 /** The keys every data center has; capabilities add theirs after them (`dataCenterSchemaOf`). */
 export const dataCenterShape = {
-  name: nameSchema,
+  name: nameSchema.describe('Name of the data center, referenced by endpoints, policies and actions.'),
   /** Location in dotted qualifiers (`NA.US`, `Europe.NL.*.Amsterdam`); omitted means all wildcards. */
-  location: locationSchema.optional(),
-  lat: latitudeSchema.optional(),
-  lon: longitudeSchema.optional(),
+  location: locationSchema.optional().describe('Location of the data center in dotted qualifiers (NA.US, Europe.NL.*.Amsterdam); omitted means all wildcards.'),
+  lat: latitudeSchema.optional().describe('Latitude of the data center in degrees (-90–90), for nearest-by-coordinates choices.'),
+  lon: longitudeSchema.optional().describe('Longitude of the data center in degrees (-180–180), for nearest-by-coordinates choices.'),
   /** The site this data center belongs to, when several DCs share one (defaults to the DC name). */
-  site: nameSchema.optional(),
+  site: nameSchema.optional().describe('Site this data center belongs to when several data centers share one; default the data center name.'),
 };
 
 /** A data center (site): where endpoints live; `extra` are the keys capabilities add. */
@@ -27,18 +27,24 @@ export function dataCenterSchemaOf<E extends z.ZodRawShape>(extra: E) {
  * priority, weight and `port` go into the record.
  */
 export const endpointShape = {
-  dc: nameSchema,
-  address: ipSchema.optional(),
-  target: domainNameSchema.optional(),
-  port: portSchema.optional(),
+  dc: nameSchema.describe('Name of the data center this endpoint lives in.'),
+  address: ipSchema.optional().describe('IPv4 or IPv6 address of the endpoint, answered in A or AAAA records; exactly one of address or target.'),
+  target: domainNameSchema.optional().describe('Target name of the endpoint, answered in CNAME, MX or SRV records; exactly one of address or target.'),
+  port: portSchema.optional().describe('Port of the endpoint in SRV answers (with target only).'),
   /** Relative share inside the DC for weighted algorithms; 0 = only when no positive weight is available. */
-  weight: z.number().int().min(0).max(65535).default(1),
+  weight: z
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(1)
+    .describe('Relative share inside the data center for weighted balanceAlgorithms and SRV weight; 0 only when no positive weight is available; default 1.'),
   /** Lower is preferred (as in SRV and MX). */
-  priority: z.number().int().min(0).max(65535).default(1),
-  enabled: z.boolean().default(true),
+  priority: z.number().int().min(0).max(65535).default(1).describe('Priority of the endpoint, lower preferred (MX preference, SRV priority); default 1.'),
+  enabled: z.boolean().default(true).describe('Whether the endpoint is a candidate for answers; false leaves it out; default true.'),
   /** Endpoint coordinates (degrees) for `nearest`; default to its DC's. */
-  lat: latitudeSchema.optional(),
-  lon: longitudeSchema.optional(),
+  lat: latitudeSchema.optional().describe("Latitude of the endpoint in degrees for nearest choices; default its data center's."),
+  lon: longitudeSchema.optional().describe("Longitude of the endpoint in degrees for nearest choices; default its data center's."),
 };
 
 /** An endpoint with the keys capabilities add (`extra`), and the rules that tie its fields together. */
@@ -57,8 +63,8 @@ export function endpointSchemaOf<E extends z.ZodRawShape>(extra: E) {
 /** A named application with endpoints in data centers. */
 export function serviceSchemaOf<T extends z.ZodType>(endpoint: T) {
   return z.strictObject({
-    name: nameSchema,
-    endpoints: z.array(endpoint).min(1),
+    name: nameSchema.describe('Name of the service, referenced by GSLB records.'),
+    endpoints: z.array(endpoint).min(1).describe('The endpoints of the service in the data centers, at least one.'),
   });
 }
 

@@ -15,12 +15,14 @@ export const STATIC_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'NS', 'MX', 'TXT', 'SR
  */
 export const staticRecordSchema = z
   .strictObject({
-    name: z.string().min(1),
-    type: z.enum(STATIC_RECORD_TYPES),
-    ttl: ttlSchema.optional(),
-    data: z.union([z.string(), z.array(z.string()).min(1)]),
+    name: z.string().min(1).describe('Owner of the static record relative to its zone (www, @ for the apex, *.dyn for a wildcard).'),
+    type: z.enum(STATIC_RECORD_TYPES).describe('Type of the static record.'),
+    ttl: ttlSchema.optional().describe("TTL of the static record in seconds (or BIND units such as 1h); default the zone's ttl."),
+    data: z
+      .union([z.string(), z.array(z.string()).min(1)])
+      .describe('Record data in presentation form (10 mx.example.test), or a list of strings for TXT; names inside are absolute.'),
     /** The clients this record answers at a name that also holds a CNAME or other records (`clientsSchema.ts`). */
-    clients: clientsSchema.optional(),
+    clients: clientsSchema.optional().describe('Client subnets this static record answers at a name that also holds a CNAME or other records.'),
   })
   .transform((r, ctx) => {
     // The owner is validated here so that a bad name is a configuration error, not a failure
@@ -49,32 +51,41 @@ export const staticRecordSchema = z
  * not change the zone keeps it. A number is served as written.
  */
 export const soaSchema = z.strictObject({
-  mname: domainNameSchema,
-  rname: domainNameSchema,
-  serial: z.union([z.literal('auto'), z.number().int().min(0).max(4294967295)]).default('auto'),
-  refresh: ttlSchema.default(3600),
-  retry: ttlSchema.default(600),
-  expire: ttlSchema.default(604800),
+  mname: domainNameSchema.describe('SOA MNAME: the primary name server of the zone.'),
+  rname: domainNameSchema.describe("SOA RNAME: the mailbox of the zone's administrator, as a domain name."),
+  serial: z
+    .union([z.literal('auto'), z.number().int().min(0).max(4294967295)])
+    .default('auto')
+    .describe('SOA serial: a number served as written, or auto (kept monotonic across reloads from the Unix time); default auto.'),
+  refresh: ttlSchema.default(3600).describe('SOA refresh interval in seconds (or BIND units); default 3600.'),
+  retry: ttlSchema.default(600).describe('SOA retry interval in seconds (or BIND units); default 600.'),
+  expire: ttlSchema.default(604800).describe('SOA expire time in seconds (or BIND units); default 604800.'),
   /** Negative-caching TTL (RFC 2308 §4); negative answers use min(SOA TTL, minimum). */
-  minimum: ttlSchema.default(60),
-  ttl: ttlSchema.optional(),
+  minimum: ttlSchema.default(60).describe('SOA minimum: negative-caching TTL in seconds (RFC 2308 §4); default 60.'),
+  ttl: ttlSchema.optional().describe("TTL of the SOA record itself in seconds; default the zone's ttl."),
 });
 
 /** A zone the engine is authoritative for. */
 export const zoneSchema = z.strictObject({
-  name: domainNameSchema,
+  name: domainNameSchema.describe('Absolute name of the zone the engine is authoritative for.'),
   /** Default TTL (s) of records that set none. */
-  ttl: ttlSchema.default(300),
-  soa: soaSchema,
+  ttl: ttlSchema.default(300).describe("Default TTL in seconds (or BIND units) of the zone's records that set none; default 300."),
+  soa: soaSchema.describe('SOA parameters of the zone (RFC 1035 §3.3.13), times in seconds.'),
   /** Name servers of the zone (absolute names), served as the apex NS RRset. */
-  ns: z.array(domainNameSchema).min(1),
-  records: z.array(staticRecordSchema).default([]),
+  ns: z.array(domainNameSchema).min(1).describe('Name servers of the zone (absolute names), served as the apex NS RRset.'),
+  records: z.array(staticRecordSchema).default([]).describe('Static records of the zone; default none.'),
   /**
    * An RFC 1035 zone file (relative to the configuration file) whose records join `records`; its
    * SOA and apex NS fill `soa` and `ns` when the zone sets none, else must agree with them
    * (`zoneFileInclude.ts`). Read again at every reload.
    */
-  zoneFile: z.string().min(1).optional(),
+  zoneFile: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "RFC 1035 zone file (relative to the configuration file) whose records join the zone's static records; its SOA and apex NS must agree with the zone's; read again at every reload.",
+    ),
 });
 
 export type ZoneConfig = z.output<typeof zoneSchema>;

@@ -17,19 +17,21 @@ export const monitorNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/
  * (`z.strictObject({ type: z.literal('tcp'), ...monitorCommon })`). Times in milliseconds.
  */
 export const monitorCommon = {
-  name: monitorNameSchema,
+  name: monitorNameSchema.describe('Name of the monitor, which endpoints and check points refer to it by.'),
   /** Time between two checks of one target (ms). */
-  intervalMs: z.number().int().min(10).max(3_600_000).default(5000),
+  intervalMs: z.number().int().min(10).max(3_600_000).default(5000).describe('Time in ms between two checks of one target; default 5000.'),
   /** A check not finished after this long fails (ms); at most the interval. */
-  timeoutMs: z.number().int().min(1).max(600_000).default(2000),
+  timeoutMs: z.number().int().min(1).max(600_000).default(2000).describe('A check not finished after this many ms fails; at most intervalMs; default 2000.'),
   /** Consecutive successes that bring a down target up. */
-  rise: z.number().int().min(1).max(100).default(2),
+  rise: z.number().int().min(1).max(100).default(2).describe('Consecutive successes that bring a down target up; default 2.'),
   /** Consecutive failures that bring an up target down. */
-  fall: z.number().int().min(1).max(100).default(3),
+  fall: z.number().int().min(1).max(100).default(3).describe('Consecutive failures that bring an up target down; default 3.'),
   /** Each interval is stretched or shrunk by up to this fraction at random, so checks do not align. */
-  jitter: z.number().min(0).max(0.5).default(0.1),
+  jitter: z.number().min(0).max(0.5).default(0.1).describe('Fraction (0–0.5) by which each interval is stretched or shrunk at random; default 0.1.'),
   /** Port checked when the endpoint's `check.port` does not say (else the kind's default: http 80, https 443, dns 53; some kinds, tcp among them, have none). */
-  port: portSchema.optional(),
+  port: portSchema
+    .optional()
+    .describe("Port checked when the endpoint's check.port does not say; default the kind's (http 80, https 443, dns 53; tcp and grpc none)."),
 };
 
 /**

@@ -14,15 +14,18 @@ import { checkSockets, type CheckConnection, type ConnectionEvents } from './che
 
 /** One DNS query over UDP or TCP: up when the rcode (and, if set, an answer) is as expected. */
 export const dnsMonitorSchema = z.strictObject({
-  type: z.literal('dns'),
+  type: z.literal('dns').describe('DNS monitor: one query, up when the rcode (and expectAnswer, if set) is as expected.'),
   ...monitorCommon,
   /** `udp` (default) or `tcp` (RFC 1035 §4.2.2 framing, a new connection per check). */
-  transport: z.enum(['udp', 'tcp']).default('udp'),
-  queryName: domainNameSchema,
-  queryType: z.enum(['A', 'AAAA', 'CNAME', 'MX', 'NS', 'SOA', 'SRV', 'TXT', 'PTR']).default('A'),
-  expectRcode: z.enum(['NOERROR', 'NXDOMAIN', 'REFUSED', 'SERVFAIL', 'NOTIMP', 'FORMERR']).default('NOERROR'),
+  transport: z.enum(['udp', 'tcp']).default('udp').describe('Transport of the check query: udp or tcp (new connection per check); default udp.'),
+  queryName: domainNameSchema.describe('Name asked in the check query.'),
+  queryType: z.enum(['A', 'AAAA', 'CNAME', 'MX', 'NS', 'SOA', 'SRV', 'TXT', 'PTR']).default('A').describe('Type asked in the check query; default A.'),
+  expectRcode: z
+    .enum(['NOERROR', 'NXDOMAIN', 'REFUSED', 'SERVFAIL', 'NOTIMP', 'FORMERR'])
+    .default('NOERROR')
+    .describe('Rcode the answer must carry; default NOERROR.'),
   /** An answer record of `queryType` whose data, in presentation form, equals this (e.g. `192.0.2.1`). */
-  expectAnswer: z.string().min(1).optional(),
+  expectAnswer: z.string().min(1).optional().describe('Data, in presentation form, of an answer record of queryType the answer must hold (e.g. 192.0.2.1).'),
 });
 
 export type DnsMonitorConfig = z.output<typeof dnsMonitorSchema>;

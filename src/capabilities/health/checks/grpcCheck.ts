@@ -16,16 +16,18 @@ import { checkKind, monitorCommon } from './checkKind.js';
  */
 export const grpcMonitorSchema = z
   .strictObject({
-    type: z.literal('grpc'),
+    type: z.literal('grpc').describe('gRPC monitor: one grpc.health.v1.Health/Check call, up when the answer is SERVING.'),
     ...monitorCommon,
     /** The service whose health is asked; '' (default) asks for the server as a whole (the protocol's convention). */
-    service: z.string().default(''),
+    service: z.string().default('').describe('gRPC service whose health is asked; "" (default) asks for the server as a whole.'),
     /** Call over TLS (HTTP/2 with ALPN `h2`), verifying the server's certificate and name; default false: plaintext HTTP/2. */
-    tls: z.boolean().default(false),
+    tls: z.boolean().default(false).describe('Call over TLS (HTTP/2 with ALPN h2), verifying the certificate; default false (plaintext HTTP/2).'),
     /** TLS: the name the certificate must carry, sent as SNI and as `:authority`; defaults to the endpoint's `check.host`, else the checked address. */
-    serverName: domainNameSchema.optional(),
+    serverName: domainNameSchema
+      .optional()
+      .describe('TLS only: name the certificate must carry, sent as SNI and :authority; default check.host, else the address.'),
     /** TLS: PEM file of trusted CAs instead of Node's bundled roots (relative to the configuration file). */
-    caFile: z.string().min(1).optional(),
+    caFile: z.string().min(1).optional().describe("TLS only: PEM file of trusted CAs instead of Node's bundled roots, relative to the configuration file."),
   })
   .superRefine((m, ctx) => {
     for (const key of ['serverName', 'caFile'] as const) {

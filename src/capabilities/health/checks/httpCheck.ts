@@ -34,16 +34,16 @@ const regexSchema = z
 
 /** The fields of http and https monitors beyond {@link monitorCommon}. */
 const httpFields = {
-  method: z.enum(['GET', 'HEAD', 'POST', 'OPTIONS']).default('GET'),
-  path: z.string().startsWith('/', 'a path starts with "/"').default('/'),
+  method: z.enum(['GET', 'HEAD', 'POST', 'OPTIONS']).default('GET').describe('HTTP method of the check request; default GET.'),
+  path: z.string().startsWith('/', 'a path starts with "/"').default('/').describe('Request path, starting with /; default /.'),
   /** Host header; defaults to the endpoint's `check.host`, else the checked address. */
-  host: z.string().min(1).optional(),
+  host: z.string().min(1).optional().describe("Host header when the endpoint's check.host does not set one; default the checked address."),
   /** Accepted status codes (default 200 only, as gdnsd's http_status). */
-  expectStatus: z.array(statusPatternSchema).min(1).default([200]),
+  expectStatus: z.array(statusPatternSchema).min(1).default([200]).describe('Accepted final statuses: 200–599 or a class such as "2xx"; default [200].'),
   /** The body (first 64 KiB) must contain this text. */
-  bodyContains: z.string().min(1).optional(),
+  bodyContains: z.string().min(1).optional().describe('Text the response body (first 64 KiB) must contain.'),
   /** The body (first 64 KiB) must match this regular expression (JavaScript syntax). */
-  bodyMatches: regexSchema.optional(),
+  bodyMatches: regexSchema.optional().describe('Regular expression (JavaScript syntax) the response body (first 64 KiB) must match.'),
 };
 
 /**
@@ -58,20 +58,22 @@ function headHasNoBody(m: { method: string; bodyContains?: string; bodyMatches?:
 }
 
 /** HTTP over a new connection per check. */
-export const httpMonitorSchema = z.strictObject({ type: z.literal('http'), ...monitorCommon, ...httpFields }).superRefine(headHasNoBody);
+export const httpMonitorSchema = z
+  .strictObject({ type: z.literal('http').describe('HTTP monitor: one request over a new connection per check.'), ...monitorCommon, ...httpFields })
+  .superRefine(headHasNoBody);
 
 /** HTTPS over a new connection per check: SNI and certificate verification as configured. */
 export const httpsMonitorSchema = z
   .strictObject({
-    type: z.literal('https'),
+    type: z.literal('https').describe('HTTPS monitor: one request over a new TLS connection per check.'),
     ...monitorCommon,
     ...httpFields,
     /** TLS server name (SNI); defaults to the Host header when that is a name. */
-    sni: domainNameSchema.optional(),
+    sni: domainNameSchema.optional().describe('TLS server name (SNI); default the Host header when that is a name.'),
     /** Verify the server certificate and its name (default true). */
-    tlsVerify: z.boolean().default(true),
+    tlsVerify: z.boolean().default(true).describe('Verify the server certificate and its name; default true.'),
     /** PEM file of trusted CAs instead of Node's bundled roots (relative to the configuration file). */
-    caFile: z.string().min(1).optional(),
+    caFile: z.string().min(1).optional().describe("PEM file of trusted CAs instead of Node's bundled roots, relative to the configuration file."),
   })
   .superRefine(headHasNoBody);
 

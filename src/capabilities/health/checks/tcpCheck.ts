@@ -5,7 +5,10 @@ import { checkKind, monitorCommon } from './checkKind.js';
 import { checkSockets, type CheckConnection, type ConnectionEvents } from './checkSockets.js';
 
 /** TCP connect: up when the three-way handshake completes within the timeout. */
-export const tcpMonitorSchema = z.strictObject({ type: z.literal('tcp'), ...monitorCommon });
+export const tcpMonitorSchema = z.strictObject({
+  type: z.literal('tcp').describe('TCP connect monitor: up when the handshake completes within timeoutMs.'),
+  ...monitorCommon,
+});
 
 /** The `tcp` check kind: no default port (the monitor or the check target sets one). */
 export const tcpCheckKind = checkKind({
