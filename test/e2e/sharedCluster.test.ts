@@ -16,7 +16,9 @@ import { waitFor } from '../support/waitFor.js';
  * "Redis Cluster"): 150 ECS clients get the same data center from both; an override posted to one
  * reaches the other; the master of the store's slot is killed and its replica promoted while both
  * engines answer a steady stream of queries (none fails), and an override posted after the
- * failover reaches the other engine too.
+ * failover reaches the other engine too. Redis 7 delays a replica's first synchronisation by 5 s
+ * (diskless sync), so the promoted replica has usually lost the namespace: both nodes write their
+ * replicas back, and the override removed on b must not come back from a's stale copy.
  */
 
 test.after.always(stopAllRedis);

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { stopAllRedis, startRedis } from '../../../test/support/redisServer.js';
+import { startTcpGate } from '../../../test/support/tcpGate.js';
 import { sleep, waitFor } from '../../../test/support/waitFor.js';
 import type { StateMap } from '../../core/contracts/stateStore.js';
 import { openStateStore, type OpenedStore } from './openStateStore.js';
@@ -106,6 +107,39 @@ test('Redis killed and restarted empty: replicas keep serving, writes made meanw
   await waitFor('b sees the write made while Redis was gone', () => mb.get('during') === 'v2', 10_000);
   await waitFor('the lost data is written back', () => redis.cli('HGET', '{t4}:map:ov', 'before') === '"v1"', 10_000);
   t.is(mb.get('before'), 'v1');
+});
+
+test('Redis restarted empty: a node writing back its stale replica never undoes what another node wrote since', async (t) => {
+  // Seen in a Redis Cluster failover whose replica had not synchronised: the node that
+  // reconnected last wrote back an override another node had removed after the failover.
+  const redis = await startRedis();
+  const gate = await startTcpGate({ host: '127.0.0.1', port: redis.port });
+  t.teardown(() => gate.close());
+  const a = await node(`redis://127.0.0.1:${gate.port}`, 'a', 't7');
+  const b = await node(redis.url, 'b', 't7');
+  const ma = a.map<string>('ov');
+  const mb = b.map<string>('ov');
+  for (const key of ['deleted', 'changed', 'kept']) ma.set(key, 'old');
+  await waitFor('b sees the three keys', () => ['deleted', 'changed', 'kept'].every((k) => mb.get(k) === 'old'), 5000);
+  gate.shut();
+  await waitFor('a cut off', () => a.connection().state === 'disconnected', 8000);
+  await redis.kill();
+  await redis.restart();
+  await waitFor('b reconnects to the emptied Redis', () => b.connection().state === 'connected', 15_000);
+  t.true(await b.settled(5000));
+  mb.delete('deleted');
+  mb.set('changed', 'new');
+  t.true(await b.settled(5000));
+  gate.open();
+  await waitFor('a reconnects', () => a.connection().state === 'connected', 15_000);
+  t.true(await a.settled(5000));
+  t.is(redis.cli('HEXISTS', '{t7}:map:ov', 'deleted'), '0', 'the key b deleted stays deleted');
+  t.is(redis.cli('HGET', '{t7}:map:ov', 'changed'), '"new"', 'the key b changed keeps b’s value');
+  t.is(redis.cli('HGET', '{t7}:map:ov', 'kept'), '"old"', 'what nobody wrote since is written back');
+  await waitFor('a’s replica converges on Redis', () => ma.get('deleted') === undefined && ma.get('changed') === 'new', 5000);
+  t.is(ma.get('kept'), 'old');
+  t.is(mb.get('deleted'), undefined);
+  t.is(mb.get('changed'), 'new');
 });
 
 test('a stopped (SIGSTOP) Redis is noticed by the heartbeat; reads never wait on it', async (t) => {

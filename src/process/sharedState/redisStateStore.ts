@@ -66,6 +66,8 @@ export class RedisStateStore implements StateStore {
   readonly node: string;
   private readonly maps = new Map<string, RedisMap<unknown>>();
   private readonly dirty = new Map<string, Pending>();
+  /** Dirty keys that are a write-back of the replica after Redis lost its data, not a write of this node: written only where no other node wrote since. */
+  private readonly republish = new Set<string>();
   private readonly commands: RedisClient;
   private reader: RedisClient | undefined;
   /** The reader connection's client id (`CLIENT ID`), to wake its blocking read (`CLIENT UNBLOCK`). */
@@ -78,6 +80,7 @@ export class RedisStateStore implements StateStore {
   private readonly keys: {
     readonly log: string;
     readonly epoch: string;
+    readonly touched: string;
     hash(map: string): string;
     expiries(map: string): string;
     stream(name: string): string;
@@ -102,6 +105,7 @@ export class RedisStateStore implements StateStore {
     this.keys = {
       log: `${ns}:log`,
       epoch: `${ns}:epoch`,
+      touched: `${ns}:touched`,
       hash: (m) => `${ns}:map:${m}`,
       expiries: (m) => `${ns}:ttl:${m}`,
       stream: (name) => `${ns}:stream:${name}`,
@@ -205,6 +209,7 @@ export class RedisStateStore implements StateStore {
   }
 
   private markDirty(map: string, key: string): void {
+    this.republish.delete(`${map}\u0000${key}`);
     this.dirty.set(`${map}\u0000${key}`, { map, key });
     if (this.state.state === 'connected') this.flushSoon();
   }
@@ -222,30 +227,45 @@ export class RedisStateStore implements StateStore {
     // Yield once so a burst of writes in one tick goes out as one pipeline.
     await Promise.resolve();
     const batch = [...this.dirty.entries()];
+    const republished = new Set<string>();
     for (const [id, p] of batch) {
       this.dirty.delete(id);
+      if (this.republish.delete(id)) republished.add(id);
       this.maps.get(p.map)!.beginWrite(p.key);
     }
     const pipeline = this.commands.pipeline();
-    for (const [, { map, key }] of batch) {
+    for (const [id, { map, key }] of batch) {
       const m = this.maps.get(map)!;
       const value = m.get(key);
       if (value === undefined)
-        pipeline.eval(REDIS_SCRIPTS.delete, 3, this.keys.hash(map), this.keys.expiries(map), this.keys.log, map, key, this.node, this.opts.logLength);
+        pipeline.eval(
+          REDIS_SCRIPTS.delete,
+          4,
+          this.keys.hash(map),
+          this.keys.expiries(map),
+          this.keys.log,
+          this.keys.touched,
+          map,
+          key,
+          this.node,
+          this.opts.logLength,
+        );
       else {
         const json = JSON.stringify(value);
         pipeline.eval(
           REDIS_SCRIPTS.set,
-          3,
+          4,
           this.keys.hash(map),
           this.keys.expiries(map),
           this.keys.log,
+          this.keys.touched,
           map,
           key,
           json,
           this.node,
           this.opts.logLength,
           m.ttlMs ?? 0,
+          republished.has(id) ? 1 : 0,
         );
       }
     }
@@ -257,7 +277,10 @@ export class RedisStateStore implements StateStore {
     if (!results || results.some(([err]) => err)) this.disconnected();
     batch.forEach(([id, p], i) => {
       const [err, logId] = results?.[i] ?? [new Error('not sent'), null];
-      if (err && !this.dirty.has(id)) this.dirty.set(id, p);
+      if (err && !this.dirty.has(id)) {
+        this.dirty.set(id, p);
+        if (republished.has(id)) this.republish.add(id);
+      }
       this.maps.get(p.map)!.endWrite(p.key, !err && typeof logId === 'string' ? logId : undefined, this.dirty.has(id));
     });
   }
@@ -267,9 +290,16 @@ export class RedisStateStore implements StateStore {
     if (this.syncing) return this.syncing;
     this.syncing = (async () => {
       try {
-        const epoch = await this.commands.eval(REDIS_SCRIPTS.epoch, 1, this.keys.epoch, `${this.node}:${Date.now()}`);
+        const epoch = await this.commands.eval(REDIS_SCRIPTS.epoch, 2, this.keys.epoch, this.keys.touched, `${this.node}:${Date.now()}`, TOUCHED_WINDOW_MS);
         const lost = this.epoch !== undefined && epoch !== this.epoch;
-        if (lost) for (const m of this.maps.values()) for (const [key] of m.entries()) this.dirty.set(`${m.name}\u0000${key}`, { map: m.name, key });
+        if (lost)
+          for (const m of this.maps.values())
+            for (const [key] of m.entries()) {
+              const id = `${m.name}\u0000${key}`;
+              if (this.dirty.has(id)) continue;
+              this.dirty.set(id, { map: m.name, key });
+              this.republish.add(id);
+            }
         await this.flush();
         const [[, last]] = (await this.commands.multi().xrevrange(this.keys.log, '+', '-', 'COUNT', 1).exec()) as [[unknown, [string, string[]][]]];
         const lastId = last[0]?.[0] ?? '0-0';
@@ -526,6 +556,12 @@ class RedisMap<V> implements StateMap<V> {
 
 /** How often (ms) the store checks that Redis answers (a PING times out after the connection's command timeout). */
 const HEARTBEAT_MS = 1000;
+/**
+ * How long after Redis lost its data the keys written since are remembered (the touched set), so a
+ * node writing back its replica later never undoes them: nodes reconnect within seconds, and a set
+ * that expires keeps the memory of a busy metrics map bounded.
+ */
+const TOUCHED_WINDOW_MS = 10 * 60_000;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
