@@ -237,37 +237,22 @@ export class RedisStateStore implements StateStore {
     for (const [id, { map, key }] of batch) {
       const m = this.maps.get(map)!;
       const value = m.get(key);
-      if (value === undefined)
-        pipeline.eval(
-          REDIS_SCRIPTS.delete,
-          4,
-          this.keys.hash(map),
-          this.keys.expiries(map),
-          this.keys.log,
-          this.keys.touched,
-          map,
-          key,
-          this.node,
-          this.opts.logLength,
-        );
-      else {
-        const json = JSON.stringify(value);
+      // Both scripts change the same four keys (redisScripts.ts).
+      const keys = [this.keys.hash(map), this.keys.expiries(map), this.keys.log, this.keys.touched];
+      if (value === undefined) pipeline.eval(REDIS_SCRIPTS.delete, keys.length, ...keys, map, key, this.node, this.opts.logLength);
+      else
         pipeline.eval(
           REDIS_SCRIPTS.set,
-          4,
-          this.keys.hash(map),
-          this.keys.expiries(map),
-          this.keys.log,
-          this.keys.touched,
+          keys.length,
+          ...keys,
           map,
           key,
-          json,
+          JSON.stringify(value),
           this.node,
           this.opts.logLength,
           m.ttlMs ?? 0,
           republished.has(id) ? 1 : 0,
         );
-      }
     }
     const started = this.monotonic();
     const results = await pipeline.exec().catch(() => null);
