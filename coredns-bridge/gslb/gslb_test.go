@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -517,6 +518,40 @@ func TestStaleCacheServesTheNewestAnswerWhoseBlockHoldsTheClient(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.client, got, tc.want)
 		}
 	}
+}
+
+// The memory bound is meant in Go heap: the store's estimate of what it holds stays close to the
+// heap its entries take (answers of one and of four records, over many names), so stale_memory
+// bounds the process's memory, not an abstract count.
+func TestStaleCacheEstimateMatchesTheHeapItHolds(t *testing.T) {
+	answers := []*frame.Answer{staleAnswer(24, "192.0.2.1"), {Flags: frame.AnswerAA, ClientScope: 24, Answer: []dns.RR{
+		test.A("a.example.org. 30 IN A 192.0.2.1"), test.A("a.example.org. 30 IN A 192.0.2.2"),
+		test.A("a.example.org. 30 IN A 192.0.2.3"), test.A("a.example.org. 30 IN A 192.0.2.4"),
+	}}}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	c := newStaleCache(1<<30, time.Hour)
+	now := time.Now()
+	for i := 0; i < 40000; i++ {
+		// A fresh copy per entry, as every engine answer is decoded afresh.
+		a := *answers[i%2]
+		a.Answer = make([]dns.RR, len(answers[i%2].Answer))
+		for j, rr := range answers[i%2].Answer {
+			a.Answer[j] = dns.Copy(rr)
+		}
+		c.put(fmt.Sprintf("n%d.example.org.", i%400), dns.TypeA, netip.AddrFrom4([4]byte{10, byte(i >> 8), byte(i), 1}), &a, now)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	estimate, n := c.size()
+	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	ratio := float64(estimate) / float64(heap)
+	t.Logf("%d entries: estimated %d bytes, heap %d bytes (ratio %.3f)", n, estimate, heap, ratio)
+	if ratio < 0.85 || ratio > 1.2 {
+		t.Errorf("estimate %d bytes vs %d bytes of heap (ratio %.3f)", estimate, heap, ratio)
+	}
+	runtime.KeepAlive(c)
 }
 
 // Many handlers share one cache (CoreDNS serves each query on its own goroutine): run with -race.
