@@ -279,6 +279,10 @@ test('kill -9 and restart under load behind CoreDNS: ≥ 95 % of outage answers 
   t.true(lostInOutage <= outage.length / 100, `${lostInOutage} queries lost during the outage`);
   const hits = 'coredns_gslb_stale_hits_total';
   t.true(counter(after, hits) - counter(before, hits) >= own.length, 'stale hits counted');
+  // Every fail-safe answer of the run was a stale miss first (on_error stale fallthrough).
+  const misses = counter(after, 'coredns_gslb_stale_misses_total') - counter(before, 'coredns_gslb_stale_misses_total');
+  const failsafeInRun = load.answers.filter((a) => a.sentAt > killedAt && a.addresses === FAILSAFE).length;
+  t.true(misses >= failsafeInRun && misses <= failsafeInRun + lost.length, `${misses} stale misses for ${failsafeInRun} fail-safe answers`);
   t.is(
     counter(after, 'coredns_gslb_stale_evictions_total') - counter(before, 'coredns_gslb_stale_evictions_total'),
     0,
