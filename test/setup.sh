@@ -75,7 +75,7 @@ done
 
 # The Go checks of `npm test` (test/go/check.sh): staticcheck at a pinned version, built from the
 # Go module proxy into a repository-local bin (git-ignored .tmp/), rebuilt only when missing or of
-# another version; and the race-detector build of the engine client's tests compiled once here
+# another version; and the race-detector build of the engine client's and the plugin's tests compiled once here
 # (cgo, gcc), so npm test only links and runs it.
 STATICCHECK_VERSION=0.8.2
 GO_BIN=.tmp/go/bin
@@ -85,7 +85,7 @@ if ! "$GO_BIN/staticcheck" -version 2>/dev/null | grep -qF "($STATICCHECK_VERSIO
   GOBIN="$PWD/$GO_BIN" GOTOOLCHAIN=local go install "honnef.co/go/tools/cmd/staticcheck@v$STATICCHECK_VERSION"
 fi
 command -v gcc >/dev/null 2>&1 || { echo "setup: gcc is missing: go test -race needs cgo" >&2; exit 1; }
-(cd coredns-bridge && GOTOOLCHAIN=local go test -race -count=1 -run '^$' ./internal/engine/... >/dev/null)
+(cd coredns-bridge && GOTOOLCHAIN=local go test -race -count=1 -run '^$' ./internal/engine/... ./gslb/... >/dev/null)
 
 # The native location addon: `npm ci` builds it (binding.gyp); rebuild when its sources changed.
 addon=build/Release/gslbd_geo.node

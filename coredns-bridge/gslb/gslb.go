@@ -128,6 +128,7 @@ func (g *GSLB) unavailable(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 				w.WriteMsg(reply(r, ecs, a, ecsScopeFor(ecs, a.ClientScope), g.staleTTL))
 				return dns.RcodeSuccess, nil
 			}
+			staleMisses.WithLabelValues(server).Inc()
 		case policyFallthrough:
 			requestCount.WithLabelValues(server, "fallthrough").Inc()
 			return plugin.NextOrFailure(g.Name(), g.Next, ctx, w, r)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -459,13 +460,14 @@ func TestStaleEntriesAreServedOnlyInsideTheirBlockAndWithinStaleMax(t *testing.T
 	if a, _ := c.get("a.example.org.", dns.TypeAAAA, netip.MustParseAddr("10.1.77.1"), now); a != nil {
 		t.Error("served for another type")
 	}
-	// Older than stale_max: not served, and dropped (the /16 answer is the fallback for the /24 client).
+	// Older than stale_max: not served, and dropped when a lookup meets it (the /16 around the
+	// /24 client is met on the way to the /24).
 	a, ch := c.get("a.example.org.", dns.TypeA, netip.MustParseAddr("10.1.200.77"), now.Add(time.Minute+500*time.Millisecond))
-	if a == nil || a.Answer[0].(*dns.A).A.String() != "192.0.2.24" || ch.expired != 0 {
-		t.Errorf("the /24 (stored a second later) is still young: %v %+v", a, ch)
+	if a == nil || a.Answer[0].(*dns.A).A.String() != "192.0.2.24" || ch.expired != 1 {
+		t.Errorf("the /24 (stored a second later) is still young, the /16 expired: %v %+v", a, ch)
 	}
 	a, ch = c.get("a.example.org.", dns.TypeA, netip.MustParseAddr("10.1.77.1"), now.Add(time.Minute+500*time.Millisecond))
-	if a != nil || ch.expired != 1 {
+	if a != nil || ch.expired != 0 {
 		t.Errorf("expired /16: %v %+v", a, ch)
 	}
 	if _, n := c.size(); n != 2 {
@@ -489,6 +491,94 @@ func TestStaleEntriesAreServedOnlyInsideTheirBlockAndWithinStaleMax(t *testing.T
 	}
 }
 
+// Where blocks of one name nest (the engine's answer classes changed between two answers), the
+// answer stored last wins: a wider block stored after a narrower one covers the narrower one's
+// clients, as the engine's latest answer for them did; a narrower one stored later wins inside
+// itself only. IPv4 and IPv6 clients never see each other's blocks.
+func TestStaleCacheServesTheNewestAnswerWhoseBlockHoldsTheClient(t *testing.T) {
+	c := newStaleCache(defaultStaleMem, time.Hour)
+	now := time.Now()
+	at := func(s int) time.Time { return now.Add(time.Duration(s) * time.Second) }
+	c.put("a.example.org.", dns.TypeA, netip.MustParseAddr("10.1.200.3"), staleAnswer(24, "192.0.2.24"), at(0))
+	c.put("a.example.org.", dns.TypeA, netip.MustParseAddr("10.1.7.3"), staleAnswer(16, "192.0.2.16"), at(1))
+	c.put("a.example.org.", dns.TypeA, netip.MustParseAddr("10.1.9.3"), staleAnswer(28, "192.0.2.28"), at(2))
+	c.put("a.example.org.", dns.TypeA, netip.MustParseAddr("2001:db8::1"), staleAnswer(0, "192.0.2.99"), at(0))
+	for _, tc := range []struct{ client, want string }{
+		{"10.1.200.77", "192.0.2.16"}, // the /16 was stored after the /24 inside it
+		{"10.1.9.12", "192.0.2.28"},   // the /28 was stored after the /16 around it
+		{"10.1.9.17", "192.0.2.16"},   // outside the /28
+		{"10.2.0.1", "192.0.2.99"},    // the scope-0 answer holds every client
+	} {
+		a, _ := c.get("a.example.org.", dns.TypeA, netip.MustParseAddr(tc.client), at(3))
+		got := ""
+		if a != nil {
+			got = a.Answer[0].(*dns.A).A.String()
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.client, got, tc.want)
+		}
+	}
+}
+
+// The memory bound is meant in Go heap: the store's estimate of what it holds stays close to the
+// heap its entries take (answers of one and of four records, over many names), so stale_memory
+// bounds the process's memory, not an abstract count.
+func TestStaleCacheEstimateMatchesTheHeapItHolds(t *testing.T) {
+	answers := []*frame.Answer{staleAnswer(24, "192.0.2.1"), {Flags: frame.AnswerAA, ClientScope: 24, Answer: []dns.RR{
+		test.A("a.example.org. 30 IN A 192.0.2.1"), test.A("a.example.org. 30 IN A 192.0.2.2"),
+		test.A("a.example.org. 30 IN A 192.0.2.3"), test.A("a.example.org. 30 IN A 192.0.2.4"),
+	}}}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	c := newStaleCache(1<<30, time.Hour)
+	now := time.Now()
+	for i := 0; i < 40000; i++ {
+		// A fresh copy per entry, as every engine answer is decoded afresh.
+		a := *answers[i%2]
+		a.Answer = make([]dns.RR, len(answers[i%2].Answer))
+		for j, rr := range answers[i%2].Answer {
+			a.Answer[j] = dns.Copy(rr)
+		}
+		c.put(fmt.Sprintf("n%d.example.org.", i%400), dns.TypeA, netip.AddrFrom4([4]byte{10, byte(i >> 8), byte(i), 1}), &a, now)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	estimate, n := c.size()
+	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	ratio := float64(estimate) / float64(heap)
+	t.Logf("%d entries: estimated %d bytes, heap %d bytes (ratio %.3f)", n, estimate, heap, ratio)
+	if ratio < 0.85 || ratio > 1.2 {
+		t.Errorf("estimate %d bytes vs %d bytes of heap (ratio %.3f)", estimate, heap, ratio)
+	}
+	runtime.KeepAlive(c)
+}
+
+// Many handlers share one cache (CoreDNS serves each query on its own goroutine): run with -race.
+func TestStaleCacheUnderConcurrentPutsAndGets(t *testing.T) {
+	one := answerSize("a.example.org.", staleAnswer(24, "192.0.2.1"))
+	c := newStaleCache(200*one, time.Hour)
+	now := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ {
+				client := netip.AddrFrom4([4]byte{10, byte(w), byte(i), 1})
+				c.put("a.example.org.", dns.TypeA, client, staleAnswer(24, "192.0.2.1"), now)
+				if a, _ := c.get("a.example.org.", dns.TypeA, client, now); a != nil && a.Answer[0].(*dns.A).A.String() != "192.0.2.1" {
+					t.Errorf("client %s: %v", client, a)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if bytes, n := c.size(); bytes > c.maxBytes || n == 0 {
+		t.Errorf("%d entries, %d bytes, bound %d", n, bytes, c.maxBytes)
+	}
+}
+
 // metricValue reads a counter's or gauge's current value.
 func metricValue(t *testing.T, m prometheus.Metric) float64 {
 	t.Helper()
@@ -502,14 +592,15 @@ func metricValue(t *testing.T, m prometheus.Metric) float64 {
 	return d.Gauge.GetValue()
 }
 
-// The metrics of the stale cache: hits when a stale answer is served, evictions by reason, and
-// the entries and bytes gauges.
+// The metrics of the stale cache: hits when a stale answer is served, misses when none holds the
+// client, evictions by reason, and the entries and bytes gauges.
 func TestStaleCacheMetrics(t *testing.T) {
 	sock := enginetest.ShortSocket(t)
 	fake := enginetest.Start(t, sock, geoEngine(&seen{}))
 	g := newTestGSLB(t, sock, "on_error stale servfail\nstale_memory 64KiB")
 	server, ctx := "", context.TODO() // no dnsserver.Server in the context: the server label is empty
 	hits := metricValue(t, staleHits.WithLabelValues(server))
+	misses := metricValue(t, staleMisses.WithLabelValues(server))
 	evicted := metricValue(t, staleEvictions.WithLabelValues(server, "memory"))
 	for i := 0; i < 400; i++ {
 		rec := dnstest.NewRecorder(&test.ResponseWriter{RemoteIP: "192.0.2.53"})
@@ -541,6 +632,14 @@ func TestStaleCacheMetrics(t *testing.T) {
 	}
 	if got := metricValue(t, staleHits.WithLabelValues(server)) - hits; got != 1 {
 		t.Errorf("stale hits %v, want 1", got)
+	}
+	// A block nobody asked for while the engine was up: a miss, and the next step answers.
+	rec = dnstest.NewRecorder(&test.ResponseWriter{RemoteIP: "192.0.2.53"})
+	if rcode, _ := g.ServeDNS(ctx, rec, ecsQuery("www.example.org.", dns.TypeA, "172.16.0.0/24")); rcode != dns.RcodeServerFailure {
+		t.Fatalf("a block never answered: rcode %d, want SERVFAIL", rcode)
+	}
+	if got := metricValue(t, staleMisses.WithLabelValues(server)) - misses; got != 1 {
+		t.Errorf("stale misses %v, want 1", got)
 	}
 }
 

@@ -43,6 +43,16 @@ var (
 		Help:      "Stale answers served while the gslbd engine could not answer.",
 	}, []string{"server"})
 
+	// staleMisses counts stale steps that found no answer for the client: no entry for the name
+	// and type whose block holds the client, or only entries older than stale_max. The next
+	// on_error step answers those (fallthrough or SERVFAIL).
+	staleMisses = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: "gslb",
+		Name:      "stale_misses_total",
+		Help:      "Stale steps that found no answer for the client while the gslbd engine could not answer.",
+	}, []string{"server"})
+
 	// staleEvictions counts stale-cache entries dropped: memory (least recently used, over
 	// stale_memory) or expired (older than stale_max when asked for).
 	staleEvictions = promauto.NewCounterVec(prometheus.CounterOpts{

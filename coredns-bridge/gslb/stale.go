@@ -57,7 +57,7 @@ type staleEntry struct {
 }
 
 // nameIndex says which block lengths a name × type has entries at, so a lookup tries only those
-// (most specific first) instead of every prefix length of the client's family.
+// instead of every prefix length of the client's family.
 type nameIndex struct {
 	v4      uint64    // bit n: an IPv4 block of length n (0–32)
 	v6      [3]uint64 // bit n: an IPv6 block of length n (0–128)
@@ -121,51 +121,56 @@ func (s *staleCache) put(name string, qtype uint16, client netip.Addr, a *frame.
 	return ch
 }
 
-// get returns the answer of the most specific block holding client, as the engine's own answer
-// for this client would have been, skipping (and dropping) answers older than maxAge.
+// get returns the newest answer whose block holds client, skipping (and dropping) answers older
+// than maxAge. Blocks of one name nest when the engine's answer classes changed between two
+// answers (a reload, a health change, an override): the answer stored last is the engine's latest
+// word for this client, whether its block is wider (it then covers the older, narrower block's
+// clients too) or narrower than the others.
 func (s *staleCache) get(name string, qtype uint16, client netip.Addr, now time.Time) (*frame.Answer, staleChange) {
-	var ev staleChange
+	var ch staleChange
 	nk := nameKey{name: strings.ToLower(name), qtype: qtype}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	idx := s.names[nk]
 	if idx == nil || !client.IsValid() {
-		return nil, ev
+		return nil, ch
 	}
-	try := func(block netip.Prefix) *frame.Answer {
+	var best *list.Element
+	try := func(block netip.Prefix) {
 		el, ok := s.entries[staleKey{nameKey: nk, block: block}]
 		if !ok {
-			return nil
+			return
 		}
 		e := el.Value.(*staleEntry)
 		if now.Sub(e.stored) > s.maxAge {
 			s.remove(el)
-			ev.expired++
-			return nil
+			ch.expired++
+			return
 		}
-		s.lru.MoveToFront(el)
-		return e.answer
+		if best == nil || e.stored.After(best.Value.(*staleEntry).stored) {
+			best = el
+		}
 	}
 	bits := 32
 	if client.Is6() {
 		bits = 128
 	}
+	// An expiry above may drop the name's last entry and its index: idx is then detached from
+	// the cache, and its remaining bits only find no entry.
 	for n := bits; n > 0; n-- {
-		if !idx.has(client.Is6(), n) {
-			continue
-		}
-		block, _ := client.Prefix(n) // n is within the family's bits
-		if a := try(block); a != nil {
-			return a, ev
-		}
-		if s.names[nk] == nil { // the last entry of the name expired
-			return nil, ev
+		if idx.has(client.Is6(), n) {
+			block, _ := client.Prefix(n) // n is within the family's bits
+			try(block)
 		}
 	}
 	if idx.global {
-		return try(netip.Prefix{}), ev
+		try(netip.Prefix{})
 	}
-	return nil, ev
+	if best == nil {
+		return nil, ch
+	}
+	s.lru.MoveToFront(best)
+	return best.Value.(*staleEntry).answer, ch
 }
 
 // size is the estimated memory the cache holds, in bytes, and its number of entries.
