@@ -1,9 +1,9 @@
 import test from 'ava';
 import { startRedisCluster } from '../support/redisCluster.js';
 import { stopAllRedis } from '../support/redisServer.js';
-import { seededRandom } from '../support/seededRandom.js';
 import {
   ecsAnswers as answers,
+  ecsClients,
   postOverride as override,
   SHARED_ADDRESS as ADDRESS,
   sharedConfig,
@@ -28,12 +28,7 @@ test('two engines on a Redis Cluster agree, and follow a failover of the storeâ€
   const config = (node: string): string =>
     sharedConfig(`{ cluster: ${JSON.stringify(cluster.seeds)}, node: ${node}, namespace: cl, connectTimeoutSeconds: 10 }`);
   const [a, b] = [await engine(t, config('a')), await engine(t, config('b'))];
-  const random = seededRandom(21);
-  const clients = Array.from({ length: 150 }, (_, i) => {
-    const first = i % 3 === 2 ? 11 + Math.floor(random() * 100) : 10;
-    const second = i % 3 === 0 ? Math.floor(random() * 64) : i % 3 === 1 ? 64 + Math.floor(random() * 64) : Math.floor(random() * 256);
-    return `${first}.${second}.${Math.floor(random() * 256)}.0/24`;
-  });
+  const clients = ecsClients(150);
   t.deepEqual(await answers(b, clients), await answers(a, clients), 'node b answers every client as node a does');
 
   t.is(await override(a, 'ap', 'force-down'), 200);

@@ -1,13 +1,14 @@
 import test, { type ExecutionContext } from 'ava';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDnsperfOutput, type DnsperfResult } from '../bench/harness/dnsperf.js';
-import { startGslbd, type RunningGslbd } from '../../src/process/gslbdProcess.js';
 import { udpQuery } from '../support/dnsClient.js';
+import { startEngine, stopAllEngines } from '../support/engineProcess.js';
 import { startRedisCluster } from '../support/redisCluster.js';
-import { startRedis, stopAllRedis } from '../support/redisServer.js';
+import { startRedis, startSentinel, stopAllRedis } from '../support/redisServer.js';
+import { startSharedEngine as engine } from '../support/sharedDeployment.js';
 import { waitFor } from '../support/waitFor.js';
 
 /**
@@ -16,18 +17,22 @@ import { waitFor } from '../support/waitFor.js';
  * answered, only NOERROR, and the answers stay those of the last known state (an override posted
  * before the fault); after the restart the nodes repopulate Redis and the override is still there.
  * The same while the master of the store's slot in a Redis Cluster (3 masters + 3 replicas) is
- * killed and its replica promoted.
+ * killed and its replica promoted; while Sentinel fails the primary over to its replica; and while a
+ * third node (an engine process) is killed with SIGKILL.
  */
 
-test.after.always(stopAllRedis);
+test.after.always(async () => {
+  await stopAllEngines();
+  await stopAllRedis();
+});
 
 const TOKEN = 'shared-fault-load-token-0123456789';
 const ADDRESS = { ap: '203.0.113.10', eu: '198.51.100.10' } as const;
 const LOAD_SECONDS = 8;
 
-function config(node: string, store: string): string {
+function config(node: string, store: string, logLevel: 'silent' | 'info' = 'silent'): string {
   return `
-logging: { level: silent }
+logging: { level: ${logLevel} }
 listeners:
   dns: [{ address: 127.0.0.1, port: 0 }]
   admin: { address: 127.0.0.1, port: 0, token: ${TOKEN} }
@@ -51,18 +56,6 @@ records:
     service: web
     policy: { type: static, pickDcCount: 1, balanceAlgorithm: top-1, rules: [{ dcs: [ap, eu] }] }
 `;
-}
-
-async function engine(t: { teardown(f: () => Promise<void>): void }, text: string): Promise<RunningGslbd> {
-  const dir = mkdtempSync(join(tmpdir(), 'gslbd-fault-load-'));
-  const file = join(dir, 'gslbd.yaml');
-  writeFileSync(file, text);
-  const running = await startGslbd(file, { signals: false, watchFile: false, logDestination: openSync('/dev/null', 'w') });
-  t.teardown(async () => {
-    await running.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return running;
 }
 
 function dnsperf(port: number, queryFile: string): Promise<DnsperfResult> {
@@ -163,4 +156,40 @@ test.serial('dnsperf while the store slot’s master in a Redis Cluster is kille
   );
   await cluster.healthy('{fault}:log', 30_000);
   t.not(cluster.masterOf('{fault}:log'), master);
+});
+
+test.serial('dnsperf while Sentinel fails the primary over to its replica', async (t) => {
+  const primary = await startRedis();
+  const replica = await startRedis([['replicaof', '127.0.0.1', String(primary.port)]]);
+  await waitFor('replica in sync', () => replica.cli('INFO', 'replication').includes('master_link_status:up'), 15_000);
+  const sentinel = await startSentinel('gslbd', primary, 1000);
+  await underLoad(
+    t,
+    `sentinels: [{ host: 127.0.0.1, port: ${sentinel.port} }], masterName: gslbd`,
+    async (sample) => {
+      await sample(1000);
+      await primary.kill();
+      await sample(5000);
+    },
+    'the Sentinel primary killed, its replica promoted',
+  );
+  await waitFor('the replica promoted', () => replica.cli('ROLE').startsWith('master'), 30_000);
+  t.is(replica.cli('HGET', '{fault}:map:health.overrides', `web/ap/${ADDRESS.ap}`), '"force-down"', 'the override is on the new primary');
+});
+
+test.serial('dnsperf while another node of the deployment is killed (SIGKILL)', async (t) => {
+  const redis = await startRedis();
+  const store = `url: "${redis.url}"`;
+  const c = await startEngine(config('c', store, 'info'));
+  await underLoad(
+    t,
+    store,
+    async (sample) => {
+      await sample(1500);
+      c.signal('SIGKILL');
+      await c.stop();
+      await sample(4000);
+    },
+    'node c killed',
+  );
 });

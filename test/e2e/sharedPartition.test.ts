@@ -185,6 +185,10 @@ test('a node cut from Redis serves its last view, its own writes wait, and both 
   t.is(during.at(-1), `NOERROR:${ADDRESS.us}`, 'after the grace period A’s own monitor decides alone: ap down on A, eu down by A’s override');
   t.log(`A's answers during the partition: ${JSON.stringify(Object.fromEntries([...new Set(during)].map((x) => [x, during.filter((y) => y === x).length])))}`);
   t.is(await answer(nsB, b), `NOERROR:${ADDRESS.eu}`, 'A’s write made during the partition has not reached B');
+  const metricsOfA = await admin(nsA, a, 'GET', '/metrics');
+  t.regex(metricsOfA, /^gslbd_health_quorum_deciding_alone 1$/m, 'A’s /metrics: deciding alone');
+  t.regex(metricsOfA, /^gslbd_health_quorum_decisions_total\{status="down",basis="alone"\} [1-9]/m, 'A’s /metrics counts its decision alone (ap down)');
+  t.regex(metricsOfA, /^gslbd_health_quorum_decisions_total\{status="up",basis="quorum"\} [1-9]/m, 'and the quorum’s up decision before the cut');
 
   // Heal: A reconnects, writes what it changed meanwhile, reloads every map.
   ip('-n', nsR, 'link', 'set', 'r1', 'up');

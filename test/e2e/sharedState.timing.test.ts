@@ -68,6 +68,12 @@ health:
 `;
 }
 
+/** The value of the sample `name` (with its labels, as exposed) in a /metrics text; NaN when absent. */
+function sample(text: string, name: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? NaN : Number(line.slice(name.length + 1));
+}
+
 const answer = async (e: EngineProcess): Promise<string[]> => aRecords(await queryUdp(e.server.port, 'www.example.test'));
 
 /** Waits until every node answers `want`; returns the time it took (ms). */
@@ -136,10 +142,15 @@ test('three nodes, one Redis: quorum health, an override from one node reaches a
     // Long enough for node a's own check to have failed many times (fall 1, 200 ms interval).
     await sleep(10 * INTERVAL);
     t.deepEqual(await answer(a), [E1, E2], 'one observer seeing e1 down does not take it down (2 of 3)');
+    const metricsOfA = await (await fetch(`${a.adminUrl}/metrics`)).text();
+    t.true(sample(metricsOfA, 'gslbd_health_quorum_decisions_total{status="up",basis="quorum"}') >= 1, 'a’s /metrics counts the quorum’s up decision');
+    t.is(sample(metricsOfA, 'gslbd_health_quorum_deciding_alone'), 0);
 
     // Reachable by none: down everywhere.
     ep.state.down = true;
     const downMs = await everyNodeAnswers(nodes, [E2], 'e1 down on every node');
+    const downMetrics = await (await fetch(`${b.adminUrl}/metrics`)).text();
+    t.true(sample(downMetrics, 'gslbd_health_quorum_decisions_total{status="down",basis="quorum"}') >= 1, 'b’s /metrics counts the quorum’s down decision');
     ep.state.down = false;
     await everyNodeAnswers(nodes, [E1, E2], 'e1 back on every node');
     t.log(`e1 unreachable by all → every node's answer changed within ${downMs} ms`);

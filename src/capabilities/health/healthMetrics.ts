@@ -8,6 +8,8 @@ export interface HealthMetricsSource {
   dataCenters(): Iterable<[string, HealthStatus]>;
   checks(): Iterable<{ id: string; monitor: string; lastSuccessMs: number; createdMs: number }>;
   now(): number;
+  /** With a shared store: whether this node decides alone now, and how many checks its own verdict disagrees with the decision of. */
+  quorum?: () => { readonly alone: boolean; readonly outvoted: number };
 }
 
 /** Gauge value of a status: 1 up, 0 down, −1 unknown. */
@@ -29,6 +31,8 @@ export class HealthMetrics {
   readonly skipped: Counter<'monitor'>;
   /** Endpoint status changes (after combining monitors), by the status entered. */
   readonly transitions: Counter<'endpoint' | 'to'>;
+  /** Quorum decisions (a check's decided status entering `status`), by status and basis (`quorum.ts`: quorum, last-votes, alone); registered only with a shared store. */
+  readonly quorumDecisions: Counter<'status' | 'basis'> | undefined;
   /** `checkSeconds` cells by monitor and result, so a check does not hash labels. */
   private readonly checkCells = { ok: new Map<string, BucketCell>(), fail: new Map<string, BucketCell>() };
 
@@ -100,6 +104,38 @@ export class HealthMetrics {
         for (const c of source.checks()) this.set({ check: c.id, monitor: c.monitor }, (now - (c.lastSuccessMs || c.createdMs)) / 1000);
       },
     });
+    const quorum = source.quorum;
+    this.quorumDecisions = quorum
+      ? new Counter({
+          name: 'gslbd_health_quorum_decisions_total',
+          help: 'Quorum health decisions: a check decided status changed, by the status entered (up, down, unknown) and basis (quorum: the live votes; last-votes: the votes last seen while the store is unreachable, within the grace period; alone: this node alone after it)',
+          labelNames: ['status', 'basis'] as const,
+          registers,
+        })
+      : undefined;
+    if (quorum) {
+      new Gauge({
+        name: 'gslbd_health_quorum_deciding_alone',
+        help: '1 while this node decides health alone (the store unreachable longer than the grace period), else 0',
+        registers,
+        collect() {
+          this.set(quorum().alone ? 1 : 0);
+        },
+      });
+      new Gauge({
+        name: 'gslbd_health_quorum_outvoted_checks',
+        help: "Checks whose decided status differs from this node's own verdict (e.g. its path alone is bad and the quorum keeps the endpoint up)",
+        registers,
+        collect() {
+          this.set(quorum().outvoted);
+        },
+      });
+    }
+  }
+
+  /** Counts one quorum decision: a check's decided status entered `status` on `basis`. */
+  observeDecision(status: HealthStatus, basis: string): void {
+    this.quorumDecisions?.inc({ status, basis });
   }
 
   /** Records one check's duration (seconds) and result. */

@@ -71,8 +71,10 @@ export class HealthMonitor {
     const maps = healthMaps(store);
     // A shared store: each node's verdicts are votes and the quorum decides (quorum.ts); the
     // embedded store keeps today's single-node path unchanged.
-    this.quorum = store.connection().state === 'embedded' ? undefined : new QuorumDecider(store, clock);
+    this.quorum =
+      store.connection().state === 'embedded' ? undefined : new QuorumDecider(store, clock, (status, basis) => metrics?.observeDecision(status, basis));
     const overrides = maps.overrides;
+    const quorum = this.quorum;
     // The metrics read the runner and the publisher at scrape time, once both exist.
     const metrics = opts.registry
       ? new HealthMetrics(opts.registry, {
@@ -86,6 +88,7 @@ export class HealthMonitor {
               createdMs: c.createdMs,
             })),
           now: () => clock.now(),
+          ...(quorum ? { quorum: () => ({ alone: quorum.decidingAlone, outvoted: quorum.outvoted() }) } : {}),
         })
       : undefined;
     this.runner = new CheckRunner({
@@ -97,7 +100,6 @@ export class HealthMonitor {
       metrics,
       onCheck: opts.onCheck,
     });
-    const quorum = this.quorum;
     if (quorum) {
       // r-of-n checking: the runner runs the checks the quorum assigns to this node.
       const owns = (id: string): boolean => quorum.owns(id);

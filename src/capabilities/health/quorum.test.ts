@@ -33,9 +33,9 @@ class SettableStore implements StateStore {
 
 const CHECK = 'web@127.0.0.1:80';
 
-function setUp(observers: number) {
+function setUp(observers: number, decisions: string[] = []) {
   const store = new SettableStore();
-  const q = new QuorumDecider(store, systemSchedulerClock);
+  const q = new QuorumDecider(store, systemSchedulerClock, (status, basis) => decisions.push(`${status}/${basis}`));
   q.configure({ observers, voteTtlMs: 60_000, graceMs: 300 });
   const votes = store.map<{ status: string; sinceMs: number; node: string }>(VOTES_MAP);
   const vote = (node: string, status: 'up' | 'down') => votes.set(`${CHECK}|${node}`, { status, sinceMs: 1, node });
@@ -68,6 +68,28 @@ test('store unreachable: the last votes decide during the grace period, then thi
     t.true(q.decidingAlone);
     store.connectionNow = { state: 'connected', sinceMs: performance.now() };
     await waitFor('the quorum decides again once connected', () => q.decided.get(CHECK)?.status === 'up', 60_000);
+  } finally {
+    q.stop();
+  }
+});
+
+test('each change of a decided status is reported with its basis: quorum, the last votes within the grace period, alone after it', async (t) => {
+  const decisions: string[] = [];
+  const { store, q, vote } = setUp(2, decisions);
+  q.start();
+  try {
+    q.local.set(CHECK, { status: 'down', sinceMs: 1 });
+    vote('b', 'up');
+    vote('c', 'up');
+    t.deepEqual(decisions, ['down/quorum', 'up/quorum'], 'alone at first (the only voter), then outvoted');
+    t.is(q.outvoted(), 1, 'this node sees the check down, the quorum keeps it up');
+    vote('c', 'down');
+    store.connectionNow = { state: 'disconnected', sinceMs: performance.now() };
+    q.local.set(CHECK, { status: 'up', sinceMs: 2 });
+    await waitFor('this node decides alone after the grace period', () => q.decidingAlone, 60_000);
+    q.local.set(CHECK, { status: 'down', sinceMs: 3 });
+    t.deepEqual(decisions, ['down/quorum', 'up/quorum', 'down/quorum', 'up/last-votes', 'down/alone']);
+    t.is(q.outvoted(), 0);
   } finally {
     q.stop();
   }

@@ -28,6 +28,16 @@ const GRACE_POLL_MS = 500;
 /** The quorum defaults: 2 observers, votes live 15 s, 30 s of grace. */
 export const QUORUM_DEFAULTS: QuorumSettings = { observers: 2, voteTtlMs: 15_000, graceMs: 30_000 };
 
+/**
+ * What a quorum decision rested on: `quorum` the live votes of a reachable store; `last-votes` the
+ * votes last seen while the store is unreachable, within the grace period; `alone` this node's own
+ * verdict after the grace period.
+ */
+export type QuorumBasis = 'quorum' | 'last-votes' | 'alone';
+
+/** Called when a check's decided status changes (or is first decided): the status entered and its basis. */
+export type QuorumDecisionListener = (status: HealthStatus, basis: QuorumBasis) => void;
+
 /** One node's vote for one check. */
 interface Vote extends CheckObservation {
   readonly node: string;
@@ -71,9 +81,11 @@ export class QuorumDecider {
   private readonly owned = new Map<string, boolean>();
   private readonly assignmentListeners: (() => void)[] = [];
 
+  /** `onDecision`: told of each change of a decided status (the health metrics count them). */
   constructor(
     private readonly store: StateStore,
     private readonly clock: SchedulerClock,
+    private readonly onDecision?: QuorumDecisionListener,
   ) {
     const mine = new InProcessStateStore();
     this.local = mine.map<CheckObservation>('health.local');
@@ -162,6 +174,16 @@ export class QuorumDecider {
     return this.alone;
   }
 
+  /** How many checks this node's own verdict disagrees with the decided status of (its vote outvoted, or its path alone bad). */
+  outvoted(): number {
+    let n = 0;
+    for (const [id, own] of this.local.entries()) {
+      const decided = this.decided.get(id);
+      if (decided && decided.status !== own.status) n++;
+    }
+    return n;
+  }
+
   private watchGrace(): void {
     const c = this.store.connection();
     const alone = c.state === 'disconnected' && performance.now() - c.sinceMs >= this.settings.graceMs;
@@ -199,7 +221,15 @@ export class QuorumDecider {
     const before = this.decided.get(id);
     if (!next) {
       if (before) this.decided.delete(id);
-    } else if (!before || before.status !== next.status || before.sinceMs !== next.sinceMs) this.decided.set(id, next);
+    } else if (!before || before.status !== next.status || before.sinceMs !== next.sinceMs) {
+      this.decided.set(id, next);
+      if (before?.status !== next.status) this.onDecision?.(next.status, this.basis());
+    }
+  }
+
+  private basis(): QuorumBasis {
+    if (this.alone) return 'alone';
+    return this.store.connection().state === 'disconnected' ? 'last-votes' : 'quorum';
   }
 
   private decision(id: string): CheckObservation | undefined {
