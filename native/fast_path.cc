@@ -101,8 +101,12 @@ struct Server {
   std::atomic<uint32_t> gen{1};
   std::vector<std::unique_ptr<ThreadCounters>> counters;  // one per thread, by socket index
   std::atomic<uint64_t> installed{0};
-  /** Hits handed to JavaScript for the query log: a hit is handed over when a 32-bit draw is below this (rate × 2^32). */
-  uint64_t sampleBelow = 0;
+  /**
+   * Hits handed to JavaScript for the query log: a hit is handed over when a 32-bit draw is below
+   * this (rate × 2^32). Set at open and by `setSampleRate()` (a reload); each thread reads it once
+   * per batch, so a new rate applies from the next batch on.
+   */
+  std::atomic<uint64_t> sampleBelow{0};
   std::shared_mutex lock;
   std::unordered_map<std::string, Question> cache;
   size_t blockCount = 0;
@@ -276,6 +280,7 @@ void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters) {
     if (got <= 0) continue;  // timeout (SO_RCVTIMEO), EINTR, or shutdown on close
     int nsend = 0, nsampled = 0;
     Batch* batch = nullptr;
+    const uint64_t sampleBelow = s->sampleBelow.load(std::memory_order_relaxed);
     for (int i = 0; i < got; i++) {
       const uint8_t* p = in.data() + i * kRecvBuf;
       const size_t len = msgs[i].msg_len;
@@ -290,7 +295,7 @@ void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters) {
         uint8_t* o = out.data() + nsend * kMaxTemplate;
         size_t olen = lookup(*s, p, q, addrs[i], o);
         // A sampled hit goes to JavaScript, which answers it the same way and logs it.
-        if (olen > 0 && s->sampleBelow > 0 && nextDraw(draw) < s->sampleBelow) sampled = true;
+        if (olen > 0 && sampleBelow > 0 && nextDraw(draw) < sampleBelow) sampled = true;
         else if (olen > 0) {
           oiovs[nsend] = {o, olen};
           sends[nsend].msg_hdr = {};
@@ -398,7 +403,7 @@ Napi::Value Open(const Napi::CallbackInfo& info) {
   if (port < 1 || port > 65535 || threads < 1 || threads > 256) return Throw(env, "port 1–65535 and threads 1–256 expected");
   if (!(rate >= 0 && rate <= 1)) return Throw(env, "sampleRate 0–1 expected");
   auto s = std::make_shared<Server>();
-  s->sampleBelow = static_cast<uint64_t>(rate * 4294967296.0);
+  s->sampleBelow.store(static_cast<uint64_t>(rate * 4294967296.0));
   for (int64_t i = 0; i < threads; i++) {
     std::string error;
     int fd = openSocket(address, static_cast<unsigned>(port), threads > 1, error);
@@ -476,6 +481,17 @@ Napi::Value Bump(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), (*sp)->gen.fetch_add(1, std::memory_order_acq_rel) + 1);
 }
 
+// setSampleRate(server, rate): the fraction of template hits handed to JavaScript for the query log from the threads' next batch on.
+Napi::Value SetSampleRate(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* sp = info.Length() >= 2 ? serverOf(info[0]) : nullptr;
+  if (sp == nullptr || !info[1].IsNumber()) return Throw(env, "setSampleRate(server, rate) expected");
+  const double rate = info[1].As<Napi::Number>().DoubleValue();
+  if (!(rate >= 0 && rate <= 1)) return Throw(env, "sampleRate 0–1 expected");
+  (*sp)->sampleBelow.store(static_cast<uint64_t>(rate * 4294967296.0), std::memory_order_relaxed);
+  return env.Undefined();
+}
+
 // stats(server) → { hits, misses, sampled, dropped, installed }: the threads' counters summed.
 Napi::Value Stats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -518,9 +534,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("reply", Napi::Function::New(env, Reply, "reply"));
   exports.Set("replyOne", Napi::Function::New(env, ReplyOne, "replyOne"));
   exports.Set("bump", Napi::Function::New(env, Bump, "bump"));
+  exports.Set("setSampleRate", Napi::Function::New(env, SetSampleRate, "setSampleRate"));
   exports.Set("stats", Napi::Function::New(env, Stats, "stats"));
   exports.Set("close", Napi::Function::New(env, Close, "close"));
-  exports.Set("abi", Napi::Number::New(env, 2));
+  exports.Set("abi", Napi::Number::New(env, 3));
   return exports;
 }
 

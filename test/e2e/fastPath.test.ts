@@ -61,3 +61,47 @@ test('with queryLogSampleRate 1 the query log sees every query, fast-path hits i
   t.is(logged.filter((l) => l.fastPath === 'miss').length, counts.miss ?? 0);
   await engine.stop();
 });
+
+test('a reload that changes queryLogSampleRate applies to the native threads at once: every hit sampled at 1, none at 0', async (t) => {
+  const config = (rate: number): string => fixtureConfig({ dnsBehaviour: `queryLogSampleRate: ${rate}, fastPath: { enabled: true, threads: 1 }` });
+  const engine = await startEngine(config(0), { files: fixtureLocationFiles() });
+  const reload = async (rate: number): Promise<void> => {
+    engine.writeConfig(config(rate));
+    const res = await fetch(`${engine.adminUrl}/reload`, { method: 'POST', headers: { authorization: `Bearer ${FIXTURE_TOKEN}` } });
+    t.is(res.status, 200, await res.text());
+  };
+  /** Asks each client `rounds` times; returns the change of the fast-path counters and of the fast-path hits in the query log. */
+  const ask = async (rounds: number): Promise<{ hit: number; sampled: number; logged: number }> => {
+    const before = await fastPathCounts(engine);
+    const loggedBefore = engine.logs().filter((l) => l.component === 'query-log' && l.fastPath === 'hit').length;
+    for (let round = 0; round < rounds; round++)
+      for (let i = 0; i < CLIENTS.length; i++)
+        t.deepEqual((await udpQuery(engine.server, { name: 'www.example.test', type: 'A', edns: { ecs: CLIENTS[i]! } })).answers, [
+          `www.example.test A ${ANSWERS[i]!}`,
+        ]);
+    const after = await fastPathCounts(engine);
+    const sampled = (after.sampled ?? 0) - (before.sampled ?? 0);
+    if (sampled > 0)
+      await engine.waitForLog(() => engine.logs().filter((l) => l.component === 'query-log' && l.fastPath === 'hit').length >= loggedBefore + sampled, 10_000);
+    const logged = engine.logs().filter((l) => l.component === 'query-log' && l.fastPath === 'hit').length - loggedBefore;
+    return { hit: (after.hit ?? 0) - (before.hit ?? 0), sampled, logged };
+  };
+  // Each publish (the reload's) makes every template stale: two rounds install them again, the next are template hits.
+  const warmThenAsk = async (): Promise<{ hit: number; sampled: number; logged: number }> => {
+    await ask(2);
+    return ask(5);
+  };
+  const atZero = await warmThenAsk();
+  t.true(atZero.hit > 0 && atZero.sampled === 0 && atZero.logged === 0, JSON.stringify(atZero));
+  await reload(1);
+  const atOne = await warmThenAsk();
+  t.true(atOne.sampled > 0 && atOne.hit === 0 && atOne.logged === atOne.sampled, JSON.stringify(atOne));
+  await reload(0);
+  const backAtZero = await warmThenAsk();
+  t.true(backAtZero.hit > 0 && backAtZero.sampled === 0 && backAtZero.logged === 0, JSON.stringify(backAtZero));
+  t.false(
+    engine.logs().some((l) => String(l.msg).includes('queryLogSampleRate changed')),
+    'no warning about the native threads keeping the start-up rate',
+  );
+  await engine.stop();
+});

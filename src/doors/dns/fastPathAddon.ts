@@ -34,6 +34,12 @@ export interface FastPathAddon {
   replyOne(server: FastPathHandle, batch: FastPathBatch, index: number, reply: Buffer): void;
   /** Starts a new generation: every template kept so far is stale from the next lookup on. Returns the generation. */
   bump(server: FastPathHandle): number;
+  /**
+   * Sets the fraction of template hits handed to JavaScript for the query log (`dns.queryLogSampleRate`
+   * after a reload): each thread applies it from its next batch on.
+   * @throws Error when `rate` is not within 0–1.
+   */
+  setSampleRate(server: FastPathHandle, rate: number): void;
   /** Counters since open, summed over the threads when called (each thread counts once per batch): see {@link FastPathStats}. */
   stats(server: FastPathHandle): FastPathStats;
   /** Stops the threads (within 0.2 s) and closes the sockets; batches still queued are discarded. */
@@ -55,7 +61,7 @@ export interface FastPathStats {
   readonly installed: number;
 }
 
-const ABI = 2;
+const ABI = 3;
 let cached: { readonly addon: FastPathAddon | undefined; readonly error?: string } | undefined;
 
 /**

@@ -52,6 +52,11 @@ export class FastPathSocket {
     return this.addon.stats(this.server);
   }
 
+  /** Samples that fraction (0–1) of the threads' template hits for the query log from their next batch on (a reload's `dns.queryLogSampleRate`). */
+  setSampleRate(rate: number): void {
+    this.addon.setSampleRate(this.server, rate);
+  }
+
   /** Stops the native threads and closes the sockets. */
   close(): void {
     this.unsubscribe();
