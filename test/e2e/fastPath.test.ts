@@ -6,7 +6,8 @@ import { FIXTURE_TOKEN, fixtureConfig, fixtureLocationFiles, WWW } from '../supp
 /**
  * The native fast path (`dns.fastPath`, src/doors/dns/README.md) in the real engine process, as
  * the composition root wires it (every capability started, the DNSSEC capability's after-answer
- * hook among them): repeated queries are answered from templates, which `/metrics` counts; with
+ * hook among them): repeated queries are answered from templates, which `/metrics` counts (in the
+ * fast path's own counters and in the engine's query counters, once per query); with
  * `dns.queryLogSampleRate` 1 every query, hits included, reaches the query log.
  */
 
@@ -19,6 +20,12 @@ async function fastPathCounts(engine: EngineProcess): Promise<Record<string, num
   for (const m of text.matchAll(/^gslbd_dns_fastpath_datagrams_total\{outcome="(\w+)"\} (\d+)$/gm)) counts[m[1]!] = Number(m[2]);
   const templates = /^gslbd_dns_fastpath_templates_total (\d+)$/m.exec(text);
   if (templates) counts.templates = Number(templates[1]);
+  // The engine's query counters, which count replayed answers too.
+  const sum = (re: RegExp): number => [...text.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
+  counts.queries = sum(/^gslbd_dns_queries_total\{transport="udp",rcode="NOERROR"\} (\d+)$/gm);
+  counts.zone = sum(/^gslbd_dns_queries_by_zone_total\{zone="example\.test"\} (\d+)$/gm);
+  counts.record = sum(/^gslbd_gslb_record_selections_total\{record="www\.example\.test",type="A"\} (\d+)$/gm);
+  counts.dc = sum(/^gslbd_dc_answers_total\{dc="\w+"\} (\d+)$/gm);
   return counts;
 }
 
@@ -38,6 +45,8 @@ test('repeated GSLB queries are answered natively from templates, counted in /me
   t.true((counts.hit ?? 0) >= CLIENTS.length, `hits ${JSON.stringify(counts)}`);
   t.true((counts.templates ?? 0) >= CLIENTS.length, `templates ${JSON.stringify(counts)}`);
   t.is((counts.hit ?? 0) + (counts.miss ?? 0), 4 * CLIENTS.length, JSON.stringify(counts));
+  // Every query once in the engine's query counters, whether JavaScript answered it or a thread replayed it.
+  t.like(counts, { queries: 4 * CLIENTS.length, zone: 4 * CLIENTS.length, record: 4 * CLIENTS.length, dc: 4 * CLIENTS.length });
   await engine.stop();
 });
 

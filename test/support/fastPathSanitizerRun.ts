@@ -24,7 +24,8 @@ import { exchangeAll } from './udpExchangeAll.js';
  * without ECS or without EDNS, DO set, letter-case variants, malformed and truncated messages,
  * datagrams longer than the receive buffer, twice each (templates installed, then replayed), a
  * publish between passes (a new generation), query-log sampling at 0.5 set as a reload sets it
- * while the threads run (sampled hits handed over), every argument error path of the addon,
+ * while the threads run (sampled hits handed over), replays counted by answer class and folded
+ * into the engine's counters by a scrape, every argument error path of the addon,
  * servers opened and closed and the handles collected (run with `--expose-gc`). Prints one JSON line: the addon path, the sanitizer
  * libraries mapped into the process, answers compared, mismatches, counters, refused calls.
  */
@@ -139,6 +140,8 @@ for (const sampleRate of [0, 0.5]) {
   await new Promise<void>((r) => s.send(Buffer.alloc(5000), fast.bound[0]!.port, '127.0.0.1', () => r()));
   s.close();
   await new Promise((r) => setTimeout(r, 100));
+  // A scrape folds the threads' replays by answer class (classCounts) into the engine's counters.
+  await fastDeps.metrics.registry.metrics();
   stats.push(fast.fastPathStats());
   await plain.stop();
   await fast.stop();
@@ -160,7 +163,9 @@ attempt(() => (addon.reply as (...a: unknown[]) => unknown)(handle, {}, [], new 
 attempt(() => (addon.replyOne as (...a: unknown[]) => unknown)(handle, 1, 0, Buffer.alloc(1)));
 attempt(() => addon.setSampleRate(handle, 1.5));
 attempt(() => (addon.setSampleRate as (...a: unknown[]) => unknown)(handle));
+attempt(() => (addon.classCounts as (...a: unknown[]) => unknown)(handle, new Uint32Array(1)));
 addon.setSampleRate(handle, 0.25);
+addon.classCounts(handle, new Float64Array(3));
 addon.bump(handle);
 addon.close(handle);
 addon.close(handle);

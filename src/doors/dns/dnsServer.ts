@@ -224,6 +224,7 @@ export class DnsServer implements FrontDoor {
       threads > 0 ? threads : availableParallelism(),
       queryLogSampleRate,
       FastPathMetrics.of(this.deps.metrics.registry),
+      this.deps.metrics,
     );
   }
 
