@@ -9,6 +9,10 @@
 // template. Every entry carries the generation it was computed on; `bump()` (called when the
 // engine publishes a snapshot or a state view) makes all of them stale at once, without stopping
 // the threads: the first lookup after it misses.
+//
+// Each template carries the answer class JavaScript gave it (what the answer adds to the engine's
+// query counters); each thread counts its replays per class, and `classCounts()` sums them when
+// `/metrics` is scraped, so a replayed query is counted as the one JavaScript would have answered.
 #include <napi.h>
 
 #include <arpa/inet.h>
@@ -43,6 +47,10 @@ constexpr size_t kMaxTemplate = 4096;
 /** Question keys and blocks kept before the cache starts afresh. */
 constexpr size_t kMaxQuestions = 65536;
 constexpr size_t kMaxBlocks = 1 << 20;
+/** Answer classes (what a replayed answer adds to the engine's query counters): ids below this, counted in chunks. */
+constexpr size_t kClassChunk = 1024;
+constexpr size_t kMaxClassChunks = 1024;
+constexpr uint32_t kMaxClasses = kClassChunk * kMaxClassChunks;
 
 /** A client block: family, scope and the address masked to the scope, as a fixed-size key (no allocation per probe). */
 struct BlockKey {
@@ -58,10 +66,16 @@ struct BlockHash {
   }
 };
 
+/** A reply template and its answer class (the counters JavaScript adds it to when the threads replay it). */
+struct Template {
+  std::vector<uint8_t> bytes;
+  uint32_t answerClass = 0;
+};
+
 struct Question {
   uint32_t gen = 0;
   std::vector<uint8_t> scopes[2];  // by client family: 0 IPv4, 1 IPv6
-  std::unordered_map<BlockKey, std::vector<uint8_t>, BlockHash> blocks;
+  std::unordered_map<BlockKey, Template, BlockHash> blocks;
 };
 
 struct Server;
@@ -94,15 +108,57 @@ struct alignas(64) ThreadCounters {
   std::atomic<uint64_t> hits{0}, misses{0}, dropped{0}, sampled{0};
 };
 
+/**
+ * One thread's replayed answers by answer class, so `classCounts()` can fold them into the
+ * engine's per-zone, per-record, per-DC and per-rcode counters when `/metrics` is scraped. Only
+ * the owning thread writes (a relaxed load and store: no locked instruction per hit); chunks of
+ * `kClassChunk` counters are allocated by it on the first hit of a class in them and published
+ * with release, so a scrape reads a missing chunk as zeros.
+ */
+class ClassCounts {
+ public:
+  ClassCounts() {
+    for (auto& c : chunks_) c.store(nullptr, std::memory_order_relaxed);
+  }
+  ClassCounts(const ClassCounts&) = delete;
+  ClassCounts& operator=(const ClassCounts&) = delete;
+  ~ClassCounts() {
+    for (auto& c : chunks_) delete[] c.load(std::memory_order_relaxed);
+  }
+  /** Owner thread only; `answerClass` < kMaxClasses. */
+  void add(uint32_t answerClass) {
+    std::atomic<uint64_t>* chunk = chunks_[answerClass / kClassChunk].load(std::memory_order_relaxed);
+    if (chunk == nullptr) {
+      chunk = new std::atomic<uint64_t>[kClassChunk];
+      for (size_t i = 0; i < kClassChunk; i++) chunk[i].store(0, std::memory_order_relaxed);
+      chunks_[answerClass / kClassChunk].store(chunk, std::memory_order_release);
+    }
+    std::atomic<uint64_t>& n = chunk[answerClass % kClassChunk];
+    n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  uint64_t get(uint32_t answerClass) const {
+    const std::atomic<uint64_t>* chunk = chunks_[answerClass / kClassChunk].load(std::memory_order_acquire);
+    return chunk == nullptr ? 0 : chunk[answerClass % kClassChunk].load(std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<std::atomic<uint64_t>*> chunks_[kMaxClassChunks];
+};
+
 struct Server {
   std::vector<int> fds;
   std::vector<std::thread> threads;
   std::atomic<bool> stopping{false};
   std::atomic<uint32_t> gen{1};
   std::vector<std::unique_ptr<ThreadCounters>> counters;  // one per thread, by socket index
+  std::vector<std::unique_ptr<ClassCounts>> classCounts;   // one per thread, by socket index
   std::atomic<uint64_t> installed{0};
-  /** Hits handed to JavaScript for the query log: a hit is handed over when a 32-bit draw is below this (rate × 2^32). */
-  uint64_t sampleBelow = 0;
+  /**
+   * Hits handed to JavaScript for the query log: a hit is handed over when a 32-bit draw is below
+   * this (rate × 2^32). Set at open and by `setSampleRate()` (a reload); each thread reads it once
+   * per batch, so a new rate applies from the next batch on.
+   */
+  std::atomic<uint64_t> sampleBelow{0};
   std::shared_mutex lock;
   std::unordered_map<std::string, Question> cache;
   size_t blockCount = 0;
@@ -149,8 +205,8 @@ void clientOf(const uint8_t* p, const FastQuery& q, const sockaddr_storage& peer
   }
 }
 
-/** Writes the cached reply to `p` into `out` (returns its length), or 0 on a miss. */
-size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_storage& peer, uint8_t* out) {
+/** Writes the cached reply to `p` into `out` (returns its length) and its answer class, or 0 on a miss. */
+size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_storage& peer, uint8_t* out, uint32_t& answerClass) {
   uint8_t family, addr[16];
   size_t bytes;
   clientOf(p, q, peer, family, addr, bytes);
@@ -166,7 +222,8 @@ size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_st
     blockKey(family, addr, bytes, scope, bk);
     auto b = it->second.blocks.find(bk);
     if (b == it->second.blocks.end()) continue;
-    const std::vector<uint8_t>& t = b->second;
+    const std::vector<uint8_t>& t = b->second.bytes;
+    answerClass = b->second.answerClass;
     std::memcpy(out, t.data(), t.size());
     out[0] = p[0];
     out[1] = p[1];
@@ -176,9 +233,10 @@ size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_st
   return 0;
 }
 
-/** Stores `reply` as the template of the query's client block at `scope`, on the current generation. */
-void install(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_storage& peer, const uint8_t* reply, size_t len, unsigned scope) {
-  if (len < 12 + q.ecsAddrLen || len > kMaxTemplate) return;
+/** Stores `reply` as the template of the query's client block at `scope`, on the current generation, counted in `answerClass` when replayed. */
+void install(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_storage& peer, const uint8_t* reply, size_t len, unsigned scope,
+             uint32_t answerClass) {
+  if (len < 12 + q.ecsAddrLen || len > kMaxTemplate || answerClass >= kMaxClasses) return;
   // The reply must echo the ID and end with the query's ECS address (the one option of the last record).
   if (reply[0] != p[0] || reply[1] != p[1]) return;
   if (std::memcmp(reply + len - q.ecsAddrLen, p + q.keyEnd, q.ecsAddrLen) != 0) return;
@@ -209,7 +267,8 @@ void install(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_sto
     std::sort(scopes.begin(), scopes.end(), [](uint8_t a, uint8_t b) { return a > b; });
   }
   auto [it, added] = question.blocks.try_emplace(bk);
-  it->second.assign(reply, reply + len);
+  it->second.bytes.assign(reply, reply + len);
+  it->second.answerClass = answerClass;
   if (added) s.blockCount++;
   s.installed.fetch_add(1, std::memory_order_relaxed);
 }
@@ -256,7 +315,7 @@ inline uint32_t nextDraw(uint32_t& x) {
   return x;
 }
 
-void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters) {
+void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters, ClassCounts* classCounts) {
   std::vector<uint8_t> in(kBatch * kRecvBuf), out(kBatch * kMaxTemplate);
   uint32_t draw = 0x9E3779B9u ^ static_cast<uint32_t>(fd * 2654435761u);
   if (draw == 0) draw = 1;
@@ -276,6 +335,7 @@ void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters) {
     if (got <= 0) continue;  // timeout (SO_RCVTIMEO), EINTR, or shutdown on close
     int nsend = 0, nsampled = 0;
     Batch* batch = nullptr;
+    const uint64_t sampleBelow = s->sampleBelow.load(std::memory_order_relaxed);
     for (int i = 0; i < got; i++) {
       const uint8_t* p = in.data() + i * kRecvBuf;
       const size_t len = msgs[i].msg_len;
@@ -288,9 +348,10 @@ void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters) {
       bool sampled = false;
       if (fast) {
         uint8_t* o = out.data() + nsend * kMaxTemplate;
-        size_t olen = lookup(*s, p, q, addrs[i], o);
+        uint32_t answerClass = 0;
+        size_t olen = lookup(*s, p, q, addrs[i], o, answerClass);
         // A sampled hit goes to JavaScript, which answers it the same way and logs it.
-        if (olen > 0 && s->sampleBelow > 0 && nextDraw(draw) < s->sampleBelow) sampled = true;
+        if (olen > 0 && sampleBelow > 0 && nextDraw(draw) < sampleBelow) sampled = true;
         else if (olen > 0) {
           oiovs[nsend] = {o, olen};
           sends[nsend].msg_hdr = {};
@@ -299,6 +360,7 @@ void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters) {
           sends[nsend].msg_hdr.msg_iov = &oiovs[nsend];
           sends[nsend].msg_hdr.msg_iovlen = 1;
           nsend++;
+          classCounts->add(answerClass);
           continue;
         }
       }
@@ -398,7 +460,7 @@ Napi::Value Open(const Napi::CallbackInfo& info) {
   if (port < 1 || port > 65535 || threads < 1 || threads > 256) return Throw(env, "port 1–65535 and threads 1–256 expected");
   if (!(rate >= 0 && rate <= 1)) return Throw(env, "sampleRate 0–1 expected");
   auto s = std::make_shared<Server>();
-  s->sampleBelow = static_cast<uint64_t>(rate * 4294967296.0);
+  s->sampleBelow.store(static_cast<uint64_t>(rate * 4294967296.0));
   for (int64_t i = 0; i < threads; i++) {
     std::string error;
     int fd = openSocket(address, static_cast<unsigned>(port), threads > 1, error);
@@ -409,24 +471,33 @@ Napi::Value Open(const Napi::CallbackInfo& info) {
     s->fds.push_back(fd);
   }
   s->tsfn = Napi::ThreadSafeFunction::New(env, info[3].As<Napi::Function>(), "gslbd fast path", 256, 1);
-  for (size_t i = 0; i < s->fds.size(); i++) s->counters.push_back(std::make_unique<ThreadCounters>());
-  for (size_t i = 0; i < s->fds.size(); i++) s->threads.emplace_back(serve, s, s->fds[i], s->counters[i].get());
+  for (size_t i = 0; i < s->fds.size(); i++) {
+    s->counters.push_back(std::make_unique<ThreadCounters>());
+    s->classCounts.push_back(std::make_unique<ClassCounts>());
+  }
+  for (size_t i = 0; i < s->fds.size(); i++) s->threads.emplace_back(serve, s, s->fds[i], s->counters[i].get(), s->classCounts[i].get());
   return Napi::External<std::shared_ptr<Server>>::New(env, new std::shared_ptr<Server>(s), [](Napi::Env, std::shared_ptr<Server>* p) { delete p; });
 }
 
-// reply(server, batch, replies: (Buffer|null)[], scopes: Int32Array): sends the replies, installs those with scope ≥ 0.
+// reply(server, batch, replies: (Buffer|null)[], scopes: Int32Array, classes: Uint32Array): sends the replies, installs those
+// with scope ≥ 0 as templates counted in their answer class.
 Napi::Value Reply(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  auto* sp = info.Length() >= 4 ? serverOf(info[0]) : nullptr;
-  if (sp == nullptr || !info[1].IsExternal() || !info[2].IsArray() || !info[3].IsTypedArray()) return Throw(env, "reply(server, batch, replies, scopes) expected");
+  auto* sp = info.Length() >= 5 ? serverOf(info[0]) : nullptr;
+  if (sp == nullptr || !info[1].IsExternal() || !info[2].IsArray() || !info[3].IsTypedArray() || !info[4].IsTypedArray())
+    return Throw(env, "reply(server, batch, replies, scopes, classes) expected");
   Server& s = **sp;
   Batch* batch = info[1].As<Napi::External<Batch>>().Data();
   Napi::Array replies = info[2].As<Napi::Array>();
   Napi::TypedArray ta = info[3].As<Napi::TypedArray>();
   if (ta.TypedArrayType() != napi_int32_array) return Throw(env, "scopes: Int32Array expected");
   Napi::Int32Array scopes = ta.As<Napi::Int32Array>();
+  Napi::TypedArray ca = info[4].As<Napi::TypedArray>();
+  if (ca.TypedArrayType() != napi_uint32_array) return Throw(env, "classes: Uint32Array expected");
+  Napi::Uint32Array classes = ca.As<Napi::Uint32Array>();
   const size_t n = batch->misses.size();
-  if (replies.Length() != n || scopes.ElementLength() != n) return Throw(env, "one reply and one scope per datagram expected");
+  if (replies.Length() != n || scopes.ElementLength() != n || classes.ElementLength() != n)
+    return Throw(env, "one reply, one scope and one class per datagram expected");
   if (s.closed) return env.Undefined();
   std::vector<mmsghdr> sends;
   std::vector<iovec> iovs(n);
@@ -437,7 +508,7 @@ Napi::Value Reply(const Napi::CallbackInfo& info) {
     Napi::Buffer<uint8_t> buf = r.As<Napi::Buffer<uint8_t>>();
     Miss& m = batch->misses[i];
     const uint8_t* p = batch->data.data() + m.off;
-    if (m.fast && scopes[i] >= 0) install(s, p, m.q, m.peer, buf.Data(), buf.Length(), static_cast<unsigned>(scopes[i]));
+    if (m.fast && scopes[i] >= 0) install(s, p, m.q, m.peer, buf.Data(), buf.Length(), static_cast<unsigned>(scopes[i]), classes[i]);
     iovs[i] = {buf.Data(), buf.Length()};
     mmsghdr h{};
     h.msg_hdr.msg_name = &m.peer;
@@ -476,6 +547,17 @@ Napi::Value Bump(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), (*sp)->gen.fetch_add(1, std::memory_order_acq_rel) + 1);
 }
 
+// setSampleRate(server, rate): the fraction of template hits handed to JavaScript for the query log from the threads' next batch on.
+Napi::Value SetSampleRate(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* sp = info.Length() >= 2 ? serverOf(info[0]) : nullptr;
+  if (sp == nullptr || !info[1].IsNumber()) return Throw(env, "setSampleRate(server, rate) expected");
+  const double rate = info[1].As<Napi::Number>().DoubleValue();
+  if (!(rate >= 0 && rate <= 1)) return Throw(env, "sampleRate 0–1 expected");
+  (*sp)->sampleBelow.store(static_cast<uint64_t>(rate * 4294967296.0), std::memory_order_relaxed);
+  return env.Undefined();
+}
+
 // stats(server) → { hits, misses, sampled, dropped, installed }: the threads' counters summed.
 Napi::Value Stats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -498,6 +580,22 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// classCounts(server, out: Float64Array): out[c] = the template hits of answer class c answered natively since open, summed over the threads.
+Napi::Value ClassCountsOf(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* sp = info.Length() >= 2 ? serverOf(info[0]) : nullptr;
+  if (sp == nullptr || !info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+    return Throw(env, "classCounts(server, out: Float64Array) expected");
+  Napi::Float64Array out = info[1].As<Napi::Float64Array>();
+  const size_t n = std::min<size_t>(out.ElementLength(), kMaxClasses);
+  for (size_t c = 0; c < n; c++) {
+    uint64_t sum = 0;
+    for (const auto& t : (*sp)->classCounts) sum += t->get(static_cast<uint32_t>(c));
+    out[c] = static_cast<double>(sum);
+  }
+  return env.Undefined();
+}
+
 // close(server): stops the threads (at most one receive timeout), closes the sockets.
 Napi::Value Close(const Napi::CallbackInfo& info) {
   auto* sp = info.Length() >= 1 ? serverOf(info[0]) : nullptr;
@@ -518,9 +616,11 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("reply", Napi::Function::New(env, Reply, "reply"));
   exports.Set("replyOne", Napi::Function::New(env, ReplyOne, "replyOne"));
   exports.Set("bump", Napi::Function::New(env, Bump, "bump"));
+  exports.Set("setSampleRate", Napi::Function::New(env, SetSampleRate, "setSampleRate"));
   exports.Set("stats", Napi::Function::New(env, Stats, "stats"));
+  exports.Set("classCounts", Napi::Function::New(env, ClassCountsOf, "classCounts"));
   exports.Set("close", Napi::Function::New(env, Close, "close"));
-  exports.Set("abi", Napi::Number::New(env, 2));
+  exports.Set("abi", Napi::Number::New(env, 4));
   return exports;
 }
 

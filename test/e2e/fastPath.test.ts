@@ -6,7 +6,8 @@ import { FIXTURE_TOKEN, fixtureConfig, fixtureLocationFiles, WWW } from '../supp
 /**
  * The native fast path (`dns.fastPath`, src/doors/dns/README.md) in the real engine process, as
  * the composition root wires it (every capability started, the DNSSEC capability's after-answer
- * hook among them): repeated queries are answered from templates, which `/metrics` counts; with
+ * hook among them): repeated queries are answered from templates, which `/metrics` counts (in the
+ * fast path's own counters and in the engine's query counters, once per query); with
  * `dns.queryLogSampleRate` 1 every query, hits included, reaches the query log.
  */
 
@@ -19,6 +20,12 @@ async function fastPathCounts(engine: EngineProcess): Promise<Record<string, num
   for (const m of text.matchAll(/^gslbd_dns_fastpath_datagrams_total\{outcome="(\w+)"\} (\d+)$/gm)) counts[m[1]!] = Number(m[2]);
   const templates = /^gslbd_dns_fastpath_templates_total (\d+)$/m.exec(text);
   if (templates) counts.templates = Number(templates[1]);
+  // The engine's query counters, which count replayed answers too.
+  const sum = (re: RegExp): number => [...text.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
+  counts.queries = sum(/^gslbd_dns_queries_total\{transport="udp",rcode="NOERROR"\} (\d+)$/gm);
+  counts.zone = sum(/^gslbd_dns_queries_by_zone_total\{zone="example\.test"\} (\d+)$/gm);
+  counts.record = sum(/^gslbd_gslb_record_selections_total\{record="www\.example\.test",type="A"\} (\d+)$/gm);
+  counts.dc = sum(/^gslbd_dc_answers_total\{dc="\w+"\} (\d+)$/gm);
   return counts;
 }
 
@@ -38,6 +45,8 @@ test('repeated GSLB queries are answered natively from templates, counted in /me
   t.true((counts.hit ?? 0) >= CLIENTS.length, `hits ${JSON.stringify(counts)}`);
   t.true((counts.templates ?? 0) >= CLIENTS.length, `templates ${JSON.stringify(counts)}`);
   t.is((counts.hit ?? 0) + (counts.miss ?? 0), 4 * CLIENTS.length, JSON.stringify(counts));
+  // Every query once in the engine's query counters, whether JavaScript answered it or a thread replayed it.
+  t.like(counts, { queries: 4 * CLIENTS.length, zone: 4 * CLIENTS.length, record: 4 * CLIENTS.length, dc: 4 * CLIENTS.length });
   await engine.stop();
 });
 
@@ -59,5 +68,49 @@ test('with queryLogSampleRate 1 the query log sees every query, fast-path hits i
   t.true((counts.sampled ?? 0) > 0, JSON.stringify(counts));
   t.is(logged.filter((l) => l.fastPath === 'hit').length, counts.sampled ?? 0);
   t.is(logged.filter((l) => l.fastPath === 'miss').length, counts.miss ?? 0);
+  await engine.stop();
+});
+
+test('a reload that changes queryLogSampleRate applies to the native threads at once: every hit sampled at 1, none at 0', async (t) => {
+  const config = (rate: number): string => fixtureConfig({ dnsBehaviour: `queryLogSampleRate: ${rate}, fastPath: { enabled: true, threads: 1 }` });
+  const engine = await startEngine(config(0), { files: fixtureLocationFiles() });
+  const reload = async (rate: number): Promise<void> => {
+    engine.writeConfig(config(rate));
+    const res = await fetch(`${engine.adminUrl}/reload`, { method: 'POST', headers: { authorization: `Bearer ${FIXTURE_TOKEN}` } });
+    t.is(res.status, 200, await res.text());
+  };
+  /** Asks each client `rounds` times; returns the change of the fast-path counters and of the fast-path hits in the query log. */
+  const ask = async (rounds: number): Promise<{ hit: number; sampled: number; logged: number }> => {
+    const before = await fastPathCounts(engine);
+    const loggedBefore = engine.logs().filter((l) => l.component === 'query-log' && l.fastPath === 'hit').length;
+    for (let round = 0; round < rounds; round++)
+      for (let i = 0; i < CLIENTS.length; i++)
+        t.deepEqual((await udpQuery(engine.server, { name: 'www.example.test', type: 'A', edns: { ecs: CLIENTS[i]! } })).answers, [
+          `www.example.test A ${ANSWERS[i]!}`,
+        ]);
+    const after = await fastPathCounts(engine);
+    const sampled = (after.sampled ?? 0) - (before.sampled ?? 0);
+    if (sampled > 0)
+      await engine.waitForLog(() => engine.logs().filter((l) => l.component === 'query-log' && l.fastPath === 'hit').length >= loggedBefore + sampled, 10_000);
+    const logged = engine.logs().filter((l) => l.component === 'query-log' && l.fastPath === 'hit').length - loggedBefore;
+    return { hit: (after.hit ?? 0) - (before.hit ?? 0), sampled, logged };
+  };
+  // Each publish (the reload's) makes every template stale: two rounds install them again, the next are template hits.
+  const warmThenAsk = async (): Promise<{ hit: number; sampled: number; logged: number }> => {
+    await ask(2);
+    return ask(5);
+  };
+  const atZero = await warmThenAsk();
+  t.true(atZero.hit > 0 && atZero.sampled === 0 && atZero.logged === 0, JSON.stringify(atZero));
+  await reload(1);
+  const atOne = await warmThenAsk();
+  t.true(atOne.sampled > 0 && atOne.hit === 0 && atOne.logged === atOne.sampled, JSON.stringify(atOne));
+  await reload(0);
+  const backAtZero = await warmThenAsk();
+  t.true(backAtZero.hit > 0 && backAtZero.sampled === 0 && backAtZero.logged === 0, JSON.stringify(backAtZero));
+  t.false(
+    engine.logs().some((l) => String(l.msg).includes('queryLogSampleRate changed')),
+    'no warning about the native threads keeping the start-up rate',
+  );
   await engine.stop();
 });

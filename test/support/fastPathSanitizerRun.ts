@@ -23,9 +23,10 @@ import { exchangeAll } from './udpExchangeAll.js';
  * IPv4 and IPv6, with two threads: ECS clients of both families (IPv4-mapped included), queries
  * without ECS or without EDNS, DO set, letter-case variants, malformed and truncated messages,
  * datagrams longer than the receive buffer, twice each (templates installed, then replayed), a
- * publish between passes (a new generation), query-log sampling at 0.5 (sampled hits handed
- * over), every argument error path of the addon, servers opened and closed and the handles
- * collected (run with `--expose-gc`). Prints one JSON line: the addon path, the sanitizer
+ * publish between passes (a new generation), query-log sampling at 0.5 set as a reload sets it
+ * while the threads run (sampled hits handed over), replays counted by answer class and folded
+ * into the engine's counters by a scrape, every argument error path of the addon,
+ * servers opened and closed and the handles collected (run with `--expose-gc`). Prints one JSON line: the addon path, the sanitizer
  * libraries mapped into the process, answers compared, mismatches, counters, refused calls.
  */
 const YAML = `zones:
@@ -117,9 +118,12 @@ for (const sampleRate of [0, 0.5]) {
     behaviour: dnsBehaviourSchema.parse({ queryLogSampleRate: sampleRate, fastPath: { enabled: fastPath, threads: 2 } }),
   });
   const plain = new DnsServer(deps(engines[0]!, false), addresses);
-  const fast = new DnsServer(deps(engines[1]!, true), addresses);
+  // The fast path starts at rate 0 and gets the pass's rate as a reload would give it (setSampleRate while its threads run).
+  const fastDeps = deps(engines[1]!, true);
+  const fast = new DnsServer({ ...fastDeps, behaviour: { ...fastDeps.behaviour, queryLogSampleRate: 0 } }, addresses);
   await plain.start();
   await fast.start();
+  fast.reconfigure({ listeners: { dns: addresses }, dns: fastDeps.behaviour });
   for (let pass = 0; pass < 3; pass++) {
     if (pass === 2) for (const e of engines) e.publish(withHealthView(e.snapshot, dcsDown('eu')));
     for (let f = 0; f < 2; f++) {
@@ -136,6 +140,8 @@ for (const sampleRate of [0, 0.5]) {
   await new Promise<void>((r) => s.send(Buffer.alloc(5000), fast.bound[0]!.port, '127.0.0.1', () => r()));
   s.close();
   await new Promise((r) => setTimeout(r, 100));
+  // A scrape folds the threads' replays by answer class (classCounts) into the engine's counters.
+  await fastDeps.metrics.registry.metrics();
   stats.push(fast.fastPathStats());
   await plain.stop();
   await fast.stop();
@@ -155,6 +161,11 @@ const port = await freePort();
 const handle = addon.open('127.0.0.1', port, 1, onBatch, 0);
 attempt(() => (addon.reply as (...a: unknown[]) => unknown)(handle, {}, [], new Int32Array(0)));
 attempt(() => (addon.replyOne as (...a: unknown[]) => unknown)(handle, 1, 0, Buffer.alloc(1)));
+attempt(() => addon.setSampleRate(handle, 1.5));
+attempt(() => (addon.setSampleRate as (...a: unknown[]) => unknown)(handle));
+attempt(() => (addon.classCounts as (...a: unknown[]) => unknown)(handle, new Uint32Array(1)));
+addon.setSampleRate(handle, 0.25);
+addon.classCounts(handle, new Float64Array(3));
 addon.bump(handle);
 addon.close(handle);
 addon.close(handle);

@@ -1,7 +1,7 @@
 import { RCODE_NAMES } from '../dns/rcode.js';
 import { TYPE_CODES } from '../dns/records.js';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { SelectedRecord } from '../model/query.js';
+import type { Answer, SelectedRecord } from '../model/query.js';
 import { BucketHistogram, type BucketCell } from './bucketHistogram.js';
 import { GSLBD_VERSION } from './buildInfo.js';
 import { ClientAnswerSamples } from './clientAnswerSamples.js';
@@ -19,13 +19,16 @@ export class EngineMetrics {
   /** Counts of {@link dcAnswers} kept in plain numbers ({@link countDc}), added at scrape time. */
   private readonly dcCounts = new DeferredCounts<'dc'>();
 
+  /** Run before the query counters are exported ({@link beforeScrape}). */
+  private readonly scrapeSources = new Set<() => void>();
+
   /** DNS queries answered, by front door transport and response code name. */
   readonly queries = new Counter({
     name: 'gslbd_dns_queries_total',
     help: 'DNS queries answered, by transport and rcode',
     labelNames: ['transport', 'rcode'] as const,
     registers: [this.registry],
-    collect: addDeferred(this.queryCounts),
+    collect: this.afterSources(addDeferred(this.queryCounts)),
   });
 
   /** GSLB answers that named a data center. */
@@ -34,7 +37,7 @@ export class EngineMetrics {
     help: 'GSLB selections that answered with endpoints of a data center',
     labelNames: ['dc'] as const,
     registers: [this.registry],
-    collect: addDeferred(this.dcCounts),
+    collect: this.afterSources(addDeferred(this.dcCounts)),
   });
 
   /** Questions per query type, counted by {@link countQtype} in {@link qtypeCounts}. */
@@ -50,7 +53,7 @@ export class EngineMetrics {
     help: 'Questions received by the front doors, by query type (types without a name here: other)',
     labelNames: ['qtype'] as const,
     registers: [this.registry],
-    collect: addQtypeCounts(this.qtypeCounts, this.qtypesAdded),
+    collect: this.afterSources(addQtypeCounts(this.qtypeCounts, this.qtypesAdded)),
   });
 
   /** Counts of {@link zoneQueries} kept in plain numbers ({@link countZone}), added at scrape time. */
@@ -63,7 +66,7 @@ export class EngineMetrics {
     help: 'Questions answered from each zone (the zone holding the question name) by the standalone listener and the compact protocol',
     labelNames: ['zone'] as const,
     registers: [this.registry],
-    collect: addDeferred(this.zoneCounts),
+    collect: this.afterSources(addDeferred(this.zoneCounts)),
   });
 
   /** Selections per GSLB record name and type, every record counted ({@link countRecords}); only the top N are exported. */
@@ -83,7 +86,7 @@ export class EngineMetrics {
     help: 'GSLB selections by record name and type, for the records selected most since start (top N: queryCounters.topRecords)',
     labelNames: ['record', 'type'] as const,
     registers: [this.registry],
-    collect: exportTopRecords(this.recordCounts, () => this.counters.topRecords),
+    collect: this.afterSources(exportTopRecords(this.recordCounts, () => this.counters.topRecords)),
   });
 
   /** Time spent in resolve() per query (seconds); observed only through {@link resolveTimes}. */
@@ -144,6 +147,72 @@ export class EngineMetrics {
       labelNames: ['version', 'nodejs'] as const,
       registers: [this.registry],
     }).set({ version: GSLBD_VERSION, nodejs: process.version }, 1);
+  }
+
+  /**
+   * Runs `source` before `gslbd_dns_queries_total`, `gslbd_dns_queries_by_qtype_total`,
+   * `gslbd_dns_queries_by_zone_total`, `gslbd_gslb_record_selections_total` and
+   * `gslbd_dc_answers_total` are read (a scrape, or a `get()`): for answers counted outside the
+   * query path (the native fast path's replayed answers) to be added with {@link countReplayed}
+   * first. It may run several times per scrape, so it adds only what is new since its last run.
+   * Returns the function that removes it.
+   */
+  beforeScrape(source: () => void): () => void {
+    this.scrapeSources.add(source);
+    return () => this.scrapeSources.delete(source);
+  }
+
+  /** `collect` running the {@link beforeScrape} sources, then `collect`. */
+  private afterSources<C>(collect: (this: C) => void): (this: C) => void {
+    const sources = this.scrapeSources;
+    return function collectAfterSources(this: C) {
+      for (const source of sources) source();
+      collect.call(this);
+    };
+  }
+
+  /**
+   * Counts `n` answers of one kind at once, in every counter the query path counts an engine
+   * answer in (what {@link countQuery}, {@link countQtype}, {@link countZone}, {@link countRecords}
+   * and {@link countDc} add for one query, times `n`): the native fast path's replayed answers,
+   * folded in at scrape time so a query counts once whichever path answered it.
+   */
+  countReplayed(n: number, transport: string, type: number, answer: ReplayedAnswer): void {
+    let byRcode = this.queryCells.get(transport);
+    if (!byRcode) {
+      byRcode = [];
+      this.queryCells.set(transport, byRcode);
+    }
+    const rcode = answer.rcode;
+    (byRcode[rcode] ??= this.queryCounts.cell({ transport, rcode: RCODE_NAMES[rcode] ?? String(rcode) })).n += n;
+    this.qtypeCounts[type & 0xffff]! += n;
+    for (const dc of answer.dcs) {
+      let cell = this.dcCells.get(dc);
+      if (!cell) {
+        cell = this.dcCounts.cell({ dc });
+        this.dcCells.set(dc, cell);
+      }
+      cell.n += n;
+    }
+    if (answer.zone !== undefined && this.counters.zones) {
+      let cell = this.zoneCells.get(answer.zone);
+      if (!cell) {
+        cell = this.zoneCounts.cell({ zone: answer.zone === '' ? '.' : answer.zone });
+        this.zoneCells.set(answer.zone, cell);
+      }
+      cell.n += n;
+    }
+    if (answer.selected !== undefined && this.counters.topRecords > 0)
+      for (const record of answer.selected) {
+        let byType = this.recordCounts.get(record.name);
+        if (!byType) {
+          byType = new Map();
+          this.recordCounts.set(record.name, byType);
+        }
+        const cell = byType.get(record.type);
+        if (cell) cell.n += n;
+        else byType.set(record.type, { n });
+      }
   }
 
   /**
@@ -208,6 +277,9 @@ export class EngineMetrics {
     cell.n++;
   }
 }
+
+/** What {@link EngineMetrics.countReplayed} counts of an answer: the fields of `Answer` the query counters read. */
+export type ReplayedAnswer = Pick<Answer, 'rcode' | 'dcs' | 'zone' | 'selected'>;
 
 /** The `queryCounters` configuration section: the counters beyond rcodes, query types and data centers. */
 export interface QueryCounterSettings {

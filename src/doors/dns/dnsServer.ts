@@ -60,17 +60,12 @@ export class DnsServer implements FrontDoor {
   /**
    * Applies a reload's root `dns` settings to later queries and connections: `queryLogSampleRate`,
    * `udpPayloadSize` and the TCP limits (connections already open keep their idle timeout).
-   * `dns.fastPath` is restart-only; the native threads keep sampling their template hits at the
-   * start-up rate, so a changed rate with the fast path serving is warned about.
+   * The sampling rate reaches the native fast path's threads too (from their next batch on);
+   * `dns.fastPath` itself is restart-only.
    */
   reconfigure(config: DnsDoorConfig): void {
-    const before = this.deps.behaviour;
     const behaviour = config.dns;
-    if (this.fast.length > 0 && behaviour.queryLogSampleRate !== before.queryLogSampleRate)
-      this.deps.log.warn(
-        { before: before.queryLogSampleRate, after: behaviour.queryLogSampleRate },
-        'dns.queryLogSampleRate changed: queries the native fast path answers from its templates are sampled at the start-up rate until the next restart',
-      );
+    for (const f of this.fast) f.setSampleRate(behaviour.queryLogSampleRate);
     this.deps = { ...this.deps, behaviour };
     this.messages.reconfigure(behaviour);
   }
@@ -229,6 +224,7 @@ export class DnsServer implements FrontDoor {
       threads > 0 ? threads : availableParallelism(),
       queryLogSampleRate,
       FastPathMetrics.of(this.deps.metrics.registry),
+      this.deps.metrics,
     );
   }
 

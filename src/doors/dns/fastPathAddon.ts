@@ -26,14 +26,28 @@ export interface FastPathAddon {
   open(address: string, port: number, threads: number, onBatch: FastPathBatchHandler, sampleRate: number): FastPathHandle;
   /**
    * Sends a batch's replies (null: no reply) in one `sendmmsg`, and keeps as a template every
-   * reply whose scope is ≥ 0 (the client block's prefix length, `Answer.reuseScope`).
+   * reply whose scope is ≥ 0 (the client block's prefix length, `Answer.reuseScope`); its replays
+   * are counted under its answer class from `classes` (an id below 2^20, see `classCounts`).
    * @throws Error when the arrays are not one entry per datagram.
    */
-  reply(server: FastPathHandle, batch: FastPathBatch, replies: (Buffer | null)[], scopes: Int32Array): void;
+  reply(server: FastPathHandle, batch: FastPathBatch, replies: (Buffer | null)[], scopes: Int32Array, classes: Uint32Array): void;
   /** Sends one reply that settled after its batch (never kept as a template). */
   replyOne(server: FastPathHandle, batch: FastPathBatch, index: number, reply: Buffer): void;
   /** Starts a new generation: every template kept so far is stale from the next lookup on. Returns the generation. */
   bump(server: FastPathHandle): number;
+  /**
+   * Sets the fraction of template hits handed to JavaScript for the query log (`dns.queryLogSampleRate`
+   * after a reload): each thread applies it from its next batch on.
+   * @throws Error when `rate` is not within 0–1.
+   */
+  setSampleRate(server: FastPathHandle, rate: number): void;
+  /**
+   * Writes into `out[c]`, for each answer class `c` below `out.length`, the datagrams the threads
+   * answered from templates of that class since open (summed over the threads; sampled hits,
+   * answered by JavaScript, are not among them).
+   * @throws Error when `out` is not a Float64Array.
+   */
+  classCounts(server: FastPathHandle, out: Float64Array): void;
   /** Counters since open, summed over the threads when called (each thread counts once per batch): see {@link FastPathStats}. */
   stats(server: FastPathHandle): FastPathStats;
   /** Stops the threads (within 0.2 s) and closes the sockets; batches still queued are discarded. */
@@ -55,7 +69,7 @@ export interface FastPathStats {
   readonly installed: number;
 }
 
-const ABI = 2;
+const ABI = 4;
 let cached: { readonly addon: FastPathAddon | undefined; readonly error?: string } | undefined;
 
 /**

@@ -1,5 +1,7 @@
 import { parseIp, type IpAddress } from '../../core/net/ipAddress.js';
+import type { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { AnswerClasses } from './answerClasses.js';
 import type { FastPathAddon, FastPathBatch, FastPathHandle, FastPathStats } from './fastPathAddon.js';
 import type { FastPathMetrics } from './fastPathMetrics.js';
 import type { MessageHandler, ReplyReuse } from './handleMessage.js';
@@ -13,13 +15,22 @@ import type { MessageHandler, ReplyReuse } from './handleMessage.js';
  * new template generation before the publish returns. With `dns.queryLogSampleRate` > 0 the
  * threads hand that fraction of their hits over too, flagged, and `handle` logs each of them: the
  * query log samples hits and misses alike.
+ *
+ * Each template is installed with its answer class ({@link AnswerClasses}); the threads count
+ * their replays per class, and before the engine's query counters are read ({@link
+ * EngineMetrics.beforeScrape}) the replays since the last read are added to them
+ * ({@link EngineMetrics.countReplayed}): `/metrics` counts a query once, whichever path answered.
  */
 export class FastPathSocket {
   private readonly server: FastPathHandle;
   private readonly unsubscribe: () => void;
   private peerText = '';
   private peer: IpAddress | undefined;
-  private readonly reuse: ReplyReuse = { scope: -1 };
+  private readonly reuse: ReplyReuse = { scope: -1, answer: undefined, type: 0 };
+  private readonly classes = new AnswerClasses();
+  /** Per answer class: the native replays already added to the engine's counters. */
+  private counted = new Float64Array(0);
+  private readonly stopFolding: () => void;
 
   /**
    * Binds `address`:`port` with `threads` native sockets and threads.
@@ -35,12 +46,14 @@ export class FastPathSocket {
     threads: number,
     sampleRate: number,
     private readonly metrics: FastPathMetrics,
+    private readonly engineMetrics: EngineMetrics,
   ) {
     this.server = addon.open(address, port, threads, (batch, packets, peers, _ports, sampled) => this.answer(batch, packets, peers, sampled), sampleRate);
     // Without publish notifications nothing could ever make a template stale: keep none.
     this.unsubscribe = onPublish ? onPublish(() => addon.bump(this.server)) : () => undefined;
     this.keep = onPublish !== undefined;
     metrics.add(this.counters);
+    this.stopFolding = engineMetrics.beforeScrape(() => this.foldReplays());
   }
 
   private readonly counters = (): FastPathStats => this.addon.stats(this.server);
@@ -52,17 +65,38 @@ export class FastPathSocket {
     return this.addon.stats(this.server);
   }
 
-  /** Stops the native threads and closes the sockets. */
+  /** Samples that fraction (0–1) of the threads' template hits for the query log from their next batch on (a reload's `dns.queryLogSampleRate`). */
+  setSampleRate(rate: number): void {
+    this.addon.setSampleRate(this.server, rate);
+  }
+
+  /** Stops the native threads and closes the sockets; their last replays are added to the engine's counters. */
   close(): void {
     this.unsubscribe();
     this.metrics.remove(this.counters);
     this.addon.close(this.server);
+    this.foldReplays();
+    this.stopFolding();
+  }
+
+  /** Adds the threads' replays since the last call to the engine's query counters, class by class. */
+  private foldReplays(): void {
+    const classes = this.classes.list;
+    const now = new Float64Array(classes.length);
+    this.addon.classCounts(this.server, now);
+    const before = this.counted;
+    for (let c = 0; c < now.length; c++) {
+      const n = now[c]! - (before[c] ?? 0);
+      if (n > 0) this.engineMetrics.countReplayed(n, 'udp', classes[c]!.type, classes[c]!.answer);
+    }
+    this.counted = now;
   }
 
   private answer(batch: FastPathBatch, packets: Buffer[], peers: string[], sampled: Uint8Array | undefined): void {
     const n = packets.length;
     const replies: (Buffer | null)[] = new Array<Buffer | null>(n).fill(null);
     const scopes = new Int32Array(n).fill(-1);
+    const classes = new Uint32Array(n);
     for (let i = 0; i < n; i++) {
       try {
         if (peers[i] !== this.peerText || !this.peer) {
@@ -70,6 +104,7 @@ export class FastPathSocket {
           this.peerText = peers[i]!;
         }
         this.reuse.scope = -1;
+        this.reuse.answer = undefined;
         const reply = this.messages.handle(packets[i]!, 'udp', this.peer, this.keep ? this.reuse : undefined, sampled !== undefined && sampled[i] === 1);
         if (reply instanceof Promise) {
           reply.then(
@@ -78,14 +113,19 @@ export class FastPathSocket {
           );
         } else {
           replies[i] = reply;
-          scopes[i] = this.reuse.scope;
+          const answer = this.reuse.answer;
+          const id = this.reuse.scope >= 0 && answer !== undefined ? this.classes.idOf(this.reuse.type, answer) : -1;
+          if (id >= 0) {
+            scopes[i] = this.reuse.scope;
+            classes[i] = id;
+          }
         }
       } catch (e) {
         this.log.error({ err: e }, 'UDP message handling failed');
       }
     }
     try {
-      this.addon.reply(this.server, batch, replies, scopes);
+      this.addon.reply(this.server, batch, replies, scopes, classes);
     } catch (e) {
       this.log.error({ err: e }, 'fast path reply failed');
     }

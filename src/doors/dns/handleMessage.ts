@@ -33,6 +33,10 @@ interface DnsReplyContext extends ReplyHeader {
 export interface ReplyReuse {
   /** −1: not reusable; else the prefix length of the client block the reply holds for. */
   scope: number;
+  /** When reusable: the answer, whose counts (rcode, zone, data centers, records) a replay adds to the query counters. */
+  answer: Answer | undefined;
+  /** When reusable: the question's type (numeric), for `gslbd_dns_queries_by_qtype_total`. */
+  type: number;
 }
 
 /**
@@ -93,7 +97,11 @@ export class MessageHandler implements AnswerForm<DnsReplyContext, Buffer> {
     const rate = this.deps.behaviour.queryLogSampleRate;
     if (reply.sampled || (rate > 0 && this.deps.engine.ctx.random() < rate)) logQuery(this.deps.log, reply, query, answer);
     const reuse = reply.reuse;
-    if (reuse !== undefined && this.hooksLeave(query)) reuse.scope = answer.reuseScope ?? 0;
+    if (reuse !== undefined && this.hooksLeave(query)) {
+      reuse.scope = answer.reuseScope ?? 0;
+      reuse.answer = answer;
+      reuse.type = query.type;
+    }
     return encodeReply(reply, answer, reply.limit);
   }
 
