@@ -10,14 +10,16 @@ import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { compiledCityGeo } from './harness/compiledCityGeo.js';
 import { queryPacket } from './harness/dnsWire.js';
 import { GSLBD_NODE_FLAGS } from './harness/gslbdServer.js';
-import { BENCH_DIST, GSLBD_CLI, QUICKSTART_CONFIG } from './harness/paths.js';
+import { BENCH_DIST, GSLBD_BUNDLE, GSLBD_CLI, QUICKSTART_CONFIG } from './harness/paths.js';
 import { parseIp } from '../../src/core/net/ipAddress.js';
 import { freePort } from '../support/freePort.js';
 
 /**
  * Start-up time (issue 26, item 1): from the exec of a server process to its first answer over
  * UDP on loopback, against a bare Node UDP responder (the runtime's own floor: Node starting and
- * binding a socket). test/bench/README.md, "startup".
+ * binding a socket). The gslbd rows run the bundle (`dist/bundle/cli/gslbd.js`, what the package's
+ * `gslbd` command runs) but one, the unbundled `dist/src/cli/main.js` on the same quickstart.
+ * test/bench/README.md, "startup".
  */
 
 const TABLE = 'startup';
@@ -33,6 +35,7 @@ const START_TIMEOUT_MS = 120_000;
 const ROWS = [
   { id: 'node-responder', label: 'Node UDP responder (runtime floor)' },
   { id: 'gslbd-quickstart-compiled', label: 'gslbd, quickstart as shipped (compiled cache up to date)' },
+  { id: 'gslbd-quickstart-unbundled', label: 'gslbd unbundled (dist/src), quickstart as shipped (compiled cache up to date)' },
   { id: 'gslbd-large-compiled', label: `gslbd, ${LARGE_RECORDS.toLocaleString('en')} GSLB records, compiled city data` },
   { id: 'gslbd-quickstart-sources', label: 'gslbd, quickstart without the compiled cache (sources parsed)' },
 ] as const;
@@ -63,7 +66,9 @@ const group: BenchGroup = {
         const args =
           row.id === 'node-responder'
             ? [join(BENCH_DIST, 'fixedResponder.js'), String(port), fixedReply(www).toString('hex')]
-            : [GSLBD_CLI, 'serve', configs[row.id]];
+            : row.id === 'gslbd-quickstart-unbundled'
+              ? [GSLBD_CLI, 'serve', configs['gslbd-quickstart-compiled']]
+              : [GSLBD_BUNDLE, 'serve', configs[row.id]];
         const load = loadavg()[0]!;
         const { ms, cpuMs } = await timeToFirstAnswer(ctx, row.id, [...GSLBD_NODE_FLAGS, ...args], port, row.id === 'gslbd-large-compiled' ? large : www, dir);
         worst.set(row.id, Math.max(worst.get(row.id) ?? 0, ms));
@@ -89,7 +94,7 @@ export default group;
  * (its cache in `dir`), the same without `geo.compiled`, and {@link LARGE_RECORDS} GSLB records
  * over 20 services on the compiled city data (what a production configuration loads).
  */
-function writeConfigs(dir: string, port: number): Record<Exclude<RowId, 'node-responder'>, string> {
+function writeConfigs(dir: string, port: number): Record<Exclude<RowId, 'node-responder' | 'gslbd-quickstart-unbundled'>, string> {
   const quickstart = parse(readFileSync(QUICKSTART_CONFIG, 'utf8')) as Record<string, unknown> & { geo: Record<string, unknown> };
   const base = { ...quickstart, listeners: { dns: [{ address: '127.0.0.1', port }] }, logging: { level: 'warn' } };
   const files = {

@@ -1,10 +1,10 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
-import { CLI, REPO_ROOT } from '../support/engineProcess.js';
+import { BUNDLED_CLI, CLI, REPO_ROOT } from '../support/engineProcess.js';
 
 /**
  * `gslbd ctl` loads only what it needs (issue 23): the modules a command line loads, recorded by
@@ -75,4 +75,53 @@ test('the commands that need the engine still load it: check-config, schema', as
   const check = await loadedBy(['check-config', 'examples/quickstart.yaml']);
   t.is(check.code, 0);
   t.true(check.modules.some((m) => m.startsWith('src/capabilities/')));
+});
+
+/** The bundle's files (`dist/...` paths) and CommonJS packages (`node_modules/NAME`) `node BUNDLED_CLI ARGS` loads. */
+function bundleLoads(args: readonly string[]): Promise<{ code: number; files: string[]; packages: string[] }> {
+  const record = join(dir, `loaded-${runs++}.txt`);
+  writeFileSync(record, '');
+  // The ESM hook sees the bundle's chunks; packages loaded through createRequire appear in require.cache only.
+  const exitRecord = join(dir, `exit-${runs}.mjs`);
+  writeFileSync(
+    exitRecord,
+    `import { createRequire } from 'node:module'; import { appendFileSync } from 'node:fs';
+const require = createRequire(import.meta.url);
+process.on('exit', () => appendFileSync(${JSON.stringify(record)}, Object.keys(require.cache).map((p) => 'cjs:' + p + '\\n').join('')));
+`,
+  );
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', pathToFileURL(join(dir, 'register.mjs')).href, '--import', pathToFileURL(exitRecord).href, BUNDLED_CLI, ...args],
+      { cwd: REPO_ROOT, env: { ...process.env, GSLBD_TEST_LOADED: record }, timeout: 60000 },
+      (err) => {
+        const lines = readFileSync(record, 'utf8').split('\n');
+        resolve({
+          code: err ? (typeof err.code === 'number' ? err.code : -1) : 0,
+          files: lines.filter((u) => u.startsWith('file:')).map((u) => relative(REPO_ROOT, fileURLToPath(u))),
+          packages: [...new Set(lines.filter((l) => l.startsWith('cjs:')).map((l) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(l)?.[1] ?? ''))].filter(Boolean),
+        });
+      },
+    );
+  });
+}
+
+test('the bundle keeps the lazy loads: ctl reads a small part of it, check-config loads neither ioredis nor yaml', async (t) => {
+  const bundleDir = join(REPO_ROOT, 'dist/bundle/cli');
+  const size = (files: readonly string[]): number => files.reduce((sum, f) => sum + statSync(join(REPO_ROOT, f)).size, 0);
+  const total = size(readdirSync(bundleDir).map((f) => relative(REPO_ROOT, join(bundleDir, f))));
+  const ctl = await bundleLoads(['ctl', '--help']);
+  t.is(ctl.code, 0);
+  t.true(ctl.files.includes('dist/bundle/cli/gslbd.js'), 'the hook records the bundle');
+  t.true(size(ctl.files) < total / 10, `ctl --help loads ${size(ctl.files)} of ${total} bytes`);
+  const check = await bundleLoads(['check-config', 'examples/quickstart.yaml']);
+  t.is(check.code, 0);
+  t.true(size(check.files) > size(ctl.files) * 5, 'check-config loads the engine');
+  // yaml is only for problem positions of a configuration that fails to parse.
+  t.deepEqual(
+    check.packages.filter((p) => p === 'ioredis' || p === 'yaml'),
+    [],
+  );
+  t.true(check.packages.includes('mmdb-lib'), `the hook records packages loaded through createRequire (mmdb-lib's decoder): ${check.packages.join(' ')}`);
 });

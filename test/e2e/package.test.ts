@@ -23,6 +23,7 @@ test('the package ships the engine, native sources, examples and docs, and no te
   const files = (JSON.parse(r.stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
   for (const wanted of [
     'dist/src/cli/main.js',
+    'dist/bundle/cli/gslbd.js',
     'dist/package.json',
     'binding.gyp',
     'native/notify.cc',

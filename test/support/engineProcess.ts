@@ -22,6 +22,9 @@ export const REPO_ROOT = resolve(
 /** The compiled CLI the tests run. */
 export const CLI = join(REPO_ROOT, 'dist/src/cli/main.js');
 
+/** The bundled CLI (bundle/build.mjs, run by `npm run build`): what the package's `gslbd` command runs. */
+export const BUNDLED_CLI = join(REPO_ROOT, 'dist/bundle/cli/gslbd.js');
+
 /** One JSON log line of the engine (pino): `msg`, `level` (30 info, 40 warn, 50 error) and fields. */
 export interface LogLine {
   readonly msg: string;
@@ -81,6 +84,8 @@ export interface StartEngineOptions {
   readonly prlimit?: readonly string[];
   /** A network namespace (made by the test) the engine runs in: `ip netns exec NS` execs the engine, so it keeps the pid. */
   readonly netns?: string;
+  /** The CLI script to run: default {@link CLI}; {@link BUNDLED_CLI} for the bundle. */
+  readonly cli?: string;
 }
 
 const running = new Set<ChildProcess>();
@@ -105,13 +110,14 @@ export async function stopAllEngines(): Promise<void> {
  *   (the message includes its standard error and last log lines).
  */
 export async function startEngine(configText: string, options: StartEngineOptions = {}): Promise<EngineProcess> {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first (npm test runs tsc before ava)`);
+  const cli = options.cli ?? CLI;
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: build first (npm test runs the build before ava)`);
   const dir = mkdtempSync(join(tmpdir(), 'gslbd-e2e-'));
   for (const [name, content] of Object.entries(options.files ?? {})) writeFileSync(join(dir, name), content);
   const configFile = join(dir, options.configName ?? 'gslbd.yaml');
   writeFileSync(configFile, configText);
 
-  const command = [process.execPath, CLI, 'serve', configFile];
+  const command = [process.execPath, cli, 'serve', configFile];
   // prlimit execs the command: the child keeps its pid, so signals reach the engine.
   if (options.prlimit) command.unshift('prlimit', ...options.prlimit, '--');
   if (options.netns) command.unshift('ip', 'netns', 'exec', options.netns);

@@ -30,6 +30,8 @@ export interface CompiledCacheOutcome {
   readonly reason?: string;
   /** The write failed (read-only directory, disk full): the engine runs on the built data, the next start builds again. */
   readonly writeError?: string;
+  /** `fresh` only: the identity of the bytes loaded ({@link compiledFileIdentity}), the key of tables derived from them. */
+  readonly identity?: string;
 }
 
 /** A compiled image obtained through the cache. */
@@ -74,7 +76,8 @@ export function loadOrBuildCompiled(
   let reason = 'forced';
   if (!force) {
     const found = readStamped(file);
-    if ('bytes' in found && found.stamp === stamp) return { bytes: found.bytes, skipped: { count: 0, first: [] }, cache: { file, state: 'fresh' } };
+    if ('bytes' in found && found.stamp === stamp)
+      return { bytes: found.bytes, skipped: { count: 0, first: [] }, cache: { file, state: 'fresh', identity: found.identity } };
     reason = 'bytes' in found ? (found.stamp === undefined ? 'built without a stamp' : 'sources changed') : found.problem;
   }
   const built = buildLocationImage({ sources: geo.sources, custom: geo.custom, mode: geo.mode, resolvePath: resolveSource, formats, stamp });
@@ -87,17 +90,31 @@ export function loadOrBuildCompiled(
   return { bytes: built.image, skipped: built.skipped, cache: { file, state: 'rebuilt', reason, ...(writeError ? { writeError } : {}) } };
 }
 
-/** The compiled file's bytes and stamp, or why it cannot be used. */
-function readStamped(file: string): { bytes: Uint8Array; stamp: string | undefined } | { problem: string } {
+/**
+ * The identity of a compiled location file's bytes as read: its device, inode, size, modification
+ * and status-change times, taken **before** the read. Every rebuild writes a new file and renames
+ * it over the old one (`writeAtomically`): a new inode and ctime, so the identity changes; a file
+ * replaced between the stat and the read only leaves tables keyed by an identity no later load has.
+ * @throws Error when the file cannot be stat'ed.
+ */
+export function compiledFileIdentity(file: string): string {
+  const st = statSync(file, { bigint: true });
+  return [st.dev, st.ino, st.size, st.mtimeNs, st.ctimeNs].join(':');
+}
+
+/** The compiled file's bytes, stamp and identity, or why it cannot be used. */
+function readStamped(file: string): { bytes: Uint8Array; stamp: string | undefined; identity: string } | { problem: string } {
   let bytes: Uint8Array;
+  let identity: string;
   try {
+    identity = compiledFileIdentity(file);
     bytes = readFileSync(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     return { problem: code === 'ENOENT' ? 'missing' : `unreadable (${code ?? (e as Error).message})` };
   }
   try {
-    return { bytes, stamp: readImage(bytes).metadata.stamp };
+    return { bytes, stamp: readImage(bytes).metadata.stamp, identity };
   } catch (e) {
     return { problem: `not a usable compiled file (${(e as Error).message})` };
   }

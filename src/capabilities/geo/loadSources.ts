@@ -4,7 +4,8 @@ import { Worker } from 'node:worker_threads';
 import { FILE_SIZE_LIMITS, readRegularFile, readRegularFileAsync } from '../../core/config/regularFile.js';
 import type { GeoConfig, GeoSourceConfig } from './geoSchema.js';
 import { applyCustomEntries, buildLocationImage } from './buildImage.js';
-import { loadOrBuildCompiled, type CompiledCacheOutcome } from './compiledCache.js';
+import { compiledFileIdentity, loadOrBuildCompiled, type CompiledCacheOutcome } from './compiledCache.js';
+import { derivedTableFiles } from './derivedTableFiles.js';
 import { readImage } from './compiledImage.js';
 import type { SkippedLines } from './delimitedFile.js';
 import type { LocationDb } from '../../core/location/locationDb.js';
@@ -20,6 +21,8 @@ export interface LoadedImage {
   readonly skipped: SkippedLines;
   /** When `geo.compiled` is the cache of `geo.sources`: whether it was fresh or rebuilt (`compiledCache.ts`). */
   readonly cache?: CompiledCacheOutcome;
+  /** When the bytes are a compiled file's as read (fresh, not rebuilt): the file and the identity of what was loaded, keying the tables derived from it (`derivedTableFiles.ts`). */
+  readonly derived?: { readonly file: string; readonly identity: string };
 }
 
 /** An opened location database and what its lenient load skipped. */
@@ -35,8 +38,8 @@ export interface ConfiguredLocationDb extends OpenedLocationDb {
  * @throws Error as {@link loadLocationImage}, or when `geo.implementation: native` cannot be met.
  */
 export function loadConfiguredLocationDb(geo: GeoConfig, configFile: string, formats: readonly LocationFormat[] = LOCATION_FORMATS): ConfiguredLocationDb {
-  const { bytes, skipped, cache } = loadLocationImage(geo, configFile, formats);
-  return { ...openLocationDb(readImage(bytes), geo.implementation), skipped, ...(cache ? { cache } : {}) };
+  const { bytes, skipped, cache, derived } = loadLocationImage(geo, configFile, formats);
+  return withDerivedTables({ ...openLocationDb(readImage(bytes), geo.implementation), skipped, ...(cache ? { cache } : {}) }, derived);
 }
 
 /**
@@ -54,8 +57,23 @@ export function loadLocationDb(sources: readonly GeoSourceConfig[], configFile: 
  * opening the finished image (milliseconds) runs here.
  */
 export async function reloadLocationDb(geo: GeoConfig, configFile: string): Promise<ConfiguredLocationDb> {
-  const { bytes, skipped, cache } = await loadLocationImageOffThread(geo, configFile);
-  return { ...openLocationDb(readImage(bytes), geo.implementation), skipped, ...(cache ? { cache } : {}) };
+  const { bytes, skipped, cache, derived } = await loadLocationImageOffThread(geo, configFile);
+  return withDerivedTables({ ...openLocationDb(readImage(bytes), geo.implementation), skipped, ...(cache ? { cache } : {}) }, derived);
+}
+
+/**
+ * Gives a database loaded from a compiled file (`derived`) a store for the tables derived from it
+ * (`<compiled>.derived/`, `derivedTableFiles.ts`); one built from the sources gets none (its next
+ * start loads the file it wrote, and stores them then).
+ */
+function withDerivedTables(loaded: ConfiguredLocationDb, derived: LoadedImage['derived']): ConfiguredLocationDb {
+  if (derived) loaded.db.derivedTables = derivedTableFiles(`${derived.file}.derived`, derived.identity);
+  return loaded;
+}
+
+/** The identity of a compiled file read alone, its custom entries included (they change the bytes served). */
+function compiledAloneIdentity(file: string, geo: GeoConfig): string {
+  return `${compiledFileIdentity(file)}\0${JSON.stringify(geo.custom)}`;
 }
 
 /**
@@ -68,12 +86,15 @@ export async function reloadLocationDb(geo: GeoConfig, configFile: string): Prom
 export function loadLocationImage(geo: GeoConfig, configFile: string, formats: readonly LocationFormat[] = LOCATION_FORMATS): LoadedImage {
   const noneSkipped = { count: 0, first: [] };
   if (geo.compiled !== undefined && geo.sources.length > 0) {
-    return loadOrBuildCompiled(geo, compiledPath(geo.compiled, configFile), (s) => sourcePath(s, configFile), formats);
+    const file = compiledPath(geo.compiled, configFile);
+    const loaded = loadOrBuildCompiled(geo, file, (s) => sourcePath(s, configFile), formats);
+    return loaded.cache.identity === undefined ? loaded : { ...loaded, derived: { file, identity: loaded.cache.identity } };
   }
   if (geo.compiled !== undefined) {
     const file = compiledPath(geo.compiled, configFile);
+    const identity = compiledAloneIdentity(file, geo);
     const bytes = readCompiled(file, readRegularFile(file, FILE_SIZE_LIMITS.location));
-    return { bytes: geo.custom.length > 0 ? applyCustomEntries(readImage(bytes), geo.custom) : bytes, skipped: noneSkipped };
+    return { bytes: geo.custom.length > 0 ? applyCustomEntries(readImage(bytes), geo.custom) : bytes, skipped: noneSkipped, derived: { file, identity } };
   }
   const built = buildLocationImage({ sources: geo.sources, custom: geo.custom, mode: geo.mode, resolvePath: (s) => sourcePath(s, configFile), formats });
   return { bytes: built.image, skipped: built.skipped };
@@ -90,7 +111,12 @@ export function loadLocationImage(geo: GeoConfig, configFile: string, formats: r
 export async function loadLocationImageOffThread(geo: GeoConfig, configFile: string): Promise<LoadedImage> {
   if (geo.compiled !== undefined && geo.sources.length === 0 && geo.custom.length === 0) {
     const file = compiledPath(geo.compiled, configFile);
-    return { bytes: readCompiled(file, await readRegularFileAsync(file, FILE_SIZE_LIMITS.location)), skipped: { count: 0, first: [] } };
+    const identity = compiledAloneIdentity(file, geo);
+    return {
+      bytes: readCompiled(file, await readRegularFileAsync(file, FILE_SIZE_LIMITS.location)),
+      skipped: { count: 0, first: [] },
+      derived: { file, identity },
+    };
   }
   return new Promise<LoadedImage>((done, fail) => {
     const worker = imageWorker({ geo, configFile });

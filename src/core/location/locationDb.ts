@@ -34,6 +34,13 @@ export interface LocationDb {
    * not.
    */
   tilings?(): LocationTilings;
+  /**
+   * Where tables derived from this database at load are kept between starts (a record's answer
+   * classes, `src/pipeline/selection/answerClassesStore.ts`): set by the geo capability for a
+   * database loaded unchanged from its compiled file; absent otherwise (tables are then built at
+   * every load).
+   */
+  derivedTables?: DerivedTableStore;
   /** Which implementation answers: the TypeScript reference or the native addon. */
   readonly implementation: 'typescript' | 'native';
   /** Human-readable summary (sources, range and location counts) for /status and logs. */
@@ -51,6 +58,17 @@ export interface LocationTilings {
   /** Number of location ids, including 0 (unknown). */
   readonly locationCount: number;
   decode(id: number): Location;
+}
+
+/**
+ * Bytes kept between starts beside a location database, by key. The store's own identity of the
+ * database's bytes is part of every key: entries of another version of the data are never read.
+ */
+export interface DerivedTableStore {
+  /** The bytes stored under `key`, or undefined when there are none or they cannot be read. */
+  read(key: string): Uint8Array | undefined;
+  /** Stores `bytes` under `key`; best effort (a read-only directory only costs the next start the build). */
+  write(key: string, bytes: Uint8Array): void;
 }
 
 /** Counts shown by /status. */

@@ -7,6 +7,7 @@ import { narrowIds, RangeTable4, RangeTable6, unpackPrefix, type RangeIds } from
 import type { Tiling } from '../../core/lpm/tiling.js';
 import type { CompiledDataCenter } from '../../core/model/topology.js';
 import { locationDecisionKey } from './locationDecision.js';
+import { decodeClasses, encodeClasses, storedClassesKey, type StoredClasses } from './answerClassesStore.js';
 import { runSteps, type Steps } from './steps.js';
 import { LOCATION_READ, narrowScope, STAGE_SLOTS, type LocationReader, type SelectionState } from './stage.js';
 
@@ -125,20 +126,64 @@ export function* locationClassesSteps(
   if (!byReads || byReads.size >= CACHE_LIMIT) cache.set(geo, (byReads = new Map()));
   let lc = byReads.get(key);
   if (!lc) {
-    lc = yield* build(geo, geo.tilings(), readers, candidates);
+    lc = yield* stored(geo, geo.tilings(), readers, candidates);
     // The cache may have been started afresh by another build meanwhile: store in the current map.
     cache.get(geo)!.set(key, lc);
   }
   return lc;
 }
 
-function* build(
+/**
+ * The tables from the database's store of derived tables when it holds them for these readers and
+ * candidates (`answerClassesStore.ts`), else built and stored there.
+ */
+function* stored(
   geo: LocationDb,
   tilings: LocationTilings,
   readers: readonly LocationReader[],
   candidates: readonly CompiledDataCenter[],
 ): Steps<LocationClasses> {
+  const store = geo.derivedTables;
+  if (!store) return tables(geo, yield* build(tilings, readers, candidates));
+  const key = storedClassesKey(readers, candidates);
+  const bytes = store.read(key);
+  const found = bytes && decodeClasses(bytes, tilings.locationCount);
+  if (found) {
+    const classes = [...found.representatives].map((id) => {
+      const location = tilings.decode(id);
+      const known = !isUnknownLocation(id, location);
+      return { data: readers.map((r) => r.classData(location, known)), representative: formatQualifiers(location.qualifiers) };
+    });
+    return tables(geo, { ...found, classes });
+  }
+  const built = yield* build(tilings, readers, candidates);
+  store.write(key, encodeClasses(built));
+  return tables(geo, built);
+}
+
+/** The tables of {@link build} before their lookup structures. */
+interface BuiltClasses extends StoredClasses {
+  readonly classes: readonly LocationClass[];
+}
+
+/** The lookup tables over built or stored classes and ranges. */
+function tables(geo: LocationDb, b: BuiltClasses): LocationClasses {
+  // Class ids are few (hundreds): one byte per range keeps the tables small in the caches, and
+  // IPv4 ids fit beside their starts in the bucket layout. Both families live in huge pages when
+  // large: every query reads these tables with cold caches (fewer lines, fewer TLB misses).
+  const v4ids = narrowIds(b.v4.ids, b.classes.length);
+  const v6ranges = rangesInHugePages(b.v6.starts, narrowIds(b.v6.ids, b.classes.length));
+  return new LocationClasses(
+    geo,
+    b.classes.length <= 0x10000 ? new BucketRangeTable4(b.v4.starts, v4ids, hugePageBuffer) : new RangeTable4(b.v4.starts, v4ids),
+    new RangeTable6(v6ranges.starts, v6ranges.ids),
+    b.classes,
+  );
+}
+
+function* build(tilings: LocationTilings, readers: readonly LocationReader[], candidates: readonly CompiledDataCenter[]): Steps<BuiltClasses> {
   const classes: LocationClass[] = [];
+  const representatives: number[] = [];
   const classByKey = new Map<string, number>();
   /** Class of each distinct read (what every reader reads): decisions are computed once per read. */
   const classByRead = new Map<string, number>();
@@ -161,6 +206,7 @@ function* build(
       if (c === undefined) {
         c = classes.length;
         classes.push({ data, representative: formatQualifiers(location.qualifiers) });
+        representatives.push(id);
         classByKey.set(key, c);
       }
       classByRead.set(read, c);
@@ -170,17 +216,7 @@ function* build(
   }
   const v4 = yield* remap(tilings.v4, classOfLocation, 1);
   const v6 = yield* remap(tilings.v6, classOfLocation, 4);
-  // Class ids are few (hundreds): one byte per range keeps the tables small in the caches, and
-  // IPv4 ids fit beside their starts in the bucket layout. Both families live in huge pages when
-  // large: every query reads these tables with cold caches (fewer lines, fewer TLB misses).
-  const v4ids = narrowIds(v4.ids, classes.length);
-  const v6ranges = rangesInHugePages(v6.starts, narrowIds(v6.ids, classes.length));
-  return new LocationClasses(
-    geo,
-    classes.length <= 0x10000 ? new BucketRangeTable4(v4.starts, v4ids, hugePageBuffer) : new RangeTable4(v4.starts, v4ids),
-    new RangeTable6(v6ranges.starts, v6ranges.ids),
-    classes,
-  );
+  return { classes, representatives: Uint32Array.from(representatives), v4, v6 };
 }
 
 /**
