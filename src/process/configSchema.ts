@@ -50,7 +50,7 @@ export const queryCountersSchema = z
 export const watchSchema = z
   .boolean()
   .default(true)
-  .describe('Reload when the configuration file changes; false leaves reloads to SIGHUP and POST /reload; default true.');
+  .describe('Reload when the configuration file or a zone file it names changes; false leaves reloads to SIGHUP and POST /reload; default true.');
 
 /** The order of the top-level keys in the schema (and in `gslbd schema`): as an operator reads a file. */
 const KEY_ORDER = [
