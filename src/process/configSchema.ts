@@ -132,6 +132,24 @@ export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
       if (typeof jsonSchema.format === 'string' && !JSON_SCHEMA_FORMATS.has(jsonSchema.format)) delete jsonSchema.format;
       // A field that takes one value or a list (`oneOrMore` in its metadata) is parsed through a
       // list; in the file it may be either. Its description describes the field, not the list.
+      // An object that needs one of several key sets (`requiredOneOf` in its metadata: a zone's
+      // `soa` and `ns`, or its `zoneFile`): those keys leave `required` for an `anyOf` of the sets.
+      if (Array.isArray(jsonSchema.requiredOneOf)) {
+        const sets = jsonSchema.requiredOneOf as string[][];
+        delete jsonSchema.requiredOneOf;
+        const optional = new Set(sets.flat());
+        const required = ((jsonSchema.required ?? []) as string[]).filter((k) => !optional.has(k));
+        if (required.length > 0) jsonSchema.required = required;
+        else delete jsonSchema.required;
+        // Each option names its keys' schemas again (their descriptions): ajv's strict mode
+        // (strictRequired) wants a required key defined where it is required, and it reads an
+        // `anyOf` before the object's `properties`.
+        const properties = (jsonSchema.properties ?? {}) as Record<string, { description?: string }>;
+        jsonSchema.anyOf = sets.map((keys) => ({
+          properties: Object.fromEntries(keys.map((k) => [k, { description: properties[k]?.description ?? k }])),
+          required: keys,
+        }));
+      }
       if (jsonSchema.oneOrMore === true) {
         const description = jsonSchema.description;
         const list = { ...jsonSchema };
