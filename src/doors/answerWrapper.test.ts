@@ -205,10 +205,26 @@ test('an asynchronous hook makes the reply a promise and the hooks after it stil
 });
 
 test('an answer from a zone counts in the zone counter; its GSLB selections count per record', async (t) => {
-  const h = harness(() => ({ ...answerOf(RCODE.NOERROR, ['eu']), zone: 'example.test', selected: [{ name: 'www.example.test', type: 'A' }] }));
+  let more = false;
+  const h = harness(() => ({
+    ...answerOf(RCODE.NOERROR, ['eu']),
+    zone: 'example.test',
+    selected: { name: 'www.example.test', type: 'A' },
+    ...(more ? { moreSelected: [{ name: 'api.example.test', type: 'A' }] } : {}),
+  }));
   h.metrics.setQueryCounters({ zones: true, topRecords: 5 });
   now(h.wrapper.answer(FORM, 'c', 'www.example.test', 1, 'udp', undefined, RESOLVER));
   now(h.wrapper.answer(FORM, 'c', 'www.example.test', 1, 'tcp', undefined, RESOLVER));
   t.is(await h.metric('gslbd_dns_queries_by_zone_total'), 'gslbd_dns_queries_by_zone_total{zone="example.test"} 2');
   t.is(await h.metric('gslbd_gslb_record_selections_total'), 'gslbd_gslb_record_selections_total{record="www.example.test",type="A"} 2');
+  // An answer that selected several records (a chain through GSLB records) counts each of them.
+  more = true;
+  now(h.wrapper.answer(FORM, 'c', 'www.example.test', 1, 'tcp', undefined, RESOLVER));
+  t.is(
+    (await h.metric('gslbd_gslb_record_selections_total')).split('\n').sort().join('\n'),
+    [
+      'gslbd_gslb_record_selections_total{record="api.example.test",type="A"} 1',
+      'gslbd_gslb_record_selections_total{record="www.example.test",type="A"} 3',
+    ].join('\n'),
+  );
 });

@@ -190,7 +190,10 @@ export class AnswerWrapper {
     this.countDcs(answer.dcs);
     if (metrics.clientAnswers.active && answer.dcs.length > 0) metrics.clientAnswers.add(query.client.address, answer.dcs);
     if (answer.zone !== undefined) metrics.countZone(answer.zone);
-    if (answer.selected !== undefined) metrics.countRecords(answer.selected);
+    if (answer.selected !== undefined) {
+      metrics.countRecord(answer.selected);
+      if (answer.moreSelected !== undefined) metrics.countRecords(answer.moreSelected);
+    }
     return form.answer(q, answer, query);
   }
 

@@ -50,7 +50,7 @@ export const queryCountersSchema = z
 export const watchSchema = z
   .boolean()
   .default(true)
-  .describe('Reload when the configuration file changes; false leaves reloads to SIGHUP and POST /reload; default true.');
+  .describe('Reload when the configuration file or a zone file it names changes; false leaves reloads to SIGHUP and POST /reload; default true.');
 
 /** The order of the top-level keys in the schema (and in `gslbd schema`): as an operator reads a file. */
 const KEY_ORDER = [
@@ -132,6 +132,24 @@ export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
       if (typeof jsonSchema.format === 'string' && !JSON_SCHEMA_FORMATS.has(jsonSchema.format)) delete jsonSchema.format;
       // A field that takes one value or a list (`oneOrMore` in its metadata) is parsed through a
       // list; in the file it may be either. Its description describes the field, not the list.
+      // An object that needs one of several key sets (`requiredOneOf` in its metadata: a zone's
+      // `soa` and `ns`, or its `zoneFile`): those keys leave `required` for an `anyOf` of the sets.
+      if (Array.isArray(jsonSchema.requiredOneOf)) {
+        const sets = jsonSchema.requiredOneOf as string[][];
+        delete jsonSchema.requiredOneOf;
+        const optional = new Set(sets.flat());
+        const required = ((jsonSchema.required ?? []) as string[]).filter((k) => !optional.has(k));
+        if (required.length > 0) jsonSchema.required = required;
+        else delete jsonSchema.required;
+        // Each option names its keys' schemas again (their descriptions): ajv's strict mode
+        // (strictRequired) wants a required key defined where it is required, and it reads an
+        // `anyOf` before the object's `properties`.
+        const properties = (jsonSchema.properties ?? {}) as Record<string, { description?: string }>;
+        jsonSchema.anyOf = sets.map((keys) => ({
+          properties: Object.fromEntries(keys.map((k) => [k, { description: properties[k]?.description ?? k }])),
+          required: keys,
+        }));
+      }
       if (jsonSchema.oneOrMore === true) {
         const description = jsonSchema.description;
         const list = { ...jsonSchema };

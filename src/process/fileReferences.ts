@@ -1,15 +1,13 @@
 import { dirname, resolve } from 'node:path';
-import { adminListenerSchema } from '../admin/listenerSchema.js';
 import { agentsCapability } from '../capabilities/agents/capability.js';
 import { dnssecCapability } from '../capabilities/dnssec/capability.js';
-import { geoCapability, geoRootSchema } from '../capabilities/geo/capability.js';
-import type { GeoConfig } from '../capabilities/geo/geoSchema.js';
+import { geoCapability } from '../capabilities/geo/capability.js';
 import { healthCapability } from '../capabilities/health/capability.js';
-import { healthSectionSchema } from '../capabilities/health/healthSchema.js';
 import { ConfigError, type ConfigProblem } from '../core/config/load.js';
 import { FILE_SIZE_LIMITS, readRegularFile, referencedFileProblem } from '../core/config/regularFile.js';
 import { doorFileReferences } from '../doors/doorReferences.js';
-import type { Config } from './configSchema.js';
+import type { z } from 'zod';
+import { configSchema, type Config } from './configSchema.js';
 import { LISTENERS } from './frontDoors.js';
 
 /** Shortest admin token a `tokenFile` may hold: an empty token would let any request through. */
@@ -31,53 +29,37 @@ export const MIN_ADMIN_TOKEN_CHARS = 16;
  * @returns every problem, each with its configuration path; empty when all files are there.
  */
 export function fileReferenceProblems(config: Config, configFile: string): ConfigProblem[] {
-  const problems = sectionFileProblems({ geo: config.geo, tokenFile: config.listeners.admin?.tokenFile, health: config.health }, configFile);
-  const base = dirname(configFile);
-  const regularFile = (path: string, key: string): void => {
-    const problem = referencedFileProblem(path, resolve(base, path), FILE_SIZE_LIMITS.tls);
-    if (problem !== undefined) problems.push({ path: key, message: problem });
-  };
-  const tls = config.listeners.admin?.tls;
-  if (tls !== undefined) {
-    regularFile(tls.certFile, 'listeners.admin.tls.certFile');
-    regularFile(tls.keyFile, 'listeners.admin.tls.keyFile');
-    if (tls.clientCaFile !== undefined) regularFile(tls.clientCaFile, 'listeners.admin.tls.clientCaFile');
-  }
-  for (const f of doorFileReferences(LISTENERS, config)) regularFile(f.path, f.key);
-  problems.push(...dnssecCapability.keyFileReport(config, configFile, Date.now()).problems);
-  problems.push(...agentsCapability.fileReferenceProblems(config, configFile));
-  return problems;
+  return sectionFileProblems(config, configFile);
 }
 
 /**
  * The file problems of the sections of a file that did not pass the schema as a whole: each
- * section that passes its own schema (`geo`, `listeners.admin`, `health`) has its files checked,
- * so one `check-config` run lists the schema problems and the missing files together.
+ * top-level section (each listener of `listeners`) that passes its own schema has its files
+ * checked as {@link fileReferenceProblems} checks them, so one `check-config` run lists the schema,
+ * reference and zone-file problems and the missing files together.
  */
 export function fileProblemsOfValidSections(raw: unknown, configFile: string): ConfigProblem[] {
   if (typeof raw !== 'object' || raw === null) return [];
-  const r = raw as { geo?: unknown; listeners?: { admin?: unknown }; health?: unknown };
-  const geo = geoRootSchema.safeParse(r.geo);
-  const admin = adminListenerSchema.safeParse(r.listeners?.admin);
-  const health = healthSectionSchema.safeParse(r.health ?? { monitors: [] });
-  return sectionFileProblems(
-    {
-      geo: geo.success ? geo.data : undefined,
-      tokenFile: admin.success ? admin.data.tokenFile : undefined,
-      health: health.success ? health.data : undefined,
-    },
-    configFile,
-  );
+  const r = raw as Record<string, unknown>;
+  const sections: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(configSchema.shape as Record<string, z.ZodType>)) {
+    if (key === 'listeners') continue;
+    const parsed = field.safeParse(r[key]);
+    if (parsed.success) sections[key] = parsed.data;
+  }
+  const listeners: Record<string, unknown> = {};
+  const rawListeners = (typeof r.listeners === 'object' && r.listeners !== null ? r.listeners : {}) as Record<string, unknown>;
+  for (const s of LISTENERS) {
+    if (rawListeners[s.name] === undefined) continue;
+    const parsed = s.listener.safeParse(rawListeners[s.name]);
+    if (parsed.success) listeners[s.name] = parsed.data;
+  }
+  sections.listeners = listeners;
+  return sectionFileProblems(sections as Partial<Config>, configFile);
 }
 
-/** The sections whose files are checked. */
-interface FileSections {
-  readonly geo: GeoConfig | undefined;
-  readonly tokenFile: string | undefined;
-  readonly health: Config['health'] | undefined;
-}
-
-function sectionFileProblems(sections: FileSections, configFile: string): ConfigProblem[] {
+/** The files of the sections present in `sections` (every section of a valid configuration). */
+function sectionFileProblems(sections: Partial<Config>, configFile: string): ConfigProblem[] {
   const base = dirname(configFile);
   const problems: ConfigProblem[] = [];
   // `full` is where the engine reads the file; `path` as configured, for the message.
@@ -89,7 +71,8 @@ function sectionFileProblems(sections: FileSections, configFile: string): Config
     return undefined;
   };
   if (sections.geo) problems.push(...geoCapability.fileReferenceProblems({ geo: sections.geo }, configFile));
-  const tokenFile = sections.tokenFile;
+  const admin = sections.listeners?.admin;
+  const tokenFile = admin?.tokenFile;
   if (tokenFile !== undefined) {
     const full = regularFile(tokenFile, 'listeners.admin.tokenFile', FILE_SIZE_LIMITS.token);
     if (full !== undefined && readRegularFile(full, FILE_SIZE_LIMITS.token).toString('utf8').trim().length < MIN_ADMIN_TOKEN_CHARS) {
@@ -97,6 +80,17 @@ function sectionFileProblems(sections: FileSections, configFile: string): Config
     }
   }
   if (sections.health) problems.push(...healthCapability.fileReferenceProblems({ health: sections.health }, configFile));
+  const tls = admin?.tls;
+  if (tls !== undefined) {
+    regularFile(tls.certFile, 'listeners.admin.tls.certFile', FILE_SIZE_LIMITS.tls);
+    regularFile(tls.keyFile, 'listeners.admin.tls.keyFile', FILE_SIZE_LIMITS.tls);
+    if (tls.clientCaFile !== undefined) regularFile(tls.clientCaFile, 'listeners.admin.tls.clientCaFile', FILE_SIZE_LIMITS.tls);
+  }
+  if (sections.listeners) for (const f of doorFileReferences(LISTENERS, sections)) regularFile(f.path, f.key, FILE_SIZE_LIMITS.tls);
+  // These two checks read only their own section; the lists stand in for sections that failed.
+  const whole = { zones: [], datacenters: [], records: [], ...sections } as Config;
+  if (sections.dnssec) problems.push(...dnssecCapability.keyFileReport(whole, configFile, Date.now()).problems);
+  if (sections.agents) problems.push(...agentsCapability.fileReferenceProblems(whole, configFile));
   return problems;
 }
 

@@ -39,7 +39,8 @@ import { compileInSlices, ConfigReader } from './reloadPipeline.js';
 import { configurationHash } from './sharedState/clusterMembers.js';
 import { openStateStore } from './sharedState/openStateStore.js';
 import { StoreTelemetry } from './sharedState/storeTelemetry.js';
-import { watchSettledFile, type FileChange } from './settledFileWatch.js';
+import type { FileChange } from './settledFileWatch.js';
+import { ConfigFilesWatch, configurationFiles } from './configFilesWatch.js';
 import { StatusSignals } from './statusSignals.js';
 import { engineCondition } from './engineCondition.js';
 import { ReloadHistory } from './reloadHistory.js';
@@ -224,15 +225,12 @@ async function startAfterSignals(
 
   const running = { config, fingerprint: candidate.fingerprint };
   storeTelemetry.attach(store, () => configurationHash(running.config));
-  let watcher: { close(): void } | undefined;
-  const rearmWatch = (): void => {
-    const wanted = options.watchFile ?? running.config.watch;
-    if (wanted && !watcher) watcher = watchSettledFile(file, (change) => void requestReload('file changed', { change }), log);
-    if (!wanted && watcher) {
-      watcher.close();
-      watcher = undefined;
-    }
-  };
+  // The configuration file and its zones' zone files: the set follows the running configuration.
+  const watcher = new ConfigFilesWatch(
+    (changed, change) => void requestReload(changed === file ? 'file changed' : `zone file changed: ${changed}`, { change }),
+    log,
+  );
+  const rearmWatch = (): void => watcher.watch((options.watchFile ?? running.config.watch) ? configurationFiles(running.config, file) : []);
   const reader = new ConfigReader();
   const requests = new ReloadRequests((request) =>
     reloadOnce({ engine, running, runtimes, doors, metrics, log, request, statusSignals: statusSignals!, admin, rearmWatch, reader, published, reloads }),
@@ -311,7 +309,7 @@ async function startAfterSignals(
     // systemd: the new process is the service's main process now (it is this one's child until this exits).
     notifyServiceManager(`MAINPID=${pid}\nREADY=1\nSTATUS=replaced by pid ${pid}`, log);
     process.off('SIGHUP', onHup);
-    watcher?.close();
+    watcher.close();
     clearTimeout(warmReader);
     await reader.close();
     await Promise.all(runtimes.map(({ runtime }) => runtime.stop?.() ?? Promise.resolve()));
@@ -360,7 +358,7 @@ async function startAfterSignals(
     replace,
     async stop() {
       process.off('SIGHUP', onHup);
-      watcher?.close();
+      watcher.close();
       clearTimeout(warmReader);
       await reader.close();
       await Promise.all([...[...doors.values()].map((d) => d.stop()), admin?.stop(), ...runtimes.map(({ runtime }) => runtime.stop?.())]);

@@ -77,6 +77,37 @@ test('check-config reports cross-reference problems once the shape is valid', as
   t.deepEqual([r.code, r.stderr], [1, `${file}:76:14: records[0].service: unknown service "webx"\n`]);
 });
 
+test('check-config lists schema, reference, zone-file and file problems together, a zone file record by its line', async (t) => {
+  const sub = mkdtempSync(join(dir, 'together-'));
+  writeFileSync(join(sub, 'zone.txt'), '$TTL 300\n@ SOA ns1 hostmaster 1 2 3 4 5\n@ NS ns1\nns1 A 192.0.2.1\nwww A 192.0.2.2\n  CNAME ns1\nbad A 1.2.3\n');
+  const file = join(sub, 'gslbd.yaml');
+  writeFileSync(
+    file,
+    [
+      'listeners:',
+      '  admin: { address: 127.0.0.1, port: 8081, tokenFile: missing.token }',
+      'zones:',
+      '  - { name: example.test, zoneFile: zone.txt }',
+      'datacenters: [{ name: fra1, location: EU.DE }]',
+      'services: [{ name: web, endpoints: [{ dc: fra1, address: 192.0.2.10 }] }]',
+      'records:',
+      '  - { name: app.example.test, type: A, ttl: -5, service: web, policy: { type: static, rules: [{ dcs: [fra1] }] } }',
+      'dnssec:',
+      '  zones: [{ zone: example.test, keys: [Kexample.test.+013+12345] }]',
+      '',
+    ].join('\n'),
+  );
+  const r = await gslbd(['check-config', file]);
+  t.is(r.code, 1);
+  t.deepEqual(r.stderr.trimEnd().split('\n'), [
+    `${file}: zones[0].zoneFile: zone.txt:7: A: "1.2.3" is not an IPv4 address`,
+    `${file}:8:45: records[0].ttl: Too small: expected number to be >=0`,
+    `${file}: zones[0].zoneFile: zone.txt:6:3: a CNAME cannot share the name "www.example.test" with other records`,
+    `${file}: listeners.admin.tokenFile: cannot read "missing.token": ENOENT`,
+    `${file}: dnssec.zones[0].keys[0]: cannot read ${join(sub, 'Kexample.test.+013+12345.key')}: ENOENT`,
+  ]);
+});
+
 test('check-config on a missing file: exit 1 with the reason', async (t) => {
   const r = await gslbd(['check-config', join(dir, 'missing.yaml')]);
   t.is(r.code, 1);

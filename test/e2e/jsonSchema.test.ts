@@ -84,3 +84,16 @@ test('the schema rejects what the engine rejects (so the test above can fail)', 
     }),
   );
 });
+
+test('a zone needs soa and ns, or a zoneFile that supplies them', (t) => {
+  const validate = compile();
+  const soa = { mname: 'ns1.example.test', rname: 'hostmaster.example.test' };
+  const valid = (zone: Record<string, unknown>): boolean => validate({ zones: [{ name: 'example.test', ...zone }] }) as boolean;
+  t.true(valid({ zoneFile: 'example.test.zone' }), JSON.stringify(validate.errors));
+  t.true(valid({ soa, ns: ['ns1.example.test'] }), JSON.stringify(validate.errors));
+  t.true(valid({ soa, zoneFile: 'example.test.zone' }), 'a zone may set its soa and take the NS from its file');
+  t.false(valid({}), 'neither');
+  t.false(valid({ soa }), 'soa without ns or zoneFile');
+  t.false(valid({ ns: ['ns1.example.test'] }), 'ns without soa or zoneFile');
+  t.true(examples.includes('zone-file.yaml'), 'an example takes its SOA and NS from a zone file');
+});

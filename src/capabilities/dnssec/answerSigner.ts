@@ -133,6 +133,7 @@ export class AnswerSigner {
       dcs: answer.dcs,
       zone: answer.zone,
       selected: answer.selected,
+      moreSelected: answer.moreSelected,
     };
   }
 
@@ -188,6 +189,7 @@ export class AnswerSigner {
       dcs: answer.dcs,
       zone: answer.zone,
       selected: answer.selected,
+      moreSelected: answer.moreSelected,
     };
   }
 

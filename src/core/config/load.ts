@@ -92,7 +92,33 @@ export function parseConfigWith<S extends z.ZodType>(schema: S, text: string, fi
  * `problems` are those of the content it includes (what it could include is in `data`); they are
  * reported with the schema's problems, all in one run.
  */
-export type ConfigExpansion = (data: unknown) => { readonly data: unknown; readonly problems: readonly ConfigProblem[] };
+export type ConfigExpansion = (data: unknown) => {
+  readonly data: unknown;
+  readonly problems: readonly ConfigProblem[];
+  /**
+   * Where the part of the document at a path came from, when the expansion included it from a
+   * file (a zone file's record): a problem found there later (the schema, the cross references)
+   * names that file's line instead of a path the YAML does not have.
+   */
+  readonly placeOf?: (path: readonly PropertyKey[]) => IncludedPlace | undefined;
+};
+
+/** The place of content an expansion included from a file of its own. */
+export interface IncludedPlace {
+  /** The configuration path its problems are reported under (`zones[0].zoneFile`). */
+  readonly path: string;
+  /** The file as configured, and the 1-based line and column of the included element in it. */
+  readonly file: string;
+  readonly line: number;
+  readonly col?: number;
+  /** How many leading elements of a document path this place stands for (the rest is named in the message). */
+  readonly depth: number;
+}
+
+/** `FILE:LINE:COL` of an included place. */
+function includedAt(place: IncludedPlace): string {
+  return `${place.file}:${place.line}${place.col !== undefined ? `:${place.col}` : ''}`;
+}
 
 /**
  * Text the fast reader (YAML 1.2's core schema) is known to read as the `yaml` library does: no
@@ -157,10 +183,19 @@ function parseConfigSlow<S extends z.ZodType>(schema: S, text: string, file: str
         ...expanded.problems,
         ...issues.flatMap(describeIssue).map(({ rawPath, atKey, firstPath, ...p }) => {
           // A duplicate names both places: its own position, and where the first definition is.
-          const first = firstPath && positionOf(doc, lineCounter, firstPath, false);
-          const message = first
-            ? `${p.message} (first defined at ${formatPath(firstPath)}${first.line !== undefined ? `, line ${first.line}:${first.col}` : ''})`
-            : p.message;
+          const firstIncluded = firstPath && expanded.placeOf?.(firstPath);
+          const first = firstPath && !firstIncluded && positionOf(doc, lineCounter, firstPath, false);
+          const message = firstIncluded
+            ? `${p.message} (first defined at ${includedAt(firstIncluded)})`
+            : first
+              ? `${p.message} (first defined at ${formatPath(firstPath)}${first.line !== undefined ? `, line ${first.line}:${first.col}` : ''})`
+              : p.message;
+          // Content included from another file: its file and line, as that file's own problems.
+          const included = expanded.placeOf?.(rawPath);
+          if (included) {
+            const below = formatPath(rawPath.slice(included.depth));
+            return { path: included.path, message: `${includedAt(included)}: ${below ? `${below}: ` : ''}${message}` };
+          }
           return { ...p, message, ...positionOf(doc, lineCounter, rawPath, atKey) };
         }),
       ],

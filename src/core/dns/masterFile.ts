@@ -16,6 +16,8 @@
 export interface MasterFileEntry {
   /** 1-based line where the entry starts. */
   readonly line: number;
+  /** 1-based column of the entry's first field (its owner, or the TTL, class or type when the owner is omitted). */
+  readonly col: number;
   /** The owner, absolute, lower case, without the trailing dot (`www.example.test`). */
   readonly owner: string;
   /** Seconds; undefined when neither the entry, `$TTL` nor an earlier entry gave one. */
@@ -61,6 +63,8 @@ export function masterFileTtl(text: string): number | undefined {
 /** The logical lines of a master file: tokens up to a newline outside parentheses. */
 interface LogicalLine {
   readonly line: number;
+  /** 1-based column of the first token (1 before any: a line that opens with `(`). */
+  col: number;
   /** True when the line starts with whitespace: the owner is omitted. */
   readonly blankOwner: boolean;
   readonly tokens: MasterFileToken[];
@@ -74,16 +78,24 @@ function logicalLines(text: string, problems: MasterFileProblem[]): LogicalLine[
   let current: LogicalLine | undefined;
   let atLineStart = true;
   let i = 0;
+  /** Offset of the current physical line's first character. */
+  let lineStart = 0;
   const end = (): void => {
     if (current && current.tokens.length > 0) out.push(current);
     current = undefined;
   };
-  const entry = (): LogicalLine => (current ??= { line, blankOwner: false, tokens: [] });
+  const entry = (): LogicalLine => (current ??= { line, col: 1, blankOwner: false, tokens: [] });
+  const push = (token: MasterFileToken, start: number): void => {
+    const l = entry();
+    if (l.tokens.length === 0 && l.line === line) l.col = start - lineStart + 1;
+    l.tokens.push(token);
+  };
   while (i < text.length) {
     const c = text[i]!;
     if (c === '\n') {
       line++;
       i++;
+      lineStart = i;
       if (depth === 0) {
         end();
         atLineStart = true;
@@ -91,7 +103,7 @@ function logicalLines(text: string, problems: MasterFileProblem[]): LogicalLine[
       continue;
     }
     if (c === ' ' || c === '\t' || c === '\r') {
-      if (atLineStart && depth === 0 && current === undefined) current = { line, blankOwner: true, tokens: [] };
+      if (atLineStart && depth === 0 && current === undefined) current = { line, col: 1, blankOwner: true, tokens: [] };
       atLineStart = false;
       i++;
       continue;
@@ -126,7 +138,7 @@ function logicalLines(text: string, problems: MasterFileProblem[]): LogicalLine[
         continue;
       }
       i++;
-      entry().tokens.push({ raw: text.slice(start, i), quoted: true, line: tokenLine });
+      push({ raw: text.slice(start, i), quoted: true, line: tokenLine }, start);
       continue;
     }
     // A quoted part inside a field (`alpn="h2,h3"`) belongs to the field.
@@ -139,7 +151,7 @@ function logicalLines(text: string, problems: MasterFileProblem[]): LogicalLine[
       }
       i += text[i] === '\\' ? 2 : 1;
     }
-    entry().tokens.push({ raw: text.slice(start, i), quoted: false, line: tokenLine });
+    push({ raw: text.slice(start, i), quoted: false, line: tokenLine }, start);
   }
   if (depth > 0) problems.push({ line, message: 'a "(" is not closed at the end of the file' });
   end();
@@ -228,7 +240,7 @@ export function parseMasterFile(text: string, origin: string): MasterFile {
     if (ttl !== undefined) lastTtl = ttl;
     const nameFields = NAME_FIELDS[type] ?? [];
     const fields = tokens.slice(k + 1).map((t, i) => (nameFields.includes(i) && !t.quoted ? { ...t, raw: absolute(t.raw, currentOrigin) || '.' } : t));
-    entries.push({ line: l.line, owner, ttl: ttl ?? defaultTtl ?? lastTtl, type, fields });
+    entries.push({ line: l.line, col: l.col, owner, ttl: ttl ?? defaultTtl ?? lastTtl, type, fields });
   }
   return { entries, problems };
 }

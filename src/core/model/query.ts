@@ -88,11 +88,13 @@ export interface Answer {
    */
   zone?: string;
   /**
-   * The GSLB records whose selections ran for this answer, in order (for the top-N per-record
-   * counter); undefined when none ran. Created on the first selection only, so static answers
-   * allocate nothing for it.
+   * The first GSLB record whose selection ran for this answer (for the top-N per-record counter);
+   * undefined when none ran. The record itself, not a list: nearly every GSLB answer selects one
+   * record, and the query path allocates nothing to count it.
    */
-  selected?: SelectedRecord[];
+  selected?: SelectedRecord;
+  /** The GSLB records selected after the first (a CNAME chain through several, ANY over TCP), in order; undefined when at most one ran. */
+  moreSelected?: SelectedRecord[];
   /**
    * Set only when a GSLB selection ran: the prefix length (bits of the client's family) of the
    * client block for which this whole answer is the same, for every client in it, until the next

@@ -154,3 +154,45 @@ test("a zone file's problems and the YAML's schema problems are reported in one 
     ['zones[0].zoneFile: zone.txt:4: A: "1.2.3" is not an IPv4 address', 'zones[0].ttl: Too small: expected number to be >=0'],
   );
 });
+
+test("problems found after parsing name the zone file's line and column: CNAME beside data, a signed zone's DS, a duplicate's first place, a bad owner", (t) => {
+  const text = [
+    '$TTL 300',
+    '@ SOA ns1 hostmaster 1 2 3 4 5',
+    '@ NS ns1',
+    'ns1 A 192.0.2.1',
+    'www A 192.0.2.2',
+    '  CNAME ns1',
+    'sub DS 12345 13 2 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+    'sub NS ns1.other.test.',
+    'app A 192.0.2.4',
+  ].join('\n');
+  const yaml = [
+    '    records:',
+    '      - { name: yaml, type: A, data: 192.0.2.9 }',
+    'datacenters: [{ name: fra1, location: EU.DE }]',
+    'services: [{ name: web, endpoints: [{ dc: fra1, address: 192.0.2.10 }] }]',
+    'records:',
+    '  - { name: app.example.test, type: A, service: web, policy: { type: static, rules: [{ dcs: [fra1] }] } }',
+    'dnssec:',
+    '  zones: [{ zone: example.test, keys: [Kexample.test] }]',
+    '',
+  ].join('\n');
+  const e = t.throws(() => withZoneFile(t, `${text}\n`, yaml).parse(), { instanceOf: ConfigError })!;
+  t.deepEqual(
+    (e as ConfigError).problems.map((p) => `${p.path}: ${p.message}`),
+    [
+      'zones[0].zoneFile: zone.txt:6:3: a CNAME cannot share the name "www.example.test" with other records',
+      // A YAML record duplicating one from the file names the file's line as the first definition.
+      'records[0].name: "app.example.test" A is defined twice (first defined at zone.txt:9:1)',
+      'zones[0].zoneFile: zone.txt:7:1: type: a DS record in the signed zone "example.test" is not supported yet',
+    ],
+  );
+  t.regex(e.message, /gslbd\.yaml: zones\[0\]\.zoneFile: zone\.txt:6:3: /);
+  // A schema problem of a record from the file (its owner), with the YAML's own schema problem.
+  const bad = withZoneFile(t, `$TTL 300\n@ SOA ns1 hostmaster 1 2 3 4 5\n@ NS ns1\n${'x'.repeat(64)} A 192.0.2.3\n`, '    ttl: -1\n');
+  t.deepEqual(
+    (t.throws(() => bad.parse(), { instanceOf: ConfigError }) as ConfigError).problems.map((p) => `${p.path}: ${p.message}`),
+    ['zones[0].ttl: Too small: expected number to be >=0', `zones[0].zoneFile: zone.txt:4:1: name: "${'x'.repeat(64)}" has a label longer than 63 characters`],
+  );
+});

@@ -65,28 +65,34 @@ export const soaSchema = z.strictObject({
   ttl: ttlSchema.optional().describe("TTL of the SOA record itself in seconds; default the zone's ttl."),
 });
 
-/** A zone the engine is authoritative for. */
-export const zoneSchema = z.strictObject({
-  name: domainNameSchema.describe('Absolute name of the zone the engine is authoritative for.'),
-  /** Default TTL (s) of records that set none. */
-  ttl: ttlSchema.default(300).describe("Default TTL in seconds (or BIND units) of the zone's records that set none; default 300."),
-  soa: soaSchema.describe('SOA parameters of the zone (RFC 1035 §3.3.13), times in seconds.'),
-  /** Name servers of the zone (absolute names), served as the apex NS RRset. */
-  ns: z.array(domainNameSchema).min(1).describe('Name servers of the zone (absolute names), served as the apex NS RRset.'),
-  records: z.array(staticRecordSchema).default([]).describe('Static records of the zone; default none.'),
-  /**
-   * An RFC 1035 zone file (relative to the configuration file) whose records join `records`; its
-   * SOA and apex NS fill `soa` and `ns` when the zone sets none, else must agree with them
-   * (`zoneFileInclude.ts`). Read again at every reload.
-   */
-  zoneFile: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      "RFC 1035 zone file (relative to the configuration file) whose records join the zone's static records; its SOA and apex NS must agree with the zone's; read again at every reload.",
-    ),
-});
+/**
+ * A zone the engine is authoritative for. `soa` and `ns` are required here, where the zone file's
+ * are already included (`zoneFileInclude.ts` runs before validation); in the file as written they
+ * may come from `zoneFile` instead, which the JSON Schema says (`requiredOneOf`: either key set).
+ */
+export const zoneSchema = z
+  .strictObject({
+    name: domainNameSchema.describe('Absolute name of the zone the engine is authoritative for.'),
+    /** Default TTL (s) of records that set none. */
+    ttl: ttlSchema.default(300).describe("Default TTL in seconds (or BIND units) of the zone's records that set none; default 300."),
+    soa: soaSchema.describe('SOA parameters of the zone (RFC 1035 §3.3.13), times in seconds.'),
+    /** Name servers of the zone (absolute names), served as the apex NS RRset. */
+    ns: z.array(domainNameSchema).min(1).describe('Name servers of the zone (absolute names), served as the apex NS RRset.'),
+    records: z.array(staticRecordSchema).default([]).describe('Static records of the zone; default none.'),
+    /**
+     * An RFC 1035 zone file (relative to the configuration file) whose records join `records`; its
+     * SOA and apex NS fill `soa` and `ns` when the zone sets none, else must agree with them
+     * (`zoneFileInclude.ts`). Read again at every reload.
+     */
+    zoneFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "RFC 1035 zone file (relative to the configuration file) whose records join the zone's static records; its SOA and apex NS must agree with the zone's; read again at every reload.",
+      ),
+  })
+  .meta({ requiredOneOf: [['soa', 'ns'], ['zoneFile']] });
 
 export type ZoneConfig = z.output<typeof zoneSchema>;
 export type StaticRecordConfig = z.output<typeof staticRecordSchema>;

@@ -72,6 +72,7 @@ function answerQuery(q: Query, sel: Selection): Answer {
     dcs: [],
     zone: undefined,
     selected: undefined,
+    moreSelected: undefined,
   };
   let owner = q.name.charCodeAt(q.name.length - 1) === DOT ? q.name.slice(0, -1) : q.name;
   // Most queries name a node of a zone in canonical form: one lookup finds the zone and the node.
@@ -303,7 +304,8 @@ function select(record: CompiledGslbRecord, owner: string, client: Client, out: 
       dcsCount: d.data.length === 0 ? 0 : d.dcs.length,
       authorityAt: out.authority.length,
     });
-  (out.selected ??= []).push(record);
+  if (out.selected === undefined) out.selected = record;
+  else (out.moreSelected ??= []).push(record);
   // d.records is set exactly when the decision is reused for the client's whole key (decisionCache.ts).
   if (d.records === undefined) out.reuseScope = -1;
   else if (out.reuseScope === undefined || (out.reuseScope >= 0 && d.scope > out.reuseScope)) out.reuseScope = d.scope;
