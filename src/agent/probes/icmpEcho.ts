@@ -1,71 +1,7 @@
-import { createRequire } from 'node:module';
-import { isIPv6, type Socket } from 'node:net';
-import { join } from 'node:path';
-import { packageRoot } from '../../core/lpm/nativeAddon.js';
+import { isIPv6 } from 'node:net';
+import { openIcmpSocket, type NativeIcmpSocket } from './nativeSockets.js';
 import type { TrainOutcome, TrainPacing } from './pathProbes.js';
 import { train } from './pathProbes.js';
-
-/** A raw ICMP socket of native/icmp.cc: echo replies (and requests) only, with the TTL and the kernel's receive time of each. */
-export interface NativeIcmpSocket {
-  /** Sends one ICMP message; returns CLOCK_REALTIME in ms read just before `sendto`. @throws Error when the kernel refuses the send. */
-  send(address: string, type: number, code: number, id: number, seq: number, payload: Buffer): number;
-  /** Closes the socket (idempotent); until then it keeps Node's event loop alive. */
-  close(): void;
-}
-
-/** The callback of a {@link NativeIcmpSocket}: sender, ICMP type/code/identifier/sequence, received TTL (hop limit), kernel receive time (realtime ms), payload after the 8-byte header. */
-export type IcmpMessageHandler = (
-  from: string,
-  type: number,
-  code: number,
-  id: number,
-  seq: number,
-  ttl: number,
-  receivedAtMs: number,
-  payload: Buffer,
-) => void;
-
-interface IcmpAddon {
-  IcmpSocket: new (family: 4 | 6, onMessage: IcmpMessageHandler, requests: boolean) => NativeIcmpSocket;
-  tcpRttMicros(fd: number): number | undefined;
-}
-
-let addon: IcmpAddon | undefined;
-
-function loadAddon(): IcmpAddon {
-  addon ??= createRequire(import.meta.url)(process.env.GSLBD_ICMP_ADDON ?? join(packageRoot(), 'build', 'Release', 'gslbd_icmp.node')) as IcmpAddon;
-  return addon;
-}
-
-/**
- * The kernel's RTT of a TCP socket that just connected, in ms (native/icmp.cc `tcpRttMicros`:
- * TCP_INFO's `tcpi_rtt`, which right after the handshake is the kernel's one sample, SYN sent to
- * SYN-ACK received), so a TCP probe is not stretched by an event loop that runs late. Node exposes no
- * socket option: the descriptor is read from the socket's handle (`_handle.fd`, Node's own field on
- * Unix). Undefined when there is no descriptor, no addon or no TCP_INFO: the caller then times the
- * connect itself.
- */
-export function kernelTcpRttMs(socket: Socket): number | undefined {
-  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
-  if (typeof fd !== 'number' || fd < 0) return undefined;
-  let micros: number | undefined;
-  try {
-    micros = loadAddon().tcpRttMicros(fd);
-  } catch {
-    return undefined;
-  }
-  return micros === undefined || micros <= 0 ? undefined : micros / 1000;
-}
-
-/**
- * Opens a raw ICMP socket of `family` that reads echo replies — and echo requests when `requests` (a
- * responder; on loopback a prober would read its own requests) — (native/icmp.cc, built by `npm install` with the location
- * addon; `GSLBD_ICMP_ADDON` names another build, e.g. the sanitizer one of native/build-sanitized.sh).
- * @throws Error when the addon is missing (`npm run build:native`) or the process lacks CAP_NET_RAW.
- */
-export function openIcmpSocket(family: 4 | 6, onMessage: IcmpMessageHandler, requests = false): NativeIcmpSocket {
-  return new (loadAddon().IcmpSocket)(family, onMessage, requests);
-}
 
 /** ICMP echo request / reply types: IPv4 (RFC 792) and ICMPv6 (RFC 4443 §4). */
 export const ECHO = { 4: { request: 8, reply: 0 }, 6: { request: 128, reply: 129 } } as const;
