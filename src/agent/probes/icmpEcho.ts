@@ -16,14 +16,16 @@ interface Pending {
 }
 
 /**
- * ICMP echo trains (docs/PRODUCT.md §5; issue 19 "client-path probes"): one raw socket per address
- * family, shared by every train in flight and closed when none is, so concurrent trains do not each
- * read every reply. Requests carry an identifier unique among the trains in flight and the packet's index as sequence;
+ * ICMP echo trains (docs/PRODUCT.md §5; issue 19 "client-path probes"): with CAP_NET_RAW, one raw
+ * socket per address family, shared by every train in flight and closed when none is, so concurrent
+ * trains do not each read every reply; without it, a ping socket per train (net.ipv4.ping_group_range,
+ * src/agent/probes/nativeSockets.ts), whose identifier the kernel sets and filters replies by.
+ * Requests carry an identifier unique among the trains in flight and the packet's index as sequence;
  * a reply counts when its sender, identifier and sequence match. The RTT runs from just before
  * `sendto` to the kernel's receive timestamp, so a busy event loop does not stretch it, and a reply
  * the kernel received within `timeoutMs` counts even when the timer fired first (the loss verdict
  * waits for the I/O poll after the timer). Each reply's TTL gives the path's hops
- * (src/agent/probes/hopCount.ts). Needs CAP_NET_RAW.
+ * (src/agent/probes/hopCount.ts), read alike from both kinds of socket.
  */
 export class IcmpEchoer {
   private readonly sockets = new Map<4 | 6, { socket: NativeIcmpSocket; users: number }>();
@@ -34,16 +36,13 @@ export class IcmpEchoer {
 
   /**
    * One train of `pacing.length` echo requests to `target`.
-   * @throws Error when the raw socket cannot be opened (no CAP_NET_RAW, no addon).
+   * @throws Error when no ICMP socket can be opened (no addon; no CAP_NET_RAW and a group outside net.ipv4.ping_group_range).
    */
   async train(target: string, pacing: TrainPacing): Promise<TrainOutcome> {
     const family = isIPv6(target) ? 6 : 4;
-    const socket = this.acquire(family);
-    let id: number | undefined;
+    const { socket, trainId, release } = this.lease(family);
     const ttls: number[] = [];
     try {
-      const trainId = this.takeId();
-      id = trainId;
       const outcome = await train(
         pacing,
         (i) =>
@@ -71,8 +70,7 @@ export class IcmpEchoer {
       );
       return { ...outcome, ttls };
     } finally {
-      if (id !== undefined) this.activeIds.delete(id);
-      this.release(family);
+      release();
     }
   }
 
@@ -86,18 +84,39 @@ export class IcmpEchoer {
     return id;
   }
 
-  private acquire(family: 4 | 6): NativeIcmpSocket {
+  /**
+   * The socket and echo identifier of one train: the shared raw socket of `family` and an identifier
+   * of our own, or — without CAP_NET_RAW — a ping socket of the train's own, whose identifier the
+   * kernel picked (ping sockets only read replies to their own identifier).
+   */
+  private lease(family: 4 | 6): { socket: NativeIcmpSocket; trainId: number; release: () => void } {
     let entry = this.sockets.get(family);
     if (!entry) {
-      entry = { socket: openIcmpSocket(family, (from, type, _code, id, seq, ttl, at) => this.onMessage(family, from, type, id, seq, ttl, at)), users: 0 };
+      const socket = openIcmpSocket(family, (from, type, _code, id, seq, ttl, at) => this.onMessage(family, from, type, id, seq, ttl, at));
+      if (socket.ident() >= 0) return { socket, trainId: socket.ident(), release: () => socket.close() };
+      entry = { socket, users: 0 };
       this.sockets.set(family, entry);
     }
-    entry.users++;
-    return entry.socket;
+    const shared = entry;
+    shared.users++;
+    let trainId: number;
+    try {
+      trainId = this.takeId();
+    } catch (e) {
+      this.releaseShared(family, shared);
+      throw e;
+    }
+    return {
+      socket: shared.socket,
+      trainId,
+      release: () => {
+        this.activeIds.delete(trainId);
+        this.releaseShared(family, shared);
+      },
+    };
   }
 
-  private release(family: 4 | 6): void {
-    const entry = this.sockets.get(family)!;
+  private releaseShared(family: 4 | 6, entry: { socket: NativeIcmpSocket; users: number }): void {
     if (--entry.users > 0) return;
     entry.socket.close();
     this.sockets.delete(family);

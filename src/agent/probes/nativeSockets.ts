@@ -49,15 +49,32 @@ function loadAddon(): ProbeAddon {
   return addon;
 }
 
+/** Set once a raw socket was refused for lack of CAP_NET_RAW: later probes go straight to ping sockets. */
+let rawRefused = false;
+
 /**
- * Opens a raw ICMP socket of `family` that reads echo replies — and echo requests when `requests` (a
+ * Opens an ICMP socket of `family` that reads echo replies — and echo requests when `requests` (a
  * responder; on loopback a prober would read its own requests) — (native/icmp.cc, built by `npm
  * install` with the location addon; `GSLBD_ICMP_ADDON` names another build, e.g. the sanitizer one of
- * native/build-sanitized.sh).
- * @throws Error when the addon is missing (`npm run build:native`) or the process lacks CAP_NET_RAW.
+ * native/build-sanitized.sh). A raw socket when the process may open one (CAP_NET_RAW); otherwise,
+ * for replies only, a ping socket (`SOCK_DGRAM` + `IPPROTO_ICMP`/`IPPROTO_ICMPV6`, Linux icmp(7)),
+ * which the kernel allows to the groups of `net.ipv4.ping_group_range` (both families) without any
+ * capability; its requests carry the kernel's identifier ({@link NativeIcmpSocket.ident}).
+ * @throws Error when the addon is missing (`npm run build:native`), or the process lacks CAP_NET_RAW
+ * and its group is outside `net.ipv4.ping_group_range` (code EACCES), or `requests` without CAP_NET_RAW.
  */
 export function openIcmpSocket(family: 4 | 6, onMessage: IcmpMessageHandler, requests = false): NativeIcmpSocket {
-  return new (loadAddon().IcmpSocket)(family, onMessage, requests, false);
+  const { IcmpSocket } = loadAddon();
+  if (!rawRefused || requests) {
+    try {
+      return new IcmpSocket(family, onMessage, requests, false);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (requests || (code !== 'EPERM' && code !== 'EACCES')) throw e;
+      rawRefused = true;
+    }
+  }
+  return new IcmpSocket(family, onMessage, false, true);
 }
 
 /**
