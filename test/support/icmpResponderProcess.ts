@@ -1,4 +1,5 @@
-import { ECHO, openIcmpSocket } from '../../src/agent/probes/icmpEcho.js';
+import { ECHO } from '../../src/agent/probes/icmpEcho.js';
+import { openIcmpSocket } from '../../src/agent/probes/nativeSockets.js';
 import { seededRandom } from './seededRandom.js';
 
 /**

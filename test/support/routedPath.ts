@@ -16,8 +16,11 @@ export interface TestNetwork {
   readonly targetAddress6: string | undefined;
   /** Every namespace of the network, agent first. */
   readonly namespaces: readonly string[];
-  /** Runs a compiled script of this repository (`dist/…js`, relative to the repository) with `node` inside `ns`; stdout and stderr are piped. */
-  run(ns: string, script: string, args: readonly string[]): ChildProcess;
+  /**
+   * Runs a compiled script of this repository (`dist/…js`, relative to the repository) with `node` inside `ns`, under the command
+   * `wrapper` when given (e.g. `setpriv --reuid=nobody …`); stdout and stderr are piped.
+   */
+  run(ns: string, script: string, args: readonly string[], wrapper?: readonly string[]): ChildProcess;
   /** Stops the children started by {@link run} and deletes the namespaces (and with them their links). */
   destroy(): Promise<void>;
 }
@@ -62,8 +65,8 @@ export function addNamespace(ns: string, ipv6: boolean): void {
 export function namespaceLifecycle(namespaces: readonly string[], before: () => Promise<void> = async () => {}): Pick<TestNetwork, 'run' | 'destroy'> {
   const children = new Set<ChildProcess>();
   return {
-    run(ns, script, args) {
-      const child = spawn('ip', ['netns', 'exec', ns, process.execPath, join(REPO_ROOT, script), ...args], {
+    run(ns, script, args, wrapper = []) {
+      const child = spawn('ip', ['netns', 'exec', ns, ...wrapper, process.execPath, join(REPO_ROOT, script), ...args], {
         cwd: REPO_ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -1,71 +1,7 @@
-import { createRequire } from 'node:module';
-import { isIPv6, type Socket } from 'node:net';
-import { join } from 'node:path';
-import { packageRoot } from '../../core/lpm/nativeAddon.js';
+import { isIPv6 } from 'node:net';
+import { openIcmpSocket, type NativeIcmpSocket } from './nativeSockets.js';
 import type { TrainOutcome, TrainPacing } from './pathProbes.js';
 import { train } from './pathProbes.js';
-
-/** A raw ICMP socket of native/icmp.cc: echo replies (and requests) only, with the TTL and the kernel's receive time of each. */
-export interface NativeIcmpSocket {
-  /** Sends one ICMP message; returns CLOCK_REALTIME in ms read just before `sendto`. @throws Error when the kernel refuses the send. */
-  send(address: string, type: number, code: number, id: number, seq: number, payload: Buffer): number;
-  /** Closes the socket (idempotent); until then it keeps Node's event loop alive. */
-  close(): void;
-}
-
-/** The callback of a {@link NativeIcmpSocket}: sender, ICMP type/code/identifier/sequence, received TTL (hop limit), kernel receive time (realtime ms), payload after the 8-byte header. */
-export type IcmpMessageHandler = (
-  from: string,
-  type: number,
-  code: number,
-  id: number,
-  seq: number,
-  ttl: number,
-  receivedAtMs: number,
-  payload: Buffer,
-) => void;
-
-interface IcmpAddon {
-  IcmpSocket: new (family: 4 | 6, onMessage: IcmpMessageHandler, requests: boolean) => NativeIcmpSocket;
-  tcpRttMicros(fd: number): number | undefined;
-}
-
-let addon: IcmpAddon | undefined;
-
-function loadAddon(): IcmpAddon {
-  addon ??= createRequire(import.meta.url)(process.env.GSLBD_ICMP_ADDON ?? join(packageRoot(), 'build', 'Release', 'gslbd_icmp.node')) as IcmpAddon;
-  return addon;
-}
-
-/**
- * The kernel's RTT of a TCP socket that just connected, in ms (native/icmp.cc `tcpRttMicros`:
- * TCP_INFO's `tcpi_rtt`, which right after the handshake is the kernel's one sample, SYN sent to
- * SYN-ACK received), so a TCP probe is not stretched by an event loop that runs late. Node exposes no
- * socket option: the descriptor is read from the socket's handle (`_handle.fd`, Node's own field on
- * Unix). Undefined when there is no descriptor, no addon or no TCP_INFO: the caller then times the
- * connect itself.
- */
-export function kernelTcpRttMs(socket: Socket): number | undefined {
-  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
-  if (typeof fd !== 'number' || fd < 0) return undefined;
-  let micros: number | undefined;
-  try {
-    micros = loadAddon().tcpRttMicros(fd);
-  } catch {
-    return undefined;
-  }
-  return micros === undefined || micros <= 0 ? undefined : micros / 1000;
-}
-
-/**
- * Opens a raw ICMP socket of `family` that reads echo replies — and echo requests when `requests` (a
- * responder; on loopback a prober would read its own requests) — (native/icmp.cc, built by `npm install` with the location
- * addon; `GSLBD_ICMP_ADDON` names another build, e.g. the sanitizer one of native/build-sanitized.sh).
- * @throws Error when the addon is missing (`npm run build:native`) or the process lacks CAP_NET_RAW.
- */
-export function openIcmpSocket(family: 4 | 6, onMessage: IcmpMessageHandler, requests = false): NativeIcmpSocket {
-  return new (loadAddon().IcmpSocket)(family, onMessage, requests);
-}
 
 /** ICMP echo request / reply types: IPv4 (RFC 792) and ICMPv6 (RFC 4443 §4). */
 export const ECHO = { 4: { request: 8, reply: 0 }, 6: { request: 128, reply: 129 } } as const;
@@ -80,14 +16,16 @@ interface Pending {
 }
 
 /**
- * ICMP echo trains (docs/PRODUCT.md §5; issue 19 "client-path probes"): one raw socket per address
- * family, shared by every train in flight and closed when none is, so concurrent trains do not each
- * read every reply. Requests carry an identifier unique among the trains in flight and the packet's index as sequence;
+ * ICMP echo trains (docs/PRODUCT.md §5; issue 19 "client-path probes"): with CAP_NET_RAW, one raw
+ * socket per address family, shared by every train in flight and closed when none is, so concurrent
+ * trains do not each read every reply; without it, a ping socket per train (net.ipv4.ping_group_range,
+ * src/agent/probes/nativeSockets.ts), whose identifier the kernel sets and filters replies by.
+ * Requests carry an identifier unique among the trains in flight and the packet's index as sequence;
  * a reply counts when its sender, identifier and sequence match. The RTT runs from just before
  * `sendto` to the kernel's receive timestamp, so a busy event loop does not stretch it, and a reply
  * the kernel received within `timeoutMs` counts even when the timer fired first (the loss verdict
  * waits for the I/O poll after the timer). Each reply's TTL gives the path's hops
- * (src/agent/probes/hopCount.ts). Needs CAP_NET_RAW.
+ * (src/agent/probes/hopCount.ts), read alike from both kinds of socket.
  */
 export class IcmpEchoer {
   private readonly sockets = new Map<4 | 6, { socket: NativeIcmpSocket; users: number }>();
@@ -98,16 +36,13 @@ export class IcmpEchoer {
 
   /**
    * One train of `pacing.length` echo requests to `target`.
-   * @throws Error when the raw socket cannot be opened (no CAP_NET_RAW, no addon).
+   * @throws Error when no ICMP socket can be opened (no addon; no CAP_NET_RAW and a group outside net.ipv4.ping_group_range).
    */
   async train(target: string, pacing: TrainPacing): Promise<TrainOutcome> {
     const family = isIPv6(target) ? 6 : 4;
-    const socket = this.acquire(family);
-    let id: number | undefined;
+    const { socket, trainId, release } = this.lease(family);
     const ttls: number[] = [];
     try {
-      const trainId = this.takeId();
-      id = trainId;
       const outcome = await train(
         pacing,
         (i) =>
@@ -135,8 +70,7 @@ export class IcmpEchoer {
       );
       return { ...outcome, ttls };
     } finally {
-      if (id !== undefined) this.activeIds.delete(id);
-      this.release(family);
+      release();
     }
   }
 
@@ -150,18 +84,39 @@ export class IcmpEchoer {
     return id;
   }
 
-  private acquire(family: 4 | 6): NativeIcmpSocket {
+  /**
+   * The socket and echo identifier of one train: the shared raw socket of `family` and an identifier
+   * of our own, or — without CAP_NET_RAW — a ping socket of the train's own, whose identifier the
+   * kernel picked (ping sockets only read replies to their own identifier).
+   */
+  private lease(family: 4 | 6): { socket: NativeIcmpSocket; trainId: number; release: () => void } {
     let entry = this.sockets.get(family);
     if (!entry) {
-      entry = { socket: openIcmpSocket(family, (from, type, _code, id, seq, ttl, at) => this.onMessage(family, from, type, id, seq, ttl, at)), users: 0 };
+      const socket = openIcmpSocket(family, (from, type, _code, id, seq, ttl, at) => this.onMessage(family, from, type, id, seq, ttl, at));
+      if (socket.ident() >= 0) return { socket, trainId: socket.ident(), release: () => socket.close() };
+      entry = { socket, users: 0 };
       this.sockets.set(family, entry);
     }
-    entry.users++;
-    return entry.socket;
+    const shared = entry;
+    shared.users++;
+    let trainId: number;
+    try {
+      trainId = this.takeId();
+    } catch (e) {
+      this.releaseShared(family, shared);
+      throw e;
+    }
+    return {
+      socket: shared.socket,
+      trainId,
+      release: () => {
+        this.activeIds.delete(trainId);
+        this.releaseShared(family, shared);
+      },
+    };
   }
 
-  private release(family: 4 | 6): void {
-    const entry = this.sockets.get(family)!;
+  private releaseShared(family: 4 | 6, entry: { socket: NativeIcmpSocket; users: number }): void {
     if (--entry.users > 0) return;
     entry.socket.close();
     this.sockets.delete(family);

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '../../../test/support/engineProcess.js';
 
 // native/icmp.cc under ASan + UBSan (native/build-sanitized.sh, run by test/setup.sh): loopback echo
-// trains, every argument error path, closed sockets and collected ones. A stock node is not
+// trains, DNS trains over the UDP probe socket, every argument error path, closed sockets and collected ones. A stock node is not
 // instrumented, so libasan is preloaded and the leak checker (node's own allocations) is off.
-test('the sanitizer build of the ICMP socket runs trains and error paths clean', (t) => {
+test('the sanitizer build of the ICMP and UDP probe sockets runs trains and error paths clean', (t) => {
   const addon = join(REPO_ROOT, '.tmp', 'asan', 'gslbd_icmp.node');
   const script = join(REPO_ROOT, 'dist', 'test', 'support', 'icmpSanitizerRun.js');
   t.true(existsSync(addon), `${addon} is missing: run bash test/setup.sh (native/build-sanitized.sh)`);
@@ -30,6 +30,7 @@ test('the sanitizer build of the ICMP socket runs trains and error paths clean',
     addon: string;
     sanitizers: string[];
     results: { sent: number; rtts: number[]; ttls: number[] }[];
+    dns: { sent: number; rtts: number[] }[];
     rejected: string[];
   };
   t.is(result.addon, addon);
@@ -38,5 +39,7 @@ test('the sanitizer build of the ICMP socket runs trains and error paths clean',
     t.is(r.rtts.length, 20, 'the kernel answers every echo on loopback');
     t.deepEqual(new Set(r.ttls), new Set([64]));
   }
-  t.is(result.rejected.length, 8, result.rejected.join('\n'));
+  t.is(result.dns.length, 2);
+  for (const r of result.dns) t.is(r.rtts.length, 20, 'the responder answers every query on loopback');
+  t.is(result.rejected.length, 15, result.rejected.join('\n'));
 });

@@ -51,7 +51,7 @@ test('DNS over UDP and TCP connects over IPv6 across 2 routers: every packet ans
   const peer = await startDnsPeer(p);
   const results = await probeInNamespace(p, probes(target, ['dns', 'tcp']), target);
   t.like(results, [
-    { target, method: 'dns', sent: 5, received: 5 },
+    { target, method: 'dns', sent: 5, received: 5, ttl: 62, hops: 2 },
     { target, method: 'tcp', sent: 5, received: 5 },
   ]);
   t.is(results[1]!.ttl, undefined, 'a TCP connect gives no TTL');

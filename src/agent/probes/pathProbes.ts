@@ -1,9 +1,9 @@
-import { createSocket } from 'node:dgram';
 import { isIPv6, Socket } from 'node:net';
 import dnsPacket from 'dns-packet';
+import { openUdpProbeSocket } from './nativeSockets.js';
 import type { PacketBudget } from './packetBudget.js';
 
-/** One train's raw outcome: packets sent, the RTT (ms) of each answered packet in sending order, and the TTL (hop limit) of each reply when the method reads it (ICMP). */
+/** One train's raw outcome: packets sent, the RTT (ms) of each answered packet in sending order, and the TTL (hop limit) of each reply when the method reads it (ICMP, DNS). */
 export interface TrainOutcome {
   readonly sent: number;
   readonly rtts: readonly number[];
@@ -21,38 +21,50 @@ export interface TrainPacing {
 /**
  * A train of DNS queries over UDP (type NS for `name`) to `target`:`port`: any response with the
  * query's id from the target — an answer, a referral, an error — times the path, as the resolver
- * had to receive and answer it. Packets are sent `gapMs` apart, each waits up to `timeoutMs`.
+ * had to receive and answer it. Packets are sent `gapMs` apart, each waits up to `timeoutMs`. The
+ * socket is native/icmp.cc's (src/agent/probes/nativeSockets.ts): the RTT runs from just before
+ * `sendto` to the kernel's receive timestamp, so a busy event loop does not stretch it, and a reply
+ * the kernel received within `timeoutMs` counts even when the timer fired first; each reply's TTL
+ * (IPv4) or hop limit (IPv6) is kept, from which the prober infers hops as for ICMP.
  */
 export async function dnsTrain(target: string, port: number, name: string, pacing: TrainPacing): Promise<TrainOutcome> {
-  const socket = createSocket(isIPv6(target) ? 'udp6' : 'udp4');
-  const pending = new Map<number, { startedAt: number; settle: (rtt: number | undefined) => void }>();
-  socket.on('message', (msg, rinfo) => {
-    if (msg.length < 2 || rinfo.address !== target) return;
+  const pending = new Map<number, { sentAtMs: number; settle: (rtt: number | undefined, ttl?: number) => void }>();
+  const ttls: number[] = [];
+  const socket = openUdpProbeSocket(isIPv6(target) ? 6 : 4, (from, fromPort, ttl, receivedAtMs, msg) => {
+    if (msg.length < 2 || from !== target || fromPort !== port) return;
     const p = pending.get(msg.readUInt16BE(0));
-    if (p) p.settle(performance.now() - p.startedAt);
+    if (!p) return;
+    const rtt = Math.max(0, receivedAtMs - p.sentAtMs);
+    // Read after the loss verdict was due (a stalled loop), but received by the kernel in time: it counts; later, it is lost.
+    p.settle(rtt <= pacing.timeoutMs ? rtt : undefined, ttl);
   });
-  socket.on('error', () => {
-    // An ICMP unreachable shows up here on a connected socket; ours is not connected, and a send error is reported per packet.
-  });
-  await new Promise<void>((resolve) => socket.bind(0, resolve));
   const firstId = Math.floor(Math.random() * 0x10000);
   try {
-    return await train(pacing, (i) => {
+    const outcome = await train(pacing, (i) => {
       const id = (firstId + i) & 0xffff;
       const query = dnsPacket.encode({ type: 'query', id, flags: 0, questions: [{ type: 'NS', name }] });
       return new Promise<number | undefined>((resolve) => {
-        const timer = setTimeout(() => settle(undefined), pacing.timeoutMs);
-        const settle = (rtt: number | undefined): void => {
+        let timer: NodeJS.Timeout | undefined;
+        const settle = (rtt: number | undefined, ttl?: number): void => {
           clearTimeout(timer);
           pending.delete(id);
+          if (rtt !== undefined && ttl !== undefined && ttl > 0) ttls.push(ttl);
           resolve(rtt);
         };
-        pending.set(id, { startedAt: performance.now(), settle });
-        socket.send(query, port, target, (err) => {
-          if (err) settle(undefined);
-        });
+        let sentAtMs: number;
+        try {
+          sentAtMs = socket.send(target, port, query);
+        } catch {
+          resolve(undefined);
+          return;
+        }
+        const entry = { sentAtMs, settle };
+        pending.set(id, entry);
+        // Node runs expired timers before it reads sockets: the verdict waits for the next poll phase.
+        timer = setTimeout(() => setImmediate(() => pending.get(id) === entry && settle(undefined)), pacing.timeoutMs);
       });
     });
+    return { ...outcome, ttls };
   } finally {
     socket.close();
   }

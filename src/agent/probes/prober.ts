@@ -3,7 +3,8 @@ import type { ProbeResultReport } from '../../core/contracts/agentApi.js';
 import { AllowList } from './allowList.js';
 import { PacketBudget } from './packetBudget.js';
 import { hopsFromTtl } from './hopCount.js';
-import { IcmpEchoer, kernelTcpRttMs } from './icmpEcho.js';
+import { IcmpEchoer } from './icmpEcho.js';
+import { kernelTcpRttMs } from './nativeSockets.js';
 import { dnsTrain, tcpTrain, type TrainOutcome, type TrainPacing } from './pathProbes.js';
 import type { ProbesConfig } from './probeSchema.js';
 import { trainStats } from './trainStats.js';
@@ -15,9 +16,9 @@ export class ProbeRefusedError extends Error {}
  * Measures the path to one address with every configured method (docs/PRODUCT.md §5): a train per
  * method, each packet paced by the global packet budget, and the result in the agent API's shape
  * (`src/core/contracts/agentApi.ts`: sent, received, RTT min and median, RFC 3550 jitter). ICMP
- * trains also give the reply TTL and the hops inferred from it (src/agent/probes/hopCount.ts): the
- * highest TTL of the train, i.e. its shortest path. DNS and TCP trains give no TTL (Node's sockets do
- * not expose it).
+ * and DNS trains also give the reply TTL and the hops inferred from it (src/agent/probes/hopCount.ts):
+ * the highest TTL of the train, i.e. its shortest path. TCP trains give no TTL (a connect reads no
+ * datagram of the target's).
  */
 export class Prober {
   private readonly allow: AllowList;

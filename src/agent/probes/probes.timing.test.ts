@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createServer, Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { seededRandom } from '../../../test/support/seededRandom.js';
-import { kernelTcpRttMs } from './icmpEcho.js';
+import { kernelTcpRttMs } from './nativeSockets.js';
 import { probesSchema, type ProbesConfig } from './probeSchema.js';
 import { Prober, ProbeRefusedError } from './prober.js';
 
