@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -9,6 +10,9 @@ import { z } from 'zod';
  * `maxRequestBytes` closes its connection (pdns sends a few hundred bytes per request). A
  * connection that sends no complete request within `requestTimeoutMs` of connecting, or leaves a
  * request incomplete that long, is closed (pdns writes each request whole and `initialize` at once).
+ * `http` adds a loopback TCP listener for PowerDNS's HTTP connector
+ * (`remote-connection-string=http:url=http://ADDRESS:PORT/,post=1,post_json=1`), the transport
+ * that survives an engine crash without SERVFAIL (src/doors/powerdns/README.md, "Engine outages").
  */
 export const powerdnsListenerSchema = z.strictObject({
   path: z.string().min(1).describe('Unix socket path pdns_server connects to (remote backend), relative to the configuration file (restart needed).'),
@@ -32,6 +36,19 @@ export const powerdnsListenerSchema = z.strictObject({
     .max(600000)
     .default(10000)
     .describe('A connection with no complete request within this many ms is closed; default 10000.'),
+  http: z
+    .strictObject({
+      address: z
+        .string()
+        .refine((a) => isIP(a) !== 0, 'expected an IP address')
+        .default('127.0.0.1')
+        .describe('Address of the HTTP listener; default 127.0.0.1 (PowerDNS on the same host).'),
+      port: z.number().int().min(0).max(65535).describe('TCP port of the HTTP listener (0: any free port, for tests).'),
+    })
+    .optional()
+    .describe(
+      'An HTTP listener for the remote backend HTTP connector (post=1,post_json=1) besides the Unix socket: PowerDNS reconnects it before a request when the engine restarted, without SERVFAIL; restart needed.',
+    ),
 });
 
 export type PowerdnsListenerConfig = z.output<typeof powerdnsListenerSchema>;

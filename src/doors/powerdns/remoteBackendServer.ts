@@ -13,6 +13,7 @@ import { handOverConnections, type HandoverCandidate } from '../connectionHandov
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
 import { closeUnixSocket, listenUnixSocket, releaseUnixSocket, takenOverUnixSocket, unixListening } from '../unixSocket.js';
 import { RequestLines } from './requestLines.js';
+import { RemoteBackendHttp } from './remoteBackendHttp.js';
 
 /**
  * The PowerDNS front door of an engine (not yet listening: call `start()`), with its metrics on
@@ -69,13 +70,17 @@ export class RemoteBackendServer implements FrontDoor {
   private readonly perInstance = new Map<string, number>();
   private lastRejectWarningMs = -Infinity;
   private lastTimeoutWarningMs = -Infinity;
+  /** The HTTP listener (`listeners.powerdns.http`), when configured. */
+  private readonly http: RemoteBackendHttp | undefined;
 
   constructor(
     private readonly deps: RemoteBackendDeps,
     private readonly config: PowerdnsListenerConfig,
     /** Absolute socket path (the configured path resolved against the configuration file). */
     readonly path: string,
-  ) {}
+  ) {
+    this.http = config.http ? new RemoteBackendHttp(deps, config, config.http) : undefined;
+  }
 
   /**
    * Creates the socket. A stale socket file left by a process that is gone is replaced; a socket
@@ -86,11 +91,22 @@ export class RemoteBackendServer implements FrontDoor {
     const server = await listenUnixSocket('PowerDNS', this.path, this.config.mode, (conn) => this.accept(conn), takenOverUnixSocket(inherited, this.path));
     server.on('error', (e) => this.deps.log.error({ err: e }, 'PowerDNS socket error'));
     this.server = server;
+    try {
+      await this.http?.start(inherited);
+    } catch (e) {
+      await this.stop();
+      throw e;
+    }
   }
 
-  /** The listening socket, for a replacement process. */
+  /** The listening sockets (Unix, and HTTP when configured), for a replacement process. */
   listening(): ReadonlyMap<string, ListeningSocket> {
-    return unixListening(this.path, this.server);
+    return new Map([...unixListening(this.path, this.server), ...(this.http?.listening() ?? [])]);
+  }
+
+  /** The HTTP listener's `address:port`, when configured and listening. */
+  httpAddress(): string | undefined {
+    return this.http?.bound();
   }
 
   /**
@@ -103,7 +119,7 @@ export class RemoteBackendServer implements FrontDoor {
     const server = this.server;
     this.server = undefined;
     if (server) releaseUnixSocket(server);
-    await handOverConnections(() => this.handover.values(), pass);
+    await Promise.all([this.http?.stop(true), handOverConnections(() => this.handover.values(), pass)]);
   }
 
   /** Serves a PowerDNS connection the replaced process passed, already initialized. */
@@ -112,9 +128,10 @@ export class RemoteBackendServer implements FrontDoor {
     this.accept(connection.socket, typeof instance === 'string' ? instance : undefined);
   }
 
-  /** `powerdns`: the socket path. */
+  /** `powerdns`: the socket path; `powerdnsHttp`: the HTTP listener's address, when configured. */
   describe(): Record<string, unknown> {
-    return { powerdns: this.path };
+    const http = this.http?.bound();
+    return { powerdns: this.path, ...(http ? { powerdnsHttp: http } : {}) };
   }
 
   /** Closes the socket and every connection, and removes the socket file (not one systemd passed: `closeUnixSocket`). */
@@ -123,7 +140,7 @@ export class RemoteBackendServer implements FrontDoor {
     if (!server) return;
     this.server = undefined;
     for (const c of this.connections.keys()) c.destroy();
-    await closeUnixSocket(server, this.path);
+    await Promise.all([closeUnixSocket(server, this.path), this.http?.stop()]);
   }
 
   private accept(conn: Socket, instance?: string): void {

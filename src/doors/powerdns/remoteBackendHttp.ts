@@ -1,0 +1,140 @@
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { isIPv6, type Server, type Socket } from 'node:net';
+import type { ListeningSocket } from '../../core/contracts/frontDoor.js';
+import { listenOnTakenOver } from '../takenOverServer.js';
+import { activatedTcpSocket } from './activatedTcpSocket.js';
+import type { PowerdnsListenerConfig } from './listenerSchema.js';
+import { RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
+
+/**
+ * The remote backend over HTTP, for PowerDNS's HTTP connector with `post=1,post_json=1`
+ * (PowerDNS 4.7 `httpconnector.cc`): each request is a POST whose body is the same JSON document
+ * the Unix connector writes as a line, and the reply body is the same reply document, so one
+ * {@link RemoteBackendSession} per TCP connection answers exactly as on the Unix socket (pairing
+ * and repeated lines included). What it is for: before each request, PowerDNS's HTTP connector
+ * polls its kept-alive connection and, when it is readable (the engine that held it is gone) or
+ * the write fails, connects again and sends the request there, so an engine restart costs no
+ * SERVFAIL (the Unix connector writes into the dead connection and fails the query). That poll
+ * waits up to 1 ms on a live connection, which bounds each PowerDNS connection to about 1,000
+ * requests a second (README, "Engine outages").
+ *
+ * Its listening socket is the one systemd passed (socket activation, {@link activatedTcpSocket}),
+ * the one a replaced process handed over (`tcp|powerdns|ADDRESS|PORT`), or bound here.
+ */
+export class RemoteBackendHttp {
+  private server: HttpServer | undefined;
+  private readonly sessions = new WeakMap<Socket, RemoteBackendSession>();
+
+  constructor(
+    private readonly deps: RemoteBackendDeps,
+    private readonly config: PowerdnsListenerConfig,
+    private readonly http: NonNullable<PowerdnsListenerConfig['http']>,
+  ) {}
+
+  /** The hand-over key of its listening socket. */
+  get key(): string {
+    return `tcp|powerdns|${this.http.address}|${this.http.port}`;
+  }
+
+  /**
+   * Listens (see the class comment for which socket).
+   * @throws Error when the address cannot be bound.
+   */
+  async start(inherited: ReadonlyMap<string, ListeningSocket>): Promise<void> {
+    const server = createServer(
+      { keepAliveTimeout: 0, requestTimeout: this.config.requestTimeoutMs, headersTimeout: this.config.requestTimeoutMs },
+      (req, res) => this.request(req, res),
+    );
+    // PowerDNS keeps each connection for its lifetime; an idle one is normal and costs nothing.
+    server.keepAliveTimeout = 0;
+    server.maxConnections = this.config.maxConnections;
+    server.on('connection', (socket: Socket) => {
+      this.deps.metrics.connectionsTotal.inc({ result: 'accepted' });
+      socket.setNoDelay(true);
+    });
+    server.on('drop', () => this.deps.metrics.connectionsTotal.inc({ result: 'rejected' }));
+    server.on('clientError', (_e, socket: Socket) => socket.destroy());
+    const old = inherited.get(this.key);
+    const fd = activatedTcpSocket(this.http.port);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      const done = (): void => {
+        server.off('error', reject);
+        resolve();
+      };
+      if (old && !('send' in old)) listenOnTakenOver(server, old, done);
+      else if (fd !== undefined) server.listen({ fd }, done);
+      else server.listen({ host: this.http.address, port: this.http.port, ipv6Only: isIPv6(this.http.address) }, done);
+    });
+    server.on('error', (e) => this.deps.log.error({ err: e }, 'PowerDNS HTTP listener error'));
+    this.server = server;
+  }
+
+  /** `address:port` it listens on (the bound port when configured 0). */
+  bound(): string | undefined {
+    const a = this.server?.address();
+    return typeof a === 'object' && a ? `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}` : undefined;
+  }
+
+  /** Its listening socket, for a replacement process. */
+  listening(): ReadonlyMap<string, ListeningSocket> {
+    return new Map<string, Server>(this.server ? [[this.key, this.server]] : []);
+  }
+
+  /**
+   * Stops accepting and closes its connections: at once, or with `drain` once their current
+   * request is answered (idle keep-alive connections at once, any other within 1 s). PowerDNS's
+   * HTTP connector finds them closed before its next request and connects again, to the
+   * replacement or the next engine.
+   */
+  async stop(drain = false): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    await new Promise<void>((r) => {
+      server.close(() => r());
+      if (!drain) server.closeAllConnections();
+      else {
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 1000).unref();
+      }
+    });
+  }
+
+  private request(req: IncomingMessage, res: ServerResponse): void {
+    if (req.method !== 'POST') {
+      res.writeHead(405, { allow: 'POST', 'content-length': 0 }).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let oversized = false;
+    req.on('data', (chunk: Buffer) => {
+      if (oversized) return;
+      size += chunk.length;
+      if (size > this.config.maxRequestBytes) {
+        oversized = true;
+        this.deps.metrics.protocolErrors.inc({ reason: 'oversized' });
+        res.writeHead(413, { connection: 'close', 'content-length': 0 }).end(() => req.socket.destroy());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (oversized) return;
+      const socket = req.socket;
+      let session = this.sessions.get(socket);
+      if (!session) {
+        session = new RemoteBackendSession(this.deps);
+        this.sessions.set(socket, session);
+      }
+      const reply = session.handle(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(reply.text),
+        ...(reply.close ? { connection: 'close' } : {}),
+      });
+      res.end(reply.text);
+    });
+  }
+}
