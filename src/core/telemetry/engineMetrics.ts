@@ -202,17 +202,10 @@ export class EngineMetrics {
       }
       cell.n += n;
     }
-    if (answer.selected !== undefined && this.counters.topRecords > 0)
-      for (const record of answer.selected) {
-        let byType = this.recordCounts.get(record.name);
-        if (!byType) {
-          byType = new Map();
-          this.recordCounts.set(record.name, byType);
-        }
-        const cell = byType.get(record.type);
-        if (cell) cell.n += n;
-        else byType.set(record.type, { n });
-      }
+    if (answer.selected !== undefined) {
+      this.countRecord(answer.selected, n);
+      if (answer.moreSelected !== undefined) for (const record of answer.moreSelected) this.countRecord(record, n);
+    }
   }
 
   /**
@@ -254,8 +247,8 @@ export class EngineMetrics {
     for (let i = 0; i < records.length; i++) this.countRecord(records[i]!);
   }
 
-  /** Counts one selection of `record` for `gslbd_gslb_record_selections_total` (when `queryCounters.topRecords` > 0). */
-  countRecord(record: SelectedRecord): void {
+  /** Counts `n` selections (default one) of `record` for `gslbd_gslb_record_selections_total` (when `queryCounters.topRecords` > 0). */
+  countRecord(record: SelectedRecord, n = 1): void {
     if (this.counters.topRecords === 0) return;
     let byType = this.recordCounts.get(record.name);
     if (!byType) {
@@ -263,8 +256,8 @@ export class EngineMetrics {
       this.recordCounts.set(record.name, byType);
     }
     const cell = byType.get(record.type);
-    if (cell) cell.n++;
-    else byType.set(record.type, { n: 1 });
+    if (cell) cell.n += n;
+    else byType.set(record.type, { n });
   }
 
   /** Counts one GSLB answer with endpoints of data center `dc` in `gslbd_dc_answers_total`, the cheap way. */
@@ -279,7 +272,7 @@ export class EngineMetrics {
 }
 
 /** What {@link EngineMetrics.countReplayed} counts of an answer: the fields of `Answer` the query counters read. */
-export type ReplayedAnswer = Pick<Answer, 'rcode' | 'dcs' | 'zone' | 'selected'>;
+export type ReplayedAnswer = Pick<Answer, 'rcode' | 'dcs' | 'zone' | 'selected' | 'moreSelected'>;
 
 /** The `queryCounters` configuration section: the counters beyond rcodes, query types and data centers. */
 export interface QueryCounterSettings {

@@ -27,13 +27,28 @@ export class AnswerClasses {
 
   /** The id of the class of `answer` to a question of `type`, added when new; −1 when the table is full (the reply is then not kept as a template). */
   idOf(type: number, answer: Answer): number {
-    const key = JSON.stringify([type, answer.rcode, answer.zone ?? null, answer.dcs, answer.selected?.map((r) => [r.name, r.type]) ?? null]);
+    const key = JSON.stringify([
+      type,
+      answer.rcode,
+      answer.zone ?? null,
+      answer.dcs,
+      answer.selected ? [answer.selected, ...(answer.moreSelected ?? [])].map((r) => [r.name, r.type]) : null,
+    ]);
     let id = this.ids.get(key);
     if (id === undefined) {
       if (this.list.length >= MAX_ANSWER_CLASSES) return -1;
       id = this.list.length;
       this.ids.set(key, id);
-      this.list.push({ type, answer: { rcode: answer.rcode, zone: answer.zone, dcs: [...answer.dcs], selected: answer.selected?.map((r) => ({ ...r })) } });
+      this.list.push({
+        type,
+        answer: {
+          rcode: answer.rcode,
+          zone: answer.zone,
+          dcs: [...answer.dcs],
+          selected: answer.selected && { ...answer.selected },
+          moreSelected: answer.moreSelected?.map((r) => ({ ...r })),
+        },
+      });
     }
     return id;
   }
