@@ -16,12 +16,18 @@ const MIN_TOKEN_CHARS = 16;
  */
 export const engineSchema = z
   .strictObject({
-    url: z.url({ protocol: /^https?$/, error: "an http:// or https:// URL of the engine's admin listener" }),
-    token: z.string().min(MIN_TOKEN_CHARS, `an agent token has at least ${MIN_TOKEN_CHARS} characters`).optional(),
-    tokenFile: z.string().min(1).optional(),
-    caFile: z.string().min(1).optional(),
-    certFile: z.string().min(1).optional(),
-    keyFile: z.string().min(1).optional(),
+    url: z
+      .url({ protocol: /^https?$/, error: "an http:// or https:// URL of the engine's admin listener" })
+      .describe("http:// or https:// URL of the engine's admin listener."),
+    token: z
+      .string()
+      .min(MIN_TOKEN_CHARS, `an agent token has at least ${MIN_TOKEN_CHARS} characters`)
+      .optional()
+      .describe("The agent's bearer token (at least 16 characters); set token or tokenFile."),
+    tokenFile: z.string().min(1).optional().describe("File holding the agent's bearer token, relative to the agent's configuration file."),
+    caFile: z.string().min(1).optional().describe("CA file the engine's certificate is verified against (https only; default: the system's CAs)."),
+    certFile: z.string().min(1).optional().describe('Client certificate file, when the engine requires one (https only; with keyFile).'),
+    keyFile: z.string().min(1).optional().describe("Client certificate's key file (with certFile)."),
   })
   .refine((e) => (e.token === undefined) !== (e.tokenFile === undefined), { error: 'set "token" or "tokenFile" (one of them)' })
   .refine((e) => (e.certFile === undefined) === (e.keyFile === undefined), { error: 'a client certificate needs both "certFile" and "keyFile"' })
@@ -33,27 +39,41 @@ export type EngineConfig = z.output<typeof engineSchema>;
 
 /** How reports travel (docs/PRODUCT.md §7: a batch per cycle, retries with backoff and jitter, bounded while an engine is down). */
 export const reportingSchema = z.strictObject({
-  /** The reporting cycle: every interval, the fresh readings of every source go to every engine in one batch. */
-  intervalSeconds: z.number().min(0.2).max(3600).default(30),
-  /** Deadline of one request to an engine. */
-  timeoutSeconds: z.number().min(0.1).max(120).default(10),
-  /** First retry delay after a failed report, doubled per failure up to `maxRetrySeconds`; each delay is drawn uniformly below it (full jitter). */
-  retrySeconds: z.number().min(0.05).max(600).default(1),
-  maxRetrySeconds: z.number().min(0.05).max(3600).default(60),
-  /** Probe results kept per engine while it cannot be reached; beyond, the oldest are dropped (counted). */
-  maxPendingProbes: z.number().int().min(1).max(1_000_000).default(10_000),
+  intervalSeconds: z
+    .number()
+    .min(0.2)
+    .max(3600)
+    .default(30)
+    .describe('Reporting cycle in seconds: every interval, the fresh readings of every source go to every engine in one batch.'),
+  timeoutSeconds: z.number().min(0.1).max(120).default(10).describe('Deadline of one request to an engine, in seconds.'),
+  retrySeconds: z
+    .number()
+    .min(0.05)
+    .max(600)
+    .default(1)
+    .describe(
+      'First retry delay in seconds after a failed report, doubled per failure up to maxRetrySeconds; each delay drawn uniformly below it (full jitter).',
+    ),
+  maxRetrySeconds: z.number().min(0.05).max(3600).default(60).describe('Longest retry delay in seconds.'),
+  maxPendingProbes: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(10_000)
+    .describe('Probe results kept per engine while it cannot be reached; beyond, the oldest are dropped (counted).'),
 });
 
 /** The `agent` identity: a data center's agent (host, service and probe data) or a proximity zone's (probe results only). */
 export const identitySchema = z
   .strictObject({
-    /** For logs and this agent's /metrics; the engines know it by its token. */
-    name: z.string().min(1).max(63),
-    dc: z.string().min(1).optional(),
+    name: z.string().min(1).max(63).describe("The agent's name, for logs and its /metrics; the engines know it by its token."),
+    dc: z.string().min(1).optional().describe('The data center this agent measures for (host, service and probe data); set dc or zone.'),
     zone: z
       .string()
       .regex(/^\d+(\.\d+)*$/, { error: 'a proximity zone id is dotted numbers ("0", "0.1")' })
-      .optional(),
+      .optional()
+      .describe('The proximity zone this agent probes for (probe results only), e.g. "0.1"; set dc or zone.'),
   })
   .refine((a) => (a.dc === undefined) !== (a.zone === undefined), { error: 'an agent measures for one "dc" or one "zone"' });
 
@@ -63,19 +83,26 @@ export const identitySchema = z
  */
 export const agentConfigSchema = z
   .strictObject({
-    agent: identitySchema,
-    engines: z.array(engineSchema).min(1),
-    report: reportingSchema.prefault({}),
-    /** Host metrics; on by default for a data center's agent. */
-    host: hostSourceSchema.optional(),
-    haproxy: z.array(haproxySourceSchema).default([]),
-    /** Prometheus endpoints scraped, each with the series mapped to host or service metrics. */
-    prometheus: z.array(prometheusSourceSchema).default([]),
-    /** Client-path probes (absent: the agent probes nothing and asks engines for no probe requests). */
-    probes: probesSchema.optional(),
-    /** The agent's own Prometheus `/metrics` (absent: not served). */
-    metrics: z.strictObject({ address: ipSchema.default('127.0.0.1'), port: listenPortSchema.default(9464) }).optional(),
-    logging: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).prefault({}),
+    agent: identitySchema.describe('Who the agent is: a data center agent or a proximity zone agent.'),
+    engines: z.array(engineSchema).min(1).describe('The engines the agent reports to (every engine gets every report).'),
+    report: reportingSchema.prefault({}).describe('How reports travel: cycle, deadline, retries and what is kept while an engine is down.'),
+    host: hostSourceSchema.optional().describe("Host metrics from the OS (/proc); on by default for a data center's agent."),
+    haproxy: z.array(haproxySourceSchema).default([]).describe('HAProxy instances whose stats socket gives service metrics.'),
+    prometheus: z.array(prometheusSourceSchema).default([]).describe('Prometheus endpoints scraped, each with the series mapped to host or service metrics.'),
+    probes: probesSchema.optional().describe('Client-path probes (absent: the agent probes nothing and asks engines for no probe requests).'),
+    metrics: z
+      .strictObject({
+        address: ipSchema.default('127.0.0.1').describe("Address of the agent's /metrics listener."),
+        port: listenPortSchema.default(9464).describe("Port of the agent's /metrics listener."),
+      })
+      .optional()
+      .describe("The agent's own Prometheus /metrics (absent: not served)."),
+    logging: z
+      .strictObject({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Lowest level logged (pino levels).'),
+      })
+      .prefault({})
+      .describe("The agent's log (JSON lines on stdout)."),
   })
   .superRefine((c, ctx) => {
     if (c.agent.zone !== undefined) {

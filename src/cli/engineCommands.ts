@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { checkFileReferences, fileProblemsOfValidSections, fileReferenceWarnings } from '../process/fileReferences.js';
 import { ConfigError } from '../core/config/load.js';
 import { loadConfigFile } from '../process/loadConfig.js';
-import { configJsonSchema } from '../process/configSchema.js';
+import { configJsonSchema, jsonSchemaOf } from '../process/configSchema.js';
 import { startGslbd } from '../process/gslbdProcess.js';
 import { notifyServiceManager } from '../process/serviceNotify.js';
 import { takeOverFromParent } from '../process/processHandover.js';
@@ -66,9 +66,16 @@ export function registerCheckConfigCommand(check: Command): void {
   });
 }
 
-/** `gslbd schema`: the JSON Schema of the configuration file on stdout. Completes the `schema` command main.ts created. */
+/**
+ * `gslbd schema [--agent]`: the JSON Schema of the configuration file on stdout, or with `--agent`
+ * that of the agent's file (`gslbd agent agent.yaml`, src/agent/agentSchema.ts), written the same
+ * way (draft 2020-12, input side, a description on every property). Completes the `schema`
+ * command main.ts created.
+ */
 export function registerSchemaCommand(schema: Command): void {
-  schema.action(() => {
-    process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+  schema.option('--agent', 'the JSON Schema of the agent configuration file (gslbd agent) instead').action(async (opts: { agent?: boolean }) => {
+    // The agent's schema loads only when asked: `serve` shares this file.
+    const json = opts.agent ? jsonSchemaOf((await import('../agent/agentSchema.js')).agentConfigSchema) : configJsonSchema();
+    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
   });
 }

@@ -40,7 +40,7 @@ const LAZY_COMMANDS: readonly LazyCommand[] = [
   },
   {
     name: 'schema',
-    description: 'print the JSON Schema of the configuration file (for editors)',
+    description: 'print the JSON Schema of the configuration file, or with --agent of the agent configuration file (for editors)',
     complete: async (c) => (await import('./engineCommands.js')).registerSchemaCommand(c),
   },
   {

@@ -139,6 +139,15 @@ test('schema prints JSON Schema with additionalProperties: false on every object
   t.true(objects >= 15, `${objects} object schemas`);
 });
 
+test("schema --agent prints the agent configuration file's JSON Schema", async (t) => {
+  const r = await gslbd(['schema', '--agent']);
+  t.is(r.code, 0, r.stderr);
+  const schema = JSON.parse(r.stdout) as { $schema: string; properties: Record<string, unknown>; required: string[] };
+  t.is(schema.$schema, 'https://json-schema.org/draft/2020-12/schema');
+  t.deepEqual(Object.keys(schema.properties).sort(), ['agent', 'engines', 'haproxy', 'host', 'logging', 'metrics', 'probes', 'prometheus', 'report']);
+  t.deepEqual(schema.required.sort(), ['agent', 'engines']);
+});
+
 test('serve with an invalid file: exit 1 and the problems on stderr', async (t) => {
   const file = join(dir, 'serve-bad.yaml');
   writeFileSync(file, 'zones: []\n');

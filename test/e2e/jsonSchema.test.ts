@@ -1,9 +1,11 @@
 import test from 'ava';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { agentConfigSchema } from '../../src/agent/agentSchema.js';
 import { configJsonSchema, jsonSchemaOf } from '../../src/process/configSchema.js';
 import { REPO_ROOT } from '../support/engineProcess.js';
 import { engineExampleFiles } from '../support/exampleConfigs.js';
@@ -96,4 +98,33 @@ test('a zone needs soa and ns, or a zoneFile that supplies them', (t) => {
   t.false(valid({ soa }), 'soa without ns or zoneFile');
   t.false(valid({ ns: ['ns1.example.test'] }), 'ns without soa or zoneFile');
   t.true(examples.includes('zone-file.yaml'), 'an example takes its SOA and NS from a zone file');
+});
+
+/** The agent's schema (`gslbd schema --agent`), compiled as an editor's or CI's validator would: strict, with the standard formats (its engine URLs are `uri`). */
+function compileAgent() {
+  const ajv = new Ajv2020({ strict: true, allErrors: true });
+  addFormats.default(ajv);
+  return ajv.compile(jsonSchemaOf(agentConfigSchema));
+}
+
+test('the agent configuration schema: strict ajv compiles it, every example agent file validates, every property is described', (t) => {
+  const validate = compileAgent();
+  const agentExamples = ['agent/agent.yaml', 'agent/prometheus.yaml'];
+  for (const f of agentExamples) {
+    const ok = validate(parse(readFileSync(join(REPO_ROOT, 'examples', f), 'utf8'), { merge: true }));
+    t.true(ok, `${f}: ${JSON.stringify(validate.errors)}`);
+  }
+  const walked = undescribedProperties(jsonSchemaOf(agentConfigSchema), '', { checked: 0, missing: [] });
+  t.true(walked.checked > 60, `the walk reaches the whole schema (${walked.checked} properties)`);
+  t.deepEqual([...new Set(walked.missing)], [], 'properties without a description');
+});
+
+test('the agent configuration schema rejects what the agent rejects', (t) => {
+  const validate = compileAgent();
+  const engines = [{ url: 'http://127.0.0.1:8053', tokenFile: 'agent.token' }];
+  t.true(validate({ agent: { name: 'a', dc: 'us' }, engines }), JSON.stringify(validate.errors));
+  t.false(validate({ agent: { name: 'a', dc: 'us' }, engines, bogus: 1 }), 'an unknown key');
+  t.false(validate({ agent: { name: 'a', dc: 'us' } }), 'no engines');
+  t.false(validate({ agent: { name: 'a', dc: 'us' }, engines: [{ url: 'not a url', tokenFile: 'x' }] }), 'an engine URL that is no URI');
+  t.false(validate({ agent: { name: 'a', dc: 'us' }, engines, probes: { methods: ['ping'] } }), 'an unknown probe method');
 });

@@ -18,14 +18,20 @@ export const SERVICE_METRICS = ['cpu', 'mem', 'bw', 'request', 'connection', 'se
  */
 export const seriesMappingSchema = z
   .strictObject({
-    series: z.string().regex(/^[a-zA-Z_:][a-zA-Z0-9_:]*$/, { error: 'a Prometheus metric name' }),
-    match: z.record(z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/), z.string()).default({}),
-    aggregate: z.enum(['sum', 'avg', 'max']).default('sum'),
-    rate: z.boolean().default(false),
-    scale: z.number().positive().default(1),
-    host: z.enum(HOST_METRICS).optional(),
-    service: z.string().min(1).optional(),
-    metric: z.enum(SERVICE_METRICS).optional(),
+    series: z
+      .string()
+      .regex(/^[a-zA-Z_:][a-zA-Z0-9_:]*$/, { error: 'a Prometheus metric name' })
+      .describe('Prometheus metric name of the series read.'),
+    match: z
+      .record(z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/), z.string())
+      .default({})
+      .describe('Label matchers: exact values; every label named must match.'),
+    aggregate: z.enum(['sum', 'avg', 'max']).default('sum').describe('How several matching series become one value.'),
+    rate: z.boolean().default(false).describe('A counter turned into a per-second rate (difference of two scrapes over the time between them).'),
+    scale: z.number().positive().default(1).describe('Factor applied to the value (e.g. 8 for bytes to bits).'),
+    host: z.enum(HOST_METRICS).optional().describe('Host metric the value becomes (or service with metric).'),
+    service: z.string().min(1).optional().describe('Service whose metric the value becomes (with metric).'),
+    metric: z.enum(SERVICE_METRICS).optional().describe('Service metric the value becomes (with service).'),
   })
   .refine((m) => (m.host === undefined) !== (m.service === undefined), { error: 'map a series to one "host" metric or to a "service" with its "metric"' })
   .refine((m) => (m.service === undefined) === (m.metric === undefined), { error: '"service" and "metric" go together' });
@@ -34,10 +40,12 @@ export type SeriesMapping = z.output<typeof seriesMappingSchema>;
 
 /** One scraped endpoint (any exporter: node_exporter, HAProxy's, an application's) and the series taken from it. */
 export const prometheusSourceSchema = z.strictObject({
-  url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL of a /metrics endpoint' }),
-  intervalSeconds: z.number().min(0.2).max(3600).default(30),
-  timeoutSeconds: z.number().min(0.1).max(60).default(5),
-  metrics: z.array(seriesMappingSchema).min(1),
+  url: z
+    .url({ protocol: /^https?$/, error: 'an http:// or https:// URL of a /metrics endpoint' })
+    .describe('http:// or https:// URL of the /metrics endpoint scraped.'),
+  intervalSeconds: z.number().min(0.2).max(3600).default(30).describe('Scrape cadence in seconds.'),
+  timeoutSeconds: z.number().min(0.1).max(60).default(5).describe('Scrape deadline in seconds.'),
+  metrics: z.array(seriesMappingSchema).min(1).describe('Series taken from the endpoint, each mapped to a host or service metric.'),
 });
 
 export type PrometheusSourceConfig = z.output<typeof prometheusSourceSchema>;
