@@ -4,8 +4,11 @@
 // open(buffer, layout) borrows a compiled location file held in a JS ArrayBuffer (no copy), checks
 // every section lies inside it and the tilings are well formed (ascending starts, ids below the
 // location count, a consistent direct index; a few ms in C++), and returns { lookup4, lookup6, lookup4Batch, lookup6Batch }, four functions bound to that table.
-// The table keeps the ArrayBuffer alive until all four functions are garbage collected, so a
-// snapshot swap never frees memory a query still uses.
+// The table keeps the ArrayBuffer alive until release() or until all its functions are garbage
+// collected. release() (bound to the table as well) ends the table at once: every later lookup
+// throws, and the reference to the buffer is dropped, so releaseBuffer(buffer) can then free the
+// image without waiting for a collection (the geo capability retires a replaced table so, after
+// the snapshot swap and the current turn: src/capabilities/geo/README.md "Reload").
 //
 // lookup6 takes no arguments: the caller writes the address into the instance's 16-byte scratch
 // buffer (scratch6()) as four host-order uint32 words, which avoids a TypedArray argument per call.
@@ -27,8 +30,9 @@ using gslbd::RangeIndex6;
 struct Table {
   RangeIndex4 v4;
   RangeIndex6 v6;
-  napi_ref buffer = nullptr;
-  int owners = 0;  // bound functions still alive
+  napi_ref buffer = nullptr;  // null once released
+  int owners = 0;             // bound functions still alive
+  bool released = false;      // set by release(): v4/v6 point into memory that may be gone
 };
 
 struct Instance {
@@ -39,20 +43,44 @@ struct Instance {
 void ReleaseTable(napi_env env, void* data, void* /*hint*/) {
   auto* t = static_cast<Table*>(data);
   if (--t->owners > 0) return;
-  napi_delete_reference(env, t->buffer);
+  if (t->buffer != nullptr) napi_delete_reference(env, t->buffer);
   delete t;
 }
 
+// The table a bound function was called on, or nullptr (with a JS Error thrown) once it was
+// released: no lookup ever reads the memory of a released table.
 Table* TableOf(napi_env env, napi_callback_info info, size_t* argc, napi_value* argv) {
   void* data = nullptr;
   napi_get_cb_info(env, info, argc, argv, nullptr, &data);
-  return static_cast<Table*>(data);
+  auto* t = static_cast<Table*>(data);
+  if (t->released) {
+    napi_throw_error(env, "ERR_GSLBD_TABLE_RELEASED", "location table was released (a reload replaced it)");
+    return nullptr;
+  }
+  return t;
+}
+
+// release() -> undefined: ends the table (idempotent). Later lookups throw; the buffer is no
+// longer referenced by the table.
+napi_value Release(napi_env env, napi_callback_info info) {
+  void* data = nullptr;
+  napi_get_cb_info(env, info, nullptr, nullptr, nullptr, &data);
+  auto* t = static_cast<Table*>(data);
+  if (!t->released) {
+    t->released = true;
+    t->v4 = RangeIndex4();
+    t->v6 = RangeIndex6();
+    napi_delete_reference(env, t->buffer);
+    t->buffer = nullptr;
+  }
+  return nullptr;
 }
 
 napi_value Lookup4(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   Table* t = TableOf(env, info, &argc, argv);
+  if (t == nullptr) return nullptr;
   uint32_t addr = 0;
   if (argc < 1 || napi_get_value_uint32(env, argv[0], &addr) != napi_ok) {
     napi_throw_type_error(env, nullptr, "lookup4 expects an unsigned 32-bit address");
@@ -66,6 +94,7 @@ napi_value Lookup4(napi_env env, napi_callback_info info) {
 napi_value Lookup6(napi_env env, napi_callback_info info) {
   size_t argc = 0;
   Table* t = TableOf(env, info, &argc, nullptr);
+  if (t == nullptr) return nullptr;
   Instance* inst = nullptr;
   napi_get_instance_data(env, reinterpret_cast<void**>(&inst));
   napi_value out;
@@ -94,6 +123,7 @@ napi_value LookupBatch(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
   Table* t = TableOf(env, info, &argc, argv);
+  if (t == nullptr) return nullptr;
   if (argc < 3) {
     napi_throw_type_error(env, nullptr, "batch lookup expects (addresses, ids, prefixes)");
     return nullptr;
@@ -198,7 +228,7 @@ napi_value Bind(napi_env env, Table* t, const char* name, napi_callback cb) {
   return fn;
 }
 
-// open(buffer: ArrayBuffer, layout) -> { lookup4, lookup6, lookup4Batch, lookup6Batch }
+// open(buffer: ArrayBuffer, layout) -> { lookup4, lookup6, lookup4Batch, lookup6Batch, release }
 Napi::Value Open(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[0].IsArrayBuffer() || !info[1].IsObject()) {
@@ -227,6 +257,7 @@ Napi::Value Open(const Napi::CallbackInfo& info) {
   out.Set("lookup6", Napi::Value(env, Bind(env, t, "lookup6", Lookup6)));
   out.Set("lookup4Batch", Napi::Value(env, Bind(env, t, "lookup4Batch", LookupBatch<4>)));
   out.Set("lookup6Batch", Napi::Value(env, Bind(env, t, "lookup6Batch", LookupBatch<6>)));
+  out.Set("release", Napi::Value(env, Bind(env, t, "release", Release)));
   return out;
 }
 
@@ -275,6 +306,23 @@ Napi::Value HugePageBuffer(const Napi::CallbackInfo& info) {
   return Napi::Value(env, out);
 }
 
+// releaseBuffer(buffer: ArrayBuffer) -> undefined: detaches the buffer, so its memory is freed now
+// rather than when V8 collects it: V8 drops the backing store on detach (an ordinary buffer's
+// memory is freed at once; a hugePageBuffer's is unmapped by its finalizer at the next turn of the
+// event loop). Every view of it then has length 0, so JavaScript can never read freed memory.
+// Throws for a buffer that cannot be detached (e.g. a WebAssembly memory).
+Napi::Value ReleaseBuffer(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsArrayBuffer()) {
+    Napi::TypeError::New(env, "releaseBuffer expects an ArrayBuffer").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  if (napi_detach_arraybuffer(env, info[0]) != napi_ok) {
+    Napi::Error::New(env, "releaseBuffer: the buffer cannot be detached").ThrowAsJavaScriptException();
+  }
+  return env.Undefined();
+}
+
 // scratch6() -> the ArrayBuffer(16) that lookup6() reads.
 Napi::Value Scratch6(const Napi::CallbackInfo& info) {
   return info.Env().GetInstanceData<Instance>()->scratch.Value();
@@ -290,7 +338,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("open", Napi::Function::New(env, Open, "open"));
   exports.Set("scratch6", Napi::Function::New(env, Scratch6, "scratch6"));
   exports.Set("hugePageBuffer", Napi::Function::New(env, HugePageBuffer, "hugePageBuffer"));
-  exports.Set("abi", Napi::Number::New(env, 1));
+  exports.Set("releaseBuffer", Napi::Function::New(env, ReleaseBuffer, "releaseBuffer"));
+  exports.Set("abi", Napi::Number::New(env, 2));
   return exports;
 }
 

@@ -6,6 +6,8 @@ import { RangeTable4 } from '../../src/core/lpm/rangeTable.js';
 import { compareDbs, insideNetworks, uniformV4, uniformV6, type Comparison } from './addressSets.js';
 import { seededUint32 } from '../support/seededRandom.js';
 import { readCityImage } from './cityImage.js';
+import { readImage } from '../../src/capabilities/geo/compiledImage.js';
+import { ipv4 } from '../../src/core/net/ipAddress.js';
 
 /**
  * The differential check as a program, for the sanitizer run (test/geo/sanitizer.test.ts starts
@@ -55,6 +57,24 @@ expectThrow('shifted index', () => addon.open(image.buffer, { ...image.layout, v
 expectThrow('huge page byte count', () => addon.hugePageBuffer!(0));
 expectThrow('huge page byte count type', () => addon.hugePageBuffer!('4096' as unknown as number));
 
+// A released table throws on every lookup, even after its image buffer was detached and freed
+// (the sanitizers would report a read of it); release is idempotent.
+{
+  const copy = readImage(new Uint8Array(image.buffer.slice(0)));
+  const db = openLocationDb(copy, 'native').db;
+  const released = addon.open(copy.buffer, copy.layout);
+  released.release();
+  released.release();
+  addon.releaseBuffer(copy.buffer);
+  db.release!();
+  expectThrow('released lookup4', () => released.lookup4(0x0a000001));
+  expectThrow('released lookup6', () => released.lookup6());
+  expectThrow('released lookup4Batch', () => released.lookup4Batch(new Uint32Array(4), new Uint32Array(4), new Uint8Array(4)));
+  expectThrow('released lookup6Batch', () => released.lookup6Batch(new Uint32Array(4), new Uint32Array(1), new Uint8Array(1)));
+  expectThrow('released database', () => db.lookup(ipv4(0x0a000001)));
+  expectThrow('release of a non-buffer', () => addon.releaseBuffer(new Uint8Array(4) as unknown as ArrayBuffer));
+}
+
 // A bucket table (answer classes' IPv4 layout) in the addon's huge-page memory against sorted
 // starts, over the city data's IPv4 ranges with ids cut to 16 bits; then collected, so the
 // sanitizers also see the memory unmapped.
@@ -64,6 +84,8 @@ let hugePageMismatches = 0;
   const reference = new RangeTable4(image.v4.starts, ids16);
   const huge = new BucketRangeTable4(image.v4.starts, ids16, (bytes) => addon.hugePageBuffer!(bytes));
   for (const a of insideNetworks(image, 4, rand, n)) if (huge.lookup(a) !== reference.lookup(a)) hugePageMismatches++;
+  // Unmapped now (at the next turn) rather than by the collector below.
+  addon.releaseBuffer(huge.buffer as ArrayBuffer);
 }
 (globalThis as { gc?: () => void }).gc?.();
 

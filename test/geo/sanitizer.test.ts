@@ -40,5 +40,5 @@ test('the sanitizer build of the addon runs the differential check clean', (t) =
   t.is(result.mismatches, 0);
   t.is(result.hugePageMismatches, 0);
   t.is(result.results.length, 6);
-  t.is(result.rejected.length, 11);
+  t.is(result.rejected.length, 17);
 });

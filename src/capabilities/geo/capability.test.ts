@@ -154,3 +154,29 @@ test('file references: compiled file, source paths and package files, with their
   );
   t.deepEqual(problems({}), []);
 });
+
+test('a database a reload replaced is released after the swap and the current turn, not at garbage collection; one never published at the next prepare', async (t) => {
+  const runtime = geoCapability.start(host().h);
+  const first = section('release.csv', 'NL');
+  const old = (runtime.prepare!(first, false) as EnvPart).geo!;
+  runtime.commit!(first);
+  const released: string[] = [];
+  old.onRelease!(() => released.push('old'));
+  const next = section('release-next.csv', 'DE');
+  const replacement = (await runtime.prepare!(next, false)).geo!;
+  runtime.commit!(next);
+  // Queries of this turn may still run on the old snapshot: it answers until the turn ends.
+  t.is(countryOf(old), 'EU.NL');
+  t.deepEqual(released, []);
+  await new Promise((done) => setImmediate(done));
+  t.deepEqual(released, ['old']);
+  t.throws(() => old.lookup(parseIp('10.1.2.3')), { code: 'ERR_GSLBD_TABLE_RELEASED' } as never);
+  t.throws(() => old.location(1), { name: 'LocationDbReleasedError' });
+  t.is(countryOf(replacement), 'EU.DE');
+  // Prepared, never committed (another part refused the configuration): freed by the next prepare.
+  const unpublished = (await runtime.prepare!(section('release-refused.csv', 'FR'), false)).geo!;
+  t.is(countryOf(unpublished), 'EU.FR');
+  t.is((runtime.prepare!(next, false) as EnvPart).geo, replacement);
+  t.throws(() => unpublished.location(1), { name: 'LocationDbReleasedError' });
+  t.is(countryOf(replacement), 'EU.DE');
+});

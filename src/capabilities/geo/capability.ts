@@ -66,6 +66,9 @@ function startGeo(host: CapabilityHost): CapabilityRuntime<GeoSection> {
     routes: [reloadGeoRoute(host)],
     prepare(config, refresh) {
       const section = JSON.stringify(config.geo);
+      // A database prepared for a snapshot that was never published (another part refused the
+      // configuration) is used by nothing: free it now.
+      if (prepared !== undefined && prepared !== running && prepared.db !== running?.db) prepared.db.release?.();
       if (prepared === undefined) {
         host.log.info({ sources: config.geo.sources.length, compiled: config.geo.compiled ?? null }, 'loading location data');
         const started = performance.now();
@@ -76,12 +79,28 @@ function startGeo(host: CapabilityHost): CapabilityRuntime<GeoSection> {
       return reloadLocationDb(config.geo, host.file).then((loaded) => keep(config, section, reportLoad(loaded, started, host.log)));
     },
     commit(config) {
-      if (prepared?.config === config) running = prepared;
+      if (prepared?.config !== config) return;
+      const retired = running?.db;
+      running = prepared;
+      if (retired !== undefined && retired !== running.db) retire(retired);
     },
     describe() {
       return { location: (running ?? prepared)?.db.describe() ?? null };
     },
   };
+}
+
+/**
+ * Frees a database a reload replaced, after the current turn of the event loop: the query path
+ * reads the location data synchronously within a turn, from the snapshot current when the query
+ * arrived, so once the new snapshot is published and this turn ends nothing answers from the old
+ * one. Released explicitly (`LocationDb.release`: the addon's table ends, the image buffer and the
+ * answer-class huge pages are detached and unmapped) because V8 would free them only when it
+ * collects, and an idle engine does not (README "Reload"); a forced collection would stall the
+ * event loop for hundreds of milliseconds instead.
+ */
+function retire(db: LocationDb): void {
+  setImmediate(() => db.release?.());
 }
 
 /**

@@ -72,6 +72,12 @@ export interface ImageMetadata {
 /** Typed-array views of a compiled file (no copies: every view shares the file's buffer). */
 export interface LocationImage {
   readonly buffer: ArrayBuffer;
+  /**
+   * Whether the image is the whole of `buffer` (a file read or an image built or transferred on
+   * its own), so releasing the database may detach and free it (`openLocationDb.ts`); false for an
+   * image inside a larger buffer, which other views may share.
+   */
+  readonly ownsBuffer: boolean;
   readonly locationCount: number;
   readonly records: Uint32Array;
   readonly pool: Uint8Array;
@@ -185,6 +191,7 @@ export function readImage(bytes: Uint8Array): LocationImage {
   const off = (i: number): number => base + sections[i]!.offset;
   return {
     buffer,
+    ownsBuffer: base === 0 && bytes.byteLength === buffer.byteLength,
     locationCount: count!,
     records,
     pool,

@@ -4,6 +4,7 @@ import type { IpAddress } from '../../core/net/ipAddress.js';
 import { UNKNOWN_LOCATION, type Location } from '../../core/location/location.js';
 import type { LocationDb, LocationDbSummary, LocationTilings } from '../../core/location/locationDb.js';
 import type { GeoAddon, NativeTable } from '../../core/lpm/nativeAddon.js';
+import { ReleaseState } from '../../core/location/locationDbRelease.js';
 
 /**
  * The location database answered by the native addon (`native/`), over a compiled image held in
@@ -17,10 +18,11 @@ export class NativeLocationDb implements LocationDb {
   private readonly table: NativeTable;
   private readonly scratch: Uint32Array;
   private readonly locations: ImageLocationTable;
+  private readonly releaseState = new ReleaseState();
 
   /** @throws RangeError when the addon rejects the image layout. */
   constructor(
-    addon: GeoAddon,
+    private readonly addon: GeoAddon,
     readonly image: LocationImage,
   ) {
     this.table = addon.open(image.buffer, image.layout);
@@ -39,17 +41,38 @@ export class NativeLocationDb implements LocationDb {
   }
 
   location(id: number): Location {
+    this.releaseState.check('location database');
     return this.locations.get(id);
   }
 
   tilings(): LocationTilings {
+    this.releaseState.check('location database');
     const image = this.image;
     return {
       v4: image.v4,
       v6: image.v6,
       locationCount: image.locationCount,
-      decode: (id) => (id === 0 ? UNKNOWN_LOCATION : decodeLocation(image, id)),
+      decode: (id) => {
+        this.releaseState.check('location database');
+        return id === 0 ? UNKNOWN_LOCATION : decodeLocation(image, id);
+      },
     };
+  }
+
+  /**
+   * Ends the addon's table (its lookups throw from now on), frees the image when the database owns
+   * its buffer (detached: every view of it gets length 0), then the tables derived from it
+   * (answer classes) free theirs.
+   */
+  release(): void {
+    if (this.releaseState.released) return;
+    this.table.release();
+    if (this.image.ownsBuffer) this.addon.releaseBuffer(this.image.buffer);
+    this.releaseState.release();
+  }
+
+  onRelease(listener: () => void): void {
+    this.releaseState.onRelease(listener);
   }
 
   lookupBatch(family: 4 | 6, addresses: Uint32Array, ids: Uint32Array, prefixes: Uint8Array): void {

@@ -38,10 +38,13 @@ export function openLocationDb(image: LocationImage, implementation: GeoImplemen
 
 function typescriptDb(image: LocationImage): LocationDb {
   verifyImage(image);
+  const addon = loadGeoAddon().addon;
   return new RangeLocationDb(
     new ImageLocationTable(image),
     new RangeTable4(image.v4.starts, image.v4.ids),
     new RangeTable6(image.v6.starts, image.v6.ids),
     image.metadata.sources,
+    // Detaching needs the addon; without it the collector frees the image.
+    addon && image.ownsBuffer ? () => addon.releaseBuffer(image.buffer) : undefined,
   );
 }

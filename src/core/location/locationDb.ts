@@ -45,6 +45,16 @@ export interface LocationDb {
   readonly implementation: 'typescript' | 'native';
   /** Human-readable summary (sources, range and location counts) for /status and logs. */
   describe(): LocationDbSummary;
+  /**
+   * Frees the database's tables now instead of at garbage collection (a reload replaced it; V8
+   * starts no collection on an idle engine: src/capabilities/geo/README.md "Reload"), then calls
+   * the {@link onRelease} listeners. Afterwards `lookup`, `location`, `lookupBatch` and `tilings`
+   * throw `LocationDbReleasedError` (`locationDbRelease.ts`). Idempotent. The geo capability's
+   * implementations have it; test doubles need not.
+   */
+  release?(): void;
+  /** Calls `listener` when {@link release} runs (at once when it ran already): tables derived from the database free theirs then. */
+  onRelease?(listener: () => void): void;
 }
 
 /**

@@ -36,6 +36,11 @@ export class BucketRangeTable4 {
    * @param allocate Zeroed memory for the table (e.g. `hugePages.ts`), or undefined for an ordinary ArrayBuffer.
    * @throws RangeError when an id does not fit 16 bits.
    */
+  /** The memory the table lives in (one buffer: from `allocate` when it gave one). */
+  get buffer(): ArrayBufferLike {
+    return this.top.buffer;
+  }
+
   constructor(starts: Uint32Array, ids: RangeIds, allocate: (bytes: number) => ArrayBuffer | undefined = () => undefined) {
     const n = starts.length;
     this.size = n;

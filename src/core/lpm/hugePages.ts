@@ -16,7 +16,26 @@ const MIN_BYTES = 1 << 20;
  */
 export function hugePageBuffer(bytes: number): ArrayBuffer | undefined {
   if (bytes < MIN_BYTES) return undefined;
-  return loadGeoAddon().addon?.hugePageBuffer?.(bytes);
+  const buffer = loadGeoAddon().addon?.hugePageBuffer?.(bytes);
+  if (buffer) mapped.add(buffer);
+  return buffer;
+}
+
+/** The buffers {@link hugePageBuffer} mapped and {@link releaseHugePages} has not released. */
+const mapped = new WeakSet<ArrayBuffer>();
+
+/**
+ * Unmaps a {@link hugePageBuffer} now rather than when V8 collects it (the addon detaches it: its
+ * views get length 0 and the mapping is gone by the next turn of the event loop). Nothing happens
+ * for any other buffer (the ordinary memory of small tables is left to the collector).
+ * V8 counts these mappings as external memory but starts no collection for them on an idle
+ * engine, so tables replaced by a reload are released this way (src/capabilities/geo/README.md).
+ * @returns Whether `buffer` was a mapping and is released.
+ */
+export function releaseHugePages(buffer: ArrayBufferLike): boolean {
+  if (!(buffer instanceof ArrayBuffer) || !mapped.delete(buffer)) return false;
+  loadGeoAddon().addon!.releaseBuffer(buffer);
+  return true;
 }
 
 /**

@@ -32,6 +32,12 @@ export interface NativeTable {
   lookup4Batch(addresses: Uint32Array, ids: Uint32Array, prefixes: Uint8Array): number;
   /** Looks up `addresses.length / 4` IPv6 addresses (four words each). */
   lookup6Batch(addresses: Uint32Array, ids: Uint32Array, prefixes: Uint8Array): number;
+  /**
+   * Ends the table now (idempotent): every later call of the functions above throws an Error with
+   * code `ERR_GSLBD_TABLE_RELEASED`, and the table no longer holds the image buffer, which
+   * `releaseBuffer` can then free without waiting for garbage collection.
+   */
+  release(): void;
 }
 
 /** The addon module. */
@@ -46,6 +52,13 @@ export interface GeoAddon {
    * @throws TypeError / RangeError for a byte count that is not a number in 1 … 2^40.
    */
   hugePageBuffer?(bytes: number): ArrayBuffer | undefined;
+  /**
+   * Detaches `buffer` so its memory is freed now instead of when V8 collects it (a
+   * {@link hugePageBuffer} is unmapped at the next turn of the event loop); every view of it then
+   * has length 0, so no JavaScript can read the freed memory.
+   * @throws Error when the buffer cannot be detached.
+   */
+  releaseBuffer(buffer: ArrayBuffer): void;
   readonly abi: number;
 }
 
@@ -53,7 +66,7 @@ export interface GeoAddon {
 export type AddonLoad = { readonly addon: GeoAddon; readonly path: string } | { readonly addon: undefined; readonly path: string; readonly error: string };
 
 /** ABI version this TypeScript expects (native/addon.cc exports `abi`). */
-const ABI = 1;
+const ABI = 2;
 let cached: AddonLoad | undefined;
 
 /**

@@ -2,7 +2,8 @@ import type { IpAddress } from '../../core/net/ipAddress.js';
 import { formatQualifiers, type Location } from '../../core/location/location.js';
 import type { LocationDb, LocationTilings } from '../../core/location/locationDb.js';
 import { BucketRangeTable4 } from '../../core/lpm/bucketRangeTable.js';
-import { hugePageBuffer, rangesInHugePages } from '../../core/lpm/hugePages.js';
+import { hugePageBuffer, rangesInHugePages, releaseHugePages } from '../../core/lpm/hugePages.js';
+import { LocationDbReleasedError } from '../../core/location/locationDbRelease.js';
 import { narrowIds, RangeTable4, RangeTable6, unpackPrefix, type RangeIds } from '../../core/lpm/rangeTable.js';
 import type { Tiling } from '../../core/lpm/tiling.js';
 import type { CompiledDataCenter } from '../../core/model/topology.js';
@@ -37,6 +38,7 @@ export interface LocationClass {
 export class LocationClasses {
   private lastState: SelectionState | undefined;
   private lastPacked = 0;
+  private released = false;
 
   constructor(
     /** The database the classes were derived from; any other database makes them unusable. */
@@ -47,9 +49,24 @@ export class LocationClasses {
     readonly classes: readonly LocationClass[],
   ) {}
 
-  /** Packed `classId * 256 + prefixLength` for an address (IPv4 table for IPv4 and mapped addresses). */
+  /**
+   * Packed `classId * 256 + prefixLength` for an address (IPv4 table for IPv4 and mapped addresses).
+   * @throws LocationDbReleasedError after {@link release}.
+   */
   lookup(a: IpAddress): number {
+    if (this.released) throw new LocationDbReleasedError('answer-class table');
     return a.family === 4 ? this.v4.lookup(a.w0) : this.v6.lookup(a.w0, a.w1, a.w2, a.w3);
+  }
+
+  /**
+   * Unmaps the tables' huge pages now (their database was released: a reload replaced it), rather
+   * than when V8 collects them, which an idle engine never does; later lookups throw.
+   */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    if (this.v4 instanceof BucketRangeTable4) releaseHugePages(this.v4.buffer);
+    releaseHugePages(this.v6.starts.buffer);
   }
 
   /** The client's class for one selection, looked up once; narrows the ECS scope to its block. */
@@ -127,6 +144,12 @@ export function* locationClassesSteps(
   let lc = byReads.get(key);
   if (!lc) {
     lc = yield* stored(geo, geo.tilings(), readers, candidates);
+    // The database may have been released while the tables were built in slices (a what-if
+    // compilation over a snapshot a reload retired): the tables would read freed ranges.
+    geo.tilings();
+    // Released with their database (`LocationDb.release`), not left to the collector.
+    const built = lc;
+    geo.onRelease?.(() => built.release());
     // The cache may have been started afresh by another build meanwhile: store in the current map.
     cache.get(geo)!.set(key, lc);
   }
