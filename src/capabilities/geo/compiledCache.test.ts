@@ -6,7 +6,7 @@ import { formatQualifiers } from '../../core/location/location.js';
 import { parseIp } from '../../core/net/ipAddress.js';
 import { unpackId } from '../../core/lpm/rangeTable.js';
 import { buildLocationImage } from './buildImage.js';
-import { loadOrBuildCompiled } from './compiledCache.js';
+import { compiledFileIdentity, loadOrBuildCompiled } from './compiledCache.js';
 import { readImage } from './compiledImage.js';
 import { geoRootSchema } from './capability.js';
 import type { GeoConfig } from './geoSchema.js';
@@ -46,7 +46,11 @@ test('missing: built from the sources and written; the next start loads the file
   // Byte comparisons with Buffer.equals: t.deepEqual walks a typed array element by element (minutes for an image).
   t.true(readFileSync(join(dir, 'first.gdb')).equals(built.bytes), 'the file holds the built image');
   const again = load(geo);
-  t.deepEqual(again.cache, { file: join(dir, 'first.gdb'), state: 'fresh' });
+  t.deepEqual(
+    again.cache,
+    { file: join(dir, 'first.gdb'), state: 'fresh', identity: compiledFileIdentity(join(dir, 'first.gdb')) },
+    'the identity of the file read keys its derived tables',
+  );
   t.true(Buffer.from(again.bytes).equals(built.bytes), 'the file itself, not a new build');
   // The engine's loader takes the same path when geo.compiled and geo.sources are both given.
   t.like(loadLocationImage(geo, configFile).cache, { state: 'fresh' });
