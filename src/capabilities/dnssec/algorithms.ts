@@ -12,7 +12,7 @@ export interface DnssecAlgorithm {
   readonly number: 13 | 15;
   /** BIND's name in `.private` files and `dnssec-keygen -a` (`ECDSAP256SHA256`, `ED25519`). */
   readonly mnemonic: string;
-  /** Length (octets) of the private key as a `.private` file holds it (base64 of the raw scalar or seed). */
+  /** Length (octets) of the private key as gslbd writes it in a `.private` file (base64 of the raw scalar or seed; BIND may write an ECDSA scalar shorter). */
   readonly privateKeyLength: number;
   /**
    * The private key object from the raw private key of a `.private` file.
@@ -36,8 +36,11 @@ const ECDSAP256SHA256: DnssecAlgorithm = {
   number: 13,
   mnemonic: 'ECDSAP256SHA256',
   privateKeyLength: 32,
-  importPrivate(raw) {
-    if (raw.length !== 32) throw new Error(`an ECDSA P-256 private key is 32 octets, not ${raw.length}`);
+  importPrivate(written) {
+    if (written.length === 0 || written.length > 32) throw new Error(`an ECDSA P-256 private key is 1 to 32 octets, not ${written.length}`);
+    // BIND writes the scalar as OpenSSL's bignum, without leading zero octets: about one
+    // dnssec-keygen key in 256 has 31 octets (RFC 6605 §4's fixed 32 is the DNSKEY's, not the file's).
+    const raw = written.length === 32 ? written : Buffer.concat([Buffer.alloc(32 - written.length), written]);
     const ecdh = createECDH('prime256v1');
     ecdh.setPrivateKey(raw);
     const point = ecdh.getPublicKey();

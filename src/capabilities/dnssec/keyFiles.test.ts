@@ -28,6 +28,30 @@ function bind(tool: string, args: string[]): string {
   }
 }
 
+test('an ECDSA P-256 scalar with leading zero octets, written without them as BIND does (OpenSSL bignum: one dnssec-keygen key in 256), is read', (t) => {
+  // Seen in CI: dnssec-keygen wrote a 31-octet PrivateKey and the reader refused it.
+  const dir = tempDir(t);
+  const algorithm = ALGORITHMS.get(13)!;
+  const timing = { created: 1767225600, publish: 1767225600, activate: 1767312000, inactive: 1769904000, delete: 1772323200, syncPublish: 1767312000 };
+  let key = generateKey({ zone: 'example.test', algorithm, ksk: false, timing, ttl: 3600 });
+  const scalar = (k: typeof key): Buffer => Buffer.from(/^PrivateKey: (\S+)$/m.exec(k.privateFile)![1]!, 'base64');
+  // A key whose first octet is zero: about one in 256; 20,000 tries miss with probability e^-78.
+  for (let i = 0; i < 20_000 && scalar(key)[0] !== 0; i++) key = generateKey({ zone: 'example.test', algorithm, ksk: false, timing, ttl: 3600 });
+  const full = scalar(key);
+  t.is(full.length, 32);
+  t.is(full[0], 0);
+  let short = full;
+  while (short[0] === 0) short = short.subarray(1);
+  writeFileSync(join(dir, `${key.baseName}.key`), key.publicFile);
+  writeFileSync(join(dir, `${key.baseName}.private`), key.privateFile.replace(/^PrivateKey: \S+$/m, `PrivateKey: ${short.toString('base64')}`), {
+    mode: 0o600,
+  });
+  const read = readKeyPair(join(dir, key.baseName), 'example.test').key;
+  t.is(read.keyTag, key.keyTag);
+  t.deepEqual(read.dnskey, key.dnskey);
+  t.throws(() => algorithm.importPrivate(Buffer.alloc(33, 1)), { message: /1 to 32 octets, not 33/ });
+});
+
 for (const [mnemonic, number] of [
   ['ECDSAP256SHA256', 13],
   ['ED25519', 15],
