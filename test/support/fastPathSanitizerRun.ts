@@ -4,18 +4,14 @@ import { loadFastPathAddon } from '../../src/doors/dns/fastPathAddon.js';
 import { DnsServer } from '../../src/doors/dns/dnsServer.js';
 import { dnsBehaviourSchema } from '../../src/doors/dns/listenerSchema.js';
 import { EngineMetrics } from '../../src/core/telemetry/engineMetrics.js';
-import { createLogger } from '../../src/core/telemetry/logger.js';
-import { allUpHealthView } from '../../src/core/views/healthView.js';
-import { emptyMetricView } from '../../src/core/views/metricView.js';
 import { Engine } from '../../src/pipeline/engine.js';
 import { withHealthView } from '../../src/pipeline/snapshot.js';
 import { parseConfigText } from '../../src/process/loadConfig.js';
-import { buildSnapshot } from '../../src/process/snapshot.js';
 import { buildQuery } from './dnsClient.js';
 import { freePort } from './freePort.js';
-import { prefixLocationDb } from './prefixLocationDb.js';
-import { dcsDown, fixedContext } from './selectionFixture.js';
+import { dcsDown } from './selectionFixture.js';
 import { exchangeAll } from './udpExchangeAll.js';
+import { THREE_DATA_CENTERS_YAML, threeDataCentersEngine } from './threeDataCenters.js';
 
 /**
  * Exercises native/fast_path.cc (the build `GSLBD_FASTPATH_ADDON` names; under the sanitizers in
@@ -36,35 +32,14 @@ const YAML = `zones:
     records:
       - { name: ns1, type: A, data: 192.0.2.53 }
       - { name: txt, type: TXT, data: "hello" }
-datacenters:
-  - { name: eu, location: Europe.NL, lat: 52.4, lon: 4.9 }
-  - { name: us, location: North America.US, lat: 39.0, lon: -77.5 }
-  - { name: ap, location: Asia.JP, lat: 35.7, lon: 139.7 }
-services:
-  - name: web
-    endpoints:
-      - { dc: eu, address: 192.0.2.10 }
-      - { dc: us, address: 192.0.2.20 }
-      - { dc: ap, address: 192.0.2.30 }
-records:
+${THREE_DATA_CENTERS_YAML}records:
   - { name: www.example.test, type: A, ttl: 30, service: web, policy: { type: static-proximity, default: [us] } }
   - { name: rr.example.test, type: A, ttl: 30, service: web, policy: { type: static-proximity, pickDcCount: 3, balanceAlgorithm: round-robin, default: [us] } }
 `;
 const { addon, error } = loadFastPathAddon();
 if (!addon) throw new Error(error);
 const config = parseConfigText(YAML);
-const geo = prefixLocationDb([
-  { cidr: '10.1.0.0/16', location: 'Europe.NL', lat: 52.37, lon: 4.9 },
-  { cidr: '10.2.0.0/16', location: 'North America.US', lat: 39.0, lon: -77.5 },
-  { cidr: '10.3.0.0/16', location: 'Asia.JP', lat: 35.7, lon: 139.7 },
-  { cidr: '2001:db8:1::/48', location: 'Asia.JP', lat: 35.7, lon: 139.7 },
-]);
-const engine = (): Engine =>
-  new Engine(
-    buildSnapshot('gslbd.yaml', config, { geo, health: allUpHealthView, metrics: emptyMetricView }, 1_700_000_000_000),
-    fixedContext(),
-    createLogger('silent'),
-  );
+const engine = (): Engine => threeDataCentersEngine(config);
 
 /** The queries, with ID = index. */
 function queries(): Buffer[] {

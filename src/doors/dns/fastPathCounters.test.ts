@@ -1,19 +1,15 @@
 import test from 'ava';
 import { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
-import { allUpHealthView } from '../../core/views/healthView.js';
-import { emptyMetricView } from '../../core/views/metricView.js';
 import { Engine } from '../../pipeline/engine.js';
 import { withHealthView } from '../../pipeline/snapshot.js';
 import { parseConfigText } from '../../process/loadConfig.js';
-import { buildSnapshot } from '../../process/snapshot.js';
 import { buildQuery } from '../../../test/support/dnsClient.js';
-import { prefixLocationDb } from '../../../test/support/prefixLocationDb.js';
-import { dcsDown, fixedContext } from '../../../test/support/selectionFixture.js';
+import { dcsDown } from '../../../test/support/selectionFixture.js';
 import { createSocket } from 'node:dgram';
-import { createLogger } from '../../core/telemetry/logger.js';
 import { loadFastPathAddon } from './fastPathAddon.js';
 import { DnsServer } from './dnsServer.js';
 import { dnsBehaviourSchema } from './listenerSchema.js';
+import { THREE_DATA_CENTERS_YAML, threeDataCentersEngine } from '../../../test/support/threeDataCenters.js';
 
 /**
  * A query counts once in the engine's query counters whichever path answered it: the same query
@@ -41,17 +37,7 @@ const YAML = `zones:
     ns: [ns1.other.test]
     records:
       - { name: ns1, type: A, data: 192.0.2.54 }
-datacenters:
-  - { name: eu, location: Europe.NL, lat: 52.4, lon: 4.9 }
-  - { name: us, location: North America.US, lat: 39.0, lon: -77.5 }
-  - { name: ap, location: Asia.JP, lat: 35.7, lon: 139.7 }
-services:
-  - name: web
-    endpoints:
-      - { dc: eu, address: 192.0.2.10 }
-      - { dc: us, address: 192.0.2.20 }
-      - { dc: ap, address: 192.0.2.30 }
-records:
+${THREE_DATA_CENTERS_YAML}records:
   - { name: www.example.test, type: A, ttl: 30, service: web, policy: { type: static-proximity, default: [us] } }
   - { name: two.example.test, type: A, ttl: 30, service: web, policy: { type: static-proximity, pickDcCount: 2, default: [us] } }
   - { name: app.other.test, type: A, ttl: 30, service: web, policy: { type: static-proximity, default: [eu] } }
@@ -68,18 +54,7 @@ const SERIES = [
 
 const { addon, error } = loadFastPathAddon();
 const config = parseConfigText(YAML);
-const geo = prefixLocationDb([
-  { cidr: '10.1.0.0/16', location: 'Europe.NL', lat: 52.37, lon: 4.9 },
-  { cidr: '10.2.0.0/16', location: 'North America.US', lat: 39.0, lon: -77.5 },
-  { cidr: '10.3.0.0/16', location: 'Asia.JP', lat: 35.7, lon: 139.7 },
-  { cidr: '2001:db8:1::/48', location: 'Asia.JP', lat: 35.7, lon: 139.7 },
-]);
-const engine = (): Engine =>
-  new Engine(
-    buildSnapshot('gslbd.yaml', config, { geo, health: allUpHealthView, metrics: emptyMetricView }, 1_700_000_000_000),
-    fixedContext(),
-    createLogger('silent'),
-  );
+const engine = (): Engine => threeDataCentersEngine(config);
 
 /** The query mix, ids by index. */
 function queries(): Buffer[] {
