@@ -158,6 +158,23 @@ class PolledSocket : public Napi::ObjectWrap<T> {
     this->Ref();
   }
 
+  // Reads the constructor's first two arguments, (family: 4 | 6, onMessage: function), setting
+  // v6_; false with a JS exception pending when they are not that (`usage` names the form).
+  bool TakeFamily(const Napi::CallbackInfo& info, const char* usage) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsFunction()) {
+      Napi::TypeError::New(env, usage).ThrowAsJavaScriptException();
+      return false;
+    }
+    int family = info[0].As<Napi::Number>().Int32Value();
+    if (family != 4 && family != 6) {
+      Napi::RangeError::New(env, "family must be 4 or 6").ThrowAsJavaScriptException();
+      return false;
+    }
+    v6_ = family == 6;
+    return true;
+  }
+
   // Closes the descriptor after a failed set-up and throws the error of `what`.
   void FailSetup(Napi::Env env, const std::string& what) {
     int err = errno;
@@ -228,16 +245,7 @@ class IcmpSocket : public PolledSocket<IcmpSocket> {
   // With `ping`, a ping socket: no capability needed, but the kernel sets each request's identifier to ident().
   explicit IcmpSocket(const Napi::CallbackInfo& info) : PolledSocket<IcmpSocket>(info) {
     Napi::Env env = info.Env();
-    if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsFunction()) {
-      Napi::TypeError::New(env, "new IcmpSocket(family: 4 | 6, onMessage: function)").ThrowAsJavaScriptException();
-      return;
-    }
-    int family = info[0].As<Napi::Number>().Int32Value();
-    if (family != 4 && family != 6) {
-      Napi::RangeError::New(env, "family must be 4 or 6").ThrowAsJavaScriptException();
-      return;
-    }
-    v6_ = family == 6;
+    if (!TakeFamily(info, "new IcmpSocket(family: 4 | 6, onMessage: function)")) return;
     bool requests = info.Length() > 2 && info[2].ToBoolean().Value();
     ping_ = info.Length() > 3 && info[3].ToBoolean().Value();
     if (ping_ && requests) {
@@ -411,16 +419,7 @@ class UdpProbeSocket : public PolledSocket<UdpProbeSocket> {
   // ephemeral port on the first send.
   explicit UdpProbeSocket(const Napi::CallbackInfo& info) : PolledSocket<UdpProbeSocket>(info) {
     Napi::Env env = info.Env();
-    if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsFunction()) {
-      Napi::TypeError::New(env, "new UdpProbeSocket(family: 4 | 6, onMessage: function)").ThrowAsJavaScriptException();
-      return;
-    }
-    int family = info[0].As<Napi::Number>().Int32Value();
-    if (family != 4 && family != 6) {
-      Napi::RangeError::New(env, "family must be 4 or 6").ThrowAsJavaScriptException();
-      return;
-    }
-    v6_ = family == 6;
+    if (!TakeFamily(info, "new UdpProbeSocket(family: 4 | 6, onMessage: function)")) return;
     fd_ = socket(v6_ ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
     if (fd_ < 0) {
       ThrowErrno(env, "UDP socket", errno);
