@@ -1,6 +1,7 @@
-import { chmodSync, lstatSync, readFileSync, readlinkSync, renameSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { ListeningSocket } from '../core/contracts/frontDoor.js';
+import { activatedSockets } from './activatedSockets.js';
 
 /** Longest Unix socket path Linux accepts (`sun_path` is 108 bytes with the terminating NUL). */
 export const MAX_SOCKET_PATH_BYTES = 107;
@@ -119,25 +120,15 @@ export async function closeUnixSocket(server: Server, path: string): Promise<voi
  * `path` (gslbd then binds the path itself).
  */
 export function inheritedUnixSocket(path: string, env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const count = Number(env.LISTEN_FDS);
-  if (env.LISTEN_PID !== String(process.pid) || !Number.isInteger(count) || count < 1) return undefined;
+  const sockets = activatedSockets(env);
+  if (sockets.length === 0) return undefined;
   const listening = new Map<string, string>(); // inode → bound path
   for (const line of readFileSync('/proc/net/unix', 'utf8').split('\n').slice(1)) {
     // Num RefCount Protocol Flags Type St Inode Path
     const f = line.trim().split(/\s+/);
     if (f.length >= 8 && (Number.parseInt(f[3]!, 16) & 0x10000) !== 0) listening.set(f[6]!, f.slice(7).join(' '));
   }
-  for (let fd = 3; fd < 3 + count; fd++) {
-    let target: string;
-    try {
-      target = readlinkSync(`/proc/self/fd/${fd}`);
-    } catch {
-      continue;
-    }
-    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
-    if (inode !== undefined && listening.get(inode) === path) return fd;
-  }
-  return undefined;
+  return sockets.find((s) => listening.get(s.inode) === path)?.fd;
 }
 
 async function removeStaleSocket(what: string, path: string): Promise<void> {

@@ -1,4 +1,5 @@
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { activatedSockets } from '../activatedSockets.js';
 
 /**
  * The listening TCP socket on `port` among the file descriptors the service manager passed
@@ -9,8 +10,8 @@ import { readFileSync, readlinkSync } from 'node:fs';
  * (the listener then binds itself). The same rule as `../unixSocket.ts` for Unix sockets.
  */
 export function activatedTcpSocket(port: number, env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const count = Number(env.LISTEN_FDS);
-  if (env.LISTEN_PID !== String(process.pid) || !Number.isInteger(count) || count < 1 || port === 0) return undefined;
+  const sockets = activatedSockets(env);
+  if (sockets.length === 0 || port === 0) return undefined;
   const listening = new Set<string>(); // inodes of sockets listening on `port`
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text: string;
@@ -27,15 +28,5 @@ export function activatedTcpSocket(port: number, env: NodeJS.ProcessEnv = proces
       if (localPort === port) listening.add(f[9]!);
     }
   }
-  for (let fd = 3; fd < 3 + count; fd++) {
-    let target: string;
-    try {
-      target = readlinkSync(`/proc/self/fd/${fd}`);
-    } catch {
-      continue;
-    }
-    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
-    if (inode !== undefined && listening.has(inode)) return fd;
-  }
-  return undefined;
+  return sockets.find((s) => listening.has(s.inode))?.fd;
 }
