@@ -4,7 +4,7 @@ import { createServer as createTlsServer } from 'node:https';
 import type { Server as NetServer, Socket } from 'node:net';
 import type { AdminReply, AdminRoute, RouteSink } from '../core/contracts/adminRoute.js';
 import type { Logger } from '../core/telemetry/logger.js';
-import { listenOnTakenOver } from '../doors/takenOverServer.js';
+import { listenTcpServer } from '../doors/takenOverServer.js';
 
 /** Largest request body accepted (bytes); larger ones get 413. */
 export const MAX_BODY_BYTES = 1 << 20;
@@ -164,17 +164,7 @@ export class AdminServer implements RouteSink {
     // Node's own cap leaves room for the event streams; admit() holds the admin connections to theirs.
     server.maxConnections = limits.maxConnections + limits.maxEventStreams;
     server.on('connection', (socket: Socket) => this.admit(socket));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      const done = (): void => {
-        server.off('error', reject);
-        resolve();
-      };
-      if (takenOver) listenOnTakenOver(server, takenOver, done);
-      else server.listen(port, address, done);
-    });
-    const a = server.address();
-    this.port = typeof a === 'object' && a ? a.port : port;
+    this.port = await listenTcpServer(server, takenOver, { port, host: address });
     this.server = server;
   }
 

@@ -1,4 +1,4 @@
-import type { Server, Socket } from 'node:net';
+import type { ListenOptions, Server, Socket } from 'node:net';
 
 /**
  * Listens with `server` (a DNS-over-TCP, HTTP or HTTPS server) on a TCP listening socket taken over
@@ -15,4 +15,25 @@ import type { Server, Socket } from 'node:net';
 export function listenOnTakenOver(server: Server, takenOver: Server, done: () => void): void {
   takenOver.on('connection', (socket: Socket) => server.emit('connection', socket));
   server.listen(takenOver, done);
+}
+
+/**
+ * Starts `server` listening: on `takenOver` when a replaced process handed a listening socket over
+ * ({@link listenOnTakenOver}), else with `options` (`net.Server.listen`'s: `host` and `port`, or a
+ * descriptor passed by systemd as `{ fd }`). Every TCP front door and the admin listener start
+ * this way.
+ * @returns the bound TCP port once it listens (`options.port`, or 0, when the address is no TCP one).
+ * @throws the listen error (EADDRINUSE, EACCES, …), as a rejection.
+ */
+export function listenTcpServer(server: Server, takenOver: Server | undefined, options: ListenOptions | { readonly fd: number }): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    const done = (): void => {
+      server.off('error', reject);
+      const a = server.address();
+      resolve(typeof a === 'object' && a ? a.port : 'port' in options ? (options.port ?? 0) : 0);
+    };
+    if (takenOver) listenOnTakenOver(server, takenOver, done);
+    else server.listen(options, done);
+  });
 }

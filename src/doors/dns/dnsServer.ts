@@ -5,7 +5,7 @@ import { availableParallelism } from 'node:os';
 import type { FrontDoor, HandedConnection, ListeningSocket } from '../../core/contracts/frontDoor.js';
 import { parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import { handOverConnections, type HandoverCandidate } from '../connectionHandover.js';
-import { listenOnTakenOver } from '../takenOverServer.js';
+import { listenTcpServer } from '../takenOverServer.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
 import { loadFastPathAddon, type FastPathStats } from './fastPathAddon.js';
 import { FastPathMetrics } from './fastPathMetrics.js';
@@ -81,7 +81,7 @@ export class DnsServer implements FrontDoor {
       const oldUdp = inherited.get(keys.udp);
       if (oldTcp && !('send' in oldTcp)) {
         const tcp = this.tcpServer();
-        const port = await listenTcp(tcp, l.address, l.port, oldTcp);
+        const port = await listenTcpServer(tcp, oldTcp, { host: l.address, port: l.port, ipv6Only: isIPv6(l.address) });
         // A Node UDP socket is taken over; a replaced process whose fast path served UDP passed none
         // (native sockets), and this one binds its own beside it (SO_REUSEPORT).
         const udp = oldUdp && 'send' in oldUdp ? oldUdp : undefined;
@@ -94,7 +94,7 @@ export class DnsServer implements FrontDoor {
       }
       for (let attempt = 0; ; attempt++) {
         const tcp = this.tcpServer();
-        const port = await listenTcp(tcp, l.address, l.port);
+        const port = await listenTcpServer(tcp, undefined, { host: l.address, port: l.port, ipv6Only: isIPv6(l.address) });
         try {
           await this.bindUdp(l.address, port, undefined, keys.udp);
           this.tcp.push(tcp);
@@ -417,18 +417,4 @@ function lengthPrefixed(reply: Buffer): Buffer {
   frame.writeUInt16BE(reply.length, 0);
   reply.copy(frame, 2);
   return frame;
-}
-
-/** Listens on `address:port`, or on the listening socket `inherited` (taken over from a replaced process); the bound port. */
-function listenTcp(server: Server, address: string, port: number, inherited?: Server): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    const done = (): void => {
-      server.off('error', reject);
-      const a = server.address();
-      resolve(typeof a === 'object' && a ? a.port : port);
-    };
-    if (inherited) listenOnTakenOver(server, inherited, done);
-    else server.listen({ host: address, port, ipv6Only: isIPv6(address) }, done);
-  });
 }

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { isIPv6, type Server, type Socket } from 'node:net';
 import type { ListeningSocket } from '../../core/contracts/frontDoor.js';
-import { listenOnTakenOver } from '../takenOverServer.js';
+import { listenTcpServer } from '../takenOverServer.js';
 import { activatedTcpSocket } from './activatedTcpSocket.js';
 import type { PowerdnsListenerConfig } from './listenerSchema.js';
 import { RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
@@ -56,16 +56,11 @@ export class RemoteBackendHttp {
     server.on('clientError', (_e, socket: Socket) => socket.destroy());
     const old = inherited.get(this.key);
     const fd = activatedTcpSocket(this.http.port);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      const done = (): void => {
-        server.off('error', reject);
-        resolve();
-      };
-      if (old && !('send' in old)) listenOnTakenOver(server, old, done);
-      else if (fd !== undefined) server.listen({ fd }, done);
-      else server.listen({ host: this.http.address, port: this.http.port, ipv6Only: isIPv6(this.http.address) }, done);
-    });
+    await listenTcpServer(
+      server,
+      old && !('send' in old) ? old : undefined,
+      fd !== undefined ? { fd } : { host: this.http.address, port: this.http.port, ipv6Only: isIPv6(this.http.address) },
+    );
     server.on('error', (e) => this.deps.log.error({ err: e }, 'PowerDNS HTTP listener error'));
     this.server = server;
   }

@@ -7,7 +7,7 @@ import type { FrontDoor, ListeningSocket } from '../../core/contracts/frontDoor.
 import { formatIp, maskAddress, parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import type { Answer, Query } from '../../core/model/query.js';
 import { AnswerWrapper } from '../answerWrapper.js';
-import { listenOnTakenOver } from '../takenOverServer.js';
+import { listenTcpServer } from '../takenOverServer.js';
 import type { DoorHost } from '../doorHost.js';
 import { ClientAddresses } from './clientAddress.js';
 import type { RedirectHostConfig, RedirectListenerConfig } from './listenerSchema.js';
@@ -94,17 +94,7 @@ export class RedirectServer implements FrontDoor {
     // connection open until the idle timeout (answering later requests 503); see `handle`.
     server.keepAliveTimeout = cfg.idleTimeoutMs;
     server.on('drop', () => this.metrics.dropped.inc());
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      const done = (): void => {
-        server.off('error', reject);
-        resolve();
-      };
-      if (old && !('send' in old)) listenOnTakenOver(server, old, done);
-      else server.listen(cfg.port ?? (this.tls ? 443 : 80), cfg.address, done);
-    });
-    const a = server.address();
-    this.port = typeof a === 'object' && a ? a.port : 0;
+    this.port = await listenTcpServer(server, old && !('send' in old) ? old : undefined, { port: cfg.port ?? (this.tls ? 443 : 80), host: cfg.address });
     this.server = server;
   }
 
