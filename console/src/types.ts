@@ -75,7 +75,8 @@ export interface ConsoleRecord {
 }
 
 export interface ReplayRow {
-  live?: { rcode: number; dcs: string[] };
-  whatIf?: { rcode: number; dcs: string[] };
+  /** `failsafe`: the record (`name/type`) whose all-down fallback answered, when one did. */
+  live?: { rcode: number; dcs: string[]; failsafe?: string };
+  whatIf?: { rcode: number; dcs: string[]; failsafe?: string };
   error?: string;
 }

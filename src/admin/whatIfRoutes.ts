@@ -38,6 +38,12 @@ const replayBody = z
 export interface ReplayOutcome {
   readonly rcode: number;
   readonly dcs: readonly string[];
+  /**
+   * Set when a GSLB record's selection left no data center and its all-down fallback answered
+   * (the fail-safe list, fail-open's first tier, or NODATA: `src/capabilities/health/failsafe.ts`,
+   * docs/PRODUCT.md §3): that record as `name/type`. Absent otherwise.
+   */
+  readonly failsafe?: string;
 }
 
 /** One replayed query: live and counterfactual outcomes, or why the query could not be asked. */

@@ -3,7 +3,7 @@ import { Argument, type Command, Option } from 'commander';
 import type { ReplayRow } from '../admin/whatIfRoutes.js';
 import { MAX_REPLAY_QUERIES } from '../admin/whatIfLimits.js';
 import { parseWhatIf, WHAT_IF_FORMS, type WhatIfRequest } from './whatIfArguments.js';
-import { formatReplaySummary, readQueryFile, summariseReplay, type LoggedQuery } from './whatIfReplay.js';
+import { formatReplaySummary, parseCapacities, readQueryFile, summariseReplay, type LoggedQuery } from './whatIfReplay.js';
 
 /** Where `gslbd ctl` finds the engine and its token (never a token on the command line: `ps` shows arguments). */
 export const CTL_ENV = {
@@ -147,19 +147,22 @@ Exit codes: ${CTL_EXIT.ok} done, ${CTL_EXIT.refused} refused (bad request, unkno
     .description('replay a query log against a hypothesis: per-DC answer shares before and after, the client networks that move (POST /what-if/replay)')
     .requiredOption('--queries <file>', "the engine's query log (JSON lines; lines other than query-log entries are skipped) or a packet capture (tcpdump -w)")
     .option('--what-if <change>', 'the hypothesis (repeatable; the forms of `ctl explain --what-if`); none replays against the running state', collect, [])
+    .option('--capacity <dc=share%>', 'the most of the answers a data center may take (repeatable); those over it, before or after, are listed', collect, [])
     .option('--json', 'print the summary as JSON')
     .addHelpText('after', `\n--what-if forms:\n  ${WHAT_IF_FORMS.join('\n  ')}`)
     .action(
-      run(async (opts, sel: { queries: string; whatIf: string[]; json?: boolean }) => {
+      run(async (opts, sel: { queries: string; whatIf: string[]; capacity: string[]; json?: boolean }) => {
         let whatIf: WhatIfRequest;
         let queries: LoggedQuery[];
+        let capacity: Record<string, number>;
         try {
           whatIf = parseWhatIf(sel.whatIf);
+          capacity = parseCapacities(sel.capacity);
           ({ queries } = await readQueryFile(sel.queries));
         } catch (e) {
           throw new CtlError((e as Error).message, CTL_EXIT.refused);
         }
-        const summary = summariseReplay(queries, await replayOnEngine(opts, whatIf, queries));
+        const summary = summariseReplay(queries, await replayOnEngine(opts, whatIf, queries), capacity);
         print(sel.json ? summary : formatReplaySummary(summary));
         return CTL_EXIT.ok;
       }),

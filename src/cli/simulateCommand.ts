@@ -5,7 +5,7 @@ import { ConfigError } from '../core/config/load.js';
 import { simulateReplay } from '../process/simulation.js';
 import { CTL_ENV, getFromEngine, replayOnEngine } from './ctlCommands.js';
 import { parseWhatIf, WHAT_IF_FORMS, type WhatIfRequest } from './whatIfArguments.js';
-import { formatReplaySummary, readQueryFile, summariseReplay, type LoggedQuery } from './whatIfReplay.js';
+import { formatReplaySummary, parseCapacities, readQueryFile, summariseReplay, type LoggedQuery } from './whatIfReplay.js';
 
 /** Exit codes of `gslbd simulate`. */
 export const SIMULATE_EXIT = { ok: 0, refused: 1, unreachable: 2 } as const;
@@ -18,6 +18,9 @@ export const SIMULATE_EXIT = { ok: 0, refused: 1, unreachable: 2 } as const;
  * candidate named relative to the running configuration's directory, as the engine requires);
  * `--against FILE` needs no engine: both files are compiled here (`src/process/simulation.ts`,
  * every endpoint up, no pushed metrics) and replayed through the same function as the route.
+ * `--capacity DC=SHARE%` (repeatable) lists the data centers whose share exceeds it; capacities are
+ * an option, not configuration, because the engine never reads them (a planning figure of the
+ * operator's, the same for both sides, and `--against running` has no candidate field to read).
  */
 export function registerSimulateCommand(cmd: Command): void {
   cmd
@@ -26,16 +29,19 @@ export function registerSimulateCommand(cmd: Command): void {
     .requiredOption('--queries <file>', "the engine's query log (JSON lines; other lines are skipped) or a packet capture (tcpdump -w)")
     .option('--what-if <change>', 'a hypothesis over the state too (repeatable; the forms of `ctl explain --what-if`, without config=)', collect, [])
     .addOption(new Option('--admin <url>', 'admin listener URL (with --against running)').env(CTL_ENV.admin).default('http://127.0.0.1:8053'))
+    .option('--capacity <dc=share%>', 'the most of the answers a data center may take (repeatable); those over it, before or after, are listed', collect, [])
     .option('--json', 'print the summary as JSON')
     .addHelpText(
       'after',
       `\n--what-if forms:\n  ${WHAT_IF_FORMS.join('\n  ')}\nExit codes: 0 done, 1 refused (invalid file or hypothesis), 2 engine unreachable.`,
     )
-    .action(async (opts: { config: string; against: string; queries: string; whatIf: string[]; admin: string; json?: boolean }) => {
+    .action(async (opts: { config: string; against: string; queries: string; whatIf: string[]; capacity: string[]; admin: string; json?: boolean }) => {
       let whatIf: WhatIfRequest;
       let queries: LoggedQuery[];
+      let capacity: Record<string, number>;
       try {
         whatIf = parseWhatIf(opts.whatIf);
+        capacity = parseCapacities(opts.capacity);
         if (whatIf.config !== undefined) throw new Error('--what-if config=FILE: give the candidate with --config');
         ({ queries } = await readQueryFile(opts.queries));
       } catch (e) {
@@ -46,7 +52,7 @@ export function registerSimulateCommand(cmd: Command): void {
           opts.against === 'running'
             ? await replayOnEngine({ admin: opts.admin }, { ...whatIf, config: await candidateForEngine(opts.admin, opts.config) }, queries)
             : simulateReplay({ against: opts.against, candidate: opts.config, whatIf }, queries);
-        const summary = summariseReplay(queries, rows);
+        const summary = summariseReplay(queries, rows, capacity);
         process.stdout.write(`${opts.json ? JSON.stringify(summary, null, 2) : formatReplaySummary(summary)}\n`);
       } catch (e) {
         const code = (e as { code?: unknown }).code;

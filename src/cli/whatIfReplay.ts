@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { ReplayRow } from '../admin/whatIfRoutes.js';
+import { scanQueryLog } from './queryLogScan.js';
 
 /** One distinct query of a query log and how many times the log holds it. */
 export interface LoggedQuery {
@@ -18,38 +19,18 @@ export interface LoggedQuery {
 export async function readQueryFile(file: string): Promise<{ queries: LoggedQuery[]; skipped: number }> {
   const text = readFileSync(file);
   if (text.length >= 4 && ['a1b2c3d4', 'd4c3b2a1'].includes(text.toString('hex', 0, 4))) return (await import('./pcapQueries.js')).readPcapQueries(file);
-  return readQueryLog(text.toString('utf8'));
+  return readQueryLog(text);
 }
 
 /**
  * The distinct queries of a query log: the JSON lines the DNS front door writes for sampled
  * queries (`component: "query-log"`, with `qname`, `qtype` and `client` truncated to /24 or /48,
  * `src/doors/dns/handleMessage.ts`); other lines (every other log line of the engine) are skipped.
+ * Read from the bytes without an object per line (`queryLogScan.ts`).
  * @returns the queries in first-seen order, and how many lines were skipped as not query-log JSON.
  */
-export function readQueryLog(text: string): { queries: LoggedQuery[]; skipped: number } {
-  const byKey = new Map<string, { name: string; type: string; client: string; count: number }>();
-  let skipped = 0;
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    let entry: unknown;
-    try {
-      entry = JSON.parse(line);
-    } catch {
-      skipped++;
-      continue;
-    }
-    const e = entry as { component?: unknown; qname?: unknown; qtype?: unknown; client?: unknown };
-    if (e.component !== 'query-log' || typeof e.qname !== 'string' || typeof e.qtype !== 'string' || typeof e.client !== 'string') {
-      skipped++;
-      continue;
-    }
-    const key = `${e.qname}\u0000${e.qtype}\u0000${e.client}`;
-    const seen = byKey.get(key);
-    if (seen) seen.count++;
-    else byKey.set(key, { name: e.qname, type: e.qtype, client: e.client, count: 1 });
-  }
-  return { queries: [...byKey.values()], skipped };
+export function readQueryLog(text: string | Uint8Array): { queries: LoggedQuery[]; skipped: number } {
+  return scanQueryLog(typeof text === 'string' ? Buffer.from(text, 'utf8') : text);
 }
 
 /** A move of answers from one set of data centers to another. */
@@ -80,6 +61,25 @@ export interface ReplaySummary {
   readonly moves: readonly Move[];
   /** The client networks that move with most queries (at most 20): network, name, from, to, queries. */
   readonly topNetworks: readonly { client: string; name: string; type: string; from: string; to: string; queries: number }[];
+  /** GSLB records whose all-down fallback answers some replayed query, live or under the hypothesis, by `name/type`. */
+  readonly failsafe: readonly FailsafeUse[];
+  /** Data centers whose share, live or under the hypothesis, exceeds the capacity given for them ({@link summariseReplay}'s `capacity`). */
+  readonly overCapacity: readonly OverCapacity[];
+}
+
+/** A record answered by its all-down fallback (fail-safe list, fail-open, NODATA) for replayed queries: queries and distinct client networks, live and under the hypothesis. */
+export interface FailsafeUse {
+  readonly record: string;
+  readonly before: { readonly queries: number; readonly networks: number };
+  readonly after: { readonly queries: number; readonly networks: number };
+}
+
+/** A data center over its capacity: the capacity and its shares, in percent of answered queries. */
+export interface OverCapacity {
+  readonly dc: string;
+  readonly capacity: number;
+  readonly before: number;
+  readonly after: number;
 }
 
 const dcsText = (dcs: readonly string[]): string => (dcs.length === 0 ? '-' : dcs.join('+'));
@@ -87,9 +87,23 @@ const dcsText = (dcs: readonly string[]): string => (dcs.length === 0 ? '-' : dc
 /**
  * Sums a replay: `rows[i]` is the engine's outcome for `queries[i]` (`POST /what-if/replay`),
  * weighted by the query's count in the log. Shares are in percent of answered queries, rounded to
- * 0.01.
+ * 0.01. `capacity` gives, per data center, the most of the answers (percent) it may take; a data
+ * center whose share before or after exceeds it is listed in `overCapacity`.
  */
-export function summariseReplay(queries: readonly LoggedQuery[], rows: readonly ReplayRow[]): ReplaySummary {
+export function summariseReplay(queries: readonly LoggedQuery[], rows: readonly ReplayRow[], capacity: Readonly<Record<string, number>> = {}): ReplaySummary {
+  const failsafe = new Map<string, { before: number; after: number; networksBefore: Set<string>; networksAfter: Set<string> }>();
+  const fellBack = (record: string | undefined, q: LoggedQuery, after: boolean): void => {
+    if (record === undefined) return;
+    const f = failsafe.get(record) ?? { before: 0, after: 0, networksBefore: new Set<string>(), networksAfter: new Set<string>() };
+    failsafe.set(record, f);
+    if (after) {
+      f.after += q.count;
+      f.networksAfter.add(q.client);
+    } else {
+      f.before += q.count;
+      f.networksBefore.add(q.client);
+    }
+  };
   const before = new Map<string, number>();
   const after = new Map<string, number>();
   const moves = new Map<string, { from: string; to: string; queries: number; networks: Set<string> }>();
@@ -111,6 +125,8 @@ export function summariseReplay(queries: readonly LoggedQuery[], rows: readonly 
     }
     add(before, row.live.dcs, q.count);
     add(after, row.whatIf.dcs, q.count);
+    fellBack(row.live.failsafe, q, false);
+    fellBack(row.whatIf.failsafe, q, true);
     const from = dcsText(row.live.dcs);
     const to = dcsText(row.whatIf.dcs);
     if (from === to) return;
@@ -126,17 +142,48 @@ export function summariseReplay(queries: readonly LoggedQuery[], rows: readonly 
   const answered = total - queries.reduce((n, q, i) => n + ('error' in rows[i]! ? q.count : 0), 0);
   const share = (m: Map<string, number>): Record<string, number> =>
     Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)).map(([dc, n]) => [dc, answered === 0 ? 0 : Math.round((n / answered) * 10000) / 100]));
+  const shareBefore = share(before);
+  const shareAfter = share(after);
   return {
     queries: total,
     distinct: queries.length,
     errors,
-    shareBefore: share(before),
-    shareAfter: share(after),
+    shareBefore,
+    shareAfter,
     movedQueries: moved,
     movedNetworks: movedNetworks.size,
     moves: [...moves.values()].sort((a, b) => b.queries - a.queries).map((m) => ({ from: m.from, to: m.to, queries: m.queries, networks: m.networks.size })),
     topNetworks: top.sort((a, b) => b.queries - a.queries).slice(0, 20),
+    failsafe: [...failsafe]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([record, f]) => ({
+        record,
+        before: { queries: f.before, networks: f.networksBefore.size },
+        after: { queries: f.after, networks: f.networksAfter.size },
+      })),
+    overCapacity: Object.entries(capacity)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([dc, cap]) => ({ dc, capacity: cap, before: shareBefore[dc] ?? 0, after: shareAfter[dc] ?? 0 }))
+      .filter((c) => c.before > c.capacity || c.after > c.capacity),
   };
+}
+
+/**
+ * Capacities from `dc=share%` texts (`--capacity eu-west=40%`; the `%` may be left out): the most
+ * of the answers, in percent (0–100], a data center may take.
+ * @throws Error for a malformed text, a share outside (0, 100], or a data center given twice.
+ */
+export function parseCapacities(texts: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const t of texts) {
+    const m = /^([^=\s]+)=(\d+(?:\.\d+)?)%?$/.exec(t);
+    if (!m) throw new Error(`--capacity ${t}: expected DC=SHARE% (e.g. eu-west=40%)`);
+    const share = Number(m[2]);
+    if (share <= 0 || share > 100) throw new Error(`--capacity ${t}: the share must be above 0 and at most 100 %`);
+    if (m[1]! in out) throw new Error(`--capacity ${t}: data center "${m[1]}" given twice`);
+    out[m[1]!] = share;
+  }
+  return out;
 }
 
 /** The summary as a table for a terminal. */
@@ -153,6 +200,18 @@ export function formatReplaySummary(s: ReplaySummary): string {
     for (const m of s.moves) lines.push(`${`${m.from} -> ${m.to}`.padEnd(30)} ${String(m.queries).padStart(8)} ${String(m.networks).padStart(9)}`);
     lines.push('', 'client networks moving most');
     for (const n of s.topNetworks) lines.push(`  ${n.client.padEnd(24)} ${n.name} ${n.type}: ${n.from} -> ${n.to} (${n.queries})`);
+  }
+  if (s.failsafe.length > 0) {
+    lines.push('', 'records answered by fail-safe   queries before  after   networks before  after');
+    for (const f of s.failsafe)
+      lines.push(
+        `${f.record.padEnd(30)} ${String(f.before.queries).padStart(15)} ${String(f.after.queries).padStart(6)} ${String(f.before.networks).padStart(17)} ${String(f.after.networks).padStart(6)}`,
+      );
+  }
+  if (s.overCapacity.length > 0) {
+    lines.push('', 'over capacity   capacity %  before %   after %');
+    for (const c of s.overCapacity)
+      lines.push(`${c.dc.padEnd(14)} ${String(c.capacity).padStart(11)} ${String(c.before).padStart(9)} ${String(c.after).padStart(9)}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -235,13 +235,15 @@ test.serial('records, explain with a what-if, replay and accessibility', async (
   // Replay three queries with west down: all move from west to none (the fail-safe names no data center).
   await page.type('#r-queries', 'www.example.test A 10.1.0.1\nwww.example.test 10.2.0.1\nwww.example.test A 192.0.2.77');
   await page.click('input[name="r-down"][value="west"]');
+  await page.type('#r-capacity', 'west=50%');
   await page.click('#replay button[type="submit"]');
   await page.waitForSelector('#replay-moves tbody tr', { timeout: 20000 });
   t.deepEqual(await cells(page, '#replay-shares tbody tr'), [
-    ['-', '0 %', '100 %'],
-    ['west', '100 %', '0 %'],
+    ['-', '0 %', '100 %', ''],
+    ['west', '100 %', '0 %', '50 % (over capacity)'],
   ]);
   t.deepEqual(await cells(page, '#replay-moves tbody tr'), [['west → -', '3']]);
+  t.deepEqual(await cells(page, '#replay-failsafe tbody tr'), [['www.example.test/A', '0', '3']]);
   await page.screenshot({ path: join(ARTIFACTS, 'console-replay.png'), fullPage: true });
 
   await page.addScriptTag({ path: createRequire(import.meta.url).resolve('axe-core/axe.min.js') });
