@@ -15,7 +15,8 @@ const QUERY_LOG = Buffer.from('query-log', 'latin1');
  * qtype, client) are found by hashing their bytes into an open-addressing table over the buffer,
  * so a line already seen allocates nothing; strings are made once per distinct query (JSON
  * escapes decoded). Lines that are not such JSON objects are skipped (a damaged line with the
- * four fields still counts: the log is the engine's own).
+ * four fields still counts, and a line is read only up to the last of them: the log is the
+ * engine's own, which writes them among its first keys).
  * @returns the queries in first-seen order with their counts, and the non-empty lines skipped.
  */
 export function scanQueryLog(bytes: Uint8Array): { queries: LoggedQuery[]; skipped: number } {
@@ -29,7 +30,7 @@ export function scanQueryLog(bytes: Uint8Array): { queries: LoggedQuery[]; skipp
     let end = buf.indexOf(NEWLINE, start);
     if (end < 0) end = buf.length;
     if (!blank(buf, start, end)) {
-      if (fields(buf, start, end, at) && at[1]! - at[0]! === QUERY_LOG.length && buf.compare(QUERY_LOG, 0, QUERY_LOG.length, at[0]!, at[1]!) === 0) {
+      if (fields(buf, start, end, at) && equalAt(buf, at[0]!, at[1]!, QUERY_LOG)) {
         table.add(at);
       } else skipped++;
     }
@@ -49,7 +50,7 @@ function blank(buf: Buffer, start: number, end: number): boolean {
 /**
  * Fills `at` with the value range (inside the quotes) of each of the four keys at the top level
  * of the JSON object on [start, end). False when the line is not an object or a key is missing or
- * not a string.
+ * not a string; the line is read only up to the last of the four (a line cut after them counts).
  */
 function fields(buf: Buffer, start: number, end: number, at: Int32Array): boolean {
   at.fill(-1);
@@ -75,6 +76,8 @@ function fields(buf: Buffer, start: number, end: number, at: Int32Array): boolea
           at[pending * 2] = i + 1;
           at[pending * 2 + 1] = j;
           pending = -1;
+          // The rest of the line is not read once the four are found (the engine writes them early).
+          if (at[1]! >= 0 && at[3]! >= 0 && at[5]! >= 0 && at[7]! >= 0) return true;
         }
       }
       i = j;
@@ -95,11 +98,18 @@ function fields(buf: Buffer, start: number, end: number, at: Int32Array): boolea
 }
 
 function keyIndex(buf: Buffer, start: number, end: number): number {
-  for (let k = 0; k < KEYS.length; k++) {
-    const key = KEYS[k]!;
-    if (key.length === end - start && buf.compare(key, 0, key.length, start, end) === 0) return k;
-  }
+  for (let k = 0; k < KEYS.length; k++) if (equalAt(buf, start, end, KEYS[k]!)) return k;
   return -1;
+}
+
+/**
+ * True when `buf[start, end)` holds `want`'s bytes. A loop here rather than `Buffer.compare`:
+ * the ranges are a few bytes, and a call into the runtime per key costs more than the comparison.
+ */
+function equalAt(buf: Buffer, start: number, end: number, want: Uint8Array): boolean {
+  if (end - start !== want.length) return false;
+  for (let i = 0; i < want.length; i++) if (buf[start + i] !== want[i]) return false;
+  return true;
 }
 
 /** Distinct (qname, qtype, client) byte ranges of one buffer, with counts, in first-seen order. */
@@ -156,13 +166,14 @@ class DistinctTable {
   }
 
   private same(d: number, at: Int32Array): boolean {
+    const buf = this.buf;
     const r = d * 6;
     for (let f = 0; f < 3; f++) {
       const s = this.ranges[r + f * 2]!;
       const e = this.ranges[r + f * 2 + 1]!;
       const s2 = at[2 + f * 2]!;
-      const e2 = at[3 + f * 2]!;
-      if (e - s !== e2 - s2 || this.buf.compare(this.buf, s2, e2, s, e) !== 0) return false;
+      if (e - s !== at[3 + f * 2]! - s2) return false;
+      for (let i = 0; i < e - s; i++) if (buf[s + i] !== buf[s2 + i]) return false;
     }
     return true;
   }

@@ -91,13 +91,20 @@ function replay(ctx: BenchContext): void {
     replayRows(snapshot, candidate, systemContext(), distinct);
     ctx.record(REPLAY, 'replay-distinct', distinct.length / ((performance.now() - t0) / 1000));
     t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     const log = readQueryLog(text).queries;
     const readSeconds = (performance.now() - t0) / 1000;
     const summary = summariseReplay(log, replayRows(snapshot, candidate, systemContext(), log));
     const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
     if (summary.queries !== LOG_LINES || summary.movedQueries !== 0)
       throw new Error(`replay summary: ${summary.queries} queries, ${summary.movedQueries} moved`);
-    ctx.record(REPLAY, 'simulate-log', LOG_LINES / seconds, { 'distinct replayed': log.length, 'read s': readSeconds });
+    ctx.record(REPLAY, 'simulate-log', LOG_LINES / seconds, {
+      'distinct replayed': log.length,
+      'read s': readSeconds,
+      'lines per CPU s': LOG_LINES / cpuSeconds,
+    });
   }
   ctx.note(
     `whatif-replay: ${LOG_LINES.toLocaleString('en')} log lines (${(text.length / 1e6).toFixed(0)} MB), ${distinct.length.toLocaleString('en')} distinct (name, type, client network); target ≥ 200,000 queries/s`,
