@@ -90,7 +90,16 @@ const NO_CHANGE = { down: { dcs: [], endpoints: [] }, up: { dcs: [], endpoints: 
 
 async function post(path: string, body: unknown, token?: string): Promise<{ status: number; json: Record<string, unknown> }> {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) };
-  const res = await fetch(`${admin}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  let res: Response;
+  try {
+    res = await fetch(`${admin}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  } catch (e) {
+    // A kept-alive connection the admin listener closed after its 10 s idle bound (the explain loops
+    // above hold the event loop that long on a loaded machine) fails the request before it is sent:
+    // once more on a new connection (every request here is read-only or idempotent).
+    if ((e as Error).message !== 'fetch failed') throw e;
+    res = await fetch(`${admin}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  }
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
