@@ -133,13 +133,15 @@ export class DnsServer implements FrontDoor {
   /** Counters of the native fast path summed over its sockets; undefined when it is not serving. */
   fastPathStats(): FastPathStats | undefined {
     if (this.fast.length === 0) return undefined;
-    const sum = { hits: 0, misses: 0, sampled: 0, dropped: 0, installed: 0 };
+    const sum = { hits: 0, misses: 0, sampled: 0, dropped: 0, limited: 0, slipped: 0, installed: 0 };
     for (const f of this.fast) {
       const s = f.stats();
       sum.hits += s.hits;
       sum.misses += s.misses;
       sum.sampled += s.sampled;
       sum.dropped += s.dropped;
+      sum.limited += s.limited;
+      sum.slipped += s.slipped;
       sum.installed += s.installed;
     }
     return sum;
@@ -205,11 +207,14 @@ export class DnsServer implements FrontDoor {
    * @throws Error when the address cannot be bound.
    */
   private fastPathSocket(address: string, port: number): FastPathSocket | undefined {
-    const { enabled, threads } = this.deps.behaviour.fastPath;
-    if (!enabled) return undefined;
+    const { enabled, threads, rateLimit } = this.deps.behaviour.fastPath;
+    if (!enabled) {
+      if (rateLimit.responsesPerSecond > 0) this.deps.log.warn('dns.fastPath.rateLimit applies to the fast path only, which is off: responses are not limited');
+      return undefined;
+    }
     const { addon, error } = loadFastPathAddon();
     if (!addon) {
-      this.deps.log.warn({ error }, 'dns.fastPath: the native addon is not available; Node sockets serve UDP');
+      this.deps.log.warn({ error }, 'dns.fastPath: the native addon is not available; Node sockets serve UDP (and responses are not rate-limited)');
       return undefined;
     }
     const onPublish = this.deps.engine.onPublish?.bind(this.deps.engine);
@@ -225,6 +230,16 @@ export class DnsServer implements FrontDoor {
       queryLogSampleRate,
       FastPathMetrics.of(this.deps.metrics.registry),
       this.deps.metrics,
+      rateLimit.responsesPerSecond > 0
+        ? {
+            rate: rateLimit.responsesPerSecond,
+            burst: rateLimit.burst ?? rateLimit.responsesPerSecond,
+            slip: rateLimit.slip,
+            ipv4Prefix: rateLimit.ipv4PrefixLength,
+            ipv6Prefix: rateLimit.ipv6PrefixLength,
+            entries: rateLimit.tableSize,
+          }
+        : undefined,
     );
   }
 

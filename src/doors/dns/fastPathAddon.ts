@@ -15,15 +15,33 @@ export type FastPathBatch = { readonly __fastPathBatch: unique symbol };
  */
 export type FastPathBatchHandler = (batch: FastPathBatch, packets: Buffer[], peers: string[], ports: number[], sampled: Uint8Array | undefined) => void;
 
+/**
+ * Response-rate limiting settings as the addon takes them (`dns.fastPath.rateLimit`, README "Fast
+ * path", "Abuse"): one token bucket of `burst` tokens refilled at `rate` per second for each source
+ * block (`ipv4Prefix` / `ipv6Prefix` bits of the sender's address), `entries` blocks tracked at
+ * once; every `slip`-th limited datagram of a block gets an empty TC=1 reply, the others none
+ * (`slip` 0: none ever).
+ */
+export interface FastPathRateLimit {
+  readonly rate: number;
+  readonly burst: number;
+  readonly slip: number;
+  readonly ipv4Prefix: number;
+  readonly ipv6Prefix: number;
+  readonly entries: number;
+}
+
 /** The functions of `native/fast_path.cc`. */
 export interface FastPathAddon {
   /**
    * Binds `threads` UDP sockets on `address`:`port` (SO_REUSEPORT when more than one) and starts
    * one native thread per socket. `sampleRate` (0–1, `dns.queryLogSampleRate`): the fraction of
    * template hits handed to JavaScript anyway, flagged `sampled`, so the query log sees them.
+   * `rateLimit` (absent: off) limits the datagrams of each source block before anything else, both
+   * those the threads answer and those they would hand to JavaScript (`native/rate_limit.h`).
    * @throws Error when an address cannot be bound or an argument is out of range.
    */
-  open(address: string, port: number, threads: number, onBatch: FastPathBatchHandler, sampleRate: number): FastPathHandle;
+  open(address: string, port: number, threads: number, onBatch: FastPathBatchHandler, sampleRate: number, rateLimit?: FastPathRateLimit): FastPathHandle;
   /**
    * Sends a batch's replies (null: no reply) in one `sendmmsg`, and keeps as a template every
    * reply whose scope is ≥ 0 (the client block's prefix length, `Answer.reuseScope`); its replays
@@ -65,11 +83,15 @@ export interface FastPathStats {
   readonly sampled: number;
   /** Datagrams dropped: longer than 4096 bytes, or JavaScript's queue was full. */
   readonly dropped: number;
+  /** Datagrams left unanswered by response-rate limiting. */
+  readonly limited: number;
+  /** Datagrams over the rate answered with an empty TC=1 reply instead (every `slip`-th). */
+  readonly slipped: number;
   /** Templates kept (replies JavaScript marked as replayable). */
   readonly installed: number;
 }
 
-const ABI = 4;
+const ABI = 5;
 let cached: { readonly addon: FastPathAddon | undefined; readonly error?: string } | undefined;
 
 /**

@@ -2,7 +2,7 @@ import { parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import type { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { AnswerClasses } from './answerClasses.js';
-import type { FastPathAddon, FastPathBatch, FastPathHandle, FastPathStats } from './fastPathAddon.js';
+import type { FastPathAddon, FastPathBatch, FastPathHandle, FastPathRateLimit, FastPathStats } from './fastPathAddon.js';
 import type { FastPathMetrics } from './fastPathMetrics.js';
 import type { MessageHandler, ReplyReuse } from './handleMessage.js';
 
@@ -33,7 +33,8 @@ export class FastPathSocket {
   private readonly stopFolding: () => void;
 
   /**
-   * Binds `address`:`port` with `threads` native sockets and threads.
+   * Binds `address`:`port` with `threads` native sockets and threads, limiting each source block's
+   * responses by `rateLimit` when given.
    * @throws Error when the address cannot be bound.
    */
   constructor(
@@ -47,8 +48,16 @@ export class FastPathSocket {
     sampleRate: number,
     private readonly metrics: FastPathMetrics,
     private readonly engineMetrics: EngineMetrics,
+    rateLimit?: FastPathRateLimit,
   ) {
-    this.server = addon.open(address, port, threads, (batch, packets, peers, _ports, sampled) => this.answer(batch, packets, peers, sampled), sampleRate);
+    this.server = addon.open(
+      address,
+      port,
+      threads,
+      (batch, packets, peers, _ports, sampled) => this.answer(batch, packets, peers, sampled),
+      sampleRate,
+      rateLimit,
+    );
     // Without publish notifications nothing could ever make a template stale: keep none.
     this.unsubscribe = onPublish ? onPublish(() => addon.bump(this.server)) : () => undefined;
     this.keep = onPublish !== undefined;
