@@ -75,10 +75,18 @@ struct BlockHash {
   }
 };
 
-/** A reply template and its answer class (the counters JavaScript adds it to when the threads replay it). */
+/**
+ * A reply template and its answer class (the counters JavaScript adds it to when the threads replay
+ * it), with what asked for it first — the ECS address bytes and the sender's address — so that
+ * `templates()` can give JavaScript that query again to answer on the next snapshot (34 bytes).
+ */
 struct Template {
   std::vector<uint8_t> bytes;
   uint32_t answerClass = 0;
+  uint8_t ecs[16];
+  uint8_t ecsLen = 0;
+  uint8_t peerFamily = 0;  // AF_INET or AF_INET6
+  uint8_t peer[16];
 };
 
 struct Question {
@@ -278,8 +286,14 @@ void install(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_sto
     std::sort(scopes.begin(), scopes.end(), [](uint8_t a, uint8_t b) { return a > b; });
   }
   auto [it, added] = question.blocks.try_emplace(bk);
-  it->second.bytes.assign(reply, reply + len);
-  it->second.answerClass = answerClass;
+  Template& t = it->second;
+  t.bytes.assign(reply, reply + len);
+  t.answerClass = answerClass;
+  t.ecsLen = static_cast<uint8_t>(q.ecsAddrLen);
+  std::memcpy(t.ecs, p + q.keyEnd, q.ecsAddrLen);
+  t.peerFamily = static_cast<uint8_t>(peer.ss_family);
+  if (peer.ss_family == AF_INET) std::memcpy(t.peer, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, 4);
+  else std::memcpy(t.peer, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, 16);
   if (added) s.blockCount++;
   s.installed.fetch_add(1, std::memory_order_relaxed);
 }
@@ -603,6 +617,62 @@ Napi::Value ReplyOne(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// templates(server, max) → [query: Buffer, peer: string][]: for at most `max` templates of the current generation, the query
+// that installed it (ID 0) and its sender, so that JavaScript can answer them again on a new snapshot and install the replies.
+Napi::Value Templates(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* sp = info.Length() >= 2 ? serverOf(info[0]) : nullptr;
+  if (sp == nullptr || !info[1].IsNumber()) return Throw(env, "templates(server, max) expected");
+  const int64_t max = info[1].As<Napi::Number>().Int64Value();
+  Server& s = **sp;
+  Napi::Array out = Napi::Array::New(env);
+  const uint32_t gen = s.gen.load(std::memory_order_acquire);
+  std::shared_lock<std::shared_mutex> guard(s.lock);
+  uint32_t n = 0;
+  for (const auto& [key, question] : s.cache) {
+    if (question.gen != gen) continue;
+    for (const auto& [block, t] : question.blocks) {
+      if (n >= max) return out;
+      Napi::Buffer<uint8_t> query = Napi::Buffer<uint8_t>::New(env, 2 + key.size() + t.ecsLen);
+      query.Data()[0] = 0;
+      query.Data()[1] = 0;
+      std::memcpy(query.Data() + 2, key.data(), key.size());
+      std::memcpy(query.Data() + 2 + key.size(), t.ecs, t.ecsLen);
+      char text[INET6_ADDRSTRLEN] = "";
+      inet_ntop(t.peerFamily, t.peer, text, sizeof text);
+      Napi::Array pair = Napi::Array::New(env, 2);
+      pair.Set(0u, query);
+      pair.Set(1u, Napi::String::New(env, text));
+      out.Set(n++, pair);
+    }
+  }
+  return out;
+}
+
+// install(server, query, peer, reply, scope, class) → boolean: keeps `reply` as the template of `query` from `peer` on the current
+// generation (what `reply()` does for a batch's datagram); false when the query is outside the native subset or the reply does not fit.
+Napi::Value Install(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* sp = info.Length() >= 6 ? serverOf(info[0]) : nullptr;
+  if (sp == nullptr || !info[1].IsBuffer() || !info[2].IsString() || !info[3].IsBuffer() || !info[4].IsNumber() || !info[5].IsNumber())
+    return Throw(env, "install(server, query, peer, reply, scope, class) expected");
+  Napi::Buffer<uint8_t> query = info[1].As<Napi::Buffer<uint8_t>>();
+  Napi::Buffer<uint8_t> reply = info[3].As<Napi::Buffer<uint8_t>>();
+  const int64_t scope = info[4].As<Napi::Number>().Int64Value();
+  const int64_t answerClass = info[5].As<Napi::Number>().Int64Value();
+  sockaddr_storage peer{};
+  const std::string text = info[2].As<Napi::String>().Utf8Value();
+  if (inet_pton(AF_INET, text.c_str(), &reinterpret_cast<sockaddr_in&>(peer).sin_addr) == 1) peer.ss_family = AF_INET;
+  else if (inet_pton(AF_INET6, text.c_str(), &reinterpret_cast<sockaddr_in6&>(peer).sin6_addr) == 1) peer.ss_family = AF_INET6;
+  else return Throw(env, "peer: an IP address expected");
+  FastQuery q{};
+  if (scope < 0 || scope > 128 || answerClass < 0 || answerClass >= kMaxClasses || (*sp)->closed || !parseFastQuery(query.Data(), query.Length(), q))
+    return Napi::Boolean::New(env, false);
+  const uint64_t before = (*sp)->installed.load();
+  install(**sp, query.Data(), q, peer, reply.Data(), reply.Length(), static_cast<unsigned>(scope), static_cast<uint32_t>(answerClass));
+  return Napi::Boolean::New(env, (*sp)->installed.load() != before);
+}
+
 // bump(server): a new generation; every template installed before it is stale from now on.
 Napi::Value Bump(const Napi::CallbackInfo& info) {
   auto* sp = info.Length() >= 1 ? serverOf(info[0]) : nullptr;
@@ -683,11 +753,13 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("reply", Napi::Function::New(env, Reply, "reply"));
   exports.Set("replyOne", Napi::Function::New(env, ReplyOne, "replyOne"));
   exports.Set("bump", Napi::Function::New(env, Bump, "bump"));
+  exports.Set("templates", Napi::Function::New(env, Templates, "templates"));
+  exports.Set("install", Napi::Function::New(env, Install, "install"));
   exports.Set("setSampleRate", Napi::Function::New(env, SetSampleRate, "setSampleRate"));
   exports.Set("stats", Napi::Function::New(env, Stats, "stats"));
   exports.Set("classCounts", Napi::Function::New(env, ClassCountsOf, "classCounts"));
   exports.Set("close", Napi::Function::New(env, Close, "close"));
-  exports.Set("abi", Napi::Number::New(env, 5));
+  exports.Set("abi", Napi::Number::New(env, 6));
   return exports;
 }
 

@@ -22,7 +22,8 @@ import { THREE_DATA_CENTERS_YAML, threeDataCentersEngine } from './threeDataCent
  * publish between passes (a new generation), query-log sampling at 0.5 set as a reload sets it
  * while the threads run (sampled hits handed over), replays counted by answer class and folded
  * into the engine's counters by a scrape, every argument error path of the addon,
- * response-rate limiting (a four-block table, slip 2, IPv4 and IPv6 sources),
+ * response-rate limiting (a four-block table, slip 2, IPv4 and IPv6 sources), templates taken and
+ * re-answered at each publish (templates/install),
  * servers opened and closed and the handles collected (run with `--expose-gc`). Prints one JSON line: the addon path, the sanitizer
  * libraries mapped into the process, answers compared, mismatches, counters, refused calls.
  */
@@ -174,6 +175,11 @@ const handle = addon.open('127.0.0.1', port, 1, onBatch, 0);
 attempt(() => (addon.reply as (...a: unknown[]) => unknown)(handle, {}, [], new Int32Array(0)));
 attempt(() => (addon.replyOne as (...a: unknown[]) => unknown)(handle, 1, 0, Buffer.alloc(1)));
 attempt(() => addon.setSampleRate(handle, 1.5));
+attempt(() => (addon.templates as (...a: unknown[]) => unknown)(handle));
+attempt(() => addon.install(handle, qs[0]!, 'not an address', Buffer.alloc(12), 0, 0));
+addon.install(handle, qs[0]!, '127.0.0.1', Buffer.alloc(3), 0, 0);
+addon.install(handle, Buffer.alloc(5), '::1', Buffer.alloc(12), 300, 0);
+addon.templates(handle, 10);
 attempt(() => (addon.setSampleRate as (...a: unknown[]) => unknown)(handle));
 attempt(() => (addon.classCounts as (...a: unknown[]) => unknown)(handle, new Uint32Array(1)));
 addon.setSampleRate(handle, 0.25);

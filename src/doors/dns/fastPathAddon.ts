@@ -51,6 +51,21 @@ export interface FastPathAddon {
   reply(server: FastPathHandle, batch: FastPathBatch, replies: (Buffer | null)[], scopes: Int32Array, classes: Uint32Array): void;
   /** Sends one reply that settled after its batch (never kept as a template). */
   replyOne(server: FastPathHandle, batch: FastPathBatch, index: number, reply: Buffer): void;
+  /**
+   * For at most `max` templates of the current generation: the query that installed it (ID 0,
+   * letter case, flags, EDNS and ECS address as sent) and its sender's address — what
+   * JavaScript answers again on a new snapshot to install the new generation's templates.
+   * @throws Error when the arguments are not a server and a number.
+   */
+  templates(server: FastPathHandle, max: number): [query: Buffer, peer: string][];
+  /**
+   * Keeps `reply` as the template of `query` from `peer` for the client block of prefix length
+   * `scope`, on the current generation, counted in answer class `answerClass` when replayed (as
+   * {@link reply} does for a batch's datagram). False when the query is outside the native subset,
+   * the reply does not echo its ID and ECS address, or an argument is out of range.
+   * @throws Error when the arguments are not of these types, or `peer` is not an IP address.
+   */
+  install(server: FastPathHandle, query: Buffer, peer: string, reply: Buffer, scope: number, answerClass: number): boolean;
   /** Starts a new generation: every template kept so far is stale from the next lookup on. Returns the generation. */
   bump(server: FastPathHandle): number;
   /**
@@ -91,7 +106,7 @@ export interface FastPathStats {
   readonly installed: number;
 }
 
-const ABI = 5;
+const ABI = 6;
 let cached: { readonly addon: FastPathAddon | undefined; readonly error?: string } | undefined;
 
 /**

@@ -28,5 +28,5 @@ test('the sanitizer build of the fast path answers like the Node listener and ru
   t.true(plain!.hits > 0 && plain!.installed > 0 && plain!.dropped >= 1, JSON.stringify(plain));
   t.true(sampled!.sampled > 0 && sampled!.hits > 0, JSON.stringify(sampled));
   t.true(limited!.limited > 0 && limited!.slipped > 0 && limited!.hits + limited!.misses > 0, JSON.stringify(limited));
-  t.is(result.rejected.length, 16, result.rejected.join('\n'));
+  t.is(result.rejected.length, 18, result.rejected.join('\n'));
 });
