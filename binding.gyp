@@ -29,7 +29,7 @@
     },
     {
       "target_name": "gslbd_fastpath",
-      "sources": ["native/fast_path.cc", "native/fast_query.cc"],
+      "sources": ["native/fast_path.cc", "native/fast_query.cc", "native/rate_limit.cc"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED"],
       "cflags!": ["-fno-exceptions"],

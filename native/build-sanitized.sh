@@ -33,6 +33,6 @@ g++ -std=c++17 -O1 -g -fno-omit-frame-pointer -fPIC -shared -pthread \
   -Wall -Wextra -Werror -Wno-missing-field-initializers \
   -DNAPI_VERSION=8 -DNAPI_DISABLE_CPP_EXCEPTIONS -DNODE_ADDON_API_DISABLE_DEPRECATED \
   -I"$nodedir/include/node" -I"$(node -p "require('node-addon-api').include_dir")" \
-  native/fast_path.cc native/fast_query.cc -o "$fastpath.tmp"
+  native/fast_path.cc native/fast_query.cc native/rate_limit.cc -o "$fastpath.tmp"
 mv "$fastpath.tmp" "$fastpath"
 echo "sanitizer build: $fastpath"

@@ -13,11 +13,16 @@
 // Each template carries the answer class JavaScript gave it (what the answer adds to the engine's
 // query counters); each thread counts its replays per class, and `classCounts()` sums them when
 // `/metrics` is scraped, so a replayed query is counted as the one JavaScript would have answered.
+//
+// With response-rate limiting on (native/rate_limit.h) every datagram passes its source block's
+// token bucket first, before the template lookup and before it could be handed to JavaScript: a
+// limited one is dropped, or answered with an empty TC=1 reply every `slip`-th time.
 #include <napi.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,11 +38,15 @@
 #include <vector>
 
 #include "fast_query.h"
+#include "rate_limit.h"
 
 namespace {
 
 using gslbd::FastQuery;
 using gslbd::parseFastQuery;
+using gslbd::RateLimitConfig;
+using gslbd::RateLimiter;
+using gslbd::RateVerdict;
 
 constexpr int kBatch = 64;
 /** Datagrams longer than this are dropped (a query this long over UDP is not a query). */
@@ -66,10 +75,18 @@ struct BlockHash {
   }
 };
 
-/** A reply template and its answer class (the counters JavaScript adds it to when the threads replay it). */
+/**
+ * A reply template and its answer class (the counters JavaScript adds it to when the threads replay
+ * it), with what asked for it first — the ECS address bytes and the sender's address — so that
+ * `templates()` can give JavaScript that query again to answer on the next snapshot (34 bytes).
+ */
 struct Template {
   std::vector<uint8_t> bytes;
   uint32_t answerClass = 0;
+  uint8_t ecs[16];
+  uint8_t ecsLen = 0;
+  uint8_t peerFamily = 0;  // AF_INET or AF_INET6
+  uint8_t peer[16];
 };
 
 struct Question {
@@ -105,7 +122,7 @@ struct Batch {
  * per batch by their thread, summed by `stats()` when `/metrics` is scraped.
  */
 struct alignas(64) ThreadCounters {
-  std::atomic<uint64_t> hits{0}, misses{0}, dropped{0}, sampled{0};
+  std::atomic<uint64_t> hits{0}, misses{0}, dropped{0}, sampled{0}, limited{0}, slipped{0};
 };
 
 /**
@@ -164,6 +181,8 @@ struct Server {
   size_t blockCount = 0;
   Napi::ThreadSafeFunction tsfn;
   bool closed = false;
+  /** Response-rate limiting (null: off), shared by the threads of this address. */
+  std::unique_ptr<RateLimiter> limiter;
 };
 
 /** The client block key: family, scope, address masked to the scope (16 bytes). */
@@ -267,8 +286,14 @@ void install(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_sto
     std::sort(scopes.begin(), scopes.end(), [](uint8_t a, uint8_t b) { return a > b; });
   }
   auto [it, added] = question.blocks.try_emplace(bk);
-  it->second.bytes.assign(reply, reply + len);
-  it->second.answerClass = answerClass;
+  Template& t = it->second;
+  t.bytes.assign(reply, reply + len);
+  t.answerClass = answerClass;
+  t.ecsLen = static_cast<uint8_t>(q.ecsAddrLen);
+  std::memcpy(t.ecs, p + q.keyEnd, q.ecsAddrLen);
+  t.peerFamily = static_cast<uint8_t>(peer.ss_family);
+  if (peer.ss_family == AF_INET) std::memcpy(t.peer, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, 4);
+  else std::memcpy(t.peer, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, 16);
   if (added) s.blockCount++;
   s.installed.fetch_add(1, std::memory_order_relaxed);
 }
@@ -336,12 +361,39 @@ void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters, ClassCou
     int nsend = 0, nsampled = 0;
     Batch* batch = nullptr;
     const uint64_t sampleBelow = s->sampleBelow.load(std::memory_order_relaxed);
+    int64_t now = 0;
+    if (s->limiter) {
+      timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      now = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    }
+    uint64_t limited = 0, slipped = 0;
     for (int i = 0; i < got; i++) {
       const uint8_t* p = in.data() + i * kRecvBuf;
       const size_t len = msgs[i].msg_len;
       if ((msgs[i].msg_hdr.msg_flags & MSG_TRUNC) != 0) {
         counters->dropped.fetch_add(1, std::memory_order_relaxed);
         continue;
+      }
+      if (s->limiter) {
+        const RateVerdict verdict = s->limiter->check(addrs[i], now);
+        if (verdict != RateVerdict::Pass) {
+          uint8_t* o = out.data() + nsend * kMaxTemplate;
+          const size_t olen = verdict == RateVerdict::Slip ? gslbd::truncatedReply(p, len, o) : 0;
+          if (olen == 0) {
+            limited++;
+            continue;
+          }
+          oiovs[nsend] = {o, olen};
+          sends[nsend].msg_hdr = {};
+          sends[nsend].msg_hdr.msg_name = &addrs[i];
+          sends[nsend].msg_hdr.msg_namelen = msgs[i].msg_hdr.msg_namelen;
+          sends[nsend].msg_hdr.msg_iov = &oiovs[nsend];
+          sends[nsend].msg_hdr.msg_iovlen = 1;
+          nsend++;
+          slipped++;
+          continue;
+        }
       }
       FastQuery q{};
       const bool fast = parseFastQuery(p, len, q);
@@ -388,7 +440,9 @@ void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters, ClassCou
       if (sent <= 0) break;  // the kernel's buffer is full: UDP may drop, as it would anyway
       done += sent;
     }
-    if (nsend > 0) counters->hits.fetch_add(static_cast<uint64_t>(nsend), std::memory_order_relaxed);
+    if (nsend > 0) counters->hits.fetch_add(static_cast<uint64_t>(nsend) - slipped, std::memory_order_relaxed);
+    if (limited > 0) counters->limited.fetch_add(limited, std::memory_order_relaxed);
+    if (slipped > 0) counters->slipped.fetch_add(slipped, std::memory_order_relaxed);
     if (batch != nullptr) {
       counters->misses.fetch_add(batch->misses.size() - static_cast<size_t>(nsampled), std::memory_order_relaxed);
       if (nsampled > 0) counters->sampled.fetch_add(static_cast<uint64_t>(nsampled), std::memory_order_relaxed);
@@ -448,7 +502,8 @@ int openSocket(const std::string& address, unsigned port, bool reusePort, std::s
   return fd;
 }
 
-// open(address, port, threads, onBatch, sampleRate) → server handle. Binds `threads` UDP sockets with SO_REUSEPORT.
+// open(address, port, threads, onBatch, sampleRate[, rateLimit]) → server handle. Binds `threads` UDP sockets with SO_REUSEPORT.
+// rateLimit: { rate, burst, slip, ipv4Prefix, ipv6Prefix, entries } (rate > 0) turns response-rate limiting on.
 Napi::Value Open(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 5 || !info[0].IsString() || !info[1].IsNumber() || !info[2].IsNumber() || !info[3].IsFunction() || !info[4].IsNumber())
@@ -460,6 +515,28 @@ Napi::Value Open(const Napi::CallbackInfo& info) {
   if (port < 1 || port > 65535 || threads < 1 || threads > 256) return Throw(env, "port 1–65535 and threads 1–256 expected");
   if (!(rate >= 0 && rate <= 1)) return Throw(env, "sampleRate 0–1 expected");
   auto s = std::make_shared<Server>();
+  if (info.Length() >= 6 && !info[5].IsUndefined()) {
+    if (!info[5].IsObject()) return Throw(env, "rateLimit: object expected");
+    Napi::Object o = info[5].As<Napi::Object>();
+    const char* names[] = {"rate", "burst", "slip", "ipv4Prefix", "ipv6Prefix", "entries"};
+    double v[6];
+    for (int k = 0; k < 6; k++) {
+      Napi::Value x = o.Get(names[k]);
+      if (!x.IsNumber()) return Throw(env, std::string("rateLimit.") + names[k] + ": number expected");
+      v[k] = x.As<Napi::Number>().DoubleValue();
+    }
+    if (!(v[0] > 0 && v[0] <= 1e7) || !(v[1] >= 1 && v[1] <= 1e7) || !(v[2] >= 0 && v[2] <= 10) || !(v[3] >= 0 && v[3] <= 32) ||
+        !(v[4] >= 0 && v[4] <= 64) || !(v[5] >= 4 && v[5] <= (1 << 24)))
+      return Throw(env, "rateLimit: rate 0–1e7 (exclusive of 0), burst 1–1e7, slip 0–10, ipv4Prefix 0–32, ipv6Prefix 0–64, entries 4–2^24 expected");
+    RateLimitConfig c;
+    c.ratePerSecond = v[0];
+    c.burst = v[1];
+    c.slip = static_cast<uint32_t>(v[2]);
+    c.ipv4Prefix = static_cast<unsigned>(v[3]);
+    c.ipv6Prefix = static_cast<unsigned>(v[4]);
+    c.entries = static_cast<size_t>(v[5]);
+    s->limiter = std::make_unique<RateLimiter>(c);
+  }
   s->sampleBelow.store(static_cast<uint64_t>(rate * 4294967296.0));
   for (int64_t i = 0; i < threads; i++) {
     std::string error;
@@ -540,6 +617,62 @@ Napi::Value ReplyOne(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// templates(server, max) → [query: Buffer, peer: string][]: for at most `max` templates of the current generation, the query
+// that installed it (ID 0) and its sender, so that JavaScript can answer them again on a new snapshot and install the replies.
+Napi::Value Templates(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* sp = info.Length() >= 2 ? serverOf(info[0]) : nullptr;
+  if (sp == nullptr || !info[1].IsNumber()) return Throw(env, "templates(server, max) expected");
+  const int64_t max = info[1].As<Napi::Number>().Int64Value();
+  Server& s = **sp;
+  Napi::Array out = Napi::Array::New(env);
+  const uint32_t gen = s.gen.load(std::memory_order_acquire);
+  std::shared_lock<std::shared_mutex> guard(s.lock);
+  uint32_t n = 0;
+  for (const auto& [key, question] : s.cache) {
+    if (question.gen != gen) continue;
+    for (const auto& [block, t] : question.blocks) {
+      if (n >= max) return out;
+      Napi::Buffer<uint8_t> query = Napi::Buffer<uint8_t>::New(env, 2 + key.size() + t.ecsLen);
+      query.Data()[0] = 0;
+      query.Data()[1] = 0;
+      std::memcpy(query.Data() + 2, key.data(), key.size());
+      std::memcpy(query.Data() + 2 + key.size(), t.ecs, t.ecsLen);
+      char text[INET6_ADDRSTRLEN] = "";
+      inet_ntop(t.peerFamily, t.peer, text, sizeof text);
+      Napi::Array pair = Napi::Array::New(env, 2);
+      pair.Set(0u, query);
+      pair.Set(1u, Napi::String::New(env, text));
+      out.Set(n++, pair);
+    }
+  }
+  return out;
+}
+
+// install(server, query, peer, reply, scope, class) → boolean: keeps `reply` as the template of `query` from `peer` on the current
+// generation (what `reply()` does for a batch's datagram); false when the query is outside the native subset or the reply does not fit.
+Napi::Value Install(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* sp = info.Length() >= 6 ? serverOf(info[0]) : nullptr;
+  if (sp == nullptr || !info[1].IsBuffer() || !info[2].IsString() || !info[3].IsBuffer() || !info[4].IsNumber() || !info[5].IsNumber())
+    return Throw(env, "install(server, query, peer, reply, scope, class) expected");
+  Napi::Buffer<uint8_t> query = info[1].As<Napi::Buffer<uint8_t>>();
+  Napi::Buffer<uint8_t> reply = info[3].As<Napi::Buffer<uint8_t>>();
+  const int64_t scope = info[4].As<Napi::Number>().Int64Value();
+  const int64_t answerClass = info[5].As<Napi::Number>().Int64Value();
+  sockaddr_storage peer{};
+  const std::string text = info[2].As<Napi::String>().Utf8Value();
+  if (inet_pton(AF_INET, text.c_str(), &reinterpret_cast<sockaddr_in&>(peer).sin_addr) == 1) peer.ss_family = AF_INET;
+  else if (inet_pton(AF_INET6, text.c_str(), &reinterpret_cast<sockaddr_in6&>(peer).sin6_addr) == 1) peer.ss_family = AF_INET6;
+  else return Throw(env, "peer: an IP address expected");
+  FastQuery q{};
+  if (scope < 0 || scope > 128 || answerClass < 0 || answerClass >= kMaxClasses || (*sp)->closed || !parseFastQuery(query.Data(), query.Length(), q))
+    return Napi::Boolean::New(env, false);
+  const uint64_t before = (*sp)->installed.load();
+  install(**sp, query.Data(), q, peer, reply.Data(), reply.Length(), static_cast<unsigned>(scope), static_cast<uint32_t>(answerClass));
+  return Napi::Boolean::New(env, (*sp)->installed.load() != before);
+}
+
 // bump(server): a new generation; every template installed before it is stale from now on.
 Napi::Value Bump(const Napi::CallbackInfo& info) {
   auto* sp = info.Length() >= 1 ? serverOf(info[0]) : nullptr;
@@ -558,14 +691,16 @@ Napi::Value SetSampleRate(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
-// stats(server) → { hits, misses, sampled, dropped, installed }: the threads' counters summed.
+// stats(server) → { hits, misses, sampled, dropped, limited, slipped, installed }: the threads' counters summed.
 Napi::Value Stats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* sp = info.Length() >= 1 ? serverOf(info[0]) : nullptr;
   if (sp == nullptr) return Throw(env, "stats(server) expected");
   Server& s = **sp;
-  uint64_t hits = 0, misses = 0, dropped = 0, sampled = 0;
+  uint64_t hits = 0, misses = 0, dropped = 0, sampled = 0, limited = 0, slipped = 0;
   for (const auto& c : s.counters) {
+    limited += c->limited.load(std::memory_order_relaxed);
+    slipped += c->slipped.load(std::memory_order_relaxed);
     hits += c->hits.load(std::memory_order_relaxed);
     misses += c->misses.load(std::memory_order_relaxed);
     dropped += c->dropped.load(std::memory_order_relaxed);
@@ -576,6 +711,8 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   o.Set("misses", Napi::Number::New(env, static_cast<double>(misses)));
   o.Set("sampled", Napi::Number::New(env, static_cast<double>(sampled)));
   o.Set("dropped", Napi::Number::New(env, static_cast<double>(dropped)));
+  o.Set("limited", Napi::Number::New(env, static_cast<double>(limited)));
+  o.Set("slipped", Napi::Number::New(env, static_cast<double>(slipped)));
   o.Set("installed", Napi::Number::New(env, static_cast<double>(s.installed.load())));
   return o;
 }
@@ -616,11 +753,13 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("reply", Napi::Function::New(env, Reply, "reply"));
   exports.Set("replyOne", Napi::Function::New(env, ReplyOne, "replyOne"));
   exports.Set("bump", Napi::Function::New(env, Bump, "bump"));
+  exports.Set("templates", Napi::Function::New(env, Templates, "templates"));
+  exports.Set("install", Napi::Function::New(env, Install, "install"));
   exports.Set("setSampleRate", Napi::Function::New(env, SetSampleRate, "setSampleRate"));
   exports.Set("stats", Napi::Function::New(env, Stats, "stats"));
   exports.Set("classCounts", Napi::Function::New(env, ClassCountsOf, "classCounts"));
   exports.Set("close", Napi::Function::New(env, Close, "close"));
-  exports.Set("abi", Napi::Number::New(env, 4));
+  exports.Set("abi", Napi::Number::New(env, 6));
   return exports;
 }
 

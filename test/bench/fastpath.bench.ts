@@ -20,8 +20,16 @@ const WARMUP_SECONDS = 1;
 const CLIENTS = 3_000;
 
 const TABLE = 'fastpath-gslb';
-const ROW = { gdnsd: 'fastpath-gdnsd', node: 'fastpath-node-listener', fast: 'fastpath-native' } as const;
+const ROW = { gdnsd: 'fastpath-gdnsd', node: 'fastpath-node-listener', fast: 'fastpath-native', rotating: 'fastpath-native-rotating' } as const;
 type ServerName = keyof typeof ROW;
+/** A record whose answers rotate (3 data centers, round-robin): never replayed, so the fast path hands every query to JavaScript. */
+const ROTATING_RECORD = {
+  name: 'rr.example.test',
+  type: 'A',
+  ttl: 30,
+  service: 'web',
+  policy: { type: 'static-proximity', pickDcCount: 3, balanceAlgorithm: 'round-robin', default: ['us-east'] },
+};
 
 /**
  * The standalone listener's native fast path (`dns.fastPath`, src/doors/dns/README.md) against
@@ -30,7 +38,9 @@ type ServerName = keyof typeof ROW;
  * the 3,000-client mix, every server pinned to CPU 0 (the fast path with one thread), dnsperf on
  * CPU 1, runs interleaved. Queries/s, with the server's CPU per query beside it (the primary
  * criterion: gdnsd saturates dnsperf before itself). The first pass over the mix fills the fast
- * path's templates (warm-up); the measured runs replay them.
+ * path's templates (warm-up); the measured runs replay them. The `rotating` row asks the same fast
+ * path (same process) for a rotating record with the same clients: every answer is JavaScript's
+ * (rotation is not done natively, README "Fast path"), so the two rows show what that costs.
  */
 const group: BenchGroup = {
   name: 'fastpath',
@@ -46,14 +56,16 @@ const group: BenchGroup = {
         { id: ROW.gdnsd, label: 'gdnsd 3.8 geoip plugin, nets from the same decisions' },
         { id: ROW.node, label: 'gslbd, Node listener' },
         { id: ROW.fast, label: 'gslbd, native fast path (1 thread)' },
+        { id: ROW.rotating, label: 'gslbd, native fast path (1 thread), rotating record (answered by JavaScript)' },
       ],
     },
   ],
-  estimateSeconds: (runs) => 30 + 3 * (WARMUP_SECONDS + 0.7) + runs * 3 * (RUN_SECONDS + 0.7),
+  estimateSeconds: (runs) => 30 + 4 * (WARMUP_SECONDS + 0.7) + runs * 4 * (RUN_SECONDS + 0.7),
   async run(ctx) {
     const dir = ctx.tempDir('fastpath');
     const quickstart = (): Record<string, unknown> => parse(readFileSync(QUICKSTART_CONFIG, 'utf8')) as Record<string, unknown>;
-    const fastConfig = { ...quickstart(), dns: { fastPath: { enabled: true, threads: 1 } } };
+    const base = quickstart();
+    const fastConfig = { ...base, records: [...(base.records as unknown[]), ROTATING_RECORD], dns: { fastPath: { enabled: true, threads: 1 } } };
     const nodeStarting = startGslbd(
       ctx.processes,
       { cpu: SERVER_CPU, dir: ctx.tempDir('gslbd-node'), nodeArgs: GSLBD_NODE_FLAGS, config: quickstart() },
@@ -70,6 +82,8 @@ const group: BenchGroup = {
     const clients = clientMix(geo, CLIENTS, 3);
     const queryFile = join(dir, 'gslb-ecs.bin');
     writeFileSync(queryFile, lengthPrefixed(clients.map((c, i) => queryPacket(i & 0xffff, 'www.example.test', 'A', c))));
+    const rotatingFile = join(dir, 'rr-ecs.bin');
+    writeFileSync(rotatingFile, lengthPrefixed(clients.map((c, i) => queryPacket(i & 0xffff, 'rr.example.test', 'A', c))));
     ctx.log('starting gdnsd with nets from the quickstart decisions');
     const gdnsd = await startGdnsd(ctx.processes, snapshot, geo, ctx.tempDir('gdnsd'), SERVER_CPU, ctx.signal);
     const [node, fast] = [await nodeStarting, await fastStarting];
@@ -77,12 +91,21 @@ const group: BenchGroup = {
       gdnsd: { port: gdnsd.port, proc: gdnsd.process },
       node: { port: node.dnsPort, proc: node.process },
       fast: { port: fast.dnsPort, proc: fast.process },
+      rotating: { port: fast.dnsPort, proc: fast.process },
     };
     const plan = (Object.keys(ROW) as ServerName[]).filter((s) => ctx.wants(TABLE, ROW[s]));
     const dnsperf = (server: ServerName, seconds: number) =>
       runDnsperf(
         ctx.processes,
-        { server: '127.0.0.1', port: servers[server].port, queryFile, binary: true, edns: false, seconds, cpu: LOAD_CPU },
+        {
+          server: '127.0.0.1',
+          port: servers[server].port,
+          queryFile: server === 'rotating' ? rotatingFile : queryFile,
+          binary: true,
+          edns: false,
+          seconds,
+          cpu: LOAD_CPU,
+        },
         dir,
         ctx.signal,
       );
@@ -101,6 +124,7 @@ const group: BenchGroup = {
     }
     ctx.note(
       `${CLIENTS} www A queries with ECS from the client mix; the fast path answers from templates the first pass installed. ` +
+        `The rotating row: the same clients asking rr.example.test (3 data centers, round-robin) of the same fast-path process, all answered by JavaScript. ` +
         `Byte-identical answers are checked by src/doors/dns/fastPath.test.ts, not here.`,
     );
   },

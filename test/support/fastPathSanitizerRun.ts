@@ -22,6 +22,8 @@ import { THREE_DATA_CENTERS_YAML, threeDataCentersEngine } from './threeDataCent
  * publish between passes (a new generation), query-log sampling at 0.5 set as a reload sets it
  * while the threads run (sampled hits handed over), replays counted by answer class and folded
  * into the engine's counters by a scrape, every argument error path of the addon,
+ * response-rate limiting (a four-block table, slip 2, IPv4 and IPv6 sources), templates taken and
+ * re-answered at each publish (templates/install),
  * servers opened and closed and the handles collected (run with `--expose-gc`). Prints one JSON line: the addon path, the sanitizer
  * libraries mapped into the process, answers compared, mismatches, counters, refused calls.
  */
@@ -122,6 +124,39 @@ for (const sampleRate of [0, 0.5]) {
   await fast.stop();
 }
 
+// Response-rate limiting (native/rate_limit.cc): a small table (4 blocks: evictions) and slip 2,
+// every query of the mix (malformed ones too) sent from six IPv4 /24s and from ::1, twice, replies not awaited.
+{
+  const e = engine();
+  const limited = new DnsServer(
+    {
+      engine: e,
+      metrics: new EngineMetrics(),
+      log: e.log,
+      afterAnswer: [],
+      behaviour: dnsBehaviourSchema.parse({ fastPath: { enabled: true, threads: 2, rateLimit: { responsesPerSecond: 50, burst: 10, tableSize: 4 } } }),
+    },
+    addresses,
+  );
+  await limited.start();
+  const senders: { socket: ReturnType<typeof createSocket>; to: string; port: number }[] = [];
+  for (let b = 0; b < 6; b++) {
+    const socket = createSocket('udp4');
+    await new Promise<void>((r) => socket.bind(0, `127.0.${b}.1`, r));
+    senders.push({ socket, to: '127.0.0.1', port: limited.bound[0]!.port });
+  }
+  const six = createSocket({ type: 'udp6', ipv6Only: true });
+  await new Promise<void>((r) => six.bind(0, '::1', r));
+  senders.push({ socket: six, to: '::1', port: limited.bound[1]!.port });
+  for (let round = 0; round < 2; round++) {
+    for (const { socket, to, port } of senders) for (const q of qs) socket.send(q, port, to);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  stats.push(limited.fastPathStats());
+  for (const { socket } of senders) socket.close();
+  await limited.stop();
+}
+
 // Argument errors of every call, and calls on a closed server.
 const onBatch = (): void => undefined;
 attempt(() => (addon.open as (...a: unknown[]) => unknown)());
@@ -129,6 +164,9 @@ attempt(() => addon.open('not an address', 5300, 1, onBatch, 0));
 attempt(() => addon.open('127.0.0.1', 0, 1, onBatch, 0));
 attempt(() => addon.open('127.0.0.1', 5300, 0, onBatch, 0));
 attempt(() => addon.open('127.0.0.1', 5300, 1, onBatch, 2));
+attempt(() => (addon.open as (...a: unknown[]) => unknown)('127.0.0.1', 5300, 1, onBatch, 0, 5));
+attempt(() => (addon.open as (...a: unknown[]) => unknown)('127.0.0.1', 5300, 1, onBatch, 0, { rate: 10 }));
+attempt(() => addon.open('127.0.0.1', 5300, 1, onBatch, 0, { rate: 10, burst: 0, slip: 2, ipv4Prefix: 24, ipv6Prefix: 56, entries: 16 }));
 attempt(() => (addon.bump as (...a: unknown[]) => unknown)({}));
 attempt(() => (addon.stats as (...a: unknown[]) => unknown)(1));
 attempt(() => (addon.close as (...a: unknown[]) => unknown)('x'));
@@ -137,6 +175,11 @@ const handle = addon.open('127.0.0.1', port, 1, onBatch, 0);
 attempt(() => (addon.reply as (...a: unknown[]) => unknown)(handle, {}, [], new Int32Array(0)));
 attempt(() => (addon.replyOne as (...a: unknown[]) => unknown)(handle, 1, 0, Buffer.alloc(1)));
 attempt(() => addon.setSampleRate(handle, 1.5));
+attempt(() => (addon.templates as (...a: unknown[]) => unknown)(handle));
+attempt(() => addon.install(handle, qs[0]!, 'not an address', Buffer.alloc(12), 0, 0));
+addon.install(handle, qs[0]!, '127.0.0.1', Buffer.alloc(3), 0, 0);
+addon.install(handle, Buffer.alloc(5), '::1', Buffer.alloc(12), 300, 0);
+addon.templates(handle, 10);
 attempt(() => (addon.setSampleRate as (...a: unknown[]) => unknown)(handle));
 attempt(() => (addon.classCounts as (...a: unknown[]) => unknown)(handle, new Uint32Array(1)));
 addon.setSampleRate(handle, 0.25);

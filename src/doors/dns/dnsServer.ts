@@ -9,6 +9,7 @@ import { listenTcpServer } from '../takenOverServer.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
 import { loadFastPathAddon, type FastPathStats } from './fastPathAddon.js';
 import { FastPathMetrics } from './fastPathMetrics.js';
+import { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import { FastPathSocket } from './fastPathSocket.js';
 import { MessageHandler, type DnsFrontDoorDeps } from './handleMessage.js';
 import type { DnsDoorConfig } from './dnsDoor.js';
@@ -42,6 +43,11 @@ export class DnsServer implements FrontDoor {
   /** Open TCP connections by client ({@link tcpClientKey}). */
   private readonly byClient = new Map<string, Set<StreamConnection>>();
   private readonly messages: MessageHandler;
+  /**
+   * The fast path's handler for re-answering its templates' queries after a publish: the same
+   * answers, but counted in counters nobody reads and never logged (nobody asked them).
+   */
+  private rewarmMessages: MessageHandler | undefined;
   private stopping = false;
   /** Asynchronous UDP replies not sent yet: a hand-over closes this process's UDP sockets only after them. */
   private pendingUdp = 0;
@@ -68,6 +74,7 @@ export class DnsServer implements FrontDoor {
     for (const f of this.fast) f.setSampleRate(behaviour.queryLogSampleRate);
     this.deps = { ...this.deps, behaviour };
     this.messages.reconfigure(behaviour);
+    this.rewarmMessages?.reconfigure({ ...behaviour, queryLogSampleRate: 0 });
   }
 
   /**
@@ -131,15 +138,30 @@ export class DnsServer implements FrontDoor {
   }
 
   /** Counters of the native fast path summed over its sockets; undefined when it is not serving. */
+  /** The fast path's re-answering pass after the last publish, summed over its addresses (undefined without the fast path). */
+  fastPathRewarm(): { readonly installed: number; readonly running: boolean } | undefined {
+    if (this.fast.length === 0) return undefined;
+    let installed = 0;
+    let running = false;
+    for (const f of this.fast) {
+      const r = f.rewarmProgress();
+      installed += r.installed;
+      running ||= r.running;
+    }
+    return { installed, running };
+  }
+
   fastPathStats(): FastPathStats | undefined {
     if (this.fast.length === 0) return undefined;
-    const sum = { hits: 0, misses: 0, sampled: 0, dropped: 0, installed: 0 };
+    const sum = { hits: 0, misses: 0, sampled: 0, dropped: 0, limited: 0, slipped: 0, installed: 0 };
     for (const f of this.fast) {
       const s = f.stats();
       sum.hits += s.hits;
       sum.misses += s.misses;
       sum.sampled += s.sampled;
       sum.dropped += s.dropped;
+      sum.limited += s.limited;
+      sum.slipped += s.slipped;
       sum.installed += s.installed;
     }
     return sum;
@@ -205,15 +227,20 @@ export class DnsServer implements FrontDoor {
    * @throws Error when the address cannot be bound.
    */
   private fastPathSocket(address: string, port: number): FastPathSocket | undefined {
-    const { enabled, threads } = this.deps.behaviour.fastPath;
-    if (!enabled) return undefined;
+    const { enabled, threads, rateLimit, rewarmTemplates } = this.deps.behaviour.fastPath;
+    if (!enabled) {
+      if (rateLimit.responsesPerSecond > 0) this.deps.log.warn('dns.fastPath.rateLimit applies to the fast path only, which is off: responses are not limited');
+      return undefined;
+    }
     const { addon, error } = loadFastPathAddon();
     if (!addon) {
-      this.deps.log.warn({ error }, 'dns.fastPath: the native addon is not available; Node sockets serve UDP');
+      this.deps.log.warn({ error }, 'dns.fastPath: the native addon is not available; Node sockets serve UDP (and responses are not rate-limited)');
       return undefined;
     }
     const onPublish = this.deps.engine.onPublish?.bind(this.deps.engine);
     const { queryLogSampleRate } = this.deps.behaviour;
+    if (rewarmTemplates)
+      this.rewarmMessages ??= new MessageHandler({ ...this.deps, metrics: new EngineMetrics(), behaviour: { ...this.deps.behaviour, queryLogSampleRate: 0 } });
     return new FastPathSocket(
       addon,
       this.messages,
@@ -225,6 +252,17 @@ export class DnsServer implements FrontDoor {
       queryLogSampleRate,
       FastPathMetrics.of(this.deps.metrics.registry),
       this.deps.metrics,
+      rateLimit.responsesPerSecond > 0
+        ? {
+            rate: rateLimit.responsesPerSecond,
+            burst: rateLimit.burst ?? rateLimit.responsesPerSecond,
+            slip: rateLimit.slip,
+            ipv4Prefix: rateLimit.ipv4PrefixLength,
+            ipv6Prefix: rateLimit.ipv6PrefixLength,
+            entries: rateLimit.tableSize,
+          }
+        : undefined,
+      this.rewarmMessages,
     );
   }
 

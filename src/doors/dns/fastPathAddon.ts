@@ -15,15 +15,33 @@ export type FastPathBatch = { readonly __fastPathBatch: unique symbol };
  */
 export type FastPathBatchHandler = (batch: FastPathBatch, packets: Buffer[], peers: string[], ports: number[], sampled: Uint8Array | undefined) => void;
 
+/**
+ * Response-rate limiting settings as the addon takes them (`dns.fastPath.rateLimit`, README "Fast
+ * path", "Abuse"): one token bucket of `burst` tokens refilled at `rate` per second for each source
+ * block (`ipv4Prefix` / `ipv6Prefix` bits of the sender's address), `entries` blocks tracked at
+ * once; every `slip`-th limited datagram of a block gets an empty TC=1 reply, the others none
+ * (`slip` 0: none ever).
+ */
+export interface FastPathRateLimit {
+  readonly rate: number;
+  readonly burst: number;
+  readonly slip: number;
+  readonly ipv4Prefix: number;
+  readonly ipv6Prefix: number;
+  readonly entries: number;
+}
+
 /** The functions of `native/fast_path.cc`. */
 export interface FastPathAddon {
   /**
    * Binds `threads` UDP sockets on `address`:`port` (SO_REUSEPORT when more than one) and starts
    * one native thread per socket. `sampleRate` (0–1, `dns.queryLogSampleRate`): the fraction of
    * template hits handed to JavaScript anyway, flagged `sampled`, so the query log sees them.
+   * `rateLimit` (absent: off) limits the datagrams of each source block before anything else, both
+   * those the threads answer and those they would hand to JavaScript (`native/rate_limit.h`).
    * @throws Error when an address cannot be bound or an argument is out of range.
    */
-  open(address: string, port: number, threads: number, onBatch: FastPathBatchHandler, sampleRate: number): FastPathHandle;
+  open(address: string, port: number, threads: number, onBatch: FastPathBatchHandler, sampleRate: number, rateLimit?: FastPathRateLimit): FastPathHandle;
   /**
    * Sends a batch's replies (null: no reply) in one `sendmmsg`, and keeps as a template every
    * reply whose scope is ≥ 0 (the client block's prefix length, `Answer.reuseScope`); its replays
@@ -33,6 +51,21 @@ export interface FastPathAddon {
   reply(server: FastPathHandle, batch: FastPathBatch, replies: (Buffer | null)[], scopes: Int32Array, classes: Uint32Array): void;
   /** Sends one reply that settled after its batch (never kept as a template). */
   replyOne(server: FastPathHandle, batch: FastPathBatch, index: number, reply: Buffer): void;
+  /**
+   * For at most `max` templates of the current generation: the query that installed it (ID 0,
+   * letter case, flags, EDNS and ECS address as sent) and its sender's address — what
+   * JavaScript answers again on a new snapshot to install the new generation's templates.
+   * @throws Error when the arguments are not a server and a number.
+   */
+  templates(server: FastPathHandle, max: number): [query: Buffer, peer: string][];
+  /**
+   * Keeps `reply` as the template of `query` from `peer` for the client block of prefix length
+   * `scope`, on the current generation, counted in answer class `answerClass` when replayed (as
+   * {@link reply} does for a batch's datagram). False when the query is outside the native subset,
+   * the reply does not echo its ID and ECS address, or an argument is out of range.
+   * @throws Error when the arguments are not of these types, or `peer` is not an IP address.
+   */
+  install(server: FastPathHandle, query: Buffer, peer: string, reply: Buffer, scope: number, answerClass: number): boolean;
   /** Starts a new generation: every template kept so far is stale from the next lookup on. Returns the generation. */
   bump(server: FastPathHandle): number;
   /**
@@ -65,11 +98,15 @@ export interface FastPathStats {
   readonly sampled: number;
   /** Datagrams dropped: longer than 4096 bytes, or JavaScript's queue was full. */
   readonly dropped: number;
+  /** Datagrams left unanswered by response-rate limiting. */
+  readonly limited: number;
+  /** Datagrams over the rate answered with an empty TC=1 reply instead (every `slip`-th). */
+  readonly slipped: number;
   /** Templates kept (replies JavaScript marked as replayable). */
   readonly installed: number;
 }
 
-const ABI = 4;
+const ABI = 6;
 let cached: { readonly addon: FastPathAddon | undefined; readonly error?: string } | undefined;
 
 /**

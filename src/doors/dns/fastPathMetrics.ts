@@ -2,8 +2,15 @@ import { Counter, type Registry } from 'prom-client';
 import type { FastPathStats } from './fastPathAddon.js';
 
 /** Outcomes of `gslbd_dns_fastpath_datagrams_total`, as the native counters name them. */
-const OUTCOMES = ['hits', 'misses', 'sampled', 'dropped'] as const;
-const LABEL: Record<(typeof OUTCOMES)[number], string> = { hits: 'hit', misses: 'miss', sampled: 'sampled', dropped: 'dropped' };
+const OUTCOMES = ['hits', 'misses', 'sampled', 'dropped', 'limited', 'slipped'] as const;
+const LABEL: Record<(typeof OUTCOMES)[number], string> = {
+  hits: 'hit',
+  misses: 'miss',
+  sampled: 'sampled',
+  dropped: 'dropped',
+  limited: 'rate_limited',
+  slipped: 'slipped',
+};
 
 /** A fast-path server's counters as last added to the Prometheus counters. */
 type Added = Record<(typeof OUTCOMES)[number] | 'installed', number>;
@@ -18,7 +25,9 @@ const byRegistry = new WeakMap<Registry, FastPathMetrics>();
  *
  * - `gslbd_dns_fastpath_datagrams_total{outcome}`: `hit` answered natively from a template,
  *   `miss` handed to JavaScript (no template, or a query outside the native subset), `sampled` a
- *   hit handed to JavaScript for the query log, `dropped` too long or JavaScript's queue full;
+ *   hit handed to JavaScript for the query log, `dropped` too long or JavaScript's queue full,
+ *   `rate_limited` left unanswered by response-rate limiting, `slipped` answered with an empty
+ *   TC=1 reply by it instead;
  * - `gslbd_dns_fastpath_templates_total`: replies kept as templates.
  */
 export class FastPathMetrics {
@@ -40,7 +49,7 @@ export class FastPathMetrics {
     const add = (): void => this.addAll();
     this.datagrams = new Counter({
       name: 'gslbd_dns_fastpath_datagrams_total',
-      help: 'UDP datagrams the native fast path received, by outcome (hit: answered natively; miss: answered by JavaScript; sampled: a hit handed to JavaScript for the query log; dropped)',
+      help: 'UDP datagrams the native fast path received, by outcome (hit: answered natively; miss: answered by JavaScript; sampled: a hit handed to JavaScript for the query log; dropped; rate_limited: unanswered by response-rate limiting; slipped: answered TC=1 by it)',
       labelNames: ['outcome'] as const,
       registers: [registry],
       collect: add,
@@ -55,7 +64,7 @@ export class FastPathMetrics {
 
   /** Counts `stats` (read when scraped) from now on. */
   add(stats: () => FastPathStats): void {
-    this.sources.set(stats, { hits: 0, misses: 0, sampled: 0, dropped: 0, installed: 0 });
+    this.sources.set(stats, { hits: 0, misses: 0, sampled: 0, dropped: 0, limited: 0, slipped: 0, installed: 0 });
   }
 
   /** Adds `stats`' last counts and stops reading it (call before its server closes). */

@@ -6,7 +6,7 @@ import { REPO_ROOT } from '../../../test/support/engineProcess.js';
 // native/fast_path.cc and fast_query.cc under ASan + UBSan (native/build-sanitized.sh, run by
 // test/setup.sh), driven by test/support/fastPathSanitizerRun.ts: two threads per address over IPv4
 // and IPv6, templates installed and replayed, a publish between passes, sampled hits, malformed and
-// oversized datagrams, every argument error path, servers opened, closed and collected; every
+// oversized datagrams, response-rate limiting (table evictions, slip replies), every argument error path, servers opened, closed and collected; every
 // answer byte-identical to the Node listener's. A stock node is not instrumented, so libasan is
 // preloaded and the leak checker (node's own allocations) is off.
 test('the sanitizer build of the fast path answers like the Node listener and runs its error paths clean', (t) => {
@@ -17,15 +17,16 @@ test('the sanitizer build of the fast path answers like the Node listener and ru
     sanitizers: string[];
     compared: number;
     mismatches: string[];
-    stats: { hits: number; misses: number; sampled: number; dropped: number; installed: number }[];
+    stats: { hits: number; misses: number; sampled: number; dropped: number; limited: number; slipped: number; installed: number }[];
     rejected: string[];
   }>(t, { script, addon, addonVariable: 'GSLBD_FASTPATH_ADDON', cwd: REPO_ROOT, timeoutMs: 120_000 });
   t.is(result.addon, addon);
   t.deepEqual(result.sanitizers.sort(), ['libasan.so', 'libubsan.so']);
   t.deepEqual(result.mismatches, []);
   t.true(result.compared > 4000, `${result.compared} answers compared`);
-  const [plain, sampled] = result.stats;
+  const [plain, sampled, limited] = result.stats;
   t.true(plain!.hits > 0 && plain!.installed > 0 && plain!.dropped >= 1, JSON.stringify(plain));
   t.true(sampled!.sampled > 0 && sampled!.hits > 0, JSON.stringify(sampled));
-  t.is(result.rejected.length, 13, result.rejected.join('\n'));
+  t.true(limited!.limited > 0 && limited!.slipped > 0 && limited!.hits + limited!.misses > 0, JSON.stringify(limited));
+  t.is(result.rejected.length, 18, result.rejected.join('\n'));
 });

@@ -2,9 +2,19 @@ import { parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import type { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { AnswerClasses } from './answerClasses.js';
-import type { FastPathAddon, FastPathBatch, FastPathHandle, FastPathStats } from './fastPathAddon.js';
+import type { FastPathAddon, FastPathBatch, FastPathHandle, FastPathRateLimit, FastPathStats } from './fastPathAddon.js';
 import type { FastPathMetrics } from './fastPathMetrics.js';
 import type { MessageHandler, ReplyReuse } from './handleMessage.js';
+
+/**
+ * Templates re-answered after a publish, at most: bounds the pass's time (about 5–20 µs of
+ * JavaScript each, in chunks between queries) and the memory it holds (the queries, ≤ 512 bytes
+ * each, typically ~60: ≤ 2 MiB, typically 0.25 MiB). Blocks beyond it get their template from
+ * their first query, as before.
+ */
+const REWARM_MAX = 4096;
+/** Templates re-answered per event-loop turn: live queries wait at most about this many answers. */
+const REWARM_CHUNK = 64;
 
 /**
  * One listener address served by the native fast path (`native/fast_path.cc`, README "Fast
@@ -33,7 +43,9 @@ export class FastPathSocket {
   private readonly stopFolding: () => void;
 
   /**
-   * Binds `address`:`port` with `threads` native sockets and threads.
+   * Binds `address`:`port` with `threads` native sockets and threads, limiting each source block's
+   * responses by `rateLimit` when given. `rewarmMessages` (a handler whose counters are not the
+   * engine's) re-answers the templates' queries after each publish; without it none are.
    * @throws Error when the address cannot be bound.
    */
   constructor(
@@ -47,16 +59,73 @@ export class FastPathSocket {
     sampleRate: number,
     private readonly metrics: FastPathMetrics,
     private readonly engineMetrics: EngineMetrics,
+    rateLimit?: FastPathRateLimit,
+    private readonly rewarmMessages?: MessageHandler,
   ) {
-    this.server = addon.open(address, port, threads, (batch, packets, peers, _ports, sampled) => this.answer(batch, packets, peers, sampled), sampleRate);
+    this.server = addon.open(
+      address,
+      port,
+      threads,
+      (batch, packets, peers, _ports, sampled) => this.answer(batch, packets, peers, sampled),
+      sampleRate,
+      rateLimit,
+    );
     // Without publish notifications nothing could ever make a template stale: keep none.
-    this.unsubscribe = onPublish ? onPublish(() => addon.bump(this.server)) : () => undefined;
+    this.unsubscribe = onPublish ? onPublish(() => this.published()) : () => undefined;
     this.keep = onPublish !== undefined;
     metrics.add(this.counters);
     this.stopFolding = engineMetrics.beforeScrape(() => this.foldReplays());
   }
 
   private readonly counters = (): FastPathStats => this.addon.stats(this.server);
+
+  /** Publishes seen: a re-answering pass started on an earlier one stops when this moved on. */
+  private publishes = 0;
+  /** Templates of the last publish re-answered and installed so far, and whether that pass is still running. */
+  private rewarm = { installed: 0, running: false };
+
+  /**
+   * A publish: the queries of the templates kept so far (at most {@link REWARM_MAX}) are taken,
+   * the generation is bumped before the publish returns (nothing kept so far is replayed again),
+   * then JavaScript answers those queries on the new snapshot, {@link REWARM_CHUNK} per event-loop
+   * turn, through `rewarmMessages` (its counters are not the engine's: these are not queries
+   * anyone asked), and installs the replayable replies — so the first query of a client block
+   * after a publish is answered natively instead of by JavaScript. A later publish stops the pass.
+   */
+  private published(): void {
+    const queries = this.rewarmMessages ? this.addon.templates(this.server, REWARM_MAX) : [];
+    this.addon.bump(this.server);
+    const publish = ++this.publishes;
+    this.rewarm = { installed: 0, running: queries.length > 0 };
+    let next = 0;
+    const chunk = (): void => {
+      if (publish !== this.publishes || this.closed) return;
+      const reuse: ReplyReuse = { scope: -1, answer: undefined, type: 0 };
+      for (const end = Math.min(queries.length, next + REWARM_CHUNK); next < end; next++) {
+        const [query, peer] = queries[next]!;
+        try {
+          reuse.scope = -1;
+          reuse.answer = undefined;
+          const reply = this.rewarmMessages!.handle(query, 'udp', parseIp(peer), reuse);
+          const answer = reuse.answer;
+          if (!(reply instanceof Buffer) || reuse.scope < 0 || answer === undefined) continue;
+          if (this.addon.install(this.server, query, peer, reply, reuse.scope, this.classes.idOf(reuse.type, answer))) this.rewarm.installed++;
+        } catch (e) {
+          this.log.error({ err: e }, 'fast path: answering a template again failed');
+        }
+      }
+      if (next < queries.length) setImmediate(chunk);
+      else this.rewarm.running = false;
+    };
+    if (queries.length > 0) setImmediate(chunk);
+  }
+
+  /** The last publish's pass: templates installed again, and whether it is still running. */
+  rewarmProgress(): { readonly installed: number; readonly running: boolean } {
+    return this.rewarm;
+  }
+
+  private closed = false;
 
   private readonly keep: boolean;
 
@@ -72,6 +141,7 @@ export class FastPathSocket {
 
   /** Stops the native threads and closes the sockets; their last replays are added to the engine's counters. */
   close(): void {
+    this.closed = true;
     this.unsubscribe();
     this.metrics.remove(this.counters);
     this.addon.close(this.server);

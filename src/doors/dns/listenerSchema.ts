@@ -8,6 +8,49 @@ export const dnsListenerSchema = z.strictObject({
   port: listenPortSchema.default(53).describe('Port the DNS listener binds, UDP and TCP; 0 lets the system pick one; default 53 (restart needed).'),
 });
 
+/**
+ * Response-rate limiting of the fast path (README "Fast path", "Abuse: response-rate limiting";
+ * `native/rate_limit.h`): a token bucket per source block, applied by the native threads to every
+ * datagram before they answer it or hand it to JavaScript. Off while `responsesPerSecond` is 0.
+ */
+export const rateLimitSchema = z.strictObject({
+  responsesPerSecond: z
+    .number()
+    .int()
+    .min(0)
+    .max(1000000)
+    .default(0)
+    .describe('Responses per second per source block (IPv4 /24, IPv6 /56 by default) from the fast path; 0 turns rate limiting off; default 0.'),
+  burst: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000000)
+    .optional()
+    .describe('Responses a source block may get at once after being idle (the bucket size); default: responsesPerSecond.'),
+  /** BIND's `slip`: a limited client behind a spoofed address still gets its answer over TCP. */
+  slip: z
+    .number()
+    .int()
+    .min(0)
+    .max(10)
+    .default(2)
+    .describe('Every slip-th limited query of a block gets an empty TC=1 reply (the client retries over TCP), the others none; 0: never; default 2.'),
+  ipv4PrefixLength: z.number().int().min(0).max(32).default(24).describe('Source block of an IPv4 sender: prefix length 0–32; default 24.'),
+  ipv6PrefixLength: z.number().int().min(0).max(64).default(56).describe('Source block of an IPv6 sender: prefix length 0–64; default 56.'),
+  tableSize: z
+    .number()
+    .int()
+    .min(4)
+    .max(16777216)
+    .default(65536)
+    .describe(
+      'Source blocks tracked at once per listener address (24 bytes each; 65536 = 1.5 MiB); a new block replaces the fullest bucket of its set; default 65536.',
+    ),
+});
+
+const RATE_LIMIT_DEFAULT = { responsesPerSecond: 0, slip: 2, ipv4PrefixLength: 24, ipv6PrefixLength: 56, tableSize: 65536 };
+
 /** Standalone DNS listener behaviour (sizes in bytes, times in ms): the root `dns` key. */
 export const dnsBehaviourSchema = z.strictObject({
   /** EDNS payload size we advertise and the UDP response limit for EDNS queries (RFC 6891 §6.2.5; DNS flag day 2020). */
@@ -70,10 +113,18 @@ export const dnsBehaviourSchema = z.strictObject({
     z.strictObject({
       enabled: z.boolean().default(false).describe('Serve UDP queries through the native fast path; default false.'),
       threads: z.number().int().min(0).max(256).default(0).describe('Fast-path threads; 0 means one per core; default 0.'),
+      /** Off by default: re-answering advances the rotation of records whose answers rotate on the new snapshot (README "Fast path"). */
+      rewarmTemplates: z
+        .boolean()
+        .default(false)
+        .describe(
+          'After each publish, answer the queries of the current templates again on the new snapshot so the first query of a block is answered natively; advances round-robin/random state of rotating answers; default false.',
+        ),
+      rateLimit: rateLimitSchema.default(RATE_LIMIT_DEFAULT).describe('Response-rate limiting of the fast path (README "Fast path"); off by default.'),
     }),
     'the native fast path opens its sockets and threads at start',
   )
-    .default({ enabled: false, threads: 0 })
+    .default({ enabled: false, threads: 0, rewarmTemplates: false, rateLimit: RATE_LIMIT_DEFAULT })
     .describe('The native UDP fast path (README "Fast path"), off by default; restart needed.'),
 });
 
@@ -91,7 +142,7 @@ export const dnsRootSchema = dnsBehaviourSchema
     tcpMaxConnections: 256,
     tcpMaxConnectionsPerClient: 64,
     queryLogSampleRate: 0,
-    fastPath: { enabled: false, threads: 0 },
+    fastPath: { enabled: false, threads: 0, rewarmTemplates: false, rateLimit: RATE_LIMIT_DEFAULT },
   })
   .describe('Behaviour of the standalone DNS listener: EDNS size, TCP limits, query log sampling, fast path.');
 
