@@ -142,6 +142,19 @@ async function metric(url: string, pattern: RegExp): Promise<number> {
 
 type Behaviour = 'answer' | 'silent' | 'truncate';
 
+/** The part of an `/explain` reply these tests read. */
+interface Explained {
+  answer: { answers: string[]; scope: number };
+  delegations?: {
+    record: string;
+    result: string;
+    ms: number;
+    answered?: { zone: string; records: string[]; scope: number };
+    instead?: { zone: string; dcs: string[] };
+    attempts: { zone: string; nameServer: string; transport: string; rcode?: number; outcome: string; ms: number }[];
+  }[];
+}
+
 /** What the responder received of one query for the GSLB name: its ECS option and its delegation hop option. */
 interface Seen {
   readonly transport: 'udp' | 'tcp';
@@ -256,8 +269,31 @@ test.serial(
     }
     const before = await metric(top.url, /gslbd_proximity_delegations_total\{result="answered"\} (\d+)/);
     t.true(before >= 1);
-    const explain = (await (await fetch(`${top.url}/explain?name=www.work.test&type=A&client=198.51.100.1`)).json()) as { selections: unknown[] };
+    const explain = (await (await fetch(`${top.url}/explain?name=www.work.test&type=A&client=198.51.100.1`)).json()) as Explained;
     t.regex(JSON.stringify(explain), /"mode":"recursive"/);
+    // The network just asked: /explain reads the top tier's answer cache.
+    t.is(explain.delegations?.[0]?.result, 'cached');
+    t.deepEqual(
+      explain.answer.answers.map((a) => a.replace(/ \d+ IN /, ' IN ')),
+      ['www.work.test. IN A 192.0.2.12'],
+    );
+    // A network not asked yet: /explain asks the sub-tier, and shows its answer in place of the local one.
+    for (let i = 0; i < 2; i++) {
+      const fresh = (await (await fetch(`${top.url}/explain?name=www.work.test&type=A&client=198.51.99.0/24`)).json()) as Explained;
+      t.deepEqual(
+        fresh.answer.answers.map((a) => a.replace(/ \d+ IN /, ' IN ')),
+        ['www.work.test. IN A 192.0.2.12'],
+      );
+      t.is(fresh.answer.scope, 24);
+      const d = fresh.delegations![0]!;
+      // A trial fills no cache: the second explanation asks the sub-tier again.
+      t.like(d, { record: 'www.work.test', type: 'A', zones: ['0.1'], result: 'answered', answered: { zone: '0.1', scope: 24 } }, `explanation ${i + 1}`);
+      t.regex(d.answered!.records[0]!, /^www\.work\.test\. [1-5] IN A 192\.0\.2\.12$/, "the sub-tier's TTL capped by the record's");
+      t.like(d.attempts[0], { zone: '0.1', nameServer: `ns1.z01.work.test (127.0.0.1:${sub.server.port})`, transport: 'udp', rcode: 0, outcome: 'answered' });
+      t.true(d.ms > 0 && d.ms < 3000, `latency ${d.ms} ms`);
+    }
+    // Trials are not counted in the query path's delegation metrics.
+    t.is(await metric(top.url, /gslbd_proximity_delegations_total\{result="answered"\} (\d+)/), before);
   },
 );
 
@@ -334,6 +370,15 @@ test.serial('a silent sub-tier: the next zone answers once the budget is spent, 
   t.deepEqual(order, ['work.test ns1.work.test', 'www.work.test 192.0.2.3']);
   t.true(ns.seen.length >= 2, `the silent name server was asked again within the budget (${ns.seen.length} attempts)`);
   t.is(await metric(top.url, /gslbd_proximity_delegations_total\{result="failed"\} (\d+)/), 1);
+  // /explain asks the silent sub-tier too: the failure, each attempt, and the zone that answered instead.
+  const explain = (await (await fetch(`${top.url}/explain?name=www.work.test&type=A&client=198.51.100.0/24`)).json()) as Explained;
+  t.deepEqual(explain.answer.answers, ['www.work.test. 5 IN A 192.0.2.3']);
+  const d = explain.delegations![0]!;
+  t.like(d, { zones: ['0.1'], result: 'failed', instead: { zone: '1', dcs: ['eu'] } });
+  t.is(d.answered, undefined);
+  t.true(d.attempts.length >= 2 && d.attempts.every((a) => a.outcome === 'no reply' && a.rcode === undefined));
+  t.true(d.ms >= 2 * 400 - 50 && d.ms <= 5000, `two attempts of attemptMs, within the budget (${d.ms} ms)`);
+  t.is(await metric(top.url, /gslbd_proximity_delegations_total\{result="failed"\} (\d+)/), 1, 'a trial is not counted');
 });
 
 test.serial('a loop (two engines delegating to each other) is refused by the delegation hop option', async (t) => {

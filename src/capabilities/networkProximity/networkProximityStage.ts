@@ -83,9 +83,15 @@ export function networkProximityStage(
           return;
         }
         if (recursive !== undefined && view !== undefined) {
-          const zones = delegatedFirst(s.live, reading.order, zoneOf, recursive.zones, view);
-          if (zones !== undefined) {
-            const request: DelegationRequest = { zones, ttl: s.record.ttl, budgetMs: recursive.budgetMs, attemptMs: recursive.attemptMs };
+          const first = delegatedFirst(s.live, reading.order, zoneOf, recursive.zones, view);
+          if (first !== undefined) {
+            const request: DelegationRequest = {
+              zones: first.zones,
+              ttl: s.record.ttl,
+              budgetMs: recursive.budgetMs,
+              attemptMs: recursive.attemptMs,
+              fallbackZone: first.next,
+            };
             s.delegation = request;
           }
         }
@@ -128,21 +134,25 @@ function aliasFirst(
   return undefined;
 }
 
-/** The delegated zones of `order` whose sub-tier is up and that come before every zone with a live data center, best first; undefined when none. */
+/** The delegated zones of `order` whose sub-tier is up and that come before every zone with a live data center, best first, and that first zone with a live data center (`next`); undefined when no delegated zone comes first. */
 function delegatedFirst(
   live: readonly LiveDc[],
   order: readonly string[],
   zoneOf: ReadonlyMap<string, string>,
   delegated: ReadonlySet<string>,
   view: ProximityView,
-): string[] | undefined {
+): { zones: string[]; next: string | undefined } | undefined {
   let zones: string[] | undefined;
+  let next: string | undefined;
   for (const zone of order) {
     if (delegated.has(zone)) {
       if (view.zoneUp(zone)) (zones ??= []).push(zone);
-    } else if (live.some((l) => zoneOf.get(l.candidate.dc.name) === zone)) break;
+    } else if (live.some((l) => zoneOf.get(l.candidate.dc.name) === zone)) {
+      next = zone;
+      break;
+    }
   }
-  return zones;
+  return zones && { zones, next };
 }
 
 /** `groups` and each group frozen: they are shared by the queries that rank the same live list by the same order. */
