@@ -271,6 +271,9 @@ test.serial(
     t.true(before >= 1);
     const explain = (await (await fetch(`${top.url}/explain?name=www.work.test&type=A&client=198.51.100.1`)).json()) as Explained;
     t.regex(JSON.stringify(explain), /"mode":"recursive"/);
+    // The sub-tier's keepalive state, in the trace and as a metric (1: its name server answered the last check).
+    t.regex(JSON.stringify(explain), /"subTierKeepalive":\{"0\.1":"up"\}/);
+    t.is(await metric(top.url, /gslbd_proximity_subtier_up\{zone="0\.1"\} (-?\d+)/), 1);
     // The network just asked: /explain reads the top tier's answer cache.
     t.is(explain.delegations?.[0]?.result, 'cached');
     t.deepEqual(

@@ -79,7 +79,7 @@ export function networkProximityStage(
           s.ranked = [];
           s.data = [alias.target];
           s.answerType = 'CNAME';
-          if (s.trace) trace(s, reading, zoneOf, { zone: alias.zone, mode: 'alias', target: alias.target });
+          if (s.trace) trace(s, reading, zoneOf, { zone: alias.zone, mode: 'alias', target: alias.target }, keepalive(view, aliases.keys()));
           return;
         }
         if (recursive !== undefined && view !== undefined) {
@@ -112,7 +112,13 @@ export function networkProximityStage(
         }
       }
       if (s.trace)
-        trace(s, reading, zoneOf, s.delegation && { zones: s.delegation.zones.join(' '), mode: 'recursive', budgetMs: String(s.delegation.budgetMs) });
+        trace(
+          s,
+          reading,
+          zoneOf,
+          s.delegation && { zones: s.delegation.zones.join(' '), mode: 'recursive', budgetMs: String(s.delegation.budgetMs) },
+          keepalive(view, recursive?.zones ?? aliases.keys()),
+        );
     },
   };
 }
@@ -178,7 +184,20 @@ function byZone(dcs: readonly LiveDc[], position: ReadonlyMap<string, number>, z
   return out;
 }
 
-function trace(s: SelectionState, r: ZoneIndexReading | undefined, zoneOf: ReadonlyMap<string, string>, delegation: Record<string, string> | undefined): void {
+/** The keepalive state of each delegated zone the record may answer for (`up`, `down`: no candidate); undefined when it has none. */
+function keepalive(view: ProximityView | undefined, zones: Iterable<string>): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  for (const zone of zones) (out ??= {})[zone] = view === undefined || view.zoneUp(zone) ? 'up' : 'down';
+  return out;
+}
+
+function trace(
+  s: SelectionState,
+  r: ZoneIndexReading | undefined,
+  zoneOf: ReadonlyMap<string, string>,
+  delegation: Record<string, string> | undefined,
+  subTiers: Record<string, string> | undefined,
+): void {
   s.trace!.step('network-proximity', {
     source: r === undefined ? 'round-robin (no network proximity configured)' : r.source === 'round-robin' ? 'round-robin (PDB unavailable)' : r.source,
     measured: r?.measured ?? false,
@@ -192,5 +211,6 @@ function trace(s: SelectionState, r: ZoneIndexReading | undefined, zoneOf: Reado
     rtts: r?.rtts ?? [],
     groups: s.ranked.map((g) => g.map((l) => ({ dc: l.candidate.dc.name, zone: zoneOf.get(l.candidate.dc.name) ?? null }))),
     ...(delegation ? { delegation } : {}),
+    ...(subTiers ? { subTierKeepalive: subTiers } : {}),
   });
 }
