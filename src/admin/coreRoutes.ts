@@ -1,5 +1,5 @@
 import type { Engine } from '../pipeline/engine.js';
-import { explainQuery } from '../pipeline/explain.js';
+import { explainQueryFollowing } from '../pipeline/explain.js';
 import type { AdminRoute } from '../core/contracts/adminRoute.js';
 import type { AfterAnswerHook } from '../core/contracts/frontDoor.js';
 import type { ReloadOutcome } from '../pipeline/capability.js';
@@ -88,13 +88,15 @@ export function coreRoutes(deps: CoreRouteDeps): AdminRoute[] {
     method: 'GET',
     path: '/explain',
     mutating: false,
-    handle({ url }) {
+    async handle({ url }) {
       const name = url.searchParams.get('name');
       const client = url.searchParams.get('client');
       if (!name || !client) return { status: 400, json: { error: 'name and client are required (type defaults to A)' } };
       try {
         const dnssecOk = url.searchParams.get('do') === '1';
-        return { status: 200, json: explainQuery(engine, name, url.searchParams.get('type') ?? 'A', client, { dnssecOk, afterAnswer: deps.afterAnswer }) };
+        // A recursive delegation asks the sub-tier (within its budget) as a trial: `explainQueryFollowing`.
+        const json = await explainQueryFollowing(engine, name, url.searchParams.get('type') ?? 'A', client, { dnssecOk, afterAnswer: deps.afterAnswer });
+        return { status: 200, json };
       } catch (e) {
         return { status: 400, json: { error: (e as Error).message } };
       }

@@ -8,7 +8,7 @@ import type { Engine } from '../pipeline/engine.js';
  * snapshots and RRsets are the pipeline's types; a door that needs only answers takes a
  * {@link FrontDoorHost} and stays independent of the pipeline.
  */
-export interface DoorEngine extends QueryEngine, Pick<Engine, 'snapshot' | 'nameRrsets'> {}
+export interface DoorEngine extends QueryEngine, Pick<Engine, 'snapshot' | 'nameRrsets' | 'nameRrsetsFollowing'> {}
 
 /** What the process gives the front doors of this folder: a {@link FrontDoorHost} with the {@link DoorEngine}. */
 export interface DoorHost extends FrontDoorHost {

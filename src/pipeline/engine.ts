@@ -4,7 +4,7 @@ import type { RecordType } from '../core/dns/records.js';
 import type { Client } from '../core/model/query.js';
 import { resolve, resolveFollowing, type ExplainedSelection } from './zones/authoritative.js';
 import { type Answer, type Query } from '../core/model/query.js';
-import { nameRrsets, type NameContents } from './zones/nameRrsets.js';
+import { nameRrsets, nameRrsetsFollowing, type NameContents } from './zones/nameRrsets.js';
 import type { ZoneData } from './zones/zoneIndex.js';
 import type { Snapshot } from './snapshot.js';
 
@@ -66,5 +66,20 @@ export class Engine {
    */
   nameRrsets(name: string, client: Client, ctx: ResolveContext = this.ctx, type?: RecordType, zone?: ZoneData): NameContents | undefined {
     return nameRrsets(this.current, name, client, ctx, type, zone);
+  }
+
+  /**
+   * {@link Engine.nameRrsets} for a DNS server that waits for its backend (PowerDNS): a promise only
+   * when a GSLB selection delegates to a sub-tier's name servers (recursive delegation,
+   * `nameRrsetsFollowing`); every other result is a plain value.
+   */
+  nameRrsetsFollowing(
+    name: string,
+    client: Client,
+    ctx: ResolveContext = this.ctx,
+    type?: RecordType,
+    zone?: ZoneData,
+  ): NameContents | undefined | Promise<NameContents> {
+    return nameRrsetsFollowing(this.current, name, client, ctx, type, zone);
   }
 }

@@ -6,7 +6,7 @@ import { unpackId, unpackPrefix } from '../core/lpm/rangeTable.js';
 import { formatQualifiers } from '../core/location/location.js';
 import type { AfterAnswerHook } from '../core/contracts/frontDoor.js';
 import type { Answer, Query } from '../core/model/query.js';
-import { resolve, type ExplainedSelection } from './zones/authoritative.js';
+import { resolve, resolveExplained, type ExplainedDelegation, type ExplainedSelection } from './zones/authoritative.js';
 import type { Engine } from './engine.js';
 
 /** The JSON an explain request returns: the query, the client as located, the answer and each selection's trace. */
@@ -15,6 +15,12 @@ export interface Explanation {
   client: { address: string; sourcePrefix: number; fromEcs: boolean; location: string; locationPrefix: number };
   answer: { rcode: number; authoritative: boolean; scope: number; answers: string[]; authority: string[]; additional: string[] };
   selections: ExplainedSelection[];
+  /**
+   * Each recursive delegation of the answer (`/explain` only, {@link explainQueryFollowing}): the
+   * zones asked, the outcome, the sub-tier's answer (records presented as in `answer`) or the zone
+   * and data centers that answered instead, and each question sent (name server, transport, rcode, ms).
+   */
+  delegations?: readonly Record<string, unknown>[];
   /** What each after-answer step did (the DNSSEC signer: which RRsets it signed, from its cache or not); the answer above is after them. */
   afterAnswer: Readonly<Record<string, unknown>>[];
 }
@@ -38,17 +44,59 @@ export interface ExplainOptions {
  * @throws Error when the name, the type or the client address is invalid.
  */
 export function explainQuery(engine: Engine, name: string, type: string, client: string, options: ExplainOptions = {}): Explanation {
+  const asked = ask(engine, name, type, client, options);
+  return explanation(asked, resolve(asked.query, asked.snap, asked.ctx, asked.selections), options);
+}
+
+/**
+ * {@link explainQuery} as the front doors answer, for the admin API's `/explain`: a GSLB selection
+ * whose best candidates are delegated proximity zones resolved recursively asks the sub-tier
+ * (within the delegation budget, through the same resolver and its answer cache, as a trial that
+ * neither fills that cache nor counts in the delegation metrics: `ProximityView.delegate`), and the
+ * explanation shows the sub-tier's answer in place of the local one, with each delegation in
+ * `delegations` (what came back, or the failure and the zone whose data centers answered instead).
+ * A promise only when a selection delegates.
+ * @throws Error when the name, the type or the client address is invalid.
+ */
+export function explainQueryFollowing(
+  engine: Engine,
+  name: string,
+  type: string,
+  client: string,
+  options: ExplainOptions = {},
+): Explanation | Promise<Explanation> {
+  const asked = ask(engine, name, type, client, options);
+  const delegations: ExplainedDelegation[] = [];
+  const a = resolveExplained(asked.query, asked.snap, asked.ctx, asked.selections, delegations);
+  return a instanceof Promise ? a.then((answer) => explanation(asked, answer, options, delegations)) : explanation(asked, a, options);
+}
+
+/** An explain request, parsed: the query, the client, the snapshot and a context whose rotation is a copy. */
+interface Asked {
+  readonly name: string;
+  readonly type: string;
+  readonly prefix: ReturnType<typeof parseCidr>;
+  readonly query: Query;
+  readonly snap: Engine['snapshot'];
+  readonly ctx: Engine['ctx'];
+  readonly selections: ExplainedSelection[];
+}
+
+function ask(engine: Engine, name: string, type: string, client: string, options: ExplainOptions): Asked {
   const qname = configuredName(name);
   const code = /^\d+$/.test(type) ? Number(type) : TYPE_CODES[type.toUpperCase() as RecordType];
   if (code === undefined) throw new Error(`unknown record type "${type}"`);
   const prefix = parseCidr(client);
   const bits = familyBits(prefix.address.family);
   const c = { address: prefix.address, sourcePrefix: prefix.prefix, fromEcs: prefix.prefix < bits };
-  const selections: ExplainedSelection[] = [];
   const ctx = { ...engine.ctx, rotation: engine.ctx.rotation.clone() };
-  const snap = engine.snapshot;
   const query: Query = { name: qname, type: code, client: c, transport: 'tcp', dnssecOk: options.dnssecOk ?? false };
-  let a: Answer = resolve(query, snap, ctx, selections);
+  return { name, type, prefix, query, snap: engine.snapshot, ctx, selections: [] };
+}
+
+function explanation(asked: Asked, answer: Answer, options: ExplainOptions, delegations?: readonly ExplainedDelegation[]): Explanation {
+  const { name, type, prefix, query, snap, selections } = asked;
+  let a = answer;
   const steps: Readonly<Record<string, unknown>>[] = [];
   for (const hook of options.afterAnswer ?? []) {
     if (!hook.explain) continue;
@@ -63,7 +111,7 @@ export function explainQuery(engine: Engine, name: string, type: string, client:
     client: {
       address: formatIp(prefix.address),
       sourcePrefix: prefix.prefix,
-      fromEcs: c.fromEcs,
+      fromEcs: query.client.fromEcs,
       location: unpackId(packed) === 0 ? 'unknown' : formatQualifiers(snap.env.geo.location(unpackId(packed)).qualifiers),
       locationPrefix: unpackPrefix(packed),
     },
@@ -76,6 +124,16 @@ export function explainQuery(engine: Engine, name: string, type: string, client:
       additional: a.additional.map(present),
     },
     selections,
+    ...(delegations && delegations.length > 0
+      ? {
+          delegations: delegations.map((d) => ({
+            ...d,
+            ms: Math.round(d.ms * 10) / 10,
+            ...(d.answered ? { answered: { ...d.answered, records: d.answered.records.map(present) } } : {}),
+            attempts: d.attempts.map((x) => ({ ...x, ms: Math.round(x.ms * 10) / 10 })),
+          })),
+        }
+      : {}),
     afterAnswer: steps,
   };
 }

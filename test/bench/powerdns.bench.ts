@@ -9,6 +9,7 @@ import { Engine } from '../../src/pipeline/engine.js';
 import { AnswerWrapper } from '../../src/doors/answerWrapper.js';
 import { PowerDnsMetrics } from '../../src/doors/powerdns/metrics.js';
 import { RemoteBackendSession } from '../../src/doors/powerdns/remoteBackend.js';
+import { atOnce } from '../support/powerdnsFixture.js';
 import { formatIp } from '../../src/core/net/ipAddress.js';
 import { createLogger } from '../../src/core/telemetry/logger.js';
 import { RateLimitedLog } from '../../src/core/telemetry/rateLimitedLog.js';
@@ -274,7 +275,7 @@ async function measureHandlers(ctx: BenchContext, clients: readonly MixClient[])
   const noop = new NoopSession();
   const handlers: Record<string, (line: string) => string> = {
     'noop-handler': (line) => noop.reply(line),
-    'gslbd-handler': (line) => session.handle(line).text,
+    'gslbd-handler': (line) => atOnce(session.handle(line)).text,
   };
   const rows = Object.fromEntries(
     Object.entries(handlers).map(([row, handle]) => [

@@ -16,6 +16,7 @@ import { pinAllThreads } from './harness/affinity.js';
 import type { BenchGroup } from './harness/benchGroup.js';
 import { measureInProcess } from './harness/inProcessRows.js';
 import { measureResolve } from './resolve.bench.js';
+import { DELEGATION_TABLE, measureDelegation } from './delegationLatency.js';
 
 /**
  * Tiered network proximity (issue 20's benchmark, src/capabilities/networkProximity/README.md):
@@ -25,7 +26,10 @@ import { measureResolve } from './resolve.bench.js';
  *   costs without the proximity stage); the issue's target is ≥ 300k decisions/s;
  * - the PDB at 1,000,000 client networks × 4 zones (3 samples each): PDB lookups/s against a plain
  *   `Map` read of the same keys (the floor of any keyed lookup), with the bytes per network of the
- *   PDB and of the index cache (the issue's target: ≤ 200 MiB for the PDB).
+ *   PDB and of the index cache (the issue's target: ≤ 200 MiB for the PDB);
+ * - recursive delegation's added latency on loopback: a query through a top tier that asks a
+ *   sub-tier gslbd against the same query straight to the sub-tier, interleaved (the issue's
+ *   target: ≤ 1 ms p50 added; `delegationLatency.ts`).
  */
 
 const CPU = '1';
@@ -116,11 +120,22 @@ const group: BenchGroup = {
         { id: 'pdb-lookup', label: 'ProximityDatabase.lookup: medians, ordered zone index' },
       ],
     },
+    {
+      id: DELEGATION_TABLE,
+      title: 'recursive delegation on loopback: www A (ECS /24, a new network per pair) one query at a time, interleaved',
+      measure: 'queries/s',
+      baseline: 'direct',
+      rows: [
+        { id: 'direct', label: 'straight to the sub-tier gslbd (its own time)' },
+        { id: 'delegated', label: 'through the top tier, which asks the sub-tier (answer cache missed)' },
+      ],
+    },
   ],
   // 10k × 4 probe results and warm-up ~5 s; the 1M × 4 ingests took 220 s at a load average of 22 (2026-12-01), so the estimate is
-  // for a loaded machine (the group is on demand, outside the default budget); 2 s per row and run.
-  estimateSeconds: (runs) => 260 + runs * 4 * (LOOKUP_SECONDS + 2),
+  // for a loaded machine (the group is on demand, outside the default budget); 2 s per row and run; the delegation rows ~5 s per run.
+  estimateSeconds: (runs) => 270 + runs * (4 * (LOOKUP_SECONDS + 2) + 5),
   async run(ctx) {
+    await measureDelegation(ctx);
     const dir = mkdtempSync(join(tmpdir(), 'gslbd-bench-proximity-'));
     const file = join(dir, 'gslbd.yaml');
     writeFileSync(file, CONFIG);

@@ -10,6 +10,7 @@ import { startGslbd, type RunningGslbd } from '../../src/process/gslbdProcess.js
 import { startCoredns, type CorednsProcess } from '../support/corednsProcess.js';
 import { dig } from '../support/dig.js';
 import { freePort } from '../support/freePort.js';
+import { startPdns, type PdnsServer } from '../support/pdnsServer.js';
 
 /**
  * Recursive delegation to a sub-tier end to end (docs/PRODUCT.md §5; seed 000 steps 4–8): the
@@ -20,8 +21,9 @@ import { freePort } from '../support/freePort.js';
  * logic), or a small responder on loopback that answers, stays silent, truncates (TCP follows) or
  * records what it was sent. A loop (two engines delegating to each other) is refused by the
  * delegation hop option. The answers go through the standalone listener and, for the sub-tier
- * engine, through CoreDNS (compact protocol); PowerDNS's remote backend asks for RRsets
- * synchronously and answers the next zone (README of the capability).
+ * engine, through CoreDNS (compact protocol) and a real `pdns_server` on both of the remote
+ * backend's transports (the Unix socket and the HTTP connector), which wait for the engine's
+ * asynchronous lookup reply. A missing peer fails the test, also under `CI=true`.
  */
 
 const TOKEN = 'zone-0-1-token-0123456789';
@@ -51,11 +53,19 @@ async function engine(t: { teardown(f: () => Promise<void>): void }, text: strin
  * network; `www.work.test` resolved recursively. `defaultOrder` puts the delegated zone first for
  * networks not measured, `fallbackZone` second.
  */
-function topTier(o: { subTierPort: number; dnsPort?: number; budgetMs?: number; attemptMs?: number; compact?: string; eu?: string }): string {
+function topTier(o: {
+  subTierPort: number;
+  dnsPort?: number;
+  budgetMs?: number;
+  attemptMs?: number;
+  compact?: string;
+  powerdns?: { path: string; httpPort: number };
+  eu?: string;
+}): string {
   return `listeners:
   dns: [{ address: 127.0.0.1, port: ${o.dnsPort ?? 0} }]
   admin: { address: 127.0.0.1, port: 0, token: ${ADMIN} }
-${o.compact ? `  compact: { path: ${o.compact} }\n` : ''}logging: { level: silent }
+${o.compact ? `  compact: { path: ${o.compact} }\n` : ''}${o.powerdns ? `  powerdns: { path: ${o.powerdns.path}, http: { address: 127.0.0.1, port: ${o.powerdns.httpPort} } }\n` : ''}logging: { level: silent }
 agents:
   credentials:
     - { name: zone-0-1, zone: "0.1", token: ${TOKEN} }
@@ -131,6 +141,19 @@ async function metric(url: string, pattern: RegExp): Promise<number> {
 }
 
 type Behaviour = 'answer' | 'silent' | 'truncate';
+
+/** The part of an `/explain` reply these tests read. */
+interface Explained {
+  answer: { answers: string[]; scope: number };
+  delegations?: {
+    record: string;
+    result: string;
+    ms: number;
+    answered?: { zone: string; records: string[]; scope: number };
+    instead?: { zone: string; dcs: string[] };
+    attempts: { zone: string; nameServer: string; transport: string; rcode?: number; outcome: string; ms: number }[];
+  }[];
+}
 
 /** What the responder received of one query for the GSLB name: its ECS option and its delegation hop option. */
 interface Seen {
@@ -246,8 +269,34 @@ test.serial(
     }
     const before = await metric(top.url, /gslbd_proximity_delegations_total\{result="answered"\} (\d+)/);
     t.true(before >= 1);
-    const explain = (await (await fetch(`${top.url}/explain?name=www.work.test&type=A&client=198.51.100.1`)).json()) as { selections: unknown[] };
+    const explain = (await (await fetch(`${top.url}/explain?name=www.work.test&type=A&client=198.51.100.1`)).json()) as Explained;
     t.regex(JSON.stringify(explain), /"mode":"recursive"/);
+    // The sub-tier's keepalive state, in the trace and as a metric (1: its name server answered the last check).
+    t.regex(JSON.stringify(explain), /"subTierKeepalive":\{"0\.1":"up"\}/);
+    t.is(await metric(top.url, /gslbd_proximity_subtier_up\{zone="0\.1"\} (-?\d+)/), 1);
+    // The network just asked: /explain reads the top tier's answer cache.
+    t.is(explain.delegations?.[0]?.result, 'cached');
+    t.deepEqual(
+      explain.answer.answers.map((a) => a.replace(/ \d+ IN /, ' IN ')),
+      ['www.work.test. IN A 192.0.2.12'],
+    );
+    // A network not asked yet: /explain asks the sub-tier, and shows its answer in place of the local one.
+    for (let i = 0; i < 2; i++) {
+      const fresh = (await (await fetch(`${top.url}/explain?name=www.work.test&type=A&client=198.51.99.0/24`)).json()) as Explained;
+      t.deepEqual(
+        fresh.answer.answers.map((a) => a.replace(/ \d+ IN /, ' IN ')),
+        ['www.work.test. IN A 192.0.2.12'],
+      );
+      t.is(fresh.answer.scope, 24);
+      const d = fresh.delegations![0]!;
+      // A trial fills no cache: the second explanation asks the sub-tier again.
+      t.like(d, { record: 'www.work.test', type: 'A', zones: ['0.1'], result: 'answered', answered: { zone: '0.1', scope: 24 } }, `explanation ${i + 1}`);
+      t.regex(d.answered!.records[0]!, /^www\.work\.test\. [1-5] IN A 192\.0\.2\.12$/, "the sub-tier's TTL capped by the record's");
+      t.like(d.attempts[0], { zone: '0.1', nameServer: `ns1.z01.work.test (127.0.0.1:${sub.server.port})`, transport: 'udp', rcode: 0, outcome: 'answered' });
+      t.true(d.ms > 0 && d.ms < 3000, `latency ${d.ms} ms`);
+    }
+    // Trials are not counted in the query path's delegation metrics.
+    t.is(await metric(top.url, /gslbd_proximity_delegations_total\{result="answered"\} (\d+)/), before);
   },
 );
 
@@ -324,6 +373,15 @@ test.serial('a silent sub-tier: the next zone answers once the budget is spent, 
   t.deepEqual(order, ['work.test ns1.work.test', 'www.work.test 192.0.2.3']);
   t.true(ns.seen.length >= 2, `the silent name server was asked again within the budget (${ns.seen.length} attempts)`);
   t.is(await metric(top.url, /gslbd_proximity_delegations_total\{result="failed"\} (\d+)/), 1);
+  // /explain asks the silent sub-tier too: the failure, each attempt, and the zone that answered instead.
+  const explain = (await (await fetch(`${top.url}/explain?name=www.work.test&type=A&client=198.51.100.0/24`)).json()) as Explained;
+  t.deepEqual(explain.answer.answers, ['www.work.test. 5 IN A 192.0.2.3']);
+  const d = explain.delegations![0]!;
+  t.like(d, { zones: ['0.1'], result: 'failed', instead: { zone: '1', dcs: ['eu'] } });
+  t.is(d.answered, undefined);
+  t.true(d.attempts.length >= 2 && d.attempts.every((a) => a.outcome === 'no reply' && a.rcode === undefined));
+  t.true(d.ms >= 2 * 400 - 50 && d.ms <= 5000, `two attempts of attemptMs, within the budget (${d.ms} ms)`);
+  t.is(await metric(top.url, /gslbd_proximity_delegations_total\{result="failed"\} (\d+)/), 1, 'a trial is not counted');
 });
 
 test.serial('a loop (two engines delegating to each other) is refused by the delegation hop option', async (t) => {
@@ -336,4 +394,75 @@ test.serial('a loop (two engines delegating to each other) is refused by the del
   t.is(await metric(a.url, /gslbd_proximity_delegations_total\{result="refused"\} (\d+)/), 1);
   t.is(await metric(b.url, /gslbd_proximity_delegations_total\{result="failed"\} (\d+)/), 1);
   t.is(await metric(a.url, /gslbd_proximity_delegations_total\{result="answered"\} (\d+)/), 1);
+});
+
+test.serial('the same delegated answer, AA and ECS scope through the standalone listener, PowerDNS (Unix socket and HTTP connector) and CoreDNS', async (t) => {
+  t.timeout(120_000);
+  const sub = await engine(t, SUB_TIER);
+  await dig(sub.server, ['www.work.test', 'A', '+subnet=192.0.2.0/24', '+time=6']);
+  const dir = mkdtempSync(join(tmpdir(), 'gslbd-recursive-sock-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const compact = join(dir, 'compact.sock');
+  const socketPath = join(dir, 'pdns.sock');
+  const httpPort = await freePort('127.0.0.1');
+  // Budgets for a loaded shared machine, below PowerDNS's connector timeout (5 s here).
+  const top = await engine(t, topTier({ subTierPort: sub.server.port, compact, powerdns: { path: socketPath, httpPort }, budgetMs: 3000, attemptMs: 1500 }));
+  const peers: { stop(): Promise<void> }[] = [];
+  t.teardown(async () => {
+    await Promise.all(peers.map((p) => p.stop()));
+  });
+  const started = await Promise.allSettled([
+    startPdns({ socketPath, settings: { 'remote-connection-string': `unix:path=${socketPath},timeout=5000` } }),
+    startPdns({ socketPath, settings: { 'remote-connection-string': `http:url=http://127.0.0.1:${httpPort}/dns,post=1,post_json=1,timeout=5000` } }),
+    startCoredns(
+      (port, readyPort) =>
+        `work.test:${port} {\n    bind 127.0.0.1\n    errors\n    ready 127.0.0.1:${readyPort}\n    gslb {\n        socket ${compact}\n        timeout 5s\n    }\n}\n`,
+    ),
+  ]);
+  for (const s of started) if (s.status === 'fulfilled') peers.push(s.value);
+  for (const s of started) if (s.status === 'rejected') throw s.reason;
+  const [unix, http, coredns] = peers as [PdnsServer, PdnsServer, CorednsProcess];
+  const doors: readonly (readonly [string, { address: string; port: number }])[] = [
+    ['pdns-unix', { address: unix.address, port: unix.port }],
+    ['pdns-http', { address: http.address, port: http.port }],
+    ['listener', top.server],
+    ['coredns', { address: coredns.address, port: coredns.port }],
+  ];
+  // One client network per door; each door is the first to ask for one of them, so every door
+  // waits for the sub-tier itself at least once (the top tier caches a sub-tier's answer per network).
+  const subnets = doors.map((_, i) => `198.51.${100 + i}.0/24`);
+  const table: Record<string, unknown[][]> = {};
+  for (let round = 0; round < doors.length; round++) {
+    for (let d = 0; d < doors.length; d++) {
+      const [door, server] = doors[d]!;
+      const subnet = subnets[(d + round) % doors.length]!;
+      const r = await dig(server, ['www.work.test', 'A', `+subnet=${subnet}`, '+time=8', '+tries=1']);
+      (table[door] ??= []).push([
+        subnet,
+        r.status,
+        r.flags.includes('aa'),
+        r.answer.map((a) => `${a.type} ${a.data}`),
+        r.ecs && `${r.ecs.subnet}/${r.ecs.source}/${r.ecs.scope}`,
+        r.answer.every((a) => a.ttl <= 5),
+      ]);
+    }
+  }
+  // The sub-tier decides by its own index (Atlanta, 0.1.2, for networks it has not measured);
+  // the scope is the top tier's /24 and the sub-tier's /24; the sub-tier's TTL (300) capped by the record's (5).
+  const expected = subnets.map((subnet) => [subnet, 'NOERROR', true, ['A 192.0.2.12'], `${subnet.split('/')[0]}/24/24`, true]);
+  for (const [door] of doors) {
+    t.deepEqual(
+      [...table[door]!].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+      expected,
+      door,
+    );
+  }
+  // Every query delegated once (PowerDNS's second lookup of a query reuses the first's reply):
+  // each network went to the sub-tier at least once, the rest came from the top tier's cache
+  // (an answer is kept for its capped TTL, 5 s, so a slow run asks again).
+  const answered = await metric(top.url, /gslbd_proximity_delegations_total\{result="answered"\} (\d+)/);
+  const cached = await metric(top.url, /gslbd_proximity_delegations_total\{result="cached"\} (\d+)/);
+  t.true(answered >= doors.length, `answered ${answered}`);
+  t.is(answered + cached, doors.length * doors.length);
+  t.is(await metric(top.url, /gslbd_proximity_delegations_total\{result="failed"\} (\d+)/), 0);
 });

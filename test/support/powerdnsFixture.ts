@@ -99,3 +99,13 @@ export function fixtureEngine(health: HealthView = allUpHealthView): { engine: E
   const ctx = { random: () => 0.5, now: () => clock.ms, rotation: new RotationStore() };
   return { engine: new Engine(fixtureSnapshot(health), ctx, createLogger('silent')), clock };
 }
+
+/**
+ * A remote backend reply that was given at once (a plain value): every reply is, except a lookup
+ * whose selection delegates to a sub-tier (recursive delegation), which none of the fixture's records does.
+ * @throws Error when the reply is a promise.
+ */
+export function atOnce<R>(reply: R | Promise<R>): R {
+  if (reply instanceof Promise) throw new Error('the remote backend answered asynchronously');
+  return reply;
+}

@@ -137,7 +137,7 @@ function startNetworkProximity(host: CapabilityHost): CapabilityRuntime<NetworkP
   let prepared: { config: NetworkProximitySection; pdb: PdbSettings } | undefined;
   let running: PdbSettings | undefined;
   const results = host.store.map<StoredProbeResult>(PROBE_RESULTS_MAP);
-  registerProximityMetrics(host.metrics.registry, pdb, cache, counts, resolver);
+  registerProximityMetrics(host.metrics.registry, pdb, cache, counts, resolver, subTiers);
   let sweeper: NodeJS.Timeout | undefined;
   let delegated: SubTierTarget[] = [];
   results.watch((_key, value) => {

@@ -79,13 +79,19 @@ export function networkProximityStage(
           s.ranked = [];
           s.data = [alias.target];
           s.answerType = 'CNAME';
-          if (s.trace) trace(s, reading, zoneOf, { zone: alias.zone, mode: 'alias', target: alias.target });
+          if (s.trace) trace(s, reading, zoneOf, { zone: alias.zone, mode: 'alias', target: alias.target }, keepalive(view, aliases.keys()));
           return;
         }
         if (recursive !== undefined && view !== undefined) {
-          const zones = delegatedFirst(s.live, reading.order, zoneOf, recursive.zones, view);
-          if (zones !== undefined) {
-            const request: DelegationRequest = { zones, ttl: s.record.ttl, budgetMs: recursive.budgetMs, attemptMs: recursive.attemptMs };
+          const first = delegatedFirst(s.live, reading.order, zoneOf, recursive.zones, view);
+          if (first !== undefined) {
+            const request: DelegationRequest = {
+              zones: first.zones,
+              ttl: s.record.ttl,
+              budgetMs: recursive.budgetMs,
+              attemptMs: recursive.attemptMs,
+              fallbackZone: first.next,
+            };
             s.delegation = request;
           }
         }
@@ -106,7 +112,13 @@ export function networkProximityStage(
         }
       }
       if (s.trace)
-        trace(s, reading, zoneOf, s.delegation && { zones: s.delegation.zones.join(' '), mode: 'recursive', budgetMs: String(s.delegation.budgetMs) });
+        trace(
+          s,
+          reading,
+          zoneOf,
+          s.delegation && { zones: s.delegation.zones.join(' '), mode: 'recursive', budgetMs: String(s.delegation.budgetMs) },
+          keepalive(view, recursive?.zones ?? aliases.keys()),
+        );
     },
   };
 }
@@ -128,21 +140,25 @@ function aliasFirst(
   return undefined;
 }
 
-/** The delegated zones of `order` whose sub-tier is up and that come before every zone with a live data center, best first; undefined when none. */
+/** The delegated zones of `order` whose sub-tier is up and that come before every zone with a live data center, best first, and that first zone with a live data center (`next`); undefined when no delegated zone comes first. */
 function delegatedFirst(
   live: readonly LiveDc[],
   order: readonly string[],
   zoneOf: ReadonlyMap<string, string>,
   delegated: ReadonlySet<string>,
   view: ProximityView,
-): string[] | undefined {
+): { zones: string[]; next: string | undefined } | undefined {
   let zones: string[] | undefined;
+  let next: string | undefined;
   for (const zone of order) {
     if (delegated.has(zone)) {
       if (view.zoneUp(zone)) (zones ??= []).push(zone);
-    } else if (live.some((l) => zoneOf.get(l.candidate.dc.name) === zone)) break;
+    } else if (live.some((l) => zoneOf.get(l.candidate.dc.name) === zone)) {
+      next = zone;
+      break;
+    }
   }
-  return zones;
+  return zones && { zones, next };
 }
 
 /** `groups` and each group frozen: they are shared by the queries that rank the same live list by the same order. */
@@ -168,7 +184,20 @@ function byZone(dcs: readonly LiveDc[], position: ReadonlyMap<string, number>, z
   return out;
 }
 
-function trace(s: SelectionState, r: ZoneIndexReading | undefined, zoneOf: ReadonlyMap<string, string>, delegation: Record<string, string> | undefined): void {
+/** The keepalive state of each delegated zone the record may answer for (`up`, `down`: no candidate); undefined when it has none. */
+function keepalive(view: ProximityView | undefined, zones: Iterable<string>): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  for (const zone of zones) (out ??= {})[zone] = view === undefined || view.zoneUp(zone) ? 'up' : 'down';
+  return out;
+}
+
+function trace(
+  s: SelectionState,
+  r: ZoneIndexReading | undefined,
+  zoneOf: ReadonlyMap<string, string>,
+  delegation: Record<string, string> | undefined,
+  subTiers: Record<string, string> | undefined,
+): void {
   s.trace!.step('network-proximity', {
     source: r === undefined ? 'round-robin (no network proximity configured)' : r.source === 'round-robin' ? 'round-robin (PDB unavailable)' : r.source,
     measured: r?.measured ?? false,
@@ -182,5 +211,6 @@ function trace(s: SelectionState, r: ZoneIndexReading | undefined, zoneOf: Reado
     rtts: r?.rtts ?? [],
     groups: s.ranked.map((g) => g.map((l) => ({ dc: l.candidate.dc.name, zone: zoneOf.get(l.candidate.dc.name) ?? null }))),
     ...(delegation ? { delegation } : {}),
+    ...(subTiers ? { subTierKeepalive: subTiers } : {}),
   });
 }

@@ -5,7 +5,7 @@ import type { LocationDb } from '../../core/location/locationDb.js';
 import { unpackId } from '../../core/lpm/rangeTable.js';
 import { commonPrefixLength } from '../../core/net/subnet.js';
 import type { ProbeDemand } from '../../core/views/probeDemand.js';
-import type { DelegatedAnswer, DelegationRequest, ProximityView, ZoneIndexReading } from '../../core/views/proximityView.js';
+import type { DelegatedAnswer, DelegationRequest, DelegationTrace, ProximityView, ZoneIndexReading } from '../../core/views/proximityView.js';
 import type { PdbKey, ProximityDatabase } from './proximityDatabase.js';
 import type { SubTierHealth } from './subTierHealth.js';
 import type { SubTierNameServer, SubTierResolver } from './subTierResolver.js';
@@ -82,9 +82,10 @@ export class ProximityIndex implements ProximityView {
     type: RecordType,
     client: Client,
     hop: DelegationHop | undefined,
+    trace?: DelegationTrace,
   ): Promise<DelegatedAnswer | 'refused' | undefined> {
     if (this.resolver === undefined) return Promise.resolve(undefined);
-    return this.resolver.delegate(request, this.settings.nameServers, name, type, client, hop, this.now());
+    return this.resolver.delegate(request, this.settings.nameServers, name, type, client, hop, this.now(), trace);
   }
 
   /** The reading a cache hit returned last: most hits share the few orders of a deployment. */

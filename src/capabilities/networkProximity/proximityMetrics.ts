@@ -3,6 +3,7 @@ import type { SubTierResolver } from './subTierResolver.js';
 import type { IndexCounts } from './proximityIndex.js';
 import type { ProximityDatabase } from './proximityDatabase.js';
 import type { ZoneIndexCache } from './zoneIndexCache.js';
+import type { SubTierHealth } from './subTierHealth.js';
 
 /**
  * Registers the network-proximity metrics, read at scrape time (no client address in a label):
@@ -11,7 +12,9 @@ import type { ZoneIndexCache } from './zoneIndexCache.js';
  * pdb_measured, pdb_fallback, round_robin). The probe queue's depth is the agents capability's
  * `gslbd_agent_probe_queue_length`. Recursive delegation: `gslbd_proximity_delegations_total{result}`
  * (answered, cached, failed, refused) and `gslbd_proximity_delegation_seconds` (each delegation
- * that asked a sub-tier, until its answer or the end of its budget).
+ * that asked a sub-tier, until its answer or the end of its budget). The keepalive of delegated
+ * zones: `gslbd_proximity_subtier_up{zone}` (1 up, 0 down, −1 not checked yet, which counts as up;
+ * zone ids are the configuration's, so the labels are bounded).
  */
 export function registerProximityMetrics(
   registry: Registry,
@@ -19,7 +22,18 @@ export function registerProximityMetrics(
   cache: ZoneIndexCache,
   counts: IndexCounts,
   resolver: SubTierResolver,
+  subTiers: SubTierHealth,
 ): void {
+  new Gauge({
+    name: 'gslbd_proximity_subtier_up',
+    help: 'Keepalive of each delegated proximity zone: 1 when one of its name servers answered the last check, 0 when none did, -1 before the first check (counted as up)',
+    labelNames: ['zone'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [zone, state] of subTiers.states()) this.set({ zone }, state === 'up' ? 1 : state === 'down' ? 0 : -1);
+    },
+  });
   const seenDelegations: Record<string, number> = {};
   new Counter({
     name: 'gslbd_proximity_delegations_total',

@@ -22,8 +22,17 @@ export interface SubTierTarget {
  */
 export class SubTierHealth {
   private readonly down = new Set<string>();
+  /** The zones checked now, and whether each has had a result yet. */
+  private readonly checked = new Map<string, boolean>();
   private timers: NodeJS.Timeout[] = [];
   private generation = 0;
+
+  /** Each delegated zone checked now: `up`, `down`, or `unchecked` (no result yet: counts as up). */
+  states(): ReadonlyMap<string, 'up' | 'down' | 'unchecked'> {
+    const out = new Map<string, 'up' | 'down' | 'unchecked'>();
+    for (const [zone, done] of this.checked) out.set(zone, !done ? 'unchecked' : this.down.has(zone) ? 'down' : 'up');
+    return out;
+  }
 
   /** False when every name server of the delegated zone `zone` failed its last check. */
   isUp(zone: string): boolean {
@@ -35,9 +44,11 @@ export class SubTierHealth {
     this.stop();
     const generation = ++this.generation;
     for (const t of targets) {
+      this.checked.set(t.zone, false);
       const round = (): void => {
         void this.checkZone(t).then((up) => {
           if (generation !== this.generation) return;
+          this.checked.set(t.zone, true);
           if (up) this.down.delete(t.zone);
           else this.down.add(t.zone);
         });
@@ -54,6 +65,7 @@ export class SubTierHealth {
     this.timers = [];
     this.generation++;
     this.down.clear();
+    this.checked.clear();
   }
 
   /** True when one of the zone's name servers answers. */

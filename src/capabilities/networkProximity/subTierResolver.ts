@@ -5,7 +5,7 @@ import dnsPacket from 'dns-packet';
 import type { AnswerRecord, RecordType } from '../../core/dns/records.js';
 import type { Client, DelegationHop } from '../../core/model/query.js';
 import { formatIp, maskAddress } from '../../core/net/ipAddress.js';
-import type { DelegatedAnswer, DelegationRequest } from '../../core/views/proximityView.js';
+import type { DelegatedAnswer, DelegationAttempt, DelegationRequest, DelegationTrace } from '../../core/views/proximityView.js';
 import { DELEGATION_HOP_OPTION_CODE, ENGINE_ID_OCTETS, encodeDelegationHop } from '../../core/wire/delegationHopOption.js';
 import { ECS_OPTION_CODE } from '../../core/wire/ecsOption.js';
 
@@ -65,6 +65,10 @@ interface CachedAnswer {
  * the id of the engine that delegated first and the hop count; a query that comes back with this
  * engine's id, or would exceed {@link MAX_DELEGATION_HOPS}, is refused instead of delegated again.
  * Answers are cached per (name, type, forwarded client network) for their TTL.
+ *
+ * A trial (`/explain`, a `trace` given) asks the same name servers the same way and reads the
+ * cache, but neither fills the cache nor counts or times anything: the metrics and the cache stay
+ * those of the query path, and the next query is answered as it would have been without the trial.
  */
 export class SubTierResolver {
   /** This engine's id in the delegation hop option (random per process). */
@@ -88,28 +92,36 @@ export class SubTierResolver {
     client: Client,
     hop: DelegationHop | undefined,
     nowMs: number,
+    trace?: DelegationTrace,
   ): Promise<DelegatedAnswer | 'refused' | undefined> {
-    if (hop !== undefined && (hop.origin === this.engineId || hop.hops >= MAX_DELEGATION_HOPS)) {
-      this.counts.refused++;
-      return 'refused';
-    }
+    const started = performance.now();
+    // A query counts its outcome (and times it when it went to the network); a trial reports it in its trace.
+    const done = <T extends DelegatedAnswer | 'refused' | undefined>(result: keyof DelegationCounts, answer: T): T => {
+      if (trace !== undefined) {
+        trace.result = result;
+        trace.ms = performance.now() - started;
+      } else {
+        this.counts[result]++;
+        if (result === 'answered' || result === 'failed') this.observe(started);
+      }
+      return answer;
+    };
+    if (hop !== undefined && (hop.origin === this.engineId || hop.hops >= MAX_DELEGATION_HOPS)) return done('refused', 'refused');
     const a = client.address;
     const prefix = Math.min(client.sourcePrefix, ECS_MAX[a.family]);
     const network = formatIp(maskAddress(a, prefix));
     const key = `${name.toLowerCase()}|${type}|${network}/${prefix}`;
     const hit = this.cache.get(key);
     if (hit !== undefined) {
-      this.cache.delete(key);
+      if (trace === undefined) this.cache.delete(key);
       if (hit.expiresMs > nowMs) {
-        this.cache.set(key, hit);
-        this.counts.cached++;
+        if (trace === undefined) this.cache.set(key, hit);
         const left = Math.max(1, Math.floor((hit.expiresMs - nowMs) / 1000));
-        return { zone: hit.zone, scope: hit.scope, records: hit.records.map((r) => (r.ttl > left ? { ...r, ttl: left } : r)) };
+        return done('cached', { zone: hit.zone, scope: hit.scope, records: hit.records.map((r) => (r.ttl > left ? { ...r, ttl: left } : r)) });
       }
     }
     const next: DelegationHop = hop === undefined ? { origin: this.engineId, hops: 1 } : { origin: hop.origin, hops: hop.hops + 1 };
     const ask: Ask = { name, type, family: a.family, network, prefix, hop: encodeDelegationHop(next) };
-    const started = performance.now();
     const deadline = started + request.budgetMs;
     for (const zone of request.zones) {
       // A name server that replied (with anything) is not asked again; one that stayed silent is retried once.
@@ -118,33 +130,27 @@ export class SubTierResolver {
         const unanswered: SubTierNameServer[] = [];
         for (const ns of silent) {
           const left = deadline - performance.now();
-          if (left <= 0) return this.failed(started);
-          const reply = await query(ns, ask, Math.min(left, request.attemptMs));
-          if (reply === undefined) {
+          if (left <= 0) return done('failed', undefined);
+          const asked = performance.now();
+          const got = await query(ns, ask, Math.min(left, request.attemptMs));
+          const answer = got === undefined ? undefined : delegatedAnswer(got.reply, zone, name, request.ttl, prefix);
+          trace?.attempts.push(attempt(zone, ns, got, answer, performance.now() - asked));
+          if (got === undefined) {
             unanswered.push(ns);
             continue;
           }
-          const answer = delegatedAnswer(reply, zone, name, request.ttl, prefix);
           if (answer === undefined) continue;
-          this.observe(started);
-          this.counts.answered++;
-          this.remember(key, answer, nowMs + Math.min(...answer.records.map((r) => r.ttl)) * 1000);
-          return answer;
+          if (trace === undefined) this.remember(key, answer, nowMs + Math.min(...answer.records.map((r) => r.ttl)) * 1000);
+          return done('answered', answer);
         }
         silent = unanswered;
       }
     }
-    return this.failed(started);
+    return done('failed', undefined);
   }
 
   private observe(started: number): void {
     if (this.latencies.length < LATENCIES_KEPT) this.latencies.push((performance.now() - started) / 1000);
-  }
-
-  private failed(started: number): undefined {
-    this.observe(started);
-    this.counts.failed++;
-    return undefined;
   }
 
   private remember(key: string, answer: DelegatedAnswer, expiresMs: number): void {
@@ -196,12 +202,37 @@ function matches(reply: dnsPacket.Packet, ask: Ask, id: number): boolean {
   return reply.type === 'response' && reply.id === id && q !== undefined && q.type === ask.type && q.name.toLowerCase() === ask.name.toLowerCase();
 }
 
+/** A reply that passed the checks of {@link query}, and the transport that brought it. */
+interface Received {
+  readonly reply: Reply;
+  readonly transport: 'udp' | 'tcp';
+}
+
 /** Asks `ns` over UDP, then over TCP when the reply is truncated; undefined on a timeout, an error or a reply that does not match. Never rejects. */
-async function query(ns: SubTierNameServer, ask: Ask, timeoutMs: number): Promise<Reply | undefined> {
+async function query(ns: SubTierNameServer, ask: Ask, timeoutMs: number): Promise<Received | undefined> {
   const started = performance.now();
   const reply = await overUdp(ns, ask, timeoutMs);
-  if (reply === undefined || !truncated(reply)) return reply;
-  return overTcp(ns, ask, timeoutMs - (performance.now() - started));
+  if (reply === undefined) return undefined;
+  if (!truncated(reply)) return { reply, transport: 'udp' };
+  const tcp = await overTcp(ns, ask, timeoutMs - (performance.now() - started));
+  return tcp && { reply: tcp, transport: 'tcp' };
+}
+
+/** One attempt as `/explain` shows it. */
+function attempt(zone: string, ns: SubTierNameServer, got: Received | undefined, answer: DelegatedAnswer | undefined, ms: number): DelegationAttempt {
+  const nameServer = `${ns.name} (${ns.address.includes(':') ? `[${ns.address}]` : ns.address}:${ns.port})`;
+  if (got === undefined) return { zone, nameServer, transport: 'udp', rcode: undefined, outcome: 'no reply', ms };
+  const flags = got.reply.flags ?? 0;
+  const rcode = flags & 0x0f;
+  const outcome =
+    answer !== undefined
+      ? 'answered'
+      : (flags & dnsPacket.AUTHORITATIVE_ANSWER) === 0
+        ? 'not authoritative'
+        : rcode !== 0
+          ? 'rcode'
+          : 'no A, AAAA or CNAME records';
+  return { zone, nameServer, transport: got.transport, rcode, outcome, ms };
 }
 
 function truncated(reply: Reply): boolean {

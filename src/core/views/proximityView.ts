@@ -67,6 +67,8 @@ export interface ProximityView {
    * Recursive delegation (docs/PRODUCT.md §5, seed 000 step 6): asks the name servers of the
    * delegated zones `request.zones`, in order, for `name`/`type` on behalf of `client`, within the
    * request's budget. Never rejects.
+   * With `trace` given (`/explain`) the delegation is a trial: the answer cache is read but not
+   * filled, nothing is counted in the delegation metrics, and `trace` receives what happened.
    * @returns the first sub-tier's authoritative answer with records; `undefined` when none answered
    *   in time (the query keeps the local answer, the next zone's); `'refused'` when `hop` shows a
    *   loop (this engine's own id, or the hop limit reached).
@@ -77,7 +79,32 @@ export interface ProximityView {
     type: RecordType,
     client: Client,
     hop: DelegationHop | undefined,
+    trace?: DelegationTrace,
   ): Promise<DelegatedAnswer | 'refused' | undefined>;
+}
+
+/** What one recursive delegation did, for `/explain` (filled by {@link ProximityView.delegate}). */
+export interface DelegationTrace {
+  /** `answered` (a sub-tier answered now), `cached` (an answer kept from an earlier query), `failed` (none in time), `refused` (loop protection). */
+  result: 'answered' | 'cached' | 'failed' | 'refused' | undefined;
+  /** The time the delegation took (ms). */
+  ms: number;
+  /** Each question sent to a name server, in order. */
+  readonly attempts: DelegationAttempt[];
+}
+
+/** One question to one name server of a delegated zone. */
+export interface DelegationAttempt {
+  readonly zone: string;
+  /** `name (address:port)`. */
+  readonly nameServer: string;
+  /** `tcp` when the UDP reply was truncated and TCP followed. */
+  readonly transport: 'udp' | 'tcp';
+  /** The reply's RCODE (RFC 1035 §4.1.1), undefined when no matching reply came. */
+  readonly rcode: number | undefined;
+  /** `answered`, or why the attempt did not count: `no reply` (timeout or error), `not authoritative`, `rcode`, `no A, AAAA or CNAME records`. */
+  readonly outcome: string;
+  readonly ms: number;
 }
 
 /** What a selection asks of a sub-tier when its best candidates are delegated zones resolved recursively. */
@@ -90,6 +117,8 @@ export interface DelegationRequest {
   readonly budgetMs: number;
   /** The time one UDP or TCP attempt to one name server may take (ms). */
   readonly attemptMs: number;
+  /** The zone whose data centers answer when no sub-tier does (the first zone with a live data center after the delegated ones); undefined when none is in the index. */
+  readonly fallbackZone: string | undefined;
 }
 
 /** A sub-tier's authoritative answer, as the engine returns it. */

@@ -2,7 +2,7 @@ import test from 'ava';
 import { pino } from 'pino';
 import { EngineMetrics } from '../../core/telemetry/engineMetrics.js';
 import type { Engine } from '../../pipeline/engine.js';
-import { fixtureEngine, fixtureSnapshot, healthWithDown, zonesConfig } from '../../../test/support/powerdnsFixture.js';
+import { atOnce, fixtureEngine, fixtureSnapshot, healthWithDown, zonesConfig } from '../../../test/support/powerdnsFixture.js';
 import { json11Line } from '../../../test/support/json11.js';
 import { AnswerWrapper } from '../answerWrapper.js';
 import { RateLimitedLog } from '../../core/telemetry/rateLimitedLog.js';
@@ -36,7 +36,7 @@ function harness(health?: Parameters<typeof fixtureEngine>[0]): Harness {
   };
   const session = new RemoteBackendSession(deps);
   const send = (request: unknown): { reply: Record<string, unknown>; close: boolean } => {
-    const r = session.handle(typeof request === 'string' ? request : JSON.stringify(request));
+    const r = atOnce(session.handle(typeof request === 'string' ? request : JSON.stringify(request)));
     return { reply: JSON.parse(r.text) as Record<string, unknown>, close: r.close };
   };
   return {
@@ -124,7 +124,7 @@ test('keys and NSEC3 narrow metadata for a signed zone, none for the others (Pow
     },
   };
   const session = new RemoteBackendSession(h.deps);
-  const send = (request: unknown): unknown => (JSON.parse(session.handle(JSON.stringify(request)).text) as { result: unknown }).result;
+  const send = (request: unknown): unknown => (JSON.parse(atOnce(session.handle(JSON.stringify(request))).text) as { result: unknown }).result;
   t.deepEqual(send({ method: 'getDomainKeys', parameters: { name: 'Example.Test.' } }), [{ id: 1, flags: 257, active: true, published: true, content: text }]);
   t.deepEqual(asked[0], ['example.test', Math.floor(h.clock.ms / 1000)], 'asked for the canonical apex at the engine clock, in seconds');
   t.deepEqual(send({ method: 'getDomainKeys', parameters: { name: 'other.test.' } }), []);
@@ -135,7 +135,7 @@ test('keys and NSEC3 narrow metadata for a signed zone, none for the others (Pow
   t.deepEqual(send({ method: 'getAllDomainMetadata', parameters: { name: 'other.test.' } }), {});
   t.deepEqual(send({ method: 'getDomainMetadata', parameters: { name: 'other.test.', kind: 'NSEC3PARAM' } }), []);
   t.false(
-    session.handle(JSON.stringify({ method: 'getDomainKeys', parameters: {} })).text.includes('"result"'),
+    atOnce(session.handle(JSON.stringify({ method: 'getDomainKeys', parameters: {} }))).text.includes('"result"'),
     'no name: an error reply (SERVFAIL), never result:false',
   );
 });
@@ -332,20 +332,20 @@ test('repeated lookup lines are answered from the line: static replies and pairs
     `{"method": "lookup", "parameters": {"local": "${local}", "qname": "${qname}", "qtype": "ANY", "real-remote": "${realRemote}", "remote": "192.0.2.200", "zone-id": ${EXAMPLE_ID}}}`;
   const content = (text: string): unknown => (JSON.parse(text) as { result: { content: string }[] }).result[0]!.content;
   const plain = line('static.example.test.', '0.0.0.0');
-  const first = h.session.handle(plain).text;
+  const first = atOnce(h.session.handle(plain)).text;
   t.is(content(first), '192.0.2.20');
-  t.is(h.session.handle(plain).text, first);
-  t.is(h.session.handle(plain).text, first);
+  t.is(atOnce(h.session.handle(plain)).text, first);
+  t.is(atOnce(h.session.handle(plain)).text, first);
   const www = line('rr.example.test.', '127.0.0.1');
-  const answers = [0, 1, 2].map(() => [content(h.session.handle(www).text), content(h.session.handle(www).text)]);
+  const answers = [0, 1, 2].map(() => [content(atOnce(h.session.handle(www)).text), content(atOnce(h.session.handle(www)).text)]);
   t.deepEqual(answers, [
     ['192.0.2.1', '192.0.2.1'],
     ['192.0.2.2', '192.0.2.2'],
     ['192.0.2.3', '192.0.2.3'],
   ]);
-  t.is(content(h.session.handle(www).text), '192.0.2.1');
-  t.is(content(h.session.handle(line('rr.example.test.', '127.0.0.2')).text), '192.0.2.1', 'another local address, same client: paired');
-  t.is(content(h.session.handle(line('rr.example.test.', '127.0.0.1')).text), '192.0.2.2', 'the pair was used once');
+  t.is(content(atOnce(h.session.handle(www)).text), '192.0.2.1');
+  t.is(content(atOnce(h.session.handle(line('rr.example.test.', '127.0.0.2'))).text), '192.0.2.1', 'another local address, same client: paired');
+  t.is(content(atOnce(h.session.handle(line('rr.example.test.', '127.0.0.1'))).text), '192.0.2.2', 'the pair was used once');
   t.regex(await h.metric('gslbd_powerdns_requests_total'), /method="lookup",outcome="ok"} 12/);
   t.regex(await h.metric('gslbd_powerdns_selection_reuses_total'), / 4$/);
   t.is(h.deps.metrics.lookups, 12);
@@ -426,8 +426,10 @@ test('an invalid or missing real-remote is answered for the resolver address (or
   const session = new RemoteBackendSession(deps);
   const lookup = (parameters: Record<string, unknown>) => {
     const r = JSON.parse(
-      session.handle(
-        JSON.stringify({ method: 'lookup', parameters: { qname: 'www.example.test.', qtype: 'A', local: '127.0.0.1', 'zone-id': -1, ...parameters } }),
+      atOnce(
+        session.handle(
+          JSON.stringify({ method: 'lookup', parameters: { qname: 'www.example.test.', qtype: 'A', local: '127.0.0.1', 'zone-id': -1, ...parameters } }),
+        ),
       ).text,
     );
     return r as { result?: unknown; error?: unknown };
@@ -464,7 +466,7 @@ test('malformed JSON, non-requests and unknown methods are answered without resu
     '{"method": 5}',
     '{"method": "frobnicate", "parameters": {}}',
   ]) {
-    const r = h.session.handle(line);
+    const r = atOnce(h.session.handle(line));
     const reply = JSON.parse(r.text) as Record<string, unknown>;
     t.false('result' in reply, line);
     t.true(r.close, line);
@@ -476,7 +478,7 @@ test('metrics: requests by method and outcome, protocol errors, selection reuses
   h.lookup('www.example.test.', '8.8.8.0/24');
   h.lookup('www.example.test.', '8.8.8.0/24');
   h.send({ method: 'getTSIGKey', parameters: {} });
-  h.session.handle('not json');
+  atOnce(h.session.handle('not json'));
   t.regex(await h.metric('gslbd_powerdns_requests_total'), /method="lookup",outcome="ok"} 2/);
   t.regex(await h.metric('gslbd_powerdns_requests_total'), /method="getTSIGKey",outcome="not_offered"} 1/);
   t.regex(await h.metric('gslbd_powerdns_protocol_errors_total'), /reason="malformed_json"} 1/);
@@ -558,8 +560,8 @@ test("lookups read from PowerDNS's line format without JSON.parse answer byte fo
           const json11 = json11Line('lookup', parameters);
           // Twice, as PowerDNS does for a name below the apex (the second is paired).
           for (let i = 0; i < 2; i++) {
-            const expected = viaParse.session.handle(compact);
-            t.deepEqual(direct.session.handle(json11), expected, json11);
+            const expected = atOnce(viaParse.session.handle(compact));
+            t.deepEqual(atOnce(direct.session.handle(json11)), expected, json11);
             compared++;
           }
         }

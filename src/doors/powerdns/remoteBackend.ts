@@ -7,6 +7,8 @@ import type { RateLimitedLog } from '../../core/telemetry/rateLimitedLog.js';
 import type { AnswerWrapper } from '../answerWrapper.js';
 import type { DoorEngine } from '../doorHost.js';
 import type { ResolveContext } from '../../core/views/resolveContext.js';
+import type { Snapshot } from '../../pipeline/snapshot.js';
+import type { NameContents } from '../../pipeline/zones/nameRrsets.js';
 import type { ZoneData } from '../../pipeline/zones/zoneIndex.js';
 import { LookupPairing } from './lookupPairing.js';
 import { parseLookupLine, type LookupLine } from './lookupLine.js';
@@ -138,8 +140,13 @@ export class RemoteBackendSession {
 
   constructor(private readonly deps: RemoteBackendDeps) {}
 
-  /** Handles one request line (without its newline). */
-  handle(line: string): Reply {
+  /**
+   * Handles one request line (without its newline). The reply is a promise only for a lookup whose
+   * GSLB selection delegates to a sub-tier's name servers (recursive delegation,
+   * `Engine.nameRrsetsFollowing`), within the delegation budget; PowerDNS waits for it, as it keeps
+   * one request outstanding per connection. Never rejects.
+   */
+  handle(line: string): Reply | Promise<Reply> {
     const repeated = this.repeatedLookup(line);
     if (repeated !== undefined) return { text: repeated, close: false };
     const lookup = parseLookupLine(line);
@@ -170,11 +177,19 @@ export class RemoteBackendSession {
    * The reply to an offered method with parameters `p`; `lookup` holds a lookup's parameters when
    * {@link parseLookupLine} read them from the line (else they are read from `p`).
    */
-  private answer(method: string, p: object, lookup: LookupLine | undefined, line: string): Reply {
+  private answer(method: string, p: object, lookup: LookupLine | undefined, line: string): Reply | Promise<Reply> {
     try {
       const params = p as Record<string, unknown>;
       if (method === 'lookup') {
         const text = this.lookup(lookup ?? lookupParams(params), line);
+        if (typeof text !== 'string')
+          return text.then(
+            (t) => {
+              this.count(method, 'ok');
+              return { text: t, close: false };
+            },
+            (e: unknown) => this.failure(method, p, e),
+          );
         this.count(method, 'ok');
         return { text, close: false };
       }
@@ -182,23 +197,24 @@ export class RemoteBackendSession {
       this.count(method, text === NOT_OFFERED_REPLY ? 'not_offered' : 'ok');
       return { text: `${text}\n`, close: false };
     } catch (e) {
-      const invalid = e instanceof InvalidRequest;
-      this.count(method, invalid ? 'invalid' : 'error');
-      const message = (e as Error).message;
-      if (invalid)
-        this.deps.warnings.warn(
-          'invalid',
-          { instance: this.instance, method, reason: message },
-          'invalid remote backend request; answering an error (SERVFAIL)',
-        );
-      else
-        this.deps.answers.logFailure(
-          e,
-          { instance: this.instance, method, params: p },
-          'remote backend request failed in the engine; answering an error (SERVFAIL)',
-        );
-      return { text: errorReply(invalid ? message : `engine error: ${message}`), close: false };
+      return this.failure(method, p, e);
     }
+  }
+
+  /** The error reply (PowerDNS: SERVFAIL) to a request that failed with `e`, counted and logged. */
+  private failure(method: string, p: object, e: unknown): Reply {
+    const invalid = e instanceof InvalidRequest;
+    this.count(method, invalid ? 'invalid' : 'error');
+    const message = (e as Error).message;
+    if (invalid)
+      this.deps.warnings.warn('invalid', { instance: this.instance, method, reason: message }, 'invalid remote backend request; answering an error (SERVFAIL)');
+    else
+      this.deps.answers.logFailure(
+        e,
+        { instance: this.instance, method, params: p },
+        'remote backend request failed in the engine; answering an error (SERVFAIL)',
+      );
+    return { text: errorReply(invalid ? message : `engine error: ${message}`), close: false };
   }
 
   private dispatch(method: string, p: Record<string, unknown>): string {
@@ -294,18 +310,25 @@ export class RemoteBackendSession {
     return reply;
   }
 
-  private lookup(p: LookupLine, line: string): string {
+  private lookup(p: LookupLine, line: string): string | Promise<string> {
     const metrics = this.deps.metrics;
     metrics.lookups++;
     metrics.countLookupType(p.qtype);
     // Timing every lookup would cost as much as a cheap lookup: the doors' one sample policy.
     const started = this.deps.answers.startTiming();
     const reply = this.lookupReply(p, line);
-    if (started >= 0) metrics.observeLookup((performance.now() - started) / 1000);
-    return reply;
+    if (started < 0) return reply;
+    if (typeof reply === 'string') {
+      metrics.observeLookup((performance.now() - started) / 1000);
+      return reply;
+    }
+    return reply.then((text) => {
+      metrics.observeLookup((performance.now() - started) / 1000);
+      return text;
+    });
   }
 
-  private lookupReply(p: LookupLine, line: string): string {
+  private lookupReply(p: LookupLine, line: string): string | Promise<string> {
     const { qname, qtype, remote, realRemote, zoneId } = p;
     const rc = this.clientOf(realRemote, remote);
     const { engine } = this.deps;
@@ -337,7 +360,12 @@ export class RemoteBackendSession {
     const name = canonicalName(qname);
     const ids = zoneIdsOf(snapshot.zones);
     const hinted: ZoneData | undefined = zoneId >= 0 ? ids.zoneOf(zoneId) : undefined;
-    const contents = engine.nameRrsets(name, rc.client, rc.packetless ? this.deps.lookOnlyCtx : engine.ctx, type, hinted);
+    // A lookup for a query may wait for a sub-tier (recursive delegation); a packet-less one (the
+    // zone's SOA before a query, a transfer) only reads, and never delegates.
+    const contents = rc.packetless
+      ? engine.nameRrsets(name, rc.client, this.deps.lookOnlyCtx, type, hinted)
+      : engine.nameRrsetsFollowing(name, rc.client, engine.ctx, type, hinted);
+    if (contents instanceof Promise) return contents.then((c) => this.dynamicReply(p, line, c, rc, name, pairs, snapshot, engine.ctx.now()));
     if (!contents) {
       if (replies) {
         replies.set(zoneId, NO_RECORDS);
@@ -345,14 +373,32 @@ export class RemoteBackendSession {
       }
       return NO_RECORDS;
     }
-    const reply = lookupReply(p.qnameJson, contents, rc, ids.idOf(contents.zone), allTypes);
     if (!contents.dynamic) {
+      const reply = lookupReply(p.qnameJson, contents, rc, ids.idOf(contents.zone), allTypes);
       if (replies) {
         replies.set(zoneId, reply);
         this.staticLines.remember(snapshot, line, reply);
       }
       return reply;
     }
+    return this.dynamicReply(p, line, contents, rc, name, pairs, snapshot, now);
+  }
+
+  /**
+   * The reply to a lookup whose result depends on the client (a GSLB selection): counted by data
+   * center and record, and remembered for the query's second lookup (`lookupPairing.ts`).
+   */
+  private dynamicReply(
+    p: LookupLine,
+    line: string,
+    contents: NameContents,
+    rc: RemoteClient,
+    name: string,
+    pairs: boolean,
+    snapshot: Snapshot,
+    now: number,
+  ): string {
+    const reply = lookupReply(p.qnameJson, contents, rc, zoneIdsOf(snapshot.zones).idOf(contents.zone), p.qtype === 'ANY');
     if (!rc.packetless) {
       const answers = this.deps.answers;
       for (const rrset of contents.rrsets) {
@@ -360,7 +406,7 @@ export class RemoteBackendSession {
         if (rrset.record !== undefined) answers.countRecord(rrset.record);
       }
     }
-    if (pairs && name !== contents.zone.name && !name.startsWith('*.')) this.pairing.put(line, qname, realRemote, remote, reply, snapshot, now);
+    if (pairs && name !== contents.zone.name && !name.startsWith('*.')) this.pairing.put(line, p.qname, p.realRemote, p.remote, reply, snapshot, now);
     return reply;
   }
 

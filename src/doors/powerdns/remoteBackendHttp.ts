@@ -4,7 +4,7 @@ import type { ListeningSocket } from '../../core/contracts/frontDoor.js';
 import { listenTcpServer } from '../takenOverServer.js';
 import { activatedTcpSocket } from './activatedTcpSocket.js';
 import type { PowerdnsListenerConfig } from './listenerSchema.js';
-import { RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
+import { RemoteBackendSession, type RemoteBackendDeps, type Reply } from './remoteBackend.js';
 
 /**
  * The remote backend over HTTP, for PowerDNS's HTTP connector with `post=1,post_json=1`
@@ -124,12 +124,20 @@ export class RemoteBackendHttp {
         this.sessions.set(socket, session);
       }
       const reply = session.handle(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-      res.writeHead(200, {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(reply.text),
-        ...(reply.close ? { connection: 'close' } : {}),
-      });
-      res.end(reply.text);
+      // A lookup that waits for a sub-tier (recursive delegation) is answered when it settles; PowerDNS's connector waits for it.
+      if (reply instanceof Promise) void reply.then((r) => respond(res, r));
+      else respond(res, reply);
     });
   }
+}
+
+/** Writes one reply document as the response, closing the connection when the session says so; nothing once the client has gone. */
+function respond(res: ServerResponse, reply: Reply): void {
+  if (res.destroyed) return;
+  res.writeHead(200, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(reply.text),
+    ...(reply.close ? { connection: 'close' } : {}),
+  });
+  res.end(reply.text);
 }

@@ -8,7 +8,7 @@ import type { DoorEngine } from '../doorHost.js';
 import type { PowerdnsListenerConfig } from './listenerSchema.js';
 import { PowerDnsMetrics } from './metrics.js';
 import type { ZoneSigningKeys } from '../../core/contracts/zoneSigningKeys.js';
-import { errorReply, RemoteBackendSession, type RemoteBackendDeps } from './remoteBackend.js';
+import { errorReply, RemoteBackendSession, type RemoteBackendDeps, type Reply } from './remoteBackend.js';
 import { handOverConnections, type HandoverCandidate } from '../connectionHandover.js';
 import { longestWaiting, StreamConnection } from '../streamConnection.js';
 import { closeUnixSocket, listenUnixSocket, releaseUnixSocket, takenOverUnixSocket, unixListening } from '../unixSocket.js';
@@ -161,6 +161,9 @@ export class RemoteBackendServer implements FrontDoor {
     const lines = new RequestLines(this.config.maxRequestBytes);
     let counted: string | undefined;
     let closing = false;
+    // Lines read while a reply is pending (a lookup waiting for a sub-tier): answered in order once
+    // it settles. PowerDNS sends one request at a time, so this holds at most a stray line or two.
+    let held: string[] | undefined;
     const setInstance = (): void => {
       const instance = (session.instance ?? '').slice(0, 64);
       if (counted === instance) return;
@@ -190,7 +193,7 @@ export class RemoteBackendServer implements FrontDoor {
     this.connections.set(conn, stream);
     this.handover.set(conn, {
       socket: conn,
-      quiet: () => !closing && lines.partialBytes === 0,
+      quiet: () => !closing && lines.partialBytes === 0 && held === undefined,
       state: (): HandedConnection['state'] => (session.instance === undefined ? {} : { instance: session.instance }),
       forget: () => {
         stream.disarm();
@@ -201,6 +204,35 @@ export class RemoteBackendServer implements FrontDoor {
         closing = true;
       },
     });
+    /** Writes one reply; false when it closes the connection. */
+    const send = (reply: Reply): boolean => {
+      if (reply.close) {
+        closing = true;
+        conn.end(reply.text);
+        return false;
+      }
+      setInstance();
+      stream.send(reply.text);
+      return true;
+    };
+    /** Answers `batch` from `from` on, in order; stops at a reply that is a promise and goes on when it settles. */
+    const serve = (batch: readonly string[], from: number): void => {
+      for (let i = from; i < batch.length; i++) {
+        const line = batch[i]!;
+        if (line.trim() === '') continue;
+        const reply = session.handle(line);
+        if (reply instanceof Promise) {
+          held = batch.slice(i + 1);
+          void reply.then((r) => {
+            const rest = held!;
+            held = undefined;
+            if (!closing && !conn.destroyed && send(r)) serve(rest, 0);
+          });
+          return;
+        }
+        if (!send(reply)) return;
+      }
+    };
     conn.on('data', (chunk: Buffer) => {
       if (closing) return;
       const complete = lines.push(chunk);
@@ -221,17 +253,11 @@ export class RemoteBackendServer implements FrontDoor {
         if (!stream.armed) stream.arm();
       } else if (lines.partialBytes > 0) stream.arm();
       else stream.disarm();
-      for (const line of complete) {
-        if (line.trim() === '') continue;
-        const reply = session.handle(line);
-        if (reply.close) {
-          closing = true;
-          conn.end(reply.text);
-          return;
-        }
-        setInstance();
-        stream.send(reply.text);
+      if (held !== undefined) {
+        for (const line of complete) held.push(line);
+        return;
       }
+      serve(complete, 0);
     });
     conn.on('error', () => conn.destroy());
     conn.on('close', () => {

@@ -1,5 +1,5 @@
 import { canonicalName, parentName } from '../../core/dns/name.js';
-import { RECORD_TYPES, TYPE_CODES, type RecordType, type ResourceRecord } from '../../core/dns/records.js';
+import { RECORD_TYPES, TYPE_CODES, type AnswerRecord, type RecordType, type ResourceRecord } from '../../core/dns/records.js';
 import { decide } from '../selection/decisionCache.js';
 import { TraceSink } from '../selection/trace.js';
 import { RCODE } from '../../core/dns/rcode.js';
@@ -8,7 +8,7 @@ import type { CompiledGslbRecord, SelectionEnv } from '../selection/stage.js';
 import { selectionEnv } from './selectionEnv.js';
 import { SplitDecision } from './clientSplit.js';
 import type { ZoneData, ZoneIndex, ZoneNode } from './zoneIndex.js';
-import type { DelegationRequest } from '../../core/views/proximityView.js';
+import type { DelegationAttempt, DelegationRequest, DelegationTrace } from '../../core/views/proximityView.js';
 
 /** One GSLB selection inside an explained answer. */
 export interface ExplainedSelection {
@@ -16,6 +16,24 @@ export interface ExplainedSelection {
   readonly type: string;
   readonly steps: TraceSink['steps'];
   readonly scope: number;
+}
+
+/** A recursive delegation inside an explained answer: what the sub-tier was asked and what came back. */
+export interface ExplainedDelegation {
+  readonly record: string;
+  readonly type: RecordType;
+  /** The delegated zones asked, best first. */
+  readonly zones: readonly string[];
+  readonly budgetMs: number;
+  /** `answered` (a sub-tier answered now), `cached` (the engine's answer cache), `failed` (none within the budget), `refused` (loop protection). */
+  readonly result: NonNullable<DelegationTrace['result']>;
+  /** The time the delegation took (ms). */
+  readonly ms: number;
+  /** The delegated zone whose name server answered, and its answer (TTLs capped by the record's) and ECS scope. */
+  readonly answered?: { readonly zone: string; readonly records: readonly AnswerRecord[]; readonly scope: number };
+  /** When no sub-tier answered: the zone and data centers of the selection's own answer, which stands. */
+  readonly instead?: { readonly zone: string | undefined; readonly dcs: readonly string[] };
+  readonly attempts: readonly DelegationAttempt[];
 }
 
 /** What {@link resolve} needs from a snapshot. */
@@ -58,6 +76,24 @@ export function resolveFollowing(q: Query, src: AnswerSource, ctx: SelectionEnv[
   const sel: Selection = { src, ctx, env: undefined, explain: undefined, follow: true, pending: undefined };
   const out = answerQuery(q, sel);
   return sel.pending === undefined ? out : followDelegations(q, out, sel.pending, sel.env!);
+}
+
+/**
+ * {@link resolveFollowing} for `/explain`: the traces go to `explain`, and each recursive
+ * delegation is asked as a trial (`ProximityView.delegate` with a trace: the sub-tier is asked the
+ * same way within the same budget and the answer cache is read, but neither the cache nor the
+ * delegation metrics change) and reported in `delegations`.
+ */
+export function resolveExplained(
+  q: Query,
+  src: AnswerSource,
+  ctx: SelectionEnv['ctx'],
+  explain: ExplainedSelection[],
+  delegations: ExplainedDelegation[],
+): Answer | Promise<Answer> {
+  const sel: Selection = { src, ctx, env: undefined, explain, follow: true, pending: undefined };
+  const out = answerQuery(q, sel);
+  return sel.pending === undefined ? out : followDelegations(q, out, sel.pending, sel.env!, delegations);
 }
 
 function answerQuery(q: Query, sel: Selection): Answer {
@@ -264,9 +300,33 @@ interface PendingDelegation {
  * Asks the sub-tiers of every pending delegation (at once) and puts each answer that came in place
  * of its selection's records (from the last, so earlier positions hold).
  */
-async function followDelegations(q: Query, out: Answer, pending: readonly PendingDelegation[], env: SelectionEnv): Promise<Answer> {
+async function followDelegations(
+  q: Query,
+  out: Answer,
+  pending: readonly PendingDelegation[],
+  env: SelectionEnv,
+  explained?: ExplainedDelegation[],
+): Promise<Answer> {
   const view = env.proximity!;
-  const results = await Promise.all(pending.map((p) => view.delegate(p.request, p.owner, p.type, q.client, q.delegationHop)));
+  const traces = explained && pending.map((): DelegationTrace => ({ result: undefined, ms: 0, attempts: [] }));
+  const results = await Promise.all(pending.map((p, i) => view.delegate(p.request, p.owner, p.type, q.client, q.delegationHop, traces?.[i])));
+  if (traces !== undefined)
+    pending.forEach((p, i) => {
+      const r = results[i];
+      const t = traces[i]!;
+      explained!.push({
+        record: p.owner,
+        type: p.type,
+        zones: p.request.zones,
+        budgetMs: p.request.budgetMs,
+        result: t.result ?? 'failed',
+        ms: t.ms,
+        ...(r !== undefined && r !== 'refused'
+          ? { answered: { zone: r.zone, records: r.records, scope: r.scope } }
+          : { instead: { zone: p.request.fallbackZone, dcs: out.dcs.slice(p.dcsAt, p.dcsAt + p.dcsCount) } }),
+        attempts: t.attempts,
+      });
+    });
   for (let i = pending.length - 1; i >= 0; i--) {
     const r = results[i];
     const p = pending[i]!;

@@ -1,5 +1,6 @@
 import { isInZone } from '../../core/dns/name.js';
-import type { RecordType, ResourceRecord } from '../../core/dns/records.js';
+import type { AnswerRecord, RecordType, ResourceRecord } from '../../core/dns/records.js';
+import type { DelegationRequest } from '../../core/views/proximityView.js';
 import { decide } from '../selection/decisionCache.js';
 import type { SelectionEnv } from '../selection/stage.js';
 import type { Client, SelectedRecord } from '../../core/model/query.js';
@@ -75,6 +76,95 @@ export function nameRrsets(
   type?: RecordType,
   zone?: ZoneData,
 ): NameContents | undefined {
+  return contentsOf(src, name, client, ctx, type, zone, undefined);
+}
+
+/**
+ * {@link nameRrsets} for a DNS server that waits for the backend (PowerDNS's remote backend): a
+ * GSLB selection whose best candidates are delegated proximity zones resolved recursively
+ * (`SelectionState.delegation`, docs/PRODUCT.md §5, seed 000 step 6) makes the result a promise in
+ * which that RRset holds the sub-tier's authoritative answer — the records it owns at `name`, one
+ * RRset per type, TTLs capped by the record's, the ECS scope the longer of the selection's and the
+ * sub-tier's, no data centers of this engine — as `resolveFollowing` does for whole answers; when
+ * no sub-tier answers within the budget, or it answers nothing at `name`, the selection's own RRset
+ * (the next zone's) stays. Every other result stays a plain value, so lookups without a recursive
+ * delegation await nothing. A `*` owner is never delegated: the server looks up the wildcard
+ * without the name it synthesises, so there is no name to ask the sub-tier. Such a server carries
+ * no EDNS option of the client's query, so the delegation hop option starts anew here. Never rejects.
+ */
+export function nameRrsetsFollowing(
+  src: AnswerSource,
+  name: string,
+  client: Client,
+  ctx: SelectionEnv['ctx'],
+  type?: RecordType,
+  zone?: ZoneData,
+): NameContents | undefined | Promise<NameContents> {
+  const pending: PendingRrset[] = [];
+  const contents = contentsOf(src, name, client, ctx, type, zone, name.startsWith('*.') ? undefined : pending);
+  if (contents === undefined || pending.length === 0) return contents;
+  return followRrsets(name, client, contents, pending, selectionEnv(src.env, ctx));
+}
+
+/** A GSLB record of a name whose selection asked for a delegation. */
+interface PendingRrset {
+  /** The index in the result's RRsets of its selection's RRset, or where the sub-tier's go when the selection had no data. */
+  readonly at: number;
+  /** True when the selection added an RRset (at `at`), which a sub-tier's answer replaces. */
+  readonly replaces: boolean;
+  readonly type: RecordType;
+  /** The selection's ECS scope. */
+  readonly scope: number;
+  readonly record: SelectedRecord;
+  readonly request: DelegationRequest;
+}
+
+/** Asks the sub-tiers of every pending record (at once) and puts each answer in place of its selection's RRset. */
+async function followRrsets(name: string, client: Client, contents: NameContents, pending: readonly PendingRrset[], env: SelectionEnv): Promise<NameContents> {
+  const view = env.proximity!;
+  const results = await Promise.all(pending.map((p) => view.delegate(p.request, name, p.type, client, undefined)));
+  const rrsets: NameRrset[] = [];
+  let next = 0;
+  for (let i = 0; i <= contents.rrsets.length; i++) {
+    let replaced = false;
+    for (; next < pending.length && pending[next]!.at === i; next++) {
+      const p = pending[next]!;
+      const r = results[next];
+      const delegated = r === undefined || r === 'refused' ? [] : delegatedRrsets(r.records, name, Math.max(p.scope, r.scope), p.record);
+      if (delegated.length === 0) continue;
+      for (const d of delegated) rrsets.push(d);
+      replaced ||= p.replaces;
+    }
+    const local = contents.rrsets[i];
+    if (local !== undefined && !replaced) rrsets.push(local);
+  }
+  return { zone: contents.zone, exists: contents.exists, dynamic: true, rrsets };
+}
+
+/** A sub-tier's address and CNAME records owned by `name` (compared case-insensitively), as RRsets by type in answer order. */
+function delegatedRrsets(records: readonly AnswerRecord[], name: string, scope: number, record: SelectedRecord): NameRrset[] {
+  const byType = new Map<RecordType, ResourceRecord[]>();
+  for (const r of records) {
+    if ((r.type !== 'A' && r.type !== 'AAAA' && r.type !== 'CNAME') || r.name.toLowerCase() !== name) continue;
+    let list = byType.get(r.type);
+    if (list === undefined) byType.set(r.type, (list = []));
+    list.push({ name, type: r.type, ttl: r.ttl, data: r.data });
+  }
+  const out: NameRrset[] = [];
+  for (const [type, list] of byType) out.push({ type, records: list, scope, selected: true, dcs: NO_DCS, record });
+  return out;
+}
+
+/** {@link nameRrsets}; with `pending` given, each GSLB RRset whose selection asks for a delegation is noted in it. */
+function contentsOf(
+  src: AnswerSource,
+  name: string,
+  client: Client,
+  ctx: SelectionEnv['ctx'],
+  type: RecordType | undefined,
+  zone: ZoneData | undefined,
+  pending: PendingRrset[] | undefined,
+): NameContents | undefined {
   const z = zone && isInZone(name, zone.name) ? zone : (src.zones.zoneOfNode(name) ?? src.zones.findZone(name));
   if (!z) return undefined;
   const node = z.nodes.get(name);
@@ -92,6 +182,8 @@ export function nameRrsets(
     if ((type !== undefined && t !== type) || node.rrsets.has(t) || (split && !split.applies(t))) continue;
     dynamic = true;
     const result = decide(record, client, env!, name);
+    if (pending !== undefined && result.delegation !== undefined && env!.proximity !== undefined)
+      pending.push({ at: rrsets.length, replaces: result.data.length > 0, type: t, scope: result.scope, record, request: result.delegation });
     if (result.data.length === 0) continue;
     // An alias answers another type (a CNAME) at the record's name.
     const answered = result.type ?? t;
