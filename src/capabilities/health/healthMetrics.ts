@@ -9,7 +9,7 @@ export interface HealthMetricsSource {
   checks(): Iterable<{ id: string; monitor: string; lastSuccessMs: number; createdMs: number }>;
   now(): number;
   /** With a shared store: whether this node decides alone now, and how many checks its own verdict disagrees with the decision of. */
-  quorum?: () => { readonly alone: boolean; readonly outvoted: number };
+  quorum?: () => { readonly alone: boolean; readonly outvoted: number; readonly late: number };
 }
 
 /** Gauge value of a status: 1 up, 0 down, −1 unknown. */
@@ -128,6 +128,14 @@ export class HealthMetrics {
         registers,
         collect() {
           this.set(quorum().outvoted);
+        },
+      });
+      new Gauge({
+        name: 'gslbd_health_quorum_late_votes',
+        help: "Other nodes' votes gone from the store (their refresh late or their node gone) still counted until the linger ends (quorum.ts)",
+        registers,
+        collect() {
+          this.set(quorum().late);
         },
       });
     }

@@ -88,7 +88,7 @@ export class HealthMonitor {
               createdMs: c.createdMs,
             })),
           now: () => clock.now(),
-          ...(quorum ? { quorum: () => ({ alone: quorum.decidingAlone, outvoted: quorum.outvoted() }) } : {}),
+          ...(quorum ? { quorum: () => ({ alone: quorum.decidingAlone, outvoted: quorum.outvoted(), late: quorum.lateVoteCount }) } : {}),
         })
       : undefined;
     this.runner = new CheckRunner({
@@ -149,7 +149,13 @@ export class HealthMonitor {
       graceSeconds: QUORUM_DEFAULTS.graceMs / 1000,
     };
     return this.publisher.adopt(layout, () => {
-      this.quorum?.configure({ observers: q.observers, voteTtlMs: q.voteTtlSeconds * 1000, graceMs: q.graceSeconds * 1000, checkers: q.checkers });
+      this.quorum?.configure({
+        observers: q.observers,
+        voteTtlMs: q.voteTtlSeconds * 1000,
+        graceMs: q.graceSeconds * 1000,
+        checkers: q.checkers,
+        longestCheckMs: Math.max(0, ...[...plan.checks.values()].map((c) => c.monitor.intervalMs + c.monitor.timeoutMs)),
+      });
       this.runner.adopt(plan, files, saved?.statusesUsed ? saved.state.checks : undefined, now);
       this.overrides.retain(layout.index.endpoints);
       if (saved) this.overrides.restore(saved.state.overrides, layout.index.endpoints);

@@ -1,6 +1,7 @@
 import { InProcessStateStore, type StateMap, type StateStore } from '../../core/contracts/stateStore.js';
 import type { HealthStatus } from '../../core/views/healthView.js';
 import type { CheckObservation } from './healthStore.js';
+import { LateEntries } from './lateEntries.js';
 import { rendezvousOwners } from './rendezvous.js';
 import type { SchedulerClock } from './scheduler.js';
 
@@ -20,6 +21,11 @@ export interface QuorumSettings {
   readonly graceMs: number;
   /** Nodes that run each check (r ≥ observers, chosen by rendezvous hashing over the live nodes); absent: every node runs every check. */
   readonly checkers?: number | undefined;
+  /**
+   * The longest monitor interval plus its timeout (ms): a check handed to a new owner has its
+   * first vote within it. A late vote lingers at least this long (see {@link QuorumDecider}).
+   */
+  readonly longestCheckMs?: number | undefined;
 }
 
 /** How often (ms) the store's connection is looked at for the grace period. */
@@ -57,6 +63,18 @@ interface Vote extends CheckObservation {
  * While the store is unreachable the votes last seen keep deciding (the last view); after
  * `graceMs` this node's own verdicts decide alone.
  *
+ * **Late votes are not lost votes.** Another node's vote that leaves the store (its TTL ran out by
+ * Redis time, or a reload after a stall no longer holds it) still counts for the linger —
+ * `max(voteTtlMs, longestCheckMs)`, measured on this node's monotonic clock from when it saw the
+ * vote go — and is dropped only if its node has not written it again by then. So a node whose
+ * refresh is late (a starved event loop, a slow store write, a store that stalled and then expired
+ * every vote at once) does not flip the decisions of the others — without this, one node's own
+ * bad path decided the check down whenever the other nodes' votes expired together, and up again
+ * at their next refresh — while a node that is gone stops counting after `voteTtlMs` plus the
+ * linger (plus at most 500 ms). A refresh may so be late by up to `2 × voteTtlMs − voteTtlMs / 3`
+ * (and the linger) before a decision changes. The same holds for the checker entries of r-of-n
+ * checking: a late checker keeps its checks, so a slowed node does not move checks back and forth.
+ *
  * With `checkers` (r), each check is run by r of the live nodes only — those
  * {@link rendezvousOwners} names for it, over the nodes with a live entry in {@link CHECKERS_MAP}
  * (refreshed with the votes) — and {@link owns} tells the check runner which; {@link onAssignment}
@@ -80,6 +98,10 @@ export class QuorumDecider {
   private membership = '';
   private readonly owned = new Map<string, boolean>();
   private readonly assignmentListeners: (() => void)[] = [];
+  /** Other nodes' votes (`checkId|node`) gone from the store, still counted until the linger ends. */
+  private readonly lateVotes = new LateEntries();
+  /** Other checker nodes whose entry left the store, still counted as live until the linger ends. */
+  private readonly lateCheckers = new LateEntries();
 
   /** `onDecision`: told of each change of a decided status (the health metrics count them). */
   constructor(
@@ -104,7 +126,11 @@ export class QuorumDecider {
     if (!this.checkers) {
       this.checkers = this.store.map<string>(CHECKERS_MAP, { ttlMs: settings.voteTtlMs });
       this.checkers.set(this.store.node, this.store.node);
-      this.checkers.watch(() => this.reassign(false));
+      this.checkers.watch((node, value) => {
+        if (value === undefined && node !== this.store.node) this.lateCheckers.left(node, this.clock.monotonic());
+        else this.lateCheckers.back(node);
+        this.reassign(false);
+      });
     }
     this.reassign(checkersChanged);
     if (!this.votes) {
@@ -116,7 +142,7 @@ export class QuorumDecider {
     for (const id of new Set([...this.byCheck.keys(), ...[...this.local.entries()].map(([id]) => id)])) this.decide(id);
   }
 
-  /** Refreshes this node's votes (every third of the TTL) and watches the store's connection (every 500 ms). */
+  /** Refreshes this node's votes (every third of the TTL) and watches the store's connection and the late votes (every 500 ms). */
   start(): void {
     const refresh = (): void => {
       this.checkers?.set(this.store.node, this.store.node);
@@ -125,6 +151,7 @@ export class QuorumDecider {
     };
     const grace = (): void => {
       this.watchGrace();
+      this.dropLate();
       this.graceTimer = this.clock.setTimer(grace, GRACE_POLL_MS);
     };
     this.refreshTimer = this.clock.setTimer(refresh, Math.max(200, Math.floor(this.settings.voteTtlMs / 3)));
@@ -162,6 +189,7 @@ export class QuorumDecider {
   private reassign(force: boolean): void {
     const nodes = new Set<string>([this.store.node]);
     for (const [node] of this.checkers?.entries() ?? []) nodes.add(node);
+    for (const node of this.lateCheckers.keys()) nodes.add(node);
     const membership = [...nodes].sort().join('\u0000');
     if (membership === this.membership && !force) return;
     this.membership = membership;
@@ -184,6 +212,23 @@ export class QuorumDecider {
     return n;
   }
 
+  /** How long (ms) a vote or checker entry gone from the store still counts. */
+  private get lingerMs(): number {
+    return Math.max(this.settings.voteTtlMs, this.settings.longestCheckMs ?? 0);
+  }
+
+  /** How many other nodes' votes are late now: gone from the store, still counted (metrics). */
+  get lateVoteCount(): number {
+    return this.lateVotes.size;
+  }
+
+  /** Drops the votes and checker entries that stayed away for the linger, and decides their checks again. */
+  private dropLate(): void {
+    const now = this.clock.monotonic();
+    for (const key of this.lateVotes.expire(now, this.lingerMs)) this.decide(this.forget(key));
+    if (this.lateCheckers.expire(now, this.lingerMs).length > 0) this.reassign(false);
+  }
+
   private watchGrace(): void {
     const c = this.store.connection();
     const alone = c.state === 'disconnected' && performance.now() - c.sinceMs >= this.settings.graceMs;
@@ -200,17 +245,28 @@ export class QuorumDecider {
     else this.votes.delete(key);
   }
 
-  /** Indexes a vote change by check; returns the check id. */
+  /** Indexes a vote change by check (another node's vote gone from the store becomes late, still counted); returns the check id. */
   private track(key: string, vote: Vote | undefined): string {
     const cut = key.lastIndexOf('|');
     const id = key.slice(0, cut);
     const node = key.slice(cut + 1);
     let votes = this.byCheck.get(id);
     if (vote) {
+      this.lateVotes.back(key);
       if (!votes) this.byCheck.set(id, (votes = new Map()));
       votes.set(node, vote);
-    } else if (votes) {
-      votes.delete(node);
+    } else if (node !== this.store.node && votes?.has(node)) this.lateVotes.left(key, this.clock.monotonic());
+    else this.forget(key);
+    return id;
+  }
+
+  /** Removes the vote `key` (`checkId|node`) from the index; returns the check id. */
+  private forget(key: string): string {
+    const cut = key.lastIndexOf('|');
+    const id = key.slice(0, cut);
+    const votes = this.byCheck.get(id);
+    if (votes) {
+      votes.delete(key.slice(cut + 1));
       if (votes.size === 0) this.byCheck.delete(id);
     }
     return id;

@@ -162,3 +162,23 @@ test('a stopped (SIGSTOP) Redis is noticed by the heartbeat; reads never wait on
   await waitFor('the write made meanwhile is stored', () => redis.cli('HGET', '{t5}:map:m', 'k') === '2', 10_000);
   t.pass();
 });
+
+test('a map first asked for while Redis stalls: its load times out without ending the process, and it loads once Redis answers', async (t) => {
+  const redis = await startRedis();
+  const a = await node(redis.url, 'a', 't7');
+  const b = await node(redis.url, 'b', 't7');
+  a.map<string>('late').set('k', 'v');
+  t.true(await a.settled(5000));
+  redis.pause();
+  try {
+    // The load's HGETALL times out after 2 s (the connection's command timeout); before the fix
+    // that rejection was unhandled and ended the process (an engine dying at start-up under load).
+    const mb = b.map<string>('late');
+    await sleep(3000);
+    t.is(b.connection().state, 'disconnected', 'the failed load marks the store disconnected');
+    redis.resume();
+    await waitFor('the map loads once Redis answers', () => mb.get('k') === 'v', 15_000);
+  } finally {
+    redis.resume();
+  }
+});

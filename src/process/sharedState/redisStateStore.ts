@@ -139,7 +139,10 @@ export class RedisStateStore implements StateStore {
     let m = this.maps.get(name);
     if (!m) {
       this.maps.set(name, (m = new RedisMap<unknown>(name, options.ttlMs, (key) => this.markDirty(name, key))));
-      if (this.state.state === 'connected') void this.loadMap(m);
+      // A load that fails (a command timed out on a loaded machine or a stalled Redis) must not
+      // reject unhandled — that ended the engine at start-up: the store turns disconnected, and the
+      // heartbeat's resynchronisation reloads every map once Redis answers.
+      if (this.state.state === 'connected') this.loadMap(m).catch(() => this.disconnected());
     }
     return m as RedisMap<V>;
   }
