@@ -159,6 +159,8 @@ async function startAfterSignals(
   armSignals: (reload: (reason: string) => Promise<ReloadOutcome>) => void,
 ): Promise<RunningGslbd> {
   const candidate = readCandidateConfig(file);
+  // The start-up's phases in ms since the process began (performance.now(): Node's time origin, the exec), logged with `gslbd up`.
+  const startup: Record<string, number> = { configLoaded: Math.round(performance.now()) };
   const { config } = candidate;
   const adminCfg = config.listeners.admin;
   const token = candidate.adminToken;
@@ -213,7 +215,9 @@ async function startAfterSignals(
   // snapshot; an unreachable store delays start-up by the configured wait at most.
   await opened.ready();
   const state = await prepareAll(runtimes, config, []);
+  startup.prepared = Math.round(performance.now());
   const snapshot = compileSnapshot<Config>({ file, config, capabilities: CAPABILITIES, state, nowMs: Date.now(), contentHashes: candidate.contentHashes });
+  startup.snapshot = Math.round(performance.now());
   const engine = new Engine(snapshot, ctx, log);
   engineRef.engine = engine;
   for (const { runtime } of runtimes) runtime.commit?.(config);
@@ -286,6 +290,7 @@ async function startAfterSignals(
     throw e;
   }
 
+  startup.listening = Math.round(performance.now());
   armSignals(reload);
   rearmWatch();
   // The configuration worker loads the configuration modules again (about half a second of CPU):
@@ -299,6 +304,7 @@ async function startAfterSignals(
       generation: snapshot.generation,
       ...Object.assign({}, ...runtimes.map(({ runtime }) => runtime.describe?.() ?? {})),
       ...(options.takeOver ? { replaces: options.takeOver.replaces } : {}),
+      startupMs: startup,
     },
     'gslbd up',
   );

@@ -1,13 +1,11 @@
-import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { startCoredns, type CorednsProcess } from '../support/corednsProcess.js';
-import { buildQuery, decodeReply } from '../support/dnsClient.js';
+import { seededClientBlocks, startEcsLoad, type EcsAnswer } from '../support/ecsLoad.js';
 import { freePort } from '../support/freePort.js';
 import { startEngine, stopAllEngines, type EngineProcess } from '../support/engineProcess.js';
-import { seededUint32 } from '../support/seededRandom.js';
 import { sleep, waitFor } from '../support/waitFor.js';
 
 /**
@@ -34,17 +32,7 @@ const TTL = 30;
 const STALE_TTL = 7;
 
 /** 1,000 distinct client /24s over the IPv4 unicast space (seeded: the same set every run), as network addresses. */
-const BLOCKS: readonly string[] = (() => {
-  const next = seededUint32(2026);
-  const blocks = new Set<string>();
-  while (blocks.size < CLIENTS) {
-    const n = next();
-    const first = 1 + ((n >>> 24) % 223);
-    if (first === 127) continue;
-    blocks.add(`${first}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.0`);
-  }
-  return [...blocks];
-})();
+const BLOCKS: readonly string[] = seededClientBlocks(CLIENTS, 2026);
 
 /** The engine's configuration: block i goes to data center i % 4 (the last class by the default rule). */
 function engineConfig(socket: string): string {
@@ -80,79 +68,6 @@ records:
 ${[0, 1, 2].map(rule).join('\n')}
         - { dcs: [dc3] }
 `;
-}
-
-/** One reply of the load: which client, when its query left and its reply came (performance.now() ms), rcode, A addresses and their TTL. */
-interface Answer {
-  readonly client: number;
-  readonly sentAt: number;
-  readonly at: number;
-  readonly rcode: number;
-  readonly addresses: string;
-  readonly ttl: number;
-}
-
-/**
- * Queries `www.example.test A` for the clients in turn (ECS source /24), {@link IN_FLIGHT} at a
- * time, until `stop()`; `stop` resolves with every reply and the queries that got none within
- * {@link LOST_MS} (by when they were sent).
- */
-async function startLoad(port: number): Promise<{ answers: Answer[]; stop: () => Promise<{ lost: number[] }> }> {
-  const socket = createSocket({ type: 'udp4', recvBufferSize: 4 << 20 });
-  await new Promise<void>((r) => socket.bind(0, '127.0.0.1', r));
-  const queries = BLOCKS.map((b) => buildQuery({ name: 'www.example.test', type: 'A', edns: { ecs: `${b}/24` } }));
-  const answers: Answer[] = [];
-  const lost: number[] = [];
-  const outstanding = new Map<number, { client: number; sentAt: number }>();
-  let nextClient = 0;
-  let nextId = 0;
-  let running = true;
-  const send = (): void => {
-    // The next free ID: IDs rotate over 16 bits, far more than the window.
-    while (outstanding.has(nextId)) nextId = (nextId + 1) & 0xffff;
-    const client = nextClient;
-    nextClient = (nextClient + 1) % CLIENTS;
-    const message = Buffer.from(queries[client]!);
-    message.writeUInt16BE(nextId, 0);
-    outstanding.set(nextId, { client, sentAt: performance.now() });
-    nextId = (nextId + 1) & 0xffff;
-    socket.send(message, port, '127.0.0.1');
-  };
-  socket.on('message', (raw: Buffer) => {
-    const q = outstanding.get(raw.readUInt16BE(0));
-    if (!q) return;
-    outstanding.delete(raw.readUInt16BE(0));
-    const reply = decodeReply(raw);
-    const a = (reply.packet.answers ?? []).filter((r) => r.type === 'A') as { data: string; ttl?: number }[];
-    answers.push({
-      ...q,
-      at: performance.now(),
-      rcode: reply.rcode,
-      addresses: a.map((r) => r.data).join(','),
-      ttl: a[0]?.ttl ?? -1,
-    });
-    if (running) send();
-  });
-  const sweep = setInterval(() => {
-    const now = performance.now();
-    for (const [id, q] of outstanding) {
-      if (now - q.sentAt < LOST_MS) continue;
-      outstanding.delete(id);
-      lost.push(q.sentAt);
-      if (running) send();
-    }
-  }, 100);
-  for (let i = 0; i < IN_FLIGHT; i++) send();
-  return {
-    answers,
-    stop: async () => {
-      running = false;
-      await waitFor('the last queries answered or lost', () => outstanding.size === 0, LOST_MS + 2000, { everyMs: 50 });
-      clearInterval(sweep);
-      socket.close();
-      return { lost };
-    },
-  };
 }
 
 async function metricsText(port: number): Promise<string> {
@@ -207,7 +122,7 @@ test('kill -9 and restart under load behind CoreDNS: ≥ 95 % of outage answers 
 `,
   );
 
-  const load = await startLoad(coredns.port);
+  const load = await startEcsLoad(coredns.port, 'www.example.test', BLOCKS, IN_FLIGHT, LOST_MS);
   // Warm-up: every client has its answer from the live engine.
   const lastFresh = new Map<number, string>();
   let seen = 0;
@@ -243,7 +158,7 @@ test('kill -9 and restart under load behind CoreDNS: ≥ 95 % of outage answers 
   engine = await startEngine(config);
   const upAfterMs = performance.now() - execAt;
   // The outage ends with the first live answer to a query sent after the kill.
-  let firstLive: Answer | undefined;
+  let firstLive: EcsAnswer | undefined;
   await waitFor('a live answer after the restart', () => (firstLive = load.answers.find((a) => a.sentAt > killedAt && a.ttl === TTL)) !== undefined, 30_000, {
     everyMs: 20,
   });

@@ -1,7 +1,8 @@
 // Package engine is the plugin's connection to the gslbd engine: a few persistent Unix-socket
 // connections speaking the compact protocol (docs/protocol.md), each multiplexing many queries
 // in flight by request id. Connections are re-established in the background with full-jitter
-// exponential backoff; a query never dials and fails fast while no connection is up.
+// exponential backoff, cut short by demand: a query that finds no connection up wakes a sleeping
+// keeper (at most one dial per DemandEvery), and never dials itself, failing fast.
 package engine
 
 import (
@@ -47,6 +48,10 @@ type Options struct {
 	PingTimeout time.Duration // a connection that has not answered a PING for this long is closed [1s]
 	BackoffMin  time.Duration // first reconnect delay bound [25ms]
 	BackoffMax  time.Duration // largest reconnect delay bound [250ms]
+	// DemandEvery: while queries find no connection up, a keeper dials again this soon after its
+	// last failed dial, whatever its backoff, so the engine's return is seen within this time
+	// under load; without queries the backoff alone paces the dials [10ms].
+	DemandEvery time.Duration
 	// SuspectAfter closes a connection after this many consecutive query timeouts with no
 	// answer in between (a stalled engine), so later queries fail fast [3].
 	SuspectAfter int
@@ -79,6 +84,9 @@ func (o *Options) defaults() {
 		// between the engine's return and the next dial is served stale or fail-safe.
 		o.BackoffMax = 250 * time.Millisecond
 	}
+	if o.DemandEvery <= 0 {
+		o.DemandEvery = 10 * time.Millisecond
+	}
 	if o.SuspectAfter <= 0 {
 		o.SuspectAfter = 3
 	}
@@ -94,6 +102,8 @@ type Client struct {
 	next  atomic.Uint32
 	upN   atomic.Int32
 
+	// wake carries a query's demand for a connection to a sleeping keeper (one token at most).
+	wake    chan struct{}
 	stop    chan struct{}
 	stopped sync.WaitGroup
 	once    sync.Once
@@ -102,7 +112,7 @@ type Client struct {
 // New returns a client; Start connects it.
 func New(opts Options) *Client {
 	opts.defaults()
-	return &Client{opts: opts, slots: make([]atomic.Pointer[conn], opts.Connections), stop: make(chan struct{})}
+	return &Client{opts: opts, slots: make([]atomic.Pointer[conn], opts.Connections), wake: make(chan struct{}, 1), stop: make(chan struct{})}
 }
 
 // Start launches one connection keeper per slot and waits up to wait for the first connection
@@ -163,6 +173,11 @@ func (c *Client) Query(ctx context.Context, q *frame.Query) (*frame.Answer, erro
 	if overloaded {
 		return nil, ErrOverload
 	}
+	// The engine may be back while the keepers sleep out their backoff: wake one (never blocks).
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
 	return nil, ErrDown
 }
 
@@ -194,11 +209,22 @@ func (c *Client) keep(slot int) {
 			}
 		}
 		// Full jitter (sleep U(0, b)) spreads reconnects of many plugins after an engine restart.
+		// Past DemandEvery, a query that found no connection ends the sleep: under load the
+		// engine's return is seen within DemandEvery, not within the backoff (up to BackoffMax).
 		sleep := time.Duration(rand.Int64N(int64(backoff) + 1))
+		floor := min(sleep, c.opts.DemandEvery)
 		select {
 		case <-c.stop:
 			return
-		case <-time.After(sleep):
+		case <-time.After(floor):
+		}
+		if sleep > floor {
+			select {
+			case <-c.stop:
+				return
+			case <-c.wake:
+			case <-time.After(sleep - floor):
+			}
 		}
 		if err != nil {
 			backoff = min(backoff*2, c.opts.BackoffMax)

@@ -143,6 +143,33 @@ func TestReconnectAfterALongOutageIsQuick(t *testing.T) {
 	}
 }
 
+// Under load the engine's return is seen within DemandEvery, not within the backoff: a query that
+// finds no connection wakes a sleeping keeper. The backoff here is 20 s, so the keepers' own
+// timers would reconnect after 10 s on average; with queries arriving the client is up at once.
+func TestQueriesDuringAnOutageCutTheBackoffShort(t *testing.T) {
+	path := enginetest.ShortSocket(t)
+	f := enginetest.Start(t, path, enginetest.Echo)
+	c := newClient(t, path, Options{BackoffMin: 20 * time.Second, BackoffMax: 20 * time.Second})
+	f.Stop()
+	os.Remove(path)
+	for c.Up() {
+		time.Sleep(2 * time.Millisecond)
+	}
+	// Both keepers have failed a dial and sleep out a backoff of up to 20 s.
+	time.Sleep(100 * time.Millisecond)
+	enginetest.Start(t, path, enginetest.Echo)
+	back := time.Now()
+	for !c.Up() && time.Since(back) < 5*time.Second {
+		ctx, cancel := within(time.Second)
+		_, _ = c.Query(ctx, query("a.example.org."))
+		cancel()
+		time.Sleep(time.Millisecond)
+	}
+	if d := time.Since(back); d > time.Second {
+		t.Errorf("reconnected %v after the engine returned under queries; want about DemandEvery (10 ms)", d)
+	}
+}
+
 func TestEngineRestartFailsFastThenReconnects(t *testing.T) {
 	path := enginetest.ShortSocket(t)
 	f := enginetest.Start(t, path, enginetest.Echo)

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import { isIPv6, type Server, type Socket } from 'node:net';
-import type { ListeningSocket } from '../../core/contracts/frontDoor.js';
+import { isIPv6, Server, type Socket } from 'node:net';
+import type { HandedConnection, ListeningSocket } from '../../core/contracts/frontDoor.js';
+import { handOverConnections, type HandoverCandidate } from '../connectionHandover.js';
 import { listenTcpServer } from '../takenOverServer.js';
 import { activatedTcpSocket } from './activatedTcpSocket.js';
 import type { PowerdnsListenerConfig } from './listenerSchema.js';
@@ -24,6 +25,12 @@ import { RemoteBackendSession, type RemoteBackendDeps, type Reply } from './remo
 export class RemoteBackendHttp {
   private server: HttpServer | undefined;
   private readonly sessions = new WeakMap<Socket, RemoteBackendSession>();
+  /** Open connections, for a hand-over to a replacement process. */
+  private readonly handover = new Map<Socket, HandoverCandidate>();
+  /** Connections with a request read and not yet answered. */
+  private readonly busy = new Set<Socket>();
+  /** Connections a replaced process passed (already counted there). */
+  private readonly adopted = new WeakSet<Socket>();
 
   constructor(
     private readonly deps: RemoteBackendDeps,
@@ -49,8 +56,24 @@ export class RemoteBackendHttp {
     server.keepAliveTimeout = 0;
     server.maxConnections = this.config.maxConnections;
     server.on('connection', (socket: Socket) => {
-      this.deps.metrics.connectionsTotal.inc({ result: 'accepted' });
+      if (!this.adopted.has(socket)) this.deps.metrics.connectionsTotal.inc({ result: 'accepted' });
       socket.setNoDelay(true);
+      this.handover.set(socket, {
+        socket,
+        quiet: () => !this.busy.has(socket),
+        state: (): HandedConnection['state'] => {
+          const instance = this.sessions.get(socket)?.instance;
+          return { transport: 'http', ...(instance === undefined ? {} : { instance }) };
+        },
+        forget: () => {
+          this.handover.delete(socket);
+          this.busy.delete(socket);
+        },
+      });
+      socket.on('close', () => {
+        this.handover.delete(socket);
+        this.busy.delete(socket);
+      });
     });
     server.on('drop', () => this.deps.metrics.connectionsTotal.inc({ result: 'rejected' }));
     server.on('clientError', (_e, socket: Socket) => socket.destroy());
@@ -77,22 +100,46 @@ export class RemoteBackendHttp {
   }
 
   /**
-   * Stops accepting and closes its connections: at once, or with `drain` once their current
-   * request is answered (idle keep-alive connections at once, any other within 1 s). PowerDNS's
-   * HTTP connector finds them closed before its next request and connects again, to the
-   * replacement or the next engine.
+   * Hand-over to a replacement process (`gslbd ctl replace`): stops accepting (the listening
+   * socket is the replacement's now) and passes each connection to `pass` between two requests, so
+   * PowerDNS keeps its kept-alive connections and sees no close. Closing them instead (as
+   * {@link stop} does) raced PowerDNS's HTTP connector: a request written into a connection the
+   * old process was closing came back SERVFAIL (5 in a replace under dnsperf,
+   * test/e2e/replace.timing.test.ts).
    */
-  async stop(drain = false): Promise<void> {
+  async handOver(pass: (connection: HandedConnection) => void): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    // net.Server's close, not http.Server's: that one also closes the idle connections, which are
+    // the ones to pass.
+    Server.prototype.close.call(server);
+    // Nothing closed after: a passed connection may still wait in the IPC channel's queue (one
+    // handle in flight at a time) with its descriptor open here; closing it would reset it.
+    await handOverConnections(() => this.handover.values(), pass);
+  }
+
+  /** Serves a connection a replaced process passed between two requests, with its PowerDNS `instance`. */
+  adopt(socket: Socket, instance: string | undefined): void {
+    if (!this.server) {
+      socket.destroy();
+      return;
+    }
+    const session = new RemoteBackendSession(this.deps);
+    if (instance !== undefined) session.instance = instance;
+    this.sessions.set(socket, session);
+    this.adopted.add(socket);
+    this.server.emit('connection', socket);
+  }
+
+  /** Stops accepting and closes its connections at once; PowerDNS's HTTP connector connects again before its next request. */
+  async stop(): Promise<void> {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
     await new Promise<void>((r) => {
       server.close(() => r());
-      if (!drain) server.closeAllConnections();
-      else {
-        server.closeIdleConnections();
-        setTimeout(() => server.closeAllConnections(), 1000).unref();
-      }
+      server.closeAllConnections();
     });
   }
 
@@ -101,6 +148,10 @@ export class RemoteBackendHttp {
       res.writeHead(405, { allow: 'POST', 'content-length': 0 }).end();
       return;
     }
+    // Busy from the request until its answer is written: a hand-over passes the connection only then.
+    const socket = req.socket;
+    this.busy.add(socket);
+    res.on('close', () => this.busy.delete(socket));
     const chunks: Buffer[] = [];
     let size = 0;
     let oversized = false;

@@ -119,13 +119,17 @@ export class RemoteBackendServer implements FrontDoor {
     const server = this.server;
     this.server = undefined;
     if (server) releaseUnixSocket(server);
-    await Promise.all([this.http?.stop(true), handOverConnections(() => this.handover.values(), pass)]);
+    await Promise.all([this.http?.handOver(pass), handOverConnections(() => this.handover.values(), pass)]);
   }
 
-  /** Serves a PowerDNS connection the replaced process passed, already initialized. */
+  /** Serves a PowerDNS connection the replaced process passed, already initialized: a Unix one, or the HTTP listener's (`transport: 'http'`). */
   adopt(connection: HandedConnection): void {
-    const instance = connection.state.instance;
-    this.accept(connection.socket, typeof instance === 'string' ? instance : undefined);
+    const raw = connection.state.instance;
+    const instance = typeof raw === 'string' ? raw : undefined;
+    if (connection.state.transport === 'http') {
+      if (this.http) this.http.adopt(connection.socket, instance);
+      else connection.socket.destroy();
+    } else this.accept(connection.socket, instance);
   }
 
   /** `powerdns`: the socket path; `powerdnsHttp`: the HTTP listener's address, when configured. */
