@@ -21,7 +21,8 @@ import { DELEGATION_TABLE, measureDelegation } from './delegationLatency.js';
 /**
  * Tiered network proximity (issue 20's benchmark, src/capabilities/networkProximity/README.md):
  * - resolve() decisions/s for a `network-proximity` record with a warm ordered zone index cache
- *   (10,000 client networks, each measured by 4 zones' agents), against a GSLB record of the same
+ *   (10,000 client networks, each measured by 4 zones' agents; the decisions are reused by the
+ *   decision cache, keyed by each network's cached index), against a GSLB record of the same
  *   service with no selection policy, in the same engine and run (the baseline: what resolve()
  *   costs without the proximity stage); the issue's target is ≥ 300k decisions/s;
  * - the PDB at 1,000,000 client networks × 4 zones (3 samples each): PDB lookups/s against a plain

@@ -1,4 +1,4 @@
-import { narrowScope, selectionNow, type LiveDc, type SelectionState, type Stage } from '../../pipeline/selection/stage.js';
+import { KEYED_READ, narrowScope, selectionNow, type LiveDc, type SelectionState, type Stage } from '../../pipeline/selection/stage.js';
 import type { DelegationRequest, ProximityView, ZoneIndexReading } from '../../core/views/proximityView.js';
 
 /** A record's recursive delegation (`delegation: {mode: recursive}`): the delegated zones and the time the engine may spend asking them. */
@@ -29,9 +29,15 @@ export interface RecursiveDelegation {
  * centers, whose answer (the next zone's) is given when no sub-tier answers within the budget.
  * A delegated zone whose name servers all fail their keepalive check (`subTierHealth.ts`) is skipped.
  *
- * The index changes with time (probe results, the cache's TTL), so the outcome is never reused by
- * the decision cache; the ECS scope is at most the client network the index is kept for
- * (docs/PRODUCT.md §8).
+ * Reuse by the decision cache (`Stage.keyedRead`): the outcome is a function of the live data
+ * centers and the client network's ordered zone index, so with the index in the engine's cache
+ * (`ProximityView.cachedIndex`, read on every query, so never past its TTL) the decision is reused
+ * per cached reading — one interned object per (order, measured, scope bound) — until the cache
+ * replaces or expires that network's index or the health view changes. An index the PDB derives
+ * (a cache miss, measured or fallback order) and round-robin (PDB unavailable) are read by the
+ * stage itself and mark the outcome as varying: not stored. Records that delegate (alias or
+ * recursive) are not reused: sub-tier keepalive and the delegation request are outside the key.
+ * The ECS scope is at most the client network the index is kept for (docs/PRODUCT.md §8).
  * @param zoneOf data center name → its proximity zone id.
  * @param aliases delegated zone id → the record's alias name for it.
  * @param recursive the record's recursive delegation, if it has one.
@@ -61,16 +67,25 @@ export function networkProximityStage(
   let lastLive: readonly LiveDc[] | undefined;
   let lastRankedOrder: readonly string[] | undefined;
   let lastRanked: LiveDc[][] = [];
+  const delegates = aliases.size > 0 || recursive !== undefined;
   return {
     slot: 'rank',
     name: 'network-proximity',
-    cacheable: 'reads the proximity database and the ordered zone index cache, which change with time',
+    cacheable: delegates ? 'delegates to sub-tiers, whose keepalive and answers are outside the decision' : true,
+    keyedRead: delegates ? undefined : (client, env, nowMs, count) => env.proximity?.cachedIndex(client, nowMs, count),
     run(s) {
       if (s.live.length === 0 && s.demoted.length === 0) return;
-      s.varies = 'the ordered zone index of the client network';
       const view = s.env.proximity;
-      const reading = view?.zoneIndex(s.client, selectionNow(s), s.env.probes, s.trace === undefined, s.env.geo);
-      if (reading?.clientPrefix !== undefined) narrowScope(s, reading.clientPrefix);
+      // The decision cache's reading of the index cache (interned, so its identity keys reused decisions), else the stage's own.
+      const keyed = s.keyed as ZoneIndexReading | undefined;
+      const reading = keyed ?? view?.zoneIndex(s.client, selectionNow(s), s.env.probes, s.trace === undefined, s.env.geo);
+      // A cached index is what the decision cache keys on; one the PDB derived now, or round-robin, is not.
+      const cached = reading?.source === 'cache';
+      if (!cached) s.varies = 'the ordered zone index of the client network, not from the index cache (PDB or round-robin)';
+      if (reading?.clientPrefix !== undefined) {
+        narrowScope(s, reading.clientPrefix);
+        if (cached) s.clientReads |= KEYED_READ;
+      }
       if (reading === undefined || reading.source === 'round-robin') {
         s.ranked = s.demoted.length > 0 ? [[...s.live], [...s.demoted]] : [[...s.live]];
       } else {

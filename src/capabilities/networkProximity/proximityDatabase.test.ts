@@ -290,3 +290,65 @@ test('the fallback order for an unmeasured network: static proximity from its lo
   // Without coordinates anywhere the tree never asks the location database.
   t.false(TREE.located);
 });
+
+test('lookup over typed arrays equals orderZones over each zone’s median of fresh samples (random networks, groups, ages, tolerances)', (t) => {
+  const tree = new ZoneTree(['0', '0.1', '0.2', '1', '1.1', '2'], ['2', '1']);
+  const groups: [string, string][] = [
+    ['zone:0.1', '0.1'],
+    ['zone:0.2', '0.2'],
+    ['zone:1', '1'],
+    ['zone:1.1', '1.1'],
+    ['zone:2', '2'],
+    ['dc:east', '0.1'],
+    ['dc:gone', '9'],
+  ];
+  let seed = 77;
+  const u32 = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8;
+  for (const tolerance of [
+    { ms: 0, percent: 0 },
+    { ms: 5, percent: 0 },
+    { ms: 0, percent: 20 },
+  ]) {
+    for (const samples of [1, 3, 4]) {
+      const pdb = new ProximityDatabase();
+      const now = 10_000_000;
+      pdb.configure(settings({ tree, groupZones: new Map(groups), tolerance, samples }));
+      for (let n = 0; n < 150; n++) {
+        const target = `10.${n >> 8}.${n & 255}.1`;
+        // Per group, the samples kept (the last `samples`) with their times; the reference reads the fresh ones.
+        const kept = new Map<string, [number, number][]>();
+        for (let r = 0; r < 1 + (u32() % 12); r++) {
+          const [group] = groups[u32() % groups.length]!;
+          const rtt = 5 + (u32() % 60) + (u32() % 4) / 4;
+          const at = now - (u32() % 90_000) + r;
+          pdb.ingest(result(group, target, rtt, at));
+          const list = kept.get(group) ?? [];
+          if (list.length > 0 && list[list.length - 1]![1] === at) continue;
+          list.push([rtt, at]);
+          kept.set(group, list.slice(-samples));
+        }
+        const own = new Map<string, number>();
+        for (const [group, list] of kept) {
+          const zone = new Map(groups).get(group)!;
+          if (!tree.has(zone)) continue;
+          const fresh = list.filter(([, at]) => now - at <= 60_000).map(([v]) => Math.fround(v));
+          if (fresh.length === 0) continue;
+          fresh.sort((a, b) => a - b);
+          const mid = fresh.length >> 1;
+          const m = Math.round((fresh.length % 2 === 1 ? fresh[mid]! : (fresh[mid - 1]! + fresh[mid]!) / 2) * 1000) / 1000;
+          own.set(zone, Math.min(own.get(zone) ?? Infinity, m));
+        }
+        const got = pdb.lookup(pdb.keyOf(parseIp(target)), now);
+        const newestUpdate = Math.max(...[...kept.values()].flat().map(([, at]) => at));
+        if (own.size === 0 || now - newestUpdate > 60_000) {
+          if (now - newestUpdate > 60_000 || own.size === 0) t.is(got, undefined, `${target}: nothing fresh`);
+          continue;
+        }
+        const want = orderZones(tree, own, tolerance);
+        t.deepEqual(got?.order, want.order, `${target} ${JSON.stringify(tolerance)} samples ${samples}`);
+        const byZone = (a: [string, number], b: [string, number]): number => (a[0] < b[0] ? -1 : 1);
+        t.deepEqual(got?.rtts.map((r): [string, number] => [r.zone, r.rttMs]).sort(byZone), [...want.rtts].sort(byZone), `${target}: RTT per zone`);
+      }
+    }
+  }
+});

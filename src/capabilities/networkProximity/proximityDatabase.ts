@@ -2,7 +2,7 @@ import type { StoredProbeResult } from '../../core/contracts/probeResultsMap.js'
 import { formatIp, maskAddress, parseIp, type IpAddress } from '../../core/net/ipAddress.js';
 import { clientNetworkKey } from '../../core/views/metricView.js';
 import type { ZoneRtt } from '../../core/views/proximityView.js';
-import { orderZones, type Tolerance, type ZoneTree } from './zoneTree.js';
+import type { Tolerance, ZoneTree } from './zoneTree.js';
 
 /** What the PDB answers for a network it has measurements of. */
 export interface PdbAnswer {
@@ -75,7 +75,21 @@ export class ProximityDatabase {
   private baseMs: number | undefined;
   /** Group index → group name and zone, for the running settings. */
   private groupIndex = new Map<string, number>();
-  private groupZone: string[] = [];
+  /** Group index → its zone's position in the tree and each configured ancestor's, nearest first (empty: a zone not in the tree). */
+  private groupChain: Int32Array[] = [];
+  /** Zone position → its own and its ancestors' positions, nearest first. */
+  private zoneChain: Int32Array[] = [];
+  /** The tree's fallback order as positions. */
+  private fallbackPositions = new Int32Array(0);
+  /** Per-lookup scratch, by zone position: own RTT, effective RTT (∞: none), newest sample time. */
+  private ownRtt = new Float64Array(0);
+  private effRtt = new Float64Array(0);
+  private newestAt = new Float64Array(0);
+  /** Per-lookup scratch: zone positions in first-seen order (own, then effective), the sort buffer, one group's fresh samples. */
+  private ownSeen = new Int32Array(0);
+  private effSeen = new Int32Array(0);
+  private sorted = new Int32Array(0);
+  private fresh = new Float64Array(0);
   private readonly lengths = { ipv4: 24, ipv6: 56 };
 
   /** Client networks held now. */
@@ -108,7 +122,22 @@ export class ProximityDatabase {
       this.stride = settings.samples;
       this.reset();
     }
-    this.groupZone = names.map((g) => settings.groupZones.get(g)!);
+    const tree = settings.tree;
+    const chainOf = (zone: string): Int32Array => Int32Array.from(tree.selfAndAncestors(zone), (z) => tree.positionOf(z));
+    this.groupChain = names.map((g) => {
+      const zone = settings.groupZones.get(g)!;
+      return tree.has(zone) ? chainOf(zone) : new Int32Array(0);
+    });
+    this.zoneChain = tree.ids.map(chainOf);
+    this.fallbackPositions = Int32Array.from(tree.fallbackOrder, (z) => tree.positionOf(z));
+    const n = tree.ids.length;
+    this.ownRtt = new Float64Array(n);
+    this.effRtt = new Float64Array(n);
+    this.newestAt = new Float64Array(n);
+    this.ownSeen = new Int32Array(n);
+    this.effSeen = new Int32Array(n);
+    this.sorted = new Int32Array(n);
+    this.fresh = new Float64Array(Math.max(1, settings.samples));
   }
 
   /** The PDB key of an address at the configured length of its family, or at `prefix` when given and different (a string then). */
@@ -198,35 +227,84 @@ export class ProximityDatabase {
     if (s === undefined || slot === undefined || this.baseMs === undefined) return undefined;
     const now = nowMs - this.baseMs;
     if (now - this.slotUpdated[slot]! > s.sampleMaxAgeMs) return undefined;
+    // Typed scratch by zone position instead of maps of zone ids: a lookup is a query's cost on an index cache miss.
+    const own = this.ownRtt;
+    const eff = this.effRtt;
+    const newest = this.newestAt;
+    const fresh = this.fresh;
+    own.fill(Infinity);
+    eff.fill(Infinity);
+    newest.fill(0);
     // Each zone's own RTT: the minimum over its groups of the median of their fresh samples.
-    const own = new Map<string, number>();
-    const newest = new Map<string, number>();
-    const fresh: number[] = [];
+    let owned = 0;
     for (let rec = this.slotHead[slot]!; rec !== NONE; rec = this.recNext[rec]!) {
-      const zone = this.groupZone[this.recGroup[rec]!]!;
-      if (!s.tree.has(zone)) continue;
-      fresh.length = 0;
+      const chain = this.groupChain[this.recGroup[rec]!]!;
+      if (chain.length === 0) continue;
+      let k = 0;
       let last = 0;
       const base = rec * this.stride;
       for (let i = 0; i < this.recCount[rec]!; i++) {
         const at = this.recAt[base + i]!;
         if (now - at > s.sampleMaxAgeMs) continue;
-        fresh.push(this.recRtt[base + i]!);
+        // Insertion into the sorted fresh samples (a handful: `samples`).
+        const v = this.recRtt[base + i]!;
+        let j = k++;
+        while (j > 0 && fresh[j - 1]! > v) fresh[j] = fresh[--j]!;
+        fresh[j] = v;
         if (at > last) last = at;
       }
-      if (fresh.length === 0) continue;
+      if (k === 0) continue;
+      const mid = k >> 1;
       // float32 samples: rounded to µs so the index and /explain show the RTTs as reported.
-      const m = Math.round(median(fresh) * 1000) / 1000;
-      const was = own.get(zone);
-      if (was === undefined || m < was) own.set(zone, m);
-      for (const z of s.tree.selfAndAncestors(zone)) newest.set(z, Math.max(newest.get(z) ?? 0, last));
+      const m = Math.round((k % 2 === 1 ? fresh[mid]! : (fresh[mid - 1]! + fresh[mid]!) / 2) * 1000) / 1000;
+      const zone = chain[0]!;
+      if (own[zone] === Infinity) this.ownSeen[owned++] = zone;
+      if (m < own[zone]!) own[zone] = m;
+      for (let c = 0; c < chain.length; c++) if (last > newest[chain[c]!]!) newest[chain[c]!] = last;
     }
-    if (own.size === 0) return undefined;
-    const { order, rtts } = orderZones(s.tree, own, s.tolerance);
-    return {
-      order,
-      rtts: [...rtts].map(([zone, rttMs]) => ({ zone, rttMs, ageMs: Math.max(0, now - (newest.get(zone) ?? now)) })),
-    };
+    if (owned === 0) return undefined;
+    // A zone's RTT in the index: the minimum over its own and its descendants' (zoneTree.ts#orderZones, the same order of first sight).
+    let measured = 0;
+    for (let i = 0; i < owned; i++) {
+      const zone = this.ownSeen[i]!;
+      const rtt = own[zone]!;
+      const chain = this.zoneChain[zone]!;
+      for (let c = 0; c < chain.length; c++) {
+        const z = chain[c]!;
+        if (eff[z] === Infinity) this.effSeen[measured++] = z;
+        if (rtt < eff[z]!) eff[z] = rtt;
+      }
+    }
+    const ids = s.tree.ids;
+    const byRtt = this.sorted;
+    for (let i = 0; i < measured; i++) {
+      // By RTT, then configuration order.
+      const z = this.effSeen[i]!;
+      let j = i;
+      while (j > 0 && (eff[byRtt[j - 1]!]! > eff[z]! || (eff[byRtt[j - 1]!] === eff[z] && byRtt[j - 1]! > z))) byRtt[j] = byRtt[--j]!;
+      byRtt[j] = z;
+    }
+    const order: string[] = [];
+    for (let i = 0; i < measured;) {
+      const best = eff[byRtt[i]!]!;
+      const limit = best + Math.max(s.tolerance.ms, (best * s.tolerance.percent) / 100);
+      let j = i;
+      while (j < measured && eff[byRtt[j]!]! <= limit) j++;
+      // Inside a band, configuration order.
+      const band = byRtt.subarray(i, j).sort();
+      for (let b = 0; b < band.length; b++) order.push(ids[band[b]!]!);
+      i = j;
+    }
+    for (let i = 0; i < this.fallbackPositions.length; i++) {
+      const z = this.fallbackPositions[i]!;
+      if (eff[z] === Infinity) order.push(ids[z]!);
+    }
+    const rtts: ZoneRtt[] = [];
+    for (let i = 0; i < measured; i++) {
+      const z = this.effSeen[i]!;
+      rtts.push({ zone: ids[z]!, rttMs: eff[z]!, ageMs: Math.max(0, now - newest[z]!) });
+    }
+    return { order, rtts };
   }
 
   /** Drops networks with no sample younger than `sampleMaxAgeMs` at `nowMs`; returns how many went. */
@@ -310,11 +388,4 @@ export class ProximityDatabase {
 function grow<T extends Float32Array | Uint32Array | Int32Array | Uint16Array | Uint8Array>(old: T, next: T): T {
   next.set(old as never);
   return next;
-}
-
-/** The median of a non-empty list (the mean of the two middle values for an even count). */
-function median(values: number[]): number {
-  values.sort((a, b) => a - b);
-  const mid = values.length >> 1;
-  return values.length % 2 === 1 ? values[mid]! : (values[mid - 1]! + values[mid]!) / 2;
 }

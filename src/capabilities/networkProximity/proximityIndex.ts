@@ -93,7 +93,26 @@ export class ProximityIndex implements ProximityView {
   /** Cached readings by interned order (the cache's orders), then by scope and measured flag. */
   private readonly readings = new WeakMap<readonly string[], ZoneIndexReading[]>();
 
-  zoneIndex(client: Client, nowMs: number, probes: ProbeDemand | undefined, record: boolean, geo?: LocationDb): ZoneIndexReading {
+  cachedIndex(client: Client, nowMs: number, count: boolean): ZoneIndexReading | undefined {
+    const key = this.networkOf(client);
+    const slot = this.cache.peek(key, nowMs, count);
+    if (slot < 0) return undefined;
+    if (count) this.counts.cache++;
+    return this.interned(this.cache.orderAt(slot), this.cache.measuredAt(slot), this.clientPrefix);
+  }
+
+  /** Set by {@link networkOf}: the address and prefix the PDB key is of, the decision's scope bound, whether only the static fallback may order it. */
+  private address: IpAddress | undefined;
+  private prefix = 0;
+  private clientPrefix: number | undefined;
+  private staticOnly = false;
+
+  /**
+   * The PDB key of `client`'s network (README.md, "Per query", 1); sets {@link address},
+   * {@link prefix}, {@link clientPrefix} and {@link staticOnly} (fields, so the query path
+   * allocates nothing).
+   */
+  private networkOf(client: Client): PdbKey {
     const st = this.settings;
     const resolver = client.fromEcs ? client.resolver : client.address;
     const anycast = st.anycastResolvers.length > 0 && resolver !== undefined && this.inAnycast(resolver);
@@ -112,9 +131,21 @@ export class ProximityIndex implements ProximityView {
       ofClient = !client.fromEcs;
       staticOnly = anycast;
     }
+    this.address = address;
+    this.prefix = prefix;
+    this.staticOnly = staticOnly;
     // The decision is constant over the network, unless an anycast prefix inside it splits it.
-    const clientPrefix = !ofClient ? undefined : st.anycastResolvers.length === 0 ? prefix : Math.max(prefix, this.anycastSplit(address, prefix));
-    const key = this.pdb.keyOf(address, prefix);
+    this.clientPrefix = !ofClient ? undefined : st.anycastResolvers.length === 0 ? prefix : Math.max(prefix, this.anycastSplit(address, prefix));
+    return this.pdb.keyOf(address, prefix);
+  }
+
+  zoneIndex(client: Client, nowMs: number, probes: ProbeDemand | undefined, record: boolean, geo?: LocationDb): ZoneIndexReading {
+    const st = this.settings;
+    const key = this.networkOf(client);
+    const address = this.address!;
+    const prefix = this.prefix;
+    const clientPrefix = this.clientPrefix;
+    const staticOnly = this.staticOnly;
 
     const slot = this.cache.get(key, nowMs, record);
     if (slot >= 0) {

@@ -63,7 +63,22 @@ export class ZoneIndexCache {
     return slot;
   }
 
-  /** The interned zone order of a slot {@link get} returned. */
+  /**
+   * As {@link get}, but a miss is neither counted nor drops an expired entry (the {@link get} of the
+   * query's full lookup that follows does both); with `count` a hit is counted and marked used.
+   * The decision cache's per-query read of the index (`ProximityView.cachedIndex`).
+   */
+  peek(key: PdbKey, nowMs: number, count: boolean): number {
+    const slot = this.slots.get(key);
+    if (slot === undefined || this.expires[slot]! <= nowMs) return -1;
+    if (count) {
+      this.hits++;
+      this.used[slot] = 1;
+    }
+    return slot;
+  }
+
+  /** The interned zone order of a slot {@link get} or {@link peek} returned. */
   orderAt(slot: number): readonly string[] {
     return this.orders[this.orderIds[slot]!]!;
   }

@@ -90,6 +90,9 @@ export interface Tolerance {
  * agents); zones are sorted by it, and a zone within the tolerance of its band's best joins that
  * band. Inside a band the configuration order decides, so RTTs that wobble by a few ms do not
  * flip the answer between queries. Unmeasured zones follow in fallback order.
+ *
+ * The definition of the order: `ProximityDatabase.lookup` computes the same over typed arrays
+ * (no map per lookup), and `proximityDatabase.test.ts` checks the two agree.
  * @returns zone ids best first, and the effective RTT of every measured zone.
  */
 export function orderZones(tree: ZoneTree, own: ReadonlyMap<string, number>, tolerance: Tolerance): { order: string[]; rtts: Map<string, number> } {

@@ -61,6 +61,15 @@ export interface ProximityView {
    * fallback order by static proximity.
    */
   zoneIndex(client: Client, nowMs: number, probes: ProbeDemand | undefined, record: boolean, geo?: LocationDb): ZoneIndexReading;
+  /**
+   * The reading {@link zoneIndex} would give `client` at `nowMs` from the engine's ordered zone
+   * index cache (source `cache`), or undefined when the cache has no unexpired index for the
+   * client network (then only `zoneIndex` answers: the PDB or round-robin). One frozen object per
+   * (interned order, measured, `clientPrefix`) while the cache keeps that order: the decision cache
+   * keys reused decisions on its identity. With `count` a hit is counted as a query's lookup (a
+   * miss is not: the `zoneIndex` call that follows counts it); never fills the cache.
+   */
+  cachedIndex(client: Client, nowMs: number, count: boolean): ZoneIndexReading | undefined;
   /** False when the zone is delegated to a sub-tier whose name servers all failed their keepalive check (the zone is then no candidate). */
   zoneUp(zone: string): boolean;
   /**

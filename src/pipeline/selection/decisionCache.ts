@@ -10,10 +10,12 @@ import type { LocationClasses } from './answerClasses.js';
 import { afterRankIndex, runPipeline, runStages, selectionState } from './pipeline.js';
 import type { TraceSink } from './trace.js';
 import {
+  KEYED_READ,
   LOCATION_READ,
   MAX_READ_SUBNETS,
   subnetReadBit,
   type CompiledGslbRecord,
+  type KeyedReading,
   type LiveDc,
   type RecordAvailability,
   type SelectionEnv,
@@ -67,7 +69,7 @@ interface Entry {
   readonly records: readonly ResourceRecord[];
 }
 
-/** Keys kept per record: beyond it the cache starts afresh (a miss costs one pipeline run). */
+/** Keys kept per record (over all keyed readings): beyond it the cache starts afresh (a miss costs one pipeline run). */
 export const MAX_DECISIONS = 4096;
 
 /** What a record's cacheability is decided from at load. */
@@ -104,7 +106,12 @@ export interface DecisionInputs {
  * Validity: the health view is immutable and every change of what the decision reads from it
  * (health transitions, overrides, drain, state-file load, data-center status, hence TTL while
  * down) publishes a new view, so the view's identity is its version: any other view drops every
- * entry. A reload compiles new records, hence new caches. Nothing depends on timing.
+ * entry. A reload compiles new records, hence new caches. Nothing else depends on timing, but
+ * for a record with a keyed stage (`Stage.keyedRead`: network proximity's ordered zone index)
+ * the stage's current value is read on every query and is part of the key: entries live per
+ * value (its identity), so a value that expired or was replaced is never found again; when the
+ * stage has no value to reuse (the index is not cached: a PDB lookup, round-robin), the pipeline
+ * runs and nothing is stored.
  *
  * The ECS scope is computed per client from the reads the entry recorded: the answer-class block
  * of the client's address and the membership scope of each subnet the decision tested — the
@@ -117,6 +124,12 @@ export interface DecisionInputs {
 export class DecisionCache {
   private view: HealthView | undefined;
   private readonly entries = new Map<number, Entry>();
+  /** For a record with a keyed stage: the entries per keyed reading (its identity), instead of {@link entries}. */
+  private readonly byReading = new Map<KeyedReading, Map<number, Entry>>();
+  /** Keys held over {@link byReading}, for the bound. */
+  private keyedKeys = 0;
+  /** The `clientPrefix` of the last keyed reading (−1: none), for {@link scopeOf}. */
+  private keyedPrefix = -1;
   /** Membership (`subnetMembership`, policies/subnet.ts) of the last client keyed, per subnet. */
   private readonly members: Int32Array;
   /** The record's subnets as the query path reads them: family, four network words, prefix length. */
@@ -137,6 +150,8 @@ export class DecisionCache {
     private readonly subnets: readonly SubnetConfig[],
     /** Index of the record's first stage after the rank slot. */
     private readonly afterRank: number,
+    /** The record's stage's `keyedRead`, if it has one. */
+    private readonly keyedRead: Stage['keyedRead'],
   ) {
     this.members = new Int32Array(subnets.length);
     this.subnetFamily = Uint8Array.from(subnets, (sn) => sn.address.family);
@@ -146,14 +161,15 @@ export class DecisionCache {
 
   /** The cache of a record being compiled, or an empty one saying why its decisions cannot be reused. */
   static forRecord(r: DecisionInputs): DecisionCache {
-    return new DecisionCache(uncacheableReason(r), r.locationClasses, r.subnets, afterRankIndex(r.pipeline));
+    return new DecisionCache(uncacheableReason(r), r.locationClasses, r.subnets, afterRankIndex(r.pipeline), r.pipeline.find((st) => st.keyedRead)?.keyedRead);
   }
 
   /** Keys held now, and how many of them hold a whole answer (the others a ranking). */
   get size(): { readonly keys: number; readonly answers: number } {
     let answers = 0;
     for (const e of this.entries.values()) if (e.answered) answers++;
-    return { keys: this.entries.size, answers };
+    for (const m of this.byReading.values()) for (const e of m.values()) if (e.answered) answers++;
+    return { keys: this.entries.size + this.keyedKeys, answers };
   }
 
   /**
@@ -167,15 +183,38 @@ export class DecisionCache {
     const lc = this.classes;
     if (this.reason !== undefined || (lc !== undefined && lc.geo !== env.geo)) return stateDecision(runStages(record, client, env, undefined, qname));
     if (env.health !== this.view) {
-      this.entries.clear();
+      this.clear();
       this.view = env.health;
     }
+    let entries = this.entries;
+    let keyed: KeyedReading | undefined;
+    let nowMs = -1;
+    if (this.keyedRead !== undefined) {
+      nowMs = env.ctx.now();
+      keyed = this.keyedRead(client, env, nowMs, true);
+      if (keyed === undefined) {
+        // Nothing to reuse (the stage reads its state afresh): the pipeline's decision, not stored.
+        const s = selectionState(record, client, env, undefined, qname);
+        s.nowMs = nowMs;
+        runPipeline(s, 0, record.pipeline.length);
+        return stateDecision(s);
+      }
+      this.keyedPrefix = keyed.clientPrefix ?? -1;
+      let m = this.byReading.get(keyed);
+      if (m === undefined) {
+        m = new Map();
+        this.byReading.set(keyed, m);
+      }
+      entries = m;
+    }
     const key = this.keyOf(client.address);
-    const e = this.entries.get(key);
-    if (e === undefined) return this.miss(key, record, client, env, qname);
+    const e = entries.get(key);
+    if (e === undefined) return this.miss(entries, key, keyed, nowMs, record, client, env, qname);
     if (e.answered) return this.serve(e);
     // The ranking is reused; pick, balance and fallback draw for this query (rotation still rotates).
     const s = selectionState(record, client, env, undefined, qname);
+    s.keyed = keyed;
+    s.nowMs = nowMs;
     s.live = e.live;
     s.demoted = e.demoted;
     s.ranked = e.ranked;
@@ -187,9 +226,20 @@ export class DecisionCache {
     return stateDecision(s);
   }
 
-  /** Runs the pipeline for a key seen first on this view and stores what of it may be reused. */
-  private miss(key: number, record: CompiledGslbRecord, client: Client, env: SelectionEnv, qname: string): Decision {
+  /** Runs the pipeline for a key seen first on this view (and keyed reading) and stores in `entries` what of it may be reused. */
+  private miss(
+    entries: Map<number, Entry>,
+    key: number,
+    keyed: KeyedReading | undefined,
+    nowMs: number,
+    record: CompiledGslbRecord,
+    client: Client,
+    env: SelectionEnv,
+    qname: string,
+  ): Decision {
     const s = selectionState(record, client, env, undefined, qname);
+    s.keyed = keyed;
+    s.nowMs = nowMs;
     runPipeline(s, 0, this.afterRank);
     // A stage that narrowed the scope without reporting the input would make the scope wrong for other clients: not stored.
     const ranked = s.varies === undefined && this.scopeOf(s.clientReads) === s.scope ? freezeRanking(s) : undefined;
@@ -197,9 +247,20 @@ export class DecisionCache {
     if (ranked === undefined) return stateDecision(s);
     const answered = s.varies === undefined && this.scopeOf(s.clientReads) === s.scope;
     const e = entryOf(record, ranked, answered ? s : undefined);
-    if (this.entries.size >= MAX_DECISIONS) this.entries.clear();
-    this.entries.set(key, e);
+    if (this.entries.size + this.keyedKeys >= MAX_DECISIONS) {
+      this.clear();
+      if (keyed !== undefined) this.byReading.set(keyed, entries);
+    }
+    entries.set(key, e);
+    if (keyed !== undefined) this.keyedKeys++;
     return answered ? this.serve(e) : stateDecision(s);
+  }
+
+  private clear(): void {
+    this.entries.clear();
+    for (const m of this.byReading.values()) m.clear();
+    this.byReading.clear();
+    this.keyedKeys = 0;
   }
 
   private serve(e: Entry): Decision {
@@ -220,18 +281,32 @@ export class DecisionCache {
     if (this.reason !== undefined) return { cacheable: false, reason: this.reason };
     const lc = this.classes;
     if (lc !== undefined && lc.geo !== s.env.geo) return { cacheable: false, reason: 'the answer classes belong to another location database' };
+    let entries: Map<number, Entry> | undefined = this.entries;
+    let keyed: KeyedReading | undefined;
+    if (this.keyedRead !== undefined) {
+      keyed = this.keyedRead(s.client, s.env, s.nowMs >= 0 ? s.nowMs : s.env.ctx.now(), false);
+      this.keyedPrefix = keyed?.clientPrefix ?? -1;
+      entries = keyed === undefined ? undefined : this.byReading.get(keyed);
+    }
     const key = this.keyOf(s.client.address);
-    const entry = s.env.health === this.view ? this.entries.get(key) : undefined;
+    const entry = s.env.health === this.view ? entries?.get(key) : undefined;
     const subnetsInside = this.subnets.filter((_, i) => this.members[i]! >= 0).map((sn) => sn.text);
     let served: string;
-    if (entry === undefined) served = 'no entry for this key on the current health view: the next query computes and stores it';
+    if (this.keyedRead !== undefined && keyed === undefined)
+      served = 'the keyed stage has no reusable value for this client now: the next query runs the pipeline';
+    else if (entry === undefined) served = 'no entry for this key on the current health view: the next query computes and stores it';
     else if (this.scopeOf(entry.reads) !== s.scope) served = 'ENTRY DIFFERS FROM THIS TRACE (scope)';
     else if (!entry.answered) served = 'queries with this key reuse the stored ranking and run pick, balance and fallback';
     else served = sameAnswer(entry, s) ? 'queries with this key are answered from the cache (its answer equals this trace)' : 'ENTRY DIFFERS FROM THIS TRACE';
     return {
       cacheable: true,
       key: { family: s.client.address.family, answerClass: lc ? Math.floor(lc.lookup(s.client.address) / 256) : null, subnetsInside },
-      outcome: s.varies !== undefined ? `answer not reused: ${s.varies}` : 'answer reused for this key until the health view changes',
+      outcome:
+        s.varies !== undefined
+          ? `answer not reused: ${s.varies}`
+          : this.keyedRead !== undefined
+            ? 'answer reused for this key while the keyed value (the ordered zone index) and the health view stay'
+            : 'answer reused for this key until the health view changes',
       served,
     };
   }
@@ -269,6 +344,7 @@ export class DecisionCache {
     if (reads === 0) return 0;
     let scope = this.familyFloor;
     if ((reads & LOCATION_READ) !== 0 && this.blockPrefix > scope) scope = this.blockPrefix;
+    if ((reads & KEYED_READ) !== 0 && this.keyedPrefix > scope) scope = this.keyedPrefix;
     for (let i = 0; i < this.members.length; i++) {
       if ((reads & subnetReadBit(i)) === 0) continue;
       const p = membershipScope(this.members[i]!);
@@ -349,6 +425,7 @@ function sameAnswer(e: Entry, s: SelectionState): boolean {
 
 function uncacheableReason(r: DecisionInputs): string | undefined {
   if (r.turnedOff) return 'the decision cache is turned off for this snapshot';
+  if (r.pipeline.filter((st) => st.keyedRead !== undefined).length > 1) return 'more than one stage reads keyed state';
   for (const stage of r.pipeline) {
     if (stage.cacheable === true) continue;
     return `stage ${stage.name}: ${stage.cacheable ?? 'does not report what it reads'}`;

@@ -74,6 +74,7 @@ export function selectionState(record: CompiledGslbRecord, client: Client, env: 
     trace,
     clientReads: 0,
     varies: undefined,
+    keyed: undefined,
     // Set by the health gate; present from the start so every state has the same shape.
     availability: undefined,
   };

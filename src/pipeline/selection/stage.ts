@@ -60,7 +60,32 @@ export interface Stage {
    * stage can never be reused (shown by /explain); absent counts as not reusable.
    */
   readonly cacheable?: true | string;
+  /**
+   * For a stage whose outcome also depends on runtime state the decision cache cannot see (the
+   * ordered zone index of the client network, docs/PRODUCT.md §5): that state's current value for
+   * `client` at `nowMs`, as an interned object — equal values, the same object — or undefined when
+   * there is none to reuse (then the pipeline runs and nothing is stored). The decision cache calls
+   * it before the pipeline, keys its entries on the object's identity as well, passes it to the
+   * stage in {@link SelectionState.keyed}, and gives a reused decision the scope of its
+   * `clientPrefix` (the stage reports that read with {@link KEYED_READ}). The stage's effect must
+   * be a function of that value and of what {@link cacheable} allows; when it reads the state
+   * otherwise (no value was passed) it sets {@link SelectionState.varies}. Validity is the
+   * reader's: it must never return a value that has expired (it is asked on every query, so an
+   * entry keyed on an expired value is simply never found again). `count` is false for /explain
+   * (read only: no hit counted). At most one stage of a record has it.
+   */
+  readonly keyedRead?: (client: Client, env: SelectionEnv, nowMs: number, count: boolean) => KeyedReading | undefined;
   run(s: SelectionState): void;
+}
+
+/** A value a {@link Stage.keyedRead} returns: interned, so its identity is its value. */
+export interface KeyedReading {
+  /**
+   * The prefix length of the block around the client over which the value is the same (the
+   * decision's ECS scope bound, docs/PRODUCT.md §8), or undefined when it was not derived from the
+   * client's address.
+   */
+  readonly clientPrefix: number | undefined;
 }
 
 /**
@@ -211,6 +236,12 @@ export interface SelectionState {
    * running); undefined while it is a function of those alone. A varying outcome is never reused.
    */
   varies: string | undefined;
+  /**
+   * The value of the record's {@link Stage.keyedRead} for this query, when the decision cache read
+   * it before running the pipeline (the stage then uses it instead of reading the state itself);
+   * undefined otherwise.
+   */
+  keyed: KeyedReading | undefined;
   /** Set by the health gate: whether any endpoint of the record is down, and whether all are. */
   availability?: RecordAvailability;
 }
@@ -246,6 +277,12 @@ export function selectionNow(s: SelectionState): number {
 
 /** {@link SelectionState.clientReads} bit: the decision read the client's answer class. */
 export const LOCATION_READ = 1;
+
+/**
+ * {@link SelectionState.clientReads} bit: the decision read the client's {@link SelectionState.keyed}
+ * value and narrowed the scope to its `clientPrefix`.
+ */
+export const KEYED_READ = 1 << 17;
 
 /** Client subnets a record's conditions may test for its decisions to be reusable (bits of {@link SelectionState.clientReads}). */
 export const MAX_READ_SUBNETS = 16;
