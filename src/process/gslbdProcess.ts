@@ -35,7 +35,7 @@ import { RESTART_SETTINGS, type Config } from './configSchema.js';
 import { changedRestartSettings } from '../core/config/restartOnly.js';
 import { readCandidateConfig } from './candidateConfig.js';
 import { LISTENERS } from './frontDoors.js';
-import { compileInSlices, ConfigReader } from './reloadPipeline.js';
+import { compileInSlices, ConfigReader, runInSlices } from './reloadPipeline.js';
 import { configurationHash } from './sharedState/clusterMembers.js';
 import { openStateStore } from './sharedState/openStateStore.js';
 import { StoreTelemetry } from './sharedState/storeTelemetry.js';
@@ -44,7 +44,7 @@ import { ConfigFilesWatch, configurationFiles } from './configFilesWatch.js';
 import { StatusSignals } from './statusSignals.js';
 import { engineCondition } from './engineCondition.js';
 import { ReloadHistory } from './reloadHistory.js';
-import { isEmptySummary, reloadSummary } from './reloadSummary.js';
+import { isEmptySummary, reloadSummarySteps } from './reloadSummary.js';
 import { ADMIN_DOOR, startReplacement, type TakeOver } from './processHandover.js';
 import { monotonicUsec, notifyServiceManager } from './serviceNotify.js';
 
@@ -468,10 +468,12 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
       previous: engine.snapshot,
       contentHashes: candidate.contentHashes,
     });
+    // What changed, in slices before the swap (the swap and what follows it stay in one turn): over
+    // 20,000 records the summary held the event loop for seconds.
+    const changes = await runInSlices(reloadSummarySteps(r.running.config, config));
     // Health and other capabilities may have published new views while the snapshot was compiled:
     // the new snapshot takes the latest generation.
     engine.publish(engine.snapshot.generation >= next.generation ? { ...next, generation: engine.snapshot.generation + 1 } : next);
-    const changes = reloadSummary(r.running.config, config);
     r.running.config = config;
     r.running.fingerprint = candidate.fingerprint;
     // The logging level applies at once (pino's level is a property of the one logger).

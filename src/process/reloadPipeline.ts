@@ -3,6 +3,7 @@ import { setImmediate } from 'node:timers';
 import { Worker } from 'node:worker_threads';
 import { ConfigError } from '../core/config/load.js';
 import { compileSnapshotSteps, type Snapshot, type SnapshotInput } from '../pipeline/snapshot.js';
+import type { Steps } from '../pipeline/selection/steps.js';
 import type { CandidateConfig } from './candidateConfig.js';
 import type { Config } from './configSchema.js';
 import { applyChunk, type WorkerMessage, type WorkerRequest } from './transferChunks.js';
@@ -145,8 +146,15 @@ function configWorker(): Worker {
  * record or a few hundred zone entries per step), giving the event loop a turn between slices.
  * The result equals `compileSnapshot(input)`.
  */
-export async function compileInSlices(input: SnapshotInput<Config>, sliceMs = SLICE_MS): Promise<Snapshot> {
-  const steps = compileSnapshotSteps(input);
+export function compileInSlices(input: SnapshotInput<Config>, sliceMs = SLICE_MS): Promise<Snapshot> {
+  return runInSlices(compileSnapshotSteps(input), sliceMs);
+}
+
+/**
+ * Runs `steps` (`src/pipeline/selection/steps.ts`) to the end in slices of about `sliceMs`
+ * milliseconds, giving the event loop a turn between slices; the result is the steps' result.
+ */
+export async function runInSlices<T>(steps: Steps<T>, sliceMs = SLICE_MS): Promise<T> {
   for (;;) {
     const until = performance.now() + sliceMs;
     for (;;) {

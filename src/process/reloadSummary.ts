@@ -1,5 +1,6 @@
 import type { ChangeSet } from '../pipeline/capability.js';
 import { endpointKey } from '../pipeline/compileRecord.js';
+import { runSteps, type Steps } from '../pipeline/selection/steps.js';
 import type { Config } from './configSchema.js';
 
 /** What a reload changed: GSLB records (`name/type`), data centers and endpoints (`service/dc/address`). */
@@ -11,17 +12,24 @@ export type ReloadSummary = { readonly records: ChangeSet; readonly datacenters:
  * Logged with every reload (`configuration reloaded`) and answered by `POST /reload`.
  */
 export function reloadSummary(before: Config, after: Config): ReloadSummary {
-  return {
-    records: diff(
-      keyed(before.records, (r) => `${r.name}/${r.type}`),
-      keyed(after.records, (r) => `${r.name}/${r.type}`),
-    ),
-    datacenters: diff(
-      keyed(before.datacenters, (d) => d.name),
-      keyed(after.datacenters, (d) => d.name),
-    ),
-    endpoints: diff(endpointsOf(before), endpointsOf(after)),
-  };
+  return runSteps(reloadSummarySteps(before, after));
+}
+
+/** Things keyed or compared between two yields of {@link reloadSummarySteps}. */
+const SUMMARY_STEP = 500;
+
+/**
+ * {@link reloadSummary} as steps (`src/pipeline/selection/steps.ts`) of {@link SUMMARY_STEP}
+ * things, for a reload to run in slices after its swap: over 20,000 records the summary is a JSON
+ * text per record of both configurations, which held the event loop 3.5 s in one turn on a loaded
+ * machine (issue 17).
+ */
+export function* reloadSummarySteps(before: Config, after: Config): Steps<ReloadSummary> {
+  const recordKey = (r: Config['records'][number]): string => `${r.name}/${r.type}`;
+  const records = yield* diff(yield* keyed(before.records, recordKey), yield* keyed(after.records, recordKey));
+  const datacenters = yield* diff(yield* keyed(before.datacenters, (d) => d.name), yield* keyed(after.datacenters, (d) => d.name));
+  const endpoints = yield* diff(yield* endpointsOf(before), yield* endpointsOf(after));
+  return { records, datacenters, endpoints };
 }
 
 /** True when nothing was added, removed or changed. */
@@ -29,23 +37,37 @@ export function isEmptySummary(s: ReloadSummary): boolean {
   return [s.records, s.datacenters, s.endpoints].every((c) => c.added.length + c.removed.length + c.changed.length === 0);
 }
 
-function endpointsOf(config: Config): Map<string, string> {
+function* endpointsOf(config: Config): Steps<Map<string, string>> {
   const out = new Map<string, string>();
-  for (const s of config.services) for (const e of s.endpoints) out.set(endpointKey(s.name, e), JSON.stringify(e));
+  let n = 0;
+  for (const s of config.services) {
+    for (const e of s.endpoints) {
+      out.set(endpointKey(s.name, e), JSON.stringify(e));
+      if (++n % SUMMARY_STEP === 0) yield;
+    }
+  }
   return out;
 }
 
-function keyed<T>(items: readonly T[], key: (t: T) => string): Map<string, string> {
-  return new Map(items.map((t) => [key(t), JSON.stringify(t)]));
+function* keyed<T>(items: readonly T[], key: (t: T) => string): Steps<Map<string, string>> {
+  const out = new Map<string, string>();
+  let n = 0;
+  for (const t of items) {
+    out.set(key(t), JSON.stringify(t));
+    if (++n % SUMMARY_STEP === 0) yield;
+  }
+  return out;
 }
 
-function diff(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): ChangeSet {
+function* diff(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): Steps<ChangeSet> {
   const added: string[] = [];
   const changed: string[] = [];
+  let n = 0;
   for (const [k, v] of after) {
     const old = before.get(k);
     if (old === undefined) added.push(k);
     else if (old !== v) changed.push(k);
+    if (++n % SUMMARY_STEP === 0) yield;
   }
   const removed = [...before.keys()].filter((k) => !after.has(k));
   return { added, removed, changed };

@@ -30,62 +30,50 @@ export class BucketRangeTable4 {
   /** `words` as 16-bit halves: the sample starts of large buckets. */
   private readonly halves: Uint16Array;
 
+  /** The memory the table lives in (one buffer: from `allocate` when it gave one). */
+  get buffer(): ArrayBufferLike {
+    return this.top.buffer;
+  }
+
   /**
    * @param starts Range starts, ascending, `starts[0] === 0` (as {@link RangeTable4}).
    * @param ids Id per range, each below 65,536.
    * @param allocate Zeroed memory for the table (e.g. `hugePages.ts`), or undefined for an ordinary ArrayBuffer.
    * @throws RangeError when an id does not fit 16 bits.
    */
-  /** The memory the table lives in (one buffer: from `allocate` when it gave one). */
-  get buffer(): ArrayBufferLike {
-    return this.top.buffer;
-  }
-
   constructor(starts: Uint32Array, ids: RangeIds, allocate: (bytes: number) => ArrayBuffer | undefined = () => undefined) {
-    const n = starts.length;
-    this.size = n;
-    for (let i = 0; i < n; i++) if (ids[i]! > 0xffff) throw new RangeError(`range ${i} has id ${ids[i]}, above 65535`);
-    const reference = new RangeTable4(starts, ids);
-    // First pass: which ranges meet each /16 (first[k] … lastIn(k)), and the words they take.
-    const first = new Uint32Array(65536);
-    let j = 0;
-    let total = 0;
-    for (let k = 0; k < 65536; k++) {
-      while (j + 1 < n && starts[j + 1]! <= k * 65536) j++;
-      first[k] = j;
+    let layout = built;
+    built = undefined;
+    if (layout === undefined) {
+      const steps = bucketLayoutSteps(starts, ids, allocate);
+      let next = steps.next();
+      while (!next.done) next = steps.next();
+      layout = next.value;
     }
-    for (let k = 0; k < 65536; k++) {
-      const count = lastIn(starts, first[k]!, k) - first[k]! + 1;
-      if (count > 1) total += sampleWords(count) + count;
-    }
-    // `top` and `words` in one buffer: one allocation, so huge pages (when given) cover both.
-    const bytes = (2 * 65536 + total) * 4;
-    const buffer = allocate(bytes) ?? new ArrayBuffer(bytes);
-    this.top = new Uint32Array(buffer, 0, 2 * 65536);
-    this.words = new Uint32Array(buffer, 2 * 65536 * 4, total);
-    this.halves = new Uint16Array(buffer, 2 * 65536 * 4, 2 * total);
-    let offset = 0;
-    for (let k = 0; k < 65536; k++) {
-      const i0 = first[k]!;
-      const count = lastIn(starts, i0, k) - i0 + 1;
-      if (count === 1) {
-        this.top[2 * k] = DIRECT;
-        this.top[2 * k + 1] = reference.lookup(k * 65536);
-        continue;
-      }
-      offset += sampleWords(count);
-      this.top[2 * k] = offset;
-      this.top[2 * k + 1] = count;
-      for (let e = 0; e < count; e++) {
-        const low = e === 0 ? 0 : starts[i0 + e]! & 0xffff;
-        this.words[offset + e] = ((low << 16) | ids[i0 + e]!) >>> 0;
-        if (count > BLOCK && e % BLOCK === 0) this.halves[2 * (offset - sampleWords(count)) + e / BLOCK] = low;
-      }
-      offset += count;
-    }
+    this.size = layout.size;
+    this.top = layout.top;
+    this.words = layout.words;
+    this.halves = layout.halves;
   }
 
-  /** Packed `id * 256 + prefix` for a 32-bit address. */
+  /**
+   * The same table built as a generator that yields every few thousand /16s (well under a
+   * millisecond of work each), so a reload can build a record's answer-class table in slices
+   * (`src/pipeline/selection/answerClasses.ts`) instead of holding the event loop for the whole
+   * layout (tens to hundreds of milliseconds over the city data on a loaded machine).
+   * @throws RangeError as the constructor.
+   */
+  static *inSteps(
+    starts: Uint32Array,
+    ids: RangeIds,
+    allocate: (bytes: number) => ArrayBuffer | undefined = () => undefined,
+  ): Generator<void, BucketRangeTable4, void> {
+    const layout = yield* bucketLayoutSteps(starts, ids, allocate);
+    // Through the constructor, so every table has the same shape (the query path's lookups stay monomorphic).
+    built = layout;
+    return new BucketRangeTable4(starts, ids, allocate);
+  }
+
   lookup(addr: number): number {
     const t = 2 * (addr >>> 16);
     const offset = this.top[t]!;
@@ -140,4 +128,69 @@ function lastIn(starts: Uint32Array, i0: number, k: number): number {
   const end = (k + 1) * 65536;
   while (i + 1 < starts.length && starts[i + 1]! < end) i++;
   return i;
+}
+
+/** The fields of a {@link BucketRangeTable4}. */
+interface BucketLayout {
+  readonly size: number;
+  readonly top: Uint32Array;
+  readonly words: Uint32Array;
+  readonly halves: Uint16Array;
+}
+
+/** A layout {@link BucketRangeTable4.inSteps} finished, taken by the constructor it calls next. */
+let built: BucketLayout | undefined;
+
+/** /16s (or ranges, for the id check) handled between two yields of {@link bucketLayoutSteps}. */
+const LAYOUT_STEP = 4096;
+
+/** The layout of {@link BucketRangeTable4} (see the class comment), yielding every {@link LAYOUT_STEP} units. */
+function* bucketLayoutSteps(starts: Uint32Array, ids: RangeIds, allocate: (bytes: number) => ArrayBuffer | undefined): Generator<void, BucketLayout, void> {
+  const n = starts.length;
+  for (let i = 0; i < n; i++) {
+    if (ids[i]! > 0xffff) throw new RangeError(`range ${i} has id ${ids[i]}, above 65535`);
+    if (i % (LAYOUT_STEP * 16) === LAYOUT_STEP * 16 - 1) yield;
+  }
+  const reference = new RangeTable4(starts, ids);
+  yield;
+  // First pass: which ranges meet each /16 (first[k] … lastIn(k)), and the words they take.
+  const first = new Uint32Array(65536);
+  let j = 0;
+  let total = 0;
+  for (let k = 0; k < 65536; k++) {
+    while (j + 1 < n && starts[j + 1]! <= k * 65536) j++;
+    first[k] = j;
+  }
+  for (let k = 0; k < 65536; k++) {
+    const count = lastIn(starts, first[k]!, k) - first[k]! + 1;
+    if (count > 1) total += sampleWords(count) + count;
+    if (k % LAYOUT_STEP === LAYOUT_STEP - 1) yield;
+  }
+  // `top` and `words` in one buffer: one allocation, so huge pages (when given) cover both.
+  const bytes = (2 * 65536 + total) * 4;
+  const buffer = allocate(bytes) ?? new ArrayBuffer(bytes);
+  const top = new Uint32Array(buffer, 0, 2 * 65536);
+  const words = new Uint32Array(buffer, 2 * 65536 * 4, total);
+  const halves = new Uint16Array(buffer, 2 * 65536 * 4, 2 * total);
+  let offset = 0;
+  for (let k = 0; k < 65536; k++) {
+    if (k % LAYOUT_STEP === LAYOUT_STEP - 1) yield;
+    const i0 = first[k]!;
+    const count = lastIn(starts, i0, k) - i0 + 1;
+    if (count === 1) {
+      top[2 * k] = DIRECT;
+      top[2 * k + 1] = reference.lookup(k * 65536);
+      continue;
+    }
+    offset += sampleWords(count);
+    top[2 * k] = offset;
+    top[2 * k + 1] = count;
+    for (let e = 0; e < count; e++) {
+      const low = e === 0 ? 0 : starts[i0 + e]! & 0xffff;
+      words[offset + e] = ((low << 16) | ids[i0 + e]!) >>> 0;
+      if (count > BLOCK && e % BLOCK === 0) halves[2 * (offset - sampleWords(count)) + e / BLOCK] = low;
+    }
+    offset += count;
+  }
+  return { size: n, top, words, halves };
 }

@@ -125,8 +125,14 @@ export function locationClassesFor(
   return runSteps(locationClassesSteps(geo, readers, candidates));
 }
 
-/** Locations or ranges handled between two yields of {@link locationClassesSteps}. */
-const CLASS_STEP = 2048;
+/**
+ * Locations handled between two yields of {@link locationClassesSteps}: each is decoded and read
+ * by every reader (microseconds), so 256 keep a step near a millisecond; 2048 made steps of 10–57 ms
+ * on a loaded machine.
+ */
+const CLASS_STEP = 256;
+/** Ranges remapped between two yields (a few nanoseconds each). */
+const REMAP_STEP = 16384;
 
 /**
  * {@link locationClassesFor} as steps (`steps.ts`): a table built for the first time over a large
@@ -167,7 +173,7 @@ function* stored(
   candidates: readonly CompiledDataCenter[],
 ): Steps<LocationClasses> {
   const store = geo.derivedTables;
-  if (!store) return tables(geo, yield* build(tilings, readers, candidates));
+  if (!store) return yield* tables(geo, yield* build(tilings, readers, candidates));
   const key = storedClassesKey(readers, candidates);
   const bytes = store.read(key);
   const found = bytes && decodeClasses(bytes, tilings.locationCount);
@@ -177,11 +183,12 @@ function* stored(
       const known = !isUnknownLocation(id, location);
       return { data: readers.map((r) => r.classData(location, known)), representative: formatQualifiers(location.qualifiers) };
     });
-    return tables(geo, { ...found, classes });
+    return yield* tables(geo, { ...found, classes });
   }
   const built = yield* build(tilings, readers, candidates);
   store.write(key, encodeClasses(built));
-  return tables(geo, built);
+  yield;
+  return yield* tables(geo, built);
 }
 
 /** The tables of {@link build} before their lookup structures. */
@@ -189,19 +196,21 @@ interface BuiltClasses extends StoredClasses {
   readonly classes: readonly LocationClass[];
 }
 
-/** The lookup tables over built or stored classes and ranges. */
-function tables(geo: LocationDb, b: BuiltClasses): LocationClasses {
+/**
+ * The lookup tables over built or stored classes and ranges, in steps: the IPv4 bucket layout is
+ * tens to hundreds of milliseconds over the city data, too long for one turn of a reload.
+ */
+function* tables(geo: LocationDb, b: BuiltClasses): Steps<LocationClasses> {
   // Class ids are few (hundreds): one byte per range keeps the tables small in the caches, and
   // IPv4 ids fit beside their starts in the bucket layout. Both families live in huge pages when
   // large: every query reads these tables with cold caches (fewer lines, fewer TLB misses).
   const v4ids = narrowIds(b.v4.ids, b.classes.length);
+  yield;
+  const v4 = b.classes.length <= 0x10000 ? yield* BucketRangeTable4.inSteps(b.v4.starts, v4ids, hugePageBuffer) : new RangeTable4(b.v4.starts, v4ids);
+  yield;
   const v6ranges = rangesInHugePages(b.v6.starts, narrowIds(b.v6.ids, b.classes.length));
-  return new LocationClasses(
-    geo,
-    b.classes.length <= 0x10000 ? new BucketRangeTable4(b.v4.starts, v4ids, hugePageBuffer) : new RangeTable4(b.v4.starts, v4ids),
-    new RangeTable6(v6ranges.starts, v6ranges.ids),
-    b.classes,
-  );
+  yield;
+  return new LocationClasses(geo, v4, new RangeTable6(v6ranges.starts, v6ranges.ids), b.classes);
 }
 
 function* build(tilings: LocationTilings, readers: readonly LocationReader[], candidates: readonly CompiledDataCenter[]): Steps<BuiltClasses> {
@@ -259,7 +268,7 @@ function* remap(t: Tiling, classOf: Uint32Array, stride: 1 | 4): Steps<{ starts:
   const ids = new Uint32Array(t.ids.length);
   let m = 0;
   for (let i = 0; i < t.ids.length; i++) {
-    if (i % (CLASS_STEP * 16) === CLASS_STEP * 16 - 1) yield;
+    if (i % REMAP_STEP === REMAP_STEP - 1) yield;
     const c = classOf[t.ids[i]!]!;
     if (m > 0 && ids[m - 1] === c) continue;
     for (let w = 0; w < stride; w++) starts[m * stride + w] = t.starts[i * stride + w]!;
