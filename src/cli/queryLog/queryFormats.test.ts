@@ -1,5 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
+import protobuf from 'protobufjs';
 import dnsPacket from 'dns-packet';
 import { QueryFileError } from './countedQueries.js';
 import { readQueryFormats } from './queryFormats.js';
@@ -89,6 +90,30 @@ function framed(message: Buffer): Buffer {
   return Buffer.concat([length, message]);
 }
 
+/** A dnstap file (Frame Streams: escape, START with the dnstap content type, data frames, STOP) of CLIENT_QUERY messages from 192.0.2.9. */
+function dnstap(messages: Buffer[]): Buffer {
+  const root = protobuf.parse(
+    'syntax = "proto2"; package dnstap; message Dnstap { required uint32 type = 15; optional Message message = 14; } message Message { required uint32 type = 1; optional bytes query_address = 4; optional bytes query_message = 10; }',
+    { keepCase: true },
+  ).root;
+  const type = root.lookupType('dnstap.Dnstap');
+  const u32be = (n: number): Buffer => Buffer.from(u32(n));
+  const contentType = Buffer.from('protobuf:dnstap.Dnstap');
+  const start = Buffer.concat([u32be(2), u32be(1), u32be(contentType.length), contentType]);
+  const frames = messages.map((m) => {
+    const event = Buffer.from(type.encode({ type: 1, message: { type: 5, query_address: Buffer.from([192, 0, 2, 9]), query_message: m } }).finish());
+    return Buffer.concat([u32be(event.length), event]);
+  });
+  return Buffer.concat([u32be(0), u32be(start.length), start, ...frames, u32be(0), u32be(4), u32be(3)]);
+}
+
+test('dnstap: CLIENT_QUERY messages, ECS or query address as client', async (t) => {
+  t.deepEqual((await read(dnstap([query('a.example', '10.1.2.0'), query('b.example')]))).queries, [
+    { name: 'a.example', type: 'A', client: '10.1.2.0/24', count: 1 },
+    { name: 'b.example', type: 'A', client: '192.0.2.9/32', count: 1 },
+  ]);
+});
+
 const read = (bytes: Buffer, options = {}) => readQueryFormats('f', bytes, options)!;
 
 test('pcap and pcapng: UDP queries and TCP messages split across segments, out of order and retransmitted', async (t) => {
@@ -156,7 +181,12 @@ test('damaged records are errors naming the file and the byte offset of the reco
 
 test('fuzz: damaged files of every format are read or refused with a QueryFileError, never another failure', async (t) => {
   const frames = [ipv4(17, query('u.example', '10.1.2.0')), ipv4(6, framed(query('t.example')), { seq: 7, flags: 0x18 })];
-  const seeds = [pcap(frames), pcapng(frames), Buffer.concat([framed(query('a.example')), framed(query('b.example', '10.2.0.0'))])];
+  const seeds = [
+    pcap(frames),
+    pcapng(frames),
+    Buffer.concat([framed(query('a.example')), framed(query('b.example', '10.2.0.0'))]),
+    dnstap([query('a.example', '10.1.2.0'), query('b.example')]),
+  ];
   await fc.assert(
     fc.asyncProperty(
       fc.constantFrom(...seeds),

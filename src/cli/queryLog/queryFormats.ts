@@ -16,6 +16,7 @@ interface QueryFileFormat {
 
 /** The formats in the order they are tried; the first whose `matches` holds reads the file. */
 const FORMATS: readonly QueryFileFormat[] = [
+  { name: 'dnstap', matches: isFrameStream, read: async (file, bytes) => (await import('./dnstapQueries.js')).readDnstapQueries(file, bytes) },
   { name: 'pcap or pcapng capture', matches: isCapture, read: async (file, bytes) => (await import('./captureQueries.js')).readCaptureQueries(file, bytes) },
   { name: 'dnsperf binary', matches: isDnsperfBinary, read: async (file, bytes, o) => readDnsperfBinary(file, bytes, o) },
   { name: 'dnsperf text', matches: isDnsperfText, read: async (file, bytes, o) => readDnsperfText(file, bytes.toString('utf8'), o) },
@@ -42,4 +43,9 @@ function isDnsperfText(bytes: Buffer): boolean {
 /** A libpcap capture (microsecond or nanosecond timestamps, either byte order) or a pcapng one, by its magic number. */
 function isCapture(bytes: Buffer): boolean {
   return bytes.length >= 4 && (['a1b2c3d4', 'd4c3b2a1', 'a1b23c4d', '4d3cb2a1'].includes(bytes.toString('hex', 0, 4)) || bytes.readUInt32LE(0) === 0x0a0d0d0a);
+}
+
+/** A Frame Streams file (dnstap): an escape (a zero length) and a START control frame. */
+function isFrameStream(bytes: Buffer): boolean {
+  return bytes.length >= 12 && bytes.readUInt32BE(0) === 0 && bytes.readUInt32BE(8) === 0x02;
 }
