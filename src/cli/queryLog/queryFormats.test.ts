@@ -155,6 +155,11 @@ test('dnsperf text: names, types, comments; -E ECS; errors name the line', async
   ]);
   t.is((await read(text, { edns: '8:000118000a0102' })).queries[0]!.client, '10.1.2.0/24');
   t.is((await read(text, { source: '2001:db8::1' })).queries[0]!.client, '2001:db8::1/128');
+  t.is(
+    readQueryFormats('f', Buffer.from('(node:1) Warning: something\n{"component":"query-log"}\n'), {}),
+    undefined,
+    "a stray line before the engine's JSON lines: still its log",
+  );
   await t.throwsAsync(read(Buffer.from('a A\n lead.example A\n')), { instanceOf: QueryFileError, message: 'f: line 2: not "NAME TYPE": " lead.example A"' });
   await t.throwsAsync(read(Buffer.from('a A\n'), { edns: '8:0001' }), { message: /EDNS option 8:0001: ECS option shorter than 4 octets/ });
 });

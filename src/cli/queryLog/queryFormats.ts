@@ -32,12 +32,15 @@ export function readQueryFormats(file: string, bytes: Buffer, options: QueryFile
   return format?.read(file, bytes, options);
 }
 
-/** Text whose first line that is not blank or a `;` comment does not start a JSON object: the engine's log lines all do. */
+/**
+ * Text none of whose first 64 KiB of lines starts a JSON object (the engine's log lines all do; a
+ * stray line before them, such as a runtime warning, keeps a log a log): dnsperf's text form.
+ */
 function isDnsperfText(bytes: Buffer): boolean {
-  const head = bytes.subarray(0, 4096).toString('utf8');
+  const head = bytes.subarray(0, 65536).toString('utf8');
   if (head.includes('\u0000')) return false;
-  const first = head.split('\n').find((l) => l.trim() !== '' && !l.startsWith(';'));
-  return first === undefined ? head.trim() !== '' : !first.trimStart().startsWith('{');
+  const lines = head.split('\n').filter((l) => l.trim() !== '' && !l.startsWith(';'));
+  return head.trim() !== '' && !lines.some((l) => l.trimStart().startsWith('{'));
 }
 
 /** A libpcap capture (microsecond or nanosecond timestamps, either byte order) or a pcapng one, by its magic number. */
