@@ -19,7 +19,9 @@ cd "$(dirname "$0")/.."
 # chromium: the operator console in a real headless browser (test/e2e/console.test.ts, via puppeteer-core).
 # clang: the libFuzzer build of the fast path's query parser (native/build-fuzzer.sh).
 # redis-tools: redis-cli, which creates the shared-state tests' Redis Cluster (--cluster create).
-APT_PACKAGES=(openssl dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ clang make python3 libmaxminddb-dev curl redis-server redis-sentinel redis-tools unbound bind9-utils bind9-dnsutils haproxy prometheus chromium tcpdump nftables)
+# tcpdump and wireshark-common (dumpcap): the pcap and pcapng captures `gslbd simulate` replays (test/e2e/whatIfPcap.test.ts).
+# fstrm-bin (fstrm_capture): writes the dnstap file unbound sends (test/e2e/whatIfDnstap.test.ts).
+APT_PACKAGES=(openssl dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ clang make python3 libmaxminddb-dev curl redis-server redis-sentinel redis-tools unbound bind9-utils bind9-dnsutils haproxy prometheus chromium tcpdump wireshark-common fstrm-bin nftables)
 DAEMONS=(gdnsd pdns_server redis-server redis-sentinel unbound haproxy prometheus)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

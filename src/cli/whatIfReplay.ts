@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { ReplayRow } from '../admin/whatIfRoutes.js';
 import { scanQueryLog } from './queryLogScan.js';
+import { readQueryFormats, type QueryFileOptions } from './queryLog/queryFormats.js';
 
 /** One distinct query of a query log and how many times the log holds it. */
 export interface LoggedQuery {
@@ -12,14 +13,15 @@ export interface LoggedQuery {
 }
 
 /**
- * The distinct queries of a file for a replay: a packet capture (libpcap, `tcpdump -w`; read by
- * `pcapQueries.ts`, loaded only then) or the engine's query log ({@link readQueryLog}).
- * @throws Error when the file cannot be read or is a damaged capture.
+ * The distinct queries of a file for a replay: one of the formats of `queryLog/queryFormats.ts`
+ * (packet captures, dnstap, dnsperf files; recognised by their first bytes) or else the engine's
+ * query log ({@link readQueryLog}).
+ * @throws Error when the file cannot be read, or a QueryFileError naming the file and the offset of a damaged record.
  */
-export async function readQueryFile(file: string): Promise<{ queries: LoggedQuery[]; skipped: number }> {
-  const text = readFileSync(file);
-  if (text.length >= 4 && ['a1b2c3d4', 'd4c3b2a1'].includes(text.toString('hex', 0, 4))) return (await import('./pcapQueries.js')).readPcapQueries(file);
-  return readQueryLog(text);
+export async function readQueryFile(file: string, options: QueryFileOptions = {}): Promise<{ queries: LoggedQuery[]; skipped: number }> {
+  const bytes = readFileSync(file);
+  const formatted = readQueryFormats(file, bytes, options);
+  return formatted ? await formatted : readQueryLog(bytes);
 }
 
 /**

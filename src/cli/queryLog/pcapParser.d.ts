@@ -1,4 +1,4 @@
-// Types of the pcap-parser package (it ships none): the parts src/cli/pcapQueries.ts uses.
+// Types of the pcap-parser package (it ships none): the parts src/cli/queryLog/captureQueries.ts uses.
 declare module 'pcap-parser' {
   import type { EventEmitter } from 'node:events';
   import type { Readable } from 'node:stream';
