@@ -215,3 +215,14 @@ function grow(a: Int32Array, length: number): Int32Array<ArrayBuffer> {
   b.set(a);
   return b;
 }
+
+/**
+ * The distinct queries of a query log: the JSON lines the DNS front door writes for sampled
+ * queries (`component: "query-log"`, with `qname`, `qtype` and `client` truncated to /24 or /48,
+ * `src/doors/dns/handleMessage.ts`); other lines (every other log line of the engine) are skipped.
+ * Read from the bytes without an object per line ({@link scanQueryLog}).
+ * @returns the queries in first-seen order, and how many lines were skipped as not query-log JSON.
+ */
+export function readQueryLog(text: string | Uint8Array): { queries: LoggedQuery[]; skipped: number } {
+  return scanQueryLog(typeof text === 'string' ? Buffer.from(text, 'utf8') : text);
+}

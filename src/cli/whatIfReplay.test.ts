@@ -1,5 +1,6 @@
 import test from 'ava';
-import { formatReplaySummary, parseCapacities, readQueryLog, summariseReplay } from './whatIfReplay.js';
+import { formatReplaySummary, parseCapacities, summariseReplay } from './whatIfReplay.js';
+import { readQueryLog } from './queryLogScan.js';
 
 const line = (client: string, name = 'www.example.test'): string =>
   JSON.stringify({ level: 30, component: 'query-log', qname: name, qtype: 'A', client, ecs: true, dcs: ['a'], msg: 'query' });

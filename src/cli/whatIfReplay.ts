@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { ReplayRow } from '../admin/whatIfRoutes.js';
-import { scanQueryLog } from './queryLogScan.js';
-import { readQueryFormats, type QueryFileOptions } from './queryLog/queryFormats.js';
+import type { QueryFileOptions } from './queryLog/queryFormats.js';
 
 /** One distinct query of a query log and how many times the log holds it. */
 export interface LoggedQuery {
@@ -15,24 +14,14 @@ export interface LoggedQuery {
 /**
  * The distinct queries of a file for a replay: one of the formats of `queryLog/queryFormats.ts`
  * (packet captures, dnstap, dnsperf files; recognised by their first bytes) or else the engine's
- * query log ({@link readQueryLog}).
+ * query log (`queryLogScan.ts`). The readers are loaded here, when a file is read, so `gslbd ctl`
+ * and its help load none of them (test/e2e/cliLazyLoad.test.ts).
  * @throws Error when the file cannot be read, or a QueryFileError naming the file and the offset of a damaged record.
  */
 export async function readQueryFile(file: string, options: QueryFileOptions = {}): Promise<{ queries: LoggedQuery[]; skipped: number }> {
   const bytes = readFileSync(file);
-  const formatted = readQueryFormats(file, bytes, options);
-  return formatted ? await formatted : readQueryLog(bytes);
-}
-
-/**
- * The distinct queries of a query log: the JSON lines the DNS front door writes for sampled
- * queries (`component: "query-log"`, with `qname`, `qtype` and `client` truncated to /24 or /48,
- * `src/doors/dns/handleMessage.ts`); other lines (every other log line of the engine) are skipped.
- * Read from the bytes without an object per line (`queryLogScan.ts`).
- * @returns the queries in first-seen order, and how many lines were skipped as not query-log JSON.
- */
-export function readQueryLog(text: string | Uint8Array): { queries: LoggedQuery[]; skipped: number } {
-  return scanQueryLog(typeof text === 'string' ? Buffer.from(text, 'utf8') : text);
+  const formatted = (await import('./queryLog/queryFormats.js')).readQueryFormats(file, bytes, options);
+  return formatted ? await formatted : (await import('./queryLogScan.js')).readQueryLog(bytes);
 }
 
 /** A move of answers from one set of data centers to another. */

@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { replayRows } from '../../src/admin/replayRows.js';
-import { readQueryLog, summariseReplay } from '../../src/cli/whatIfReplay.js';
+import { summariseReplay } from '../../src/cli/whatIfReplay.js';
+import { readQueryLog } from '../../src/cli/queryLogScan.js';
 import { formatIp } from '../../src/core/net/ipAddress.js';
 import type { Query } from '../../src/core/model/query.js';
 import { systemContext } from '../../src/core/views/resolveContext.js';
