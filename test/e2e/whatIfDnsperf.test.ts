@@ -1,13 +1,13 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import dnsPacket from 'dns-packet';
 import type { ReplaySummary } from '../../src/cli/whatIfReplay.js';
-import { startGslbd, type RunningGslbd } from '../../src/process/gslbdProcess.js';
+import type { RunningGslbd } from '../../src/process/gslbdProcess.js';
 import { CLI, REPO_ROOT } from '../support/engineProcess.js';
-import { ipLocationRecord, writeMmdb } from '../support/mmdbWriter.js';
+import { startGermanyCandidateBed } from '../support/germanyCandidate.js';
 
 /**
  * Replay from dnsperf data files: the same files real dnsperf (Debian's, 2.x) sends to a running
@@ -23,24 +23,6 @@ const BINARY = join(dir, 'queries.bin');
 /** dnsperf's `-E` value for ECS 10.1.2.0/24 (RFC 7871 §6: family 1, source 24, scope 0, three address octets). */
 const GERMAN_ECS = '8:000118000a0102';
 let g: RunningGslbd;
-
-function config(germany: string): string {
-  return `listeners: { dns: [{ address: 127.0.0.1, port: 0 }], admin: { address: 127.0.0.1, port: 0 } }
-geo: { sources: [{ format: mmdb, path: clients.mmdb }] }
-zones: [{ name: example.test, soa: { mname: ns1.example.test, rname: h.example.test }, ns: [ns1.example.test] }]
-datacenters: [{ name: east }, { name: west }]
-services: [{ name: web, endpoints: [{ dc: east, address: 192.0.2.1 }, { dc: west, address: 192.0.2.2 }] }]
-records:
-  - name: www.example.test
-    type: A
-    service: web
-    policy:
-      type: static
-      rules:
-        - { when: { clientLocation: ["*.DE"] }, dcs: [${germany}] }
-        - { dcs: [west] }
-`;
-}
 
 /** One query in dnsperf's binary form: a 2-octet length, then the message (with ECS when `ecs` is given). */
 function binaryQuery(name: string, ecs?: string): Buffer {
@@ -62,18 +44,12 @@ test.before(async () => {
     if (process.env.CI === 'true') throw new Error(`${DNSPERF} is missing (test/setup.sh installs dnsperf)`);
     return;
   }
-  writeMmdb(join(dir, 'clients.mmdb'), 4, [
-    { cidr: '10.1.0.0/16', record: ipLocationRecord('DE', 'Berlin', 'Berlin', 52.52, 13.4) },
-    { cidr: '10.2.0.0/16', record: ipLocationRecord('US', 'Virginia', 'Ashburn', 39.04, -77.49) },
-  ]);
-  writeFileSync(join(dir, 'gslbd.yaml'), config('east'));
-  writeFileSync(join(dir, 'candidate.yaml'), config('west'));
   writeFileSync(TEXT, '; dnsperf comment lines are skipped\nwww.example.test A\nwww.example.test. a\n\nwww.example.test TYPE1\nother.example.test AAAA\n');
   writeFileSync(
     BINARY,
     Buffer.concat([binaryQuery('www.example.test', '10.1.2.0'), binaryQuery('www.example.test', '10.2.3.0'), binaryQuery('www.example.test')]),
   );
-  g = await startGslbd(join(dir, 'gslbd.yaml'), { signals: false, watchFile: false, logDestination: openSync(join(dir, 'gslbd.log'), 'a') });
+  g = await startGermanyCandidateBed(dir);
 });
 test.after.always(() => g?.stop());
 

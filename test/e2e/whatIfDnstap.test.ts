@@ -1,16 +1,16 @@
 import test from 'ava';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryFileError } from '../../src/cli/queryLog/countedQueries.js';
 import { readQueryFormats } from '../../src/cli/queryLog/queryFormats.js';
 import type { ReplaySummary } from '../../src/cli/whatIfReplay.js';
-import { startGslbd, type RunningGslbd } from '../../src/process/gslbdProcess.js';
+import type { RunningGslbd } from '../../src/process/gslbdProcess.js';
 import { dig } from '../support/dig.js';
 import { CLI, REPO_ROOT } from '../support/engineProcess.js';
 import { freePort } from '../support/freePort.js';
-import { ipLocationRecord, writeMmdb } from '../support/mmdbWriter.js';
+import { startGermanyCandidateBed } from '../support/germanyCandidate.js';
 
 /**
  * Replay from dnstap: Debian's unbound (built with dnstap) forwards example.test to a running
@@ -25,24 +25,6 @@ const FSTRM_CAPTURE = '/usr/bin/fstrm_capture';
 const dir = mkdtempSync(join(tmpdir(), 'gslbd-dnstap-'));
 const DNSTAP = join(dir, 'queries.dnstap');
 let g: RunningGslbd;
-
-function config(germany: string): string {
-  return `listeners: { dns: [{ address: 127.0.0.1, port: 0 }], admin: { address: 127.0.0.1, port: 0 } }
-geo: { sources: [{ format: mmdb, path: clients.mmdb }] }
-zones: [{ name: example.test, soa: { mname: ns1.example.test, rname: h.example.test }, ns: [ns1.example.test] }]
-datacenters: [{ name: east }, { name: west }]
-services: [{ name: web, endpoints: [{ dc: east, address: 192.0.2.1 }, { dc: west, address: 192.0.2.2 }] }]
-records:
-  - name: www.example.test
-    type: A
-    service: web
-    policy:
-      type: static
-      rules:
-        - { when: { clientLocation: ["*.DE"] }, dcs: [${germany}] }
-        - { dcs: [west] }
-`;
-}
 
 /** Starts a process and waits until `ready` holds; its output is kept in `log`. */
 async function startProcess(command: string, args: string[], ready: (log: string) => boolean): Promise<{ child: ChildProcess; log: () => string }> {
@@ -77,13 +59,7 @@ test.before(async (t) => {
       return;
     }
   }
-  writeMmdb(join(dir, 'clients.mmdb'), 4, [
-    { cidr: '10.1.0.0/16', record: ipLocationRecord('DE', 'Berlin', 'Berlin', 52.52, 13.4) },
-    { cidr: '10.2.0.0/16', record: ipLocationRecord('US', 'Virginia', 'Ashburn', 39.04, -77.49) },
-  ]);
-  writeFileSync(join(dir, 'gslbd.yaml'), config('east'));
-  writeFileSync(join(dir, 'candidate.yaml'), config('west'));
-  g = await startGslbd(join(dir, 'gslbd.yaml'), { signals: false, watchFile: false, logDestination: openSync(join(dir, 'gslbd.log'), 'a') });
+  g = await startGermanyCandidateBed(dir);
   const engine = g.dns.bound[0]!;
   const socket = join(dir, 'dnstap.sock');
   const capture = await startProcess(FSTRM_CAPTURE, ['-t', 'protobuf:dnstap.Dnstap', '-u', socket, '-w', DNSTAP], () => existsSync(socket));

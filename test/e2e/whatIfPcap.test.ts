@@ -1,14 +1,14 @@
 import test from 'ava';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readCaptureQueries } from '../../src/cli/queryLog/captureQueries.js';
 import type { ReplaySummary } from '../../src/cli/whatIfReplay.js';
-import { startGslbd, type RunningGslbd } from '../../src/process/gslbdProcess.js';
+import type { RunningGslbd } from '../../src/process/gslbdProcess.js';
 import { dig } from '../support/dig.js';
 import { CLI, REPO_ROOT } from '../support/engineProcess.js';
-import { ipLocationRecord, writeMmdb } from '../support/mmdbWriter.js';
+import { startGermanyCandidateBed } from '../support/germanyCandidate.js';
 
 /**
  * Replay from a packet capture: tcpdump (Debian's; libpcap format) and dumpcap (Wireshark's;
@@ -33,24 +33,6 @@ const SENT = [
 ];
 let g: RunningGslbd;
 
-function config(germany: string): string {
-  return `listeners: { dns: [{ address: 127.0.0.1, port: 0 }], admin: { address: 127.0.0.1, port: 0 } }
-geo: { sources: [{ format: mmdb, path: clients.mmdb }] }
-zones: [{ name: example.test, soa: { mname: ns1.example.test, rname: h.example.test }, ns: [ns1.example.test] }]
-datacenters: [{ name: east }, { name: west }]
-services: [{ name: web, endpoints: [{ dc: east, address: 192.0.2.1 }, { dc: west, address: 192.0.2.2 }] }]
-records:
-  - name: www.example.test
-    type: A
-    service: web
-    policy:
-      type: static
-      rules:
-        - { when: { clientLocation: ["*.DE"] }, dcs: [${germany}] }
-        - { dcs: [west] }
-`;
-}
-
 test.before(async (t) => {
   for (const tool of [TCPDUMP, DUMPCAP]) {
     if (!existsSync(tool)) {
@@ -58,13 +40,7 @@ test.before(async (t) => {
       return;
     }
   }
-  writeMmdb(join(dir, 'clients.mmdb'), 4, [
-    { cidr: '10.1.0.0/16', record: ipLocationRecord('DE', 'Berlin', 'Berlin', 52.52, 13.4) },
-    { cidr: '10.2.0.0/16', record: ipLocationRecord('US', 'Virginia', 'Ashburn', 39.04, -77.49) },
-  ]);
-  writeFileSync(join(dir, 'gslbd.yaml'), config('east'));
-  writeFileSync(join(dir, 'candidate.yaml'), config('west'));
-  g = await startGslbd(join(dir, 'gslbd.yaml'), { signals: false, watchFile: false, logDestination: openSync(join(dir, 'gslbd.log'), 'a') });
+  g = await startGermanyCandidateBed(dir);
   const server = g.dns.bound[0]!;
   // tcpdump -U: each packet is written at once; -n: no name lookups. dumpcap writes pcapng. Capturing begins once each says it listens.
   const filter = `port ${server.port}`;
