@@ -18,10 +18,11 @@ cd "$(dirname "$0")/.."
 # openssl makes the certificate authority and server certificate of the Redis TLS test.
 # chromium: the operator console in a real headless browser (test/e2e/console.test.ts, via puppeteer-core).
 # clang: the libFuzzer build of the fast path's query parser (native/build-fuzzer.sh).
+# libclang-rt-dev: clang's compiler-rt (libFuzzer and the ASan runtime) for that build; clang only recommends it.
 # redis-tools: redis-cli, which creates the shared-state tests' Redis Cluster (--cluster create).
 # tcpdump and wireshark-common (dumpcap): the pcap and pcapng captures `gslbd simulate` replays (test/e2e/whatIfPcap.test.ts).
 # fstrm-bin (fstrm_capture): writes the dnstap file unbound sends (test/e2e/whatIfDnstap.test.ts).
-APT_PACKAGES=(openssl dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ clang make python3 libmaxminddb-dev curl redis-server redis-sentinel redis-tools unbound bind9-utils bind9-dnsutils haproxy prometheus chromium tcpdump wireshark-common fstrm-bin nftables)
+APT_PACKAGES=(openssl dnsutils dnsperf gdnsd systemd pdns-server pdns-backend-remote pdns-backend-bind pdns-backend-geoip geoip-database gcc g++ clang libclang-rt-dev make python3 libmaxminddb-dev curl redis-server redis-sentinel redis-tools unbound bind9-utils bind9-dnsutils haproxy prometheus chromium tcpdump wireshark-common fstrm-bin nftables)
 DAEMONS=(gdnsd pdns_server redis-server redis-sentinel unbound haproxy prometheus)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

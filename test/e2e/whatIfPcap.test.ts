@@ -1,5 +1,6 @@
 import test from 'ava';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,12 +43,17 @@ test.before(async (t) => {
   }
   g = await startGermanyCandidateBed(dir);
   const server = g.dns.bound[0]!;
-  // tcpdump -U: each packet is written at once; -n: no name lookups. dumpcap writes pcapng. Capturing begins once each says it listens.
-  const filter = `port ${server.port}`;
+  // tcpdump -U: each packet is written at once; -n: no name lookups. dumpcap writes pcapng.
+  // Each tool says it listens before its capture is live (dumpcap missed the first query once):
+  // probe datagrams to a second port, too short to be a DNS message, go out until both files hold
+  // one; the readers skip them as frames without a query.
+  const probePort = await freeUdpPort();
+  const filter = `port ${server.port} or port ${probePort}`;
   const captures = [
     await startCapture(TCPDUMP, ['-i', 'lo', '-n', '-U', '-w', CAPTURE, filter], 'listening on'),
     await startCapture(DUMPCAP, ['-i', 'lo', '-q', '-f', filter, '-w', CAPTURE_NG], 'Capturing on'),
   ];
+  await probeUntilCaptured(probePort, [CAPTURE, CAPTURE_NG]);
   const ask = async (extra: string[]): Promise<void> => {
     const r = await dig({ address: server.address, port: server.port }, ['www.example.test', 'A', ...extra]);
     t.is(r.status, 'NOERROR');
@@ -84,6 +90,33 @@ async function startCapture(tool: string, args: string[], ready: string): Promis
     capture.once('exit', (code) => reject(new Error(`${tool} exited ${code}: ${stderr}`)));
   });
   return capture;
+}
+
+const PROBE = Buffer.from('gslbdprobe');
+
+/** A loopback UDP port nothing listens on (bound, read and released). */
+async function freeUdpPort(): Promise<number> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  const { port } = socket.address();
+  await new Promise<void>((resolve) => socket.close(resolve));
+  return port;
+}
+
+/** Sends {@link PROBE} to `port` every 50 ms until every file holds it (20 s at most). */
+async function probeUntilCaptured(port: number, files: string[]): Promise<void> {
+  const socket = createSocket('udp4');
+  const holds = (file: string): boolean => existsSync(file) && readFileSync(file).includes(PROBE);
+  try {
+    const deadline = Date.now() + 20_000;
+    while (!files.every(holds)) {
+      if (Date.now() > deadline) throw new Error(`a probe never reached ${files.filter((f) => !holds(f)).join(', ')}`);
+      socket.send(PROBE, port, '127.0.0.1');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    socket.close();
+  }
 }
 
 /** Queries in a capture so far; 0 while its header is not written yet. */
