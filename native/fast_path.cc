@@ -6,7 +6,9 @@
 //
 // Cache: question key (the query without ID and ECS address: flags, question, OPT, ECS family and
 // source prefix) → for each ECS scope seen, client block (address masked to the scope) → reply
-// template. Every entry carries the generation it was computed on; `bump()` (called when the
+// template. The blocks of every question live in one flat table (native/block_table.h); a lookup
+// prefetches the client's block at every scope the question has templates at, then takes the
+// longest present. Every question carries the generation it was computed on; `bump()` (called when the
 // engine publishes a snapshot or a state view) makes all of them stale at once, without stopping
 // the threads: the first lookup after it misses.
 //
@@ -35,8 +37,10 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
+#include "block_table.h"
 #include "fast_query.h"
 #include "rate_limit.h"
 
@@ -61,38 +65,49 @@ constexpr size_t kClassChunk = 1024;
 constexpr size_t kMaxClassChunks = 1024;
 constexpr uint32_t kMaxClasses = kClassChunk * kMaxClassChunks;
 
-/** A client block: family, scope and the address masked to the scope, as a fixed-size key (no allocation per probe). */
-struct BlockKey {
-  uint8_t bytes[18];
-  bool operator==(const BlockKey& o) const { return std::memcmp(bytes, o.bytes, sizeof bytes) == 0; }
-};
-
-struct BlockHash {
-  size_t operator()(const BlockKey& k) const {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a
-    for (uint8_t b : k.bytes) h = (h ^ b) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
+/** Template bytes kept inside the template itself (a replay then reads one place, not two): quickstart-sized replies are 60–200 bytes. */
+constexpr size_t kInlineTemplate = 192;
 
 /**
  * A reply template and its answer class (the counters JavaScript adds it to when the threads replay
  * it), with what asked for it first — the ECS address bytes and the sender's address — so that
- * `templates()` can give JavaScript that query again to answer on the next snapshot (34 bytes).
+ * `templates()` can give JavaScript that query again to answer on the next snapshot. The bytes
+ * live inline up to {@link kInlineTemplate}, on the heap beyond.
  */
 struct Template {
-  std::vector<uint8_t> bytes;
   uint32_t answerClass = 0;
-  uint8_t ecs[16];
+  uint16_t len = 0;
   uint8_t ecsLen = 0;
   uint8_t peerFamily = 0;  // AF_INET or AF_INET6
+  uint8_t ecs[16];
   uint8_t peer[16];
+  std::vector<uint8_t> large;
+  uint8_t small[kInlineTemplate];
+
+  const uint8_t* data() const { return len <= kInlineTemplate ? small : large.data(); }
+  /** `n` ≤ kMaxTemplate. */
+  void assign(const uint8_t* bytes, size_t n) {
+    len = static_cast<uint16_t>(n);
+    if (n <= kInlineTemplate) {
+      std::memcpy(small, bytes, n);
+      large.clear();
+      large.shrink_to_fit();
+    } else {
+      large.assign(bytes, bytes + n);
+    }
+  }
 };
 
+/**
+ * A question key's state: its generation, its id in the block table (a fresh one whenever it starts
+ * a new generation, so the blocks of an older one are never found again and are dropped when the
+ * table grows), and per client family (0 IPv4, 1 IPv6) the scopes it has templates at, one bit
+ * each (bit s of word s / 64, scopes 0–128): a lookup probes them longest first.
+ */
 struct Question {
   uint32_t gen = 0;
-  std::vector<uint8_t> scopes[2];  // by client family: 0 IPv4, 1 IPv6
-  std::unordered_map<BlockKey, Template, BlockHash> blocks;
+  uint32_t id = 0;
+  uint64_t scopes[2][3] = {{0, 0, 0}, {0, 0, 0}};
 };
 
 struct Server;
@@ -178,25 +193,16 @@ struct Server {
   std::atomic<uint64_t> sampleBelow{0};
   std::shared_mutex lock;
   std::unordered_map<std::string, Question> cache;
-  size_t blockCount = 0;
+  /** (question id, family, scope, masked client) → index in `templates`. */
+  gslbd::BlockTable blocks;
+  std::vector<Template> templates;
+  /** The last question id given out (0 is the table's empty slot). */
+  uint32_t lastQuestionId = 0;
   Napi::ThreadSafeFunction tsfn;
   bool closed = false;
   /** Response-rate limiting (null: off), shared by the threads of this address. */
   std::unique_ptr<RateLimiter> limiter;
 };
-
-/** The client block key: family, scope, address masked to the scope (16 bytes). */
-void blockKey(uint8_t family, const uint8_t* addr, size_t addrBytes, unsigned scope, BlockKey& key) {
-  uint8_t* out = key.bytes;
-  std::memset(out, 0, sizeof key.bytes);
-  out[0] = family;
-  out[1] = static_cast<uint8_t>(scope);
-  for (size_t i = 0; i < addrBytes && i * 8 < scope; i++) {
-    unsigned bits = scope - i * 8;
-    uint8_t mask = bits >= 8 ? 0xFF : static_cast<uint8_t>(0xFF << (8 - bits));
-    out[2 + i] = static_cast<uint8_t>(addr[i] & mask);
-  }
-}
 
 /** The client of a parsed query: family index (0/1), 16 address bytes. */
 void clientOf(const uint8_t* p, const FastQuery& q, const sockaddr_storage& peer, uint8_t& family, uint8_t addr[16], size_t& bytes) {
@@ -236,20 +242,67 @@ size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_st
   std::shared_lock<std::shared_mutex> guard(s.lock);
   auto it = s.cache.find(key);
   if (it == s.cache.end() || it->second.gen != gen) return 0;
-  BlockKey bk;
-  for (uint8_t scope : it->second.scopes[family]) {
-    blockKey(family, addr, bytes, scope, bk);
-    auto b = it->second.blocks.find(bk);
-    if (b == it->second.blocks.end()) continue;
-    const std::vector<uint8_t>& t = b->second.bytes;
-    answerClass = b->second.answerClass;
-    std::memcpy(out, t.data(), t.size());
+  const Question& question = it->second;
+  // The client's block at each scope the question has templates at, longest first; every probe's
+  // slot is prefetched before the first is read, so the table's cache misses overlap.
+  uint8_t scopes[129];
+  gslbd::MaskedBlock masked[129];
+  size_t homes[129];
+  size_t n = 0;
+  for (int word = 2; word >= 0; word--) {
+    for (uint64_t bits = question.scopes[family][word]; bits != 0; n++) {
+      const int bit = 63 - __builtin_clzll(bits);
+      bits &= ~(1ull << bit);
+      scopes[n] = static_cast<uint8_t>(word * 64 + bit);
+      masked[n] = gslbd::maskBlock(addr, scopes[n]);
+      homes[n] = s.blocks.home(question.id, family, scopes[n], masked[n]);
+      s.blocks.prefetch(homes[n]);
+    }
+  }
+  for (size_t k = 0; k < n; k++) {
+    const uint32_t* index = s.blocks.findFrom(homes[k], question.id, family, scopes[k], masked[k]);
+    if (index == nullptr) continue;
+    const Template& t = s.templates[*index];
+    answerClass = t.answerClass;
+    std::memcpy(out, t.data(), t.len);
     out[0] = p[0];
     out[1] = p[1];
-    std::memcpy(out + t.size() - q.ecsAddrLen, p + q.keyEnd, q.ecsAddrLen);
-    return t.size();
+    std::memcpy(out + t.len - q.ecsAddrLen, p + q.keyEnd, q.ecsAddrLen);
+    return t.len;
   }
   return 0;
+}
+
+/**
+ * Makes room for one more block: the table is rebuilt with the blocks of current questions only
+ * (older generations' are dropped, and their templates); when those alone reach the bounds, the
+ * whole cache starts afresh. Holds the unique lock.
+ */
+void makeRoom(Server& s, uint32_t gen) {
+  if (!s.blocks.full() && s.cache.size() < kMaxQuestions) return;
+  std::unordered_set<uint32_t> live;
+  for (const auto& entry : s.cache)
+    if (entry.second.gen == gen) live.insert(entry.second.id);
+  size_t kept = 0;
+  for (const gslbd::BlockSlot& slot : s.blocks.slots())
+    if (slot.question != 0 && live.count(slot.question) != 0) kept++;
+  if (s.cache.size() >= kMaxQuestions || kept + 1 > kMaxBlocks) {
+    s.cache.clear();
+    s.blocks.reset(0);
+    s.templates.clear();
+    return;
+  }
+  const std::vector<gslbd::BlockSlot> old = s.blocks.slots();
+  std::vector<Template> templates;
+  templates.reserve(kept);
+  s.blocks.reset(kept * 2 + 1);
+  for (const gslbd::BlockSlot& slot : old) {
+    if (slot.question == 0 || live.count(slot.question) == 0) continue;
+    bool added;
+    s.blocks.insert(slot.question, slot.family, slot.scope, {slot.hi, slot.lo}, static_cast<uint32_t>(templates.size()), added);
+    templates.push_back(std::move(s.templates[slot.value]));
+  }
+  s.templates = std::move(templates);
 }
 
 /** Stores `reply` as the template of the query's client block at `scope`, on the current generation, counted in `answerClass` when replayed. */
@@ -263,38 +316,37 @@ void install(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_sto
   size_t bytes;
   clientOf(p, q, peer, family, addr, bytes);
   if (scope > bytes * 8) return;
-  BlockKey bk;
-  blockKey(family, addr, bytes, scope, bk);
   std::string key(reinterpret_cast<const char*>(p + 2), q.keyEnd - 2);
   const uint32_t gen = s.gen.load(std::memory_order_acquire);
   std::unique_lock<std::shared_mutex> guard(s.lock);
-  if (s.cache.size() >= kMaxQuestions || s.blockCount >= kMaxBlocks) {
-    s.cache.clear();
-    s.blockCount = 0;
-  }
+  makeRoom(s, gen);
   Question& question = s.cache[key];
-  if (question.gen != gen) {
-    s.blockCount -= question.blocks.size();
-    question.blocks.clear();
-    question.scopes[0].clear();
-    question.scopes[1].clear();
+  if (question.gen != gen || question.id == 0) {
+    if (s.lastQuestionId == UINT32_MAX) {
+      // Ids would repeat: start afresh (after 4 billion generations of questions).
+      s.cache.clear();
+      s.blocks.reset(0);
+      s.templates.clear();
+      s.lastQuestionId = 0;
+      return;
+    }
+    question = Question{};
     question.gen = gen;
+    question.id = ++s.lastQuestionId;
   }
-  std::vector<uint8_t>& scopes = question.scopes[family];
-  if (std::find(scopes.begin(), scopes.end(), static_cast<uint8_t>(scope)) == scopes.end()) {
-    scopes.push_back(static_cast<uint8_t>(scope));
-    std::sort(scopes.begin(), scopes.end(), [](uint8_t a, uint8_t b) { return a > b; });
-  }
-  auto [it, added] = question.blocks.try_emplace(bk);
-  Template& t = it->second;
-  t.bytes.assign(reply, reply + len);
+  question.scopes[family][scope / 64] |= 1ull << (scope % 64);
+  bool added;
+  uint32_t& index = s.blocks.insert(question.id, family, static_cast<uint8_t>(scope), gslbd::maskBlock(addr, scope),
+                                    static_cast<uint32_t>(s.templates.size()), added);
+  if (added) s.templates.emplace_back();
+  Template& t = s.templates[index];
+  t.assign(reply, len);
   t.answerClass = answerClass;
   t.ecsLen = static_cast<uint8_t>(q.ecsAddrLen);
   std::memcpy(t.ecs, p + q.keyEnd, q.ecsAddrLen);
   t.peerFamily = static_cast<uint8_t>(peer.ss_family);
   if (peer.ss_family == AF_INET) std::memcpy(t.peer, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, 4);
   else std::memcpy(t.peer, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, 16);
-  if (added) s.blockCount++;
   s.installed.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -347,18 +399,26 @@ void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters, ClassCou
   mmsghdr msgs[kBatch], sends[kBatch];
   iovec iovs[kBatch], oiovs[kBatch];
   sockaddr_storage addrs[kBatch];
+  for (int i = 0; i < kBatch; i++) {
+    iovs[i] = {in.data() + i * kRecvBuf, kRecvBuf};
+    msgs[i].msg_hdr = {};
+    msgs[i].msg_hdr.msg_name = &addrs[i];
+    msgs[i].msg_hdr.msg_namelen = sizeof addrs[i];
+    msgs[i].msg_hdr.msg_iov = &iovs[i];
+    msgs[i].msg_hdr.msg_iovlen = 1;
+  }
+  int got = 0;
   while (!s->stopping.load(std::memory_order_relaxed)) {
-    for (int i = 0; i < kBatch; i++) {
-      iovs[i] = {in.data() + i * kRecvBuf, kRecvBuf};
-      msgs[i].msg_hdr = {};
-      msgs[i].msg_hdr.msg_name = &addrs[i];
-      msgs[i].msg_hdr.msg_namelen = sizeof addrs[i];
-      msgs[i].msg_hdr.msg_iov = &iovs[i];
-      msgs[i].msg_hdr.msg_iovlen = 1;
+    // The kernel writes only the address length back (and msg_len, msg_flags): the last batch's headers are reset, not all 64.
+    for (int i = 0; i < got; i++) msgs[i].msg_hdr.msg_namelen = sizeof addrs[i];
+    got = recvmmsg(fd, msgs, kBatch, MSG_WAITFORONE, nullptr);
+    if (got <= 0) {
+      got = 0;
+      continue;  // timeout (SO_RCVTIMEO), EINTR, or shutdown on close
     }
-    int got = recvmmsg(fd, msgs, kBatch, MSG_WAITFORONE, nullptr);
-    if (got <= 0) continue;  // timeout (SO_RCVTIMEO), EINTR, or shutdown on close
     int nsend = 0, nsampled = 0;
+    // Replies are packed one after the other: a batch's replies touch a few cache lines, not a page each.
+    size_t outPos = 0;
     Batch* batch = nullptr;
     const uint64_t sampleBelow = s->sampleBelow.load(std::memory_order_relaxed);
     int64_t now = 0;
@@ -378,12 +438,13 @@ void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters, ClassCou
       if (s->limiter) {
         const RateVerdict verdict = s->limiter->check(addrs[i], now);
         if (verdict != RateVerdict::Pass) {
-          uint8_t* o = out.data() + nsend * kMaxTemplate;
+          uint8_t* o = out.data() + outPos;
           const size_t olen = verdict == RateVerdict::Slip ? gslbd::truncatedReply(p, len, o) : 0;
           if (olen == 0) {
             limited++;
             continue;
           }
+          outPos += olen;
           oiovs[nsend] = {o, olen};
           sends[nsend].msg_hdr = {};
           sends[nsend].msg_hdr.msg_name = &addrs[i];
@@ -399,12 +460,13 @@ void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters, ClassCou
       const bool fast = parseFastQuery(p, len, q);
       bool sampled = false;
       if (fast) {
-        uint8_t* o = out.data() + nsend * kMaxTemplate;
+        uint8_t* o = out.data() + outPos;
         uint32_t answerClass = 0;
         size_t olen = lookup(*s, p, q, addrs[i], o, answerClass);
         // A sampled hit goes to JavaScript, which answers it the same way and logs it.
         if (olen > 0 && sampleBelow > 0 && nextDraw(draw) < sampleBelow) sampled = true;
         else if (olen > 0) {
+          outPos += olen;
           oiovs[nsend] = {o, olen};
           sends[nsend].msg_hdr = {};
           sends[nsend].msg_hdr.msg_name = &addrs[i];
@@ -628,23 +690,28 @@ Napi::Value Templates(const Napi::CallbackInfo& info) {
   Napi::Array out = Napi::Array::New(env);
   const uint32_t gen = s.gen.load(std::memory_order_acquire);
   std::shared_lock<std::shared_mutex> guard(s.lock);
+  std::unordered_map<uint32_t, const std::string*> keys;  // the current questions' keys, by id
+  for (const auto& [key, question] : s.cache)
+    if (question.gen == gen) keys.emplace(question.id, &key);
   uint32_t n = 0;
-  for (const auto& [key, question] : s.cache) {
-    if (question.gen != gen) continue;
-    for (const auto& [block, t] : question.blocks) {
-      if (n >= max) return out;
-      Napi::Buffer<uint8_t> query = Napi::Buffer<uint8_t>::New(env, 2 + key.size() + t.ecsLen);
-      query.Data()[0] = 0;
-      query.Data()[1] = 0;
-      std::memcpy(query.Data() + 2, key.data(), key.size());
-      std::memcpy(query.Data() + 2 + key.size(), t.ecs, t.ecsLen);
-      char text[INET6_ADDRSTRLEN] = "";
-      inet_ntop(t.peerFamily, t.peer, text, sizeof text);
-      Napi::Array pair = Napi::Array::New(env, 2);
-      pair.Set(0u, query);
-      pair.Set(1u, Napi::String::New(env, text));
-      out.Set(n++, pair);
-    }
+  for (const gslbd::BlockSlot& slot : s.blocks.slots()) {
+    if (slot.question == 0) continue;
+    const auto found = keys.find(slot.question);
+    if (found == keys.end()) continue;
+    if (n >= max) return out;
+    const std::string& key = *found->second;
+    const Template& t = s.templates[slot.value];
+    Napi::Buffer<uint8_t> query = Napi::Buffer<uint8_t>::New(env, 2 + key.size() + t.ecsLen);
+    query.Data()[0] = 0;
+    query.Data()[1] = 0;
+    std::memcpy(query.Data() + 2, key.data(), key.size());
+    std::memcpy(query.Data() + 2 + key.size(), t.ecs, t.ecsLen);
+    char text[INET6_ADDRSTRLEN] = "";
+    inet_ntop(t.peerFamily, t.peer, text, sizeof text);
+    Napi::Array pair = Napi::Array::New(env, 2);
+    pair.Set(0u, query);
+    pair.Set(1u, Napi::String::New(env, text));
+    out.Set(n++, pair);
   }
   return out;
 }
