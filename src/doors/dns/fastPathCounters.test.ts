@@ -20,7 +20,8 @@ import { THREE_DATA_CENTERS_YAML, threeDataCentersEngine } from '../../../test/s
  * `gslbd_dc_answers_total` — read while the listeners serve (scrape-time folding) and again
  * after they close (the last replays folded at close). The mix covers two zones, GSLB records
  * answering from one and two data centers, a CNAME to a GSLB record, static records, NXDOMAIN,
- * a name outside every zone (REFUSED), a rotating record (always answered by JavaScript), IPv4 and
+ * a name outside every zone (REFUSED), a rotating record (round-robin over two endpoints per data
+ * center: always answered by JavaScript; with one endpoint per data center it would not rotate), IPv4 and
  * IPv6 clients by ECS and without ECS, and a data center going down in the middle.
  */
 
@@ -37,11 +38,19 @@ const YAML = `zones:
     ns: [ns1.other.test]
     records:
       - { name: ns1, type: A, data: 192.0.2.54 }
-${THREE_DATA_CENTERS_YAML}records:
+${THREE_DATA_CENTERS_YAML}  - name: pool
+    endpoints:
+      - { dc: eu, address: 192.0.2.11 }
+      - { dc: eu, address: 192.0.2.12 }
+      - { dc: us, address: 192.0.2.21 }
+      - { dc: us, address: 192.0.2.22 }
+      - { dc: ap, address: 192.0.2.31 }
+      - { dc: ap, address: 192.0.2.32 }
+records:
   - { name: www.example.test, type: A, ttl: 30, service: web, policy: { type: static-proximity, default: [us] } }
   - { name: two.example.test, type: A, ttl: 30, service: web, policy: { type: static-proximity, pickDcCount: 2, default: [us] } }
   - { name: app.other.test, type: A, ttl: 30, service: web, policy: { type: static-proximity, default: [eu] } }
-  - { name: rr.example.test, type: A, ttl: 30, service: web, policy: { type: static-proximity, pickDcCount: 3, balanceAlgorithm: round-robin, default: [us] } }
+  - { name: rr.example.test, type: A, ttl: 30, service: pool, policy: { type: static-proximity, balanceAlgorithm: round-robin, default: [us] } }
 `;
 
 const SERIES = [
