@@ -77,8 +77,12 @@ export interface LocationTilings {
 export interface DerivedTableStore {
   /** The bytes stored under `key`, or undefined when there are none or they cannot be read. */
   read(key: string): Uint8Array | undefined;
-  /** Stores `bytes` under `key`; best effort (a read-only directory only costs the next start the build). */
-  write(key: string, bytes: Uint8Array): void;
+  /**
+   * Stores `bytes` under `key`; best effort (a read-only directory only costs the next start the
+   * build). The write may finish after the call returns (off the event loop): the promise settles
+   * when it did or failed, and never rejects. `bytes` must not change until then.
+   */
+  write(key: string, bytes: Uint8Array): void | Promise<void>;
 }
 
 /** Counts shown by /status. */
