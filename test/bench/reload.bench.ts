@@ -185,13 +185,19 @@ const group: BenchGroup = {
           perDoor[`${d} lost`] = sum(d, (r) => r.lost);
           perDoor[`${d} SERVFAIL`] = sum(d, (r) => r.rcodes.SERVFAIL ?? 0);
         }
-        const loadAverage = loadavg()[0]!;
-        ctx.record('reload', row, completed / seconds, {
+        const details = {
           ...perDoor,
           'max event-loop delay ms': await lagMaxMs(),
           ...(row === 'reload' ? { 'reload s': reloadSeconds, 'dnsperf windows': windows.length } : {}),
-          'load average': loadAverage,
-        });
+          'load average': loadavg()[0]!,
+        };
+        // The table shows each detail's median over the runs; each run's own values, side by side, are in the log.
+        ctx.log(
+          `run ${run} ${row}: ${Object.entries(details)
+            .map(([k, v]) => `${k} ${Math.round(v * 10) / 10}`)
+            .join(', ')}`,
+        );
+        ctx.record('reload', row, completed / seconds, details);
       }
     }
     ctx.note(
