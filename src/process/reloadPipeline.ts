@@ -98,6 +98,7 @@ export class ConfigReader {
               file,
               config: head!.skeleton as Config,
               fingerprint: head!.fingerprint,
+              sharedHash: head!.sharedHash,
               contentHashes: new Map(head!.contentHashes),
               adminToken: head!.adminToken,
             });
