@@ -126,12 +126,13 @@ export function* compileSnapshotSteps<C extends PipelineConfig>(input: SnapshotI
     yield;
   }
 
-  const ownZone = recordZones(config);
+  // Placing 20,000 records in their zones in one step held the event loop about 80 ms (issue 17):
+  // every pass over the records yields each ZONE_STEP records.
+  const ownZone = yield* recordZoneSteps(config);
   const hashes = input.contentHashes ?? zoneContentHashes(config);
   const serials = new Map<string, ZoneSerial>();
   const zones: ZoneData[] = [];
   for (const z of config.zones) {
-    const own = records.filter((_, i) => ownZone[i] === z.name);
     const hash = hashes.get(z.name)!;
     const serial = nextSerial(z.soa.serial, hash, previous?.serials.get(z.name), nowMs);
     serials.set(z.name, { serial, contentHash: hash });
@@ -146,14 +147,21 @@ export function* compileSnapshotSteps<C extends PipelineConfig>(input: SnapshotI
       if (!types) restricted.set(owner, (types = new Map()));
       types.set(type, clients);
     };
+    let n = 0;
     for (const r of z.records) {
       const owner = r.name === '@' ? z.name : ownerInZone(configuredName(r.name), z.name);
       rrs.push({ name: owner, type: r.type, ttl: r.ttl ?? z.ttl, data: r.data });
       restrict(owner, r.type, r.clients);
+      if (++n % ZONE_STEP === 0) yield;
     }
-    config.records.forEach((r, i) => {
-      if (ownZone[i] === z.name) restrict(r.name, r.type, r.clients);
-    });
+    const own: CompiledGslbRecord[] = [];
+    for (let i = 0; i < records.length; i++) {
+      if (ownZone[i] === z.name) {
+        own.push(records[i]!);
+        restrict(config.records[i]!.name, config.records[i]!.type, config.records[i]!.clients);
+      }
+      if (++n % ZONE_STEP === 0) yield;
+    }
     const splits = new Map([...restricted].map(([owner, types]) => [owner, clientSplitOf(types)]));
     yield;
     zones.push(yield* buildZoneSteps(z.name, soa, rrs, own, ZONE_STEP, splits));
@@ -180,8 +188,18 @@ export function* compileSnapshotSteps<C extends PipelineConfig>(input: SnapshotI
 
 /** The zone each GSLB record of `config` belongs to (the most specific zone holding its name), by record index. */
 function recordZones(config: PipelineConfig): (string | undefined)[] {
+  return runSteps(recordZoneSteps(config));
+}
+
+/** {@link recordZones} as steps of {@link ZONE_STEP} records. */
+function* recordZoneSteps(config: PipelineConfig): Steps<(string | undefined)[]> {
   const zoneNames = config.zones.map((z) => z.name).sort((a, b) => b.length - a.length);
-  return config.records.map((r) => zoneNames.find((z) => isInZone(r.name, z)));
+  const out: (string | undefined)[] = [];
+  for (const r of config.records) {
+    out.push(zoneNames.find((z) => isInZone(r.name, z)));
+    if (out.length % ZONE_STEP === 0) yield;
+  }
+  return out;
 }
 
 /**

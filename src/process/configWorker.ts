@@ -31,7 +31,14 @@ parentPort!.on('message', (request: WorkerRequest) => {
     const candidate = readCandidateConfig(file, text);
     const { skeleton, chunks } = splitForTransfer(candidate.config);
     pending = { id: request.id, chunks, next: 0 };
-    post({ kind: 'head', skeleton, fingerprint: candidate.fingerprint, contentHashes: [...candidate.contentHashes], adminToken: candidate.adminToken });
+    post({
+      kind: 'head',
+      skeleton,
+      fingerprint: candidate.fingerprint,
+      sharedHash: candidate.sharedHash,
+      contentHashes: [...candidate.contentHashes],
+      adminToken: candidate.adminToken,
+    });
   } catch (e) {
     if (e instanceof ConfigError) post({ kind: 'error', file: e.file, problems: e.problems });
     else post({ kind: 'error', message: (e as Error).message });

@@ -13,6 +13,7 @@ import { CAPABILITIES } from './capabilities.js';
 import type { Config } from './configSchema.js';
 import { readCandidateConfig } from './candidateConfig.js';
 import { compileInSlices, ConfigReader } from './reloadPipeline.js';
+import { configurationHash } from './sharedState/clusterMembers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gslbd-reload-pipeline-'));
 const reader = new ConfigReader();
@@ -26,6 +27,9 @@ test('the worker reads what the engine thread would read: the same configuration
   t.deepEqual(off.config, here.config);
   t.is(off.fingerprint, here.fingerprint);
   t.deepEqual([...off.contentHashes], [...here.contentHashes]);
+  // The member beat's hash comes with the read (issue 17: hashing 20,000 records on every beat held the event loop 50-80 ms).
+  t.is(off.sharedHash, configurationHash(here.config));
+  t.is(here.sharedHash, off.sharedHash);
   const other = await reader.read(file, largeConfig({ records: 1200, ttl: 31 }));
   t.not(other.fingerprint, off.fingerprint, 'text given instead of the file is what is read');
 });

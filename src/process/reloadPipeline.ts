@@ -1,9 +1,8 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { setImmediate } from 'node:timers';
 import { Worker } from 'node:worker_threads';
 import { ConfigError } from '../core/config/load.js';
 import { compileSnapshotSteps, type Snapshot, type SnapshotInput } from '../pipeline/snapshot.js';
-import type { Steps } from '../pipeline/selection/steps.js';
+import { runInSlices, SLICE_MS } from '../pipeline/selection/steps.js';
 import type { CandidateConfig } from './candidateConfig.js';
 import type { Config } from './configSchema.js';
 import { applyChunk, type WorkerMessage, type WorkerRequest } from './transferChunks.js';
@@ -23,9 +22,6 @@ import { applyChunk, type WorkerMessage, type WorkerRequest } from './transferCh
  *    closures and tables that cannot cross threads.
  * 4. The caller publishes the finished snapshot in one reference swap.
  */
-
-/** Default length of one compilation slice (ms): well below the 50 ms the event loop may be held. */
-export const SLICE_MS = 4;
 
 /**
  * Reads candidate configurations ({@link readCandidateConfig}, `candidateConfig.ts`) on one
@@ -102,6 +98,7 @@ export class ConfigReader {
               file,
               config: head!.skeleton as Config,
               fingerprint: head!.fingerprint,
+              sharedHash: head!.sharedHash,
               contentHashes: new Map(head!.contentHashes),
               adminToken: head!.adminToken,
             });
@@ -148,20 +145,4 @@ function configWorker(): Worker {
  */
 export function compileInSlices(input: SnapshotInput<Config>, sliceMs = SLICE_MS): Promise<Snapshot> {
   return runInSlices(compileSnapshotSteps(input), sliceMs);
-}
-
-/**
- * Runs `steps` (`src/pipeline/selection/steps.ts`) to the end in slices of about `sliceMs`
- * milliseconds, giving the event loop a turn between slices; the result is the steps' result.
- */
-export async function runInSlices<T>(steps: Steps<T>, sliceMs = SLICE_MS): Promise<T> {
-  for (;;) {
-    const until = performance.now() + sliceMs;
-    for (;;) {
-      const next = steps.next();
-      if (next.done) return next.value;
-      if (performance.now() >= until) break;
-    }
-    await nextTurn();
-  }
 }

@@ -16,13 +16,14 @@ export function reloadSummary(before: Config, after: Config): ReloadSummary {
 }
 
 /** Things keyed or compared between two yields of {@link reloadSummarySteps}. */
-const SUMMARY_STEP = 500;
+const SUMMARY_STEP = 100;
 
 /**
  * {@link reloadSummary} as steps (`src/pipeline/selection/steps.ts`) of {@link SUMMARY_STEP}
  * things, for a reload to run in slices after its swap: over 20,000 records the summary is a JSON
  * text per record of both configurations, which held the event loop 3.5 s in one turn on a loaded
- * machine (issue 17).
+ * machine (issue 17); steps of 500 records still took 30-60 ms each at a load average of 19, so a
+ * step is 100.
  */
 export function* reloadSummarySteps(before: Config, after: Config): Steps<ReloadSummary> {
   const recordKey = (r: Config['records'][number]): string => `${r.name}/${r.type}`;

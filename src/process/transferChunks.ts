@@ -26,6 +26,7 @@ export type WorkerMessage = (
       /** The configuration with every long array empty; the chunks fill them. */
       readonly skeleton: unknown;
       readonly fingerprint: string;
+      readonly sharedHash: string;
       readonly contentHashes: readonly (readonly [string, string])[];
       readonly adminToken: string | undefined;
     }

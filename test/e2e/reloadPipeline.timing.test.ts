@@ -64,6 +64,54 @@ test.serial('a reload of a 4,000-record file keeps UDP and TCP answering without
   await engine.stop();
 });
 
+test.serial('a reload of 20,000 records: no query over UDP or TCP waits a second, and the event loop is never held for one', async (t) => {
+  // Issue 17, as the engine sees it: prom-client's nodejs_eventloop_lag_max_seconds (reset by each
+  // scrape) over the reload, logged beside a window without one. The acceptance's 50 ms is the
+  // bench row's (test/bench/reload.bench.ts, docs/BENCHMARKS.md "reload"): a bound of 50 ms over
+  // the quiet window failed here at load 4.5-19 (116 ms against 63 ms) and passed at 25, so the
+  // machine's own stalls decide it; the bound asserted is the 4,000-record test's.
+  const records = 20_000;
+  const engine = await startEngine(largeConfig({ records, head: `${HEAD}  admin: { address: 127.0.0.1, port: 0 }\n` }));
+  const lagMaxMs = async (): Promise<number> => {
+    const text = await (await fetch(`${engine.adminUrl}/metrics`)).text();
+    return Number(/^nodejs_eventloop_lag_max_seconds ([0-9.e+-]+)$/m.exec(text)![1]) * 1000;
+  };
+  const failures: string[] = [];
+  let running = true;
+  const loop = async (tcp: boolean) => {
+    for (let i = 0; running; i++) {
+      const q = { name: `r${i % records}.big.test`, type: 'A' as const };
+      try {
+        const r = tcp ? await tcpQuery(engine.server, q, 1000) : await udpQuery(engine.server, q, 1000);
+        if (r.rcode !== 0 || r.answers.length !== 1) failures.push(`rcode ${r.rcode}`);
+      } catch (e) {
+        failures.push((e as Error).message);
+      }
+      await sleep(2);
+    }
+  };
+  const loops = [loop(false), loop(true), loop(false)];
+  await sleep(1000);
+  await lagMaxMs();
+  await sleep(5000);
+  const quiet = await lagMaxMs();
+  const from = engine.logs().length;
+  const started = performance.now();
+  engine.writeConfig(largeConfig({ records, head: `${HEAD}  admin: { address: 127.0.0.1, port: 0 }\n`, ttl: 31 }));
+  engine.signal('SIGHUP');
+  await engine.waitForLog(reloaded, 180_000, from);
+  const reloadMs = performance.now() - started;
+  // The swap's aftermath (the fail-safe check in slices, the old snapshot's collection) counts too.
+  await sleep(1000);
+  const during = await lagMaxMs();
+  running = false;
+  await Promise.all(loops);
+  t.log(`reload ${Math.round(reloadMs)} ms; worst event-loop delay ${Math.round(during)} ms with the reload, ${Math.round(quiet)} ms without`);
+  t.deepEqual(failures, []);
+  t.true(during < 1000, `worst event-loop delay ${Math.round(during)} ms during the reload, ${Math.round(quiet)} ms without one`);
+  await engine.stop();
+});
+
 test.serial('one edit is one reload: a rename or an in-place write followed by SIGHUP, or the watch alone', async (t) => {
   const engine = await startEngine(largeConfig({ records: 20, head: HEAD }));
   // The first reload, then time for a second one (the watch settles in about a second).

@@ -14,6 +14,7 @@ import { geoCustomEntrySchema } from '../../src/capabilities/geo/customEntries.j
  * file is not read.
  */
 
+// The tests share one directory and its store: serial, so one test's writes never land in another's count.
 const dir = mkdtempSync(join(tmpdir(), 'gslbd-derived-'));
 test.after.always(() => rmSync(dir, { recursive: true, force: true }));
 copyFileSync(fileURLToPath(new URL('../fixtures/geo/ip-location-db-city.csv', import.meta.url)), join(dir, 'city.csv'));
@@ -26,13 +27,13 @@ const geo: GeoConfig = {
   implementation: 'auto',
 } as GeoConfig;
 
-test('a database loaded from its up-to-date compiled file keeps derived tables beside it; a rebuilt file never reads the old ones', (t) => {
+test.serial('a database loaded from its up-to-date compiled file keeps derived tables beside it; a rebuilt file never reads the old ones', async (t) => {
   const built = loadConfiguredLocationDb(geo, configFile);
   t.is(built.cache?.state, 'rebuilt');
   t.is(built.db.derivedTables, undefined, 'built from the sources: no store');
   const fresh = loadConfiguredLocationDb(geo, configFile);
   t.is(fresh.cache?.state, 'fresh');
-  fresh.db.derivedTables!.write('classes', Uint8Array.from([1, 2, 3, 4]));
+  await fresh.db.derivedTables!.write('classes', Uint8Array.from([1, 2, 3, 4]));
   t.is(readdirSync(join(dir, 'city.gdb.derived')).length, 1);
   t.deepEqual([...loadConfiguredLocationDb(geo, configFile).db.derivedTables!.read('classes')!], [1, 2, 3, 4]);
   t.is(loadConfiguredLocationDb(geo, configFile).db.derivedTables!.read('other'), undefined);
@@ -44,11 +45,23 @@ test('a database loaded from its up-to-date compiled file keeps derived tables b
   t.is(after.db.derivedTables!.read('classes'), undefined, 'tables of the old file are not read');
 });
 
-test('a compiled file read alone keeps derived tables too, keyed by its custom entries (they change the data served)', (t) => {
+test.serial('a compiled file read alone keeps derived tables too, keyed by its custom entries (they change the data served)', async (t) => {
   const alone = { ...geo, compiled: 'city.gdb', sources: [] } as GeoConfig;
   const first = loadConfiguredLocationDb(alone, configFile);
-  first.db.derivedTables!.write('classes', Uint8Array.from([5]));
+  await first.db.derivedTables!.write('classes', Uint8Array.from([5]));
   t.deepEqual([...loadConfiguredLocationDb(alone, configFile).db.derivedTables!.read('classes')!], [5]);
   const withCustom = { ...alone, custom: [geoCustomEntrySchema.parse({ cidr: '10.0.0.0/8', location: 'EU.NL' })] } as GeoConfig;
   t.is(loadConfiguredLocationDb(withCustom, configFile).db.derivedTables!.read('classes'), undefined);
+});
+
+test.serial('a write does not hold the event loop: it returns before the file is written, and its promise settles once it is', async (t) => {
+  // Issue 17: the city data's tables are tens of MB; written in one turn they held a location reload 55-175 ms.
+  const alone = { ...geo, compiled: 'city.gdb', sources: [] } as GeoConfig;
+  const store = loadConfiguredLocationDb(alone, configFile).db.derivedTables!;
+  const bytes = Uint8Array.from({ length: 1 << 20 }, (_, i) => i & 255);
+  const written = store.write('large', bytes);
+  t.is(store.read('large'), undefined, 'nothing is written within the call');
+  await written;
+  t.deepEqual(store.read('large'), Buffer.from(bytes));
+  await t.notThrowsAsync(async () => store.write('x', Uint8Array.from([1])), 'a write settles');
 });

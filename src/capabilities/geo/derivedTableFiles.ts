@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { DerivedTableStore } from '../../core/location/locationDb.js';
-import { writeAtomically } from './compiledCache.js';
 
 /** Files kept in a store's directory; older ones are removed after a write (each reload of a changed policy may add one). */
 const KEPT_FILES = 16;
@@ -11,8 +11,10 @@ const KEPT_FILES = 16;
  * Derived tables of a compiled location file (issue 26: a restart answers its first query within a
  * second), as files in `dir` (beside the compiled file, `<compiled>.derived/`): one file per key,
  * named by the SHA-256 of the file's `compiledFileIdentity` (`compiledCache.ts`) and the key, so tables of any
- * other version of the data are never read. Writes are atomic (temporary file and rename);
- * failures are ignored (the caller builds the tables again next time).
+ * other version of the data are never read. Writes are atomic (temporary file and rename) and
+ * asynchronous: the tables of the city data are tens of MB, and writing them in one turn held the
+ * event loop 55-175 ms in a location reload (issue 17). Failures are ignored (the caller builds the
+ * tables again next time); a read before a write finished finds nothing, as before any write.
  */
 export function derivedTableFiles(dir: string, identity: string): DerivedTableStore {
   const path = (key: string): string => join(dir, `${createHash('sha256').update(identity).update('\0').update(key).digest('hex')}.bin`);
@@ -24,10 +26,10 @@ export function derivedTableFiles(dir: string, identity: string): DerivedTableSt
         return undefined;
       }
     },
-    write(key, bytes) {
+    async write(key, bytes) {
       try {
-        writeAtomically(path(key), bytes);
-        prune(dir);
+        await writeAtomically(path(key), bytes);
+        await prune(dir);
       } catch {
         // Best effort: a read-only or full directory costs the next start the build.
       }
@@ -35,11 +37,23 @@ export function derivedTableFiles(dir: string, identity: string): DerivedTableSt
   };
 }
 
+/** Writes `file` through a temporary file beside it and a rename, on the thread pool. */
+async function writeAtomically(file: string, bytes: Uint8Array): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const tmp = `${file}.tmp-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  try {
+    await writeFile(tmp, bytes);
+    await rename(tmp, file);
+  } catch (e) {
+    await unlink(tmp).catch(() => undefined);
+    throw e;
+  }
+}
+
 /** Removes all but the {@link KEPT_FILES} most recently written files of `dir`. */
-function prune(dir: string): void {
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.bin'))
-    .map((f) => ({ f, t: statSync(join(dir, f)).mtimeMs }))
-    .sort((a, b) => b.t - a.t);
-  for (const { f } of files.slice(KEPT_FILES)) unlinkSync(join(dir, f));
+async function prune(dir: string): Promise<void> {
+  const names = (await readdir(dir)).filter((f) => f.endsWith('.bin'));
+  const files = await Promise.all(names.map(async (f) => ({ f, t: (await stat(join(dir, f))).mtimeMs })));
+  files.sort((a, b) => b.t - a.t);
+  for (const { f } of files.slice(KEPT_FILES)) await unlink(join(dir, f)).catch(() => undefined);
 }

@@ -57,6 +57,31 @@ for (const implementation of ['native', 'typescript'] as const) {
   });
 }
 
+for (const implementation of ['native', 'typescript'] as const) {
+  test(`${implementation}: a release in steps refuses use from its first step and frees the image and each derived table in steps of their own`, (t) => {
+    // Issue 17: the geo capability spreads the release of a replaced database over turns (runInSlices).
+    const img = image();
+    const db = openLocationDb(img, implementation).db;
+    const calls: number[] = [];
+    for (const n of [1, 2, 3]) db.onRelease!(() => calls.push(n));
+    const steps = db.releaseSteps!();
+    let yields = 0;
+    const first = steps.next();
+    t.false(first.done);
+    yields++;
+    t.is((t.throws(() => db.lookup(parseIp('10.1.2.3'))) as { code?: string }).code, 'ERR_GSLBD_TABLE_RELEASED');
+    t.true(calls.length <= 1, `${calls.length} derived tables freed in the first step`);
+    while (!steps.next().done) yields++;
+    // Three derived tables and the image: at least one step each after the first.
+    t.true(yields >= 3, `${yields} yields`);
+    t.deepEqual(calls, [1, 2, 3]);
+    t.is(img.buffer.byteLength, 0, 'the image is detached');
+    db.release!();
+    t.deepEqual(calls, [1, 2, 3], 'released once');
+    t.true(db.releaseSteps!().next().done, 'nothing left to release');
+  });
+}
+
 test('an image inside a larger buffer is not detached (other views may share it); its database still refuses use', (t) => {
   const own = image();
   const bytes = new Uint8Array(own.buffer.byteLength + 64);

@@ -5,6 +5,7 @@ import { UNKNOWN_LOCATION, type Location } from '../../core/location/location.js
 import type { LocationDb, LocationDbSummary, LocationTilings } from '../../core/location/locationDb.js';
 import type { GeoAddon, NativeTable } from '../../core/lpm/nativeAddon.js';
 import { ReleaseState } from '../../core/location/locationDbRelease.js';
+import { runSteps } from '../../pipeline/selection/steps.js';
 
 /**
  * The location database answered by the native addon (`native/`), over a compiled image held in
@@ -65,10 +66,20 @@ export class NativeLocationDb implements LocationDb {
    * (answer classes) free theirs.
    */
   release(): void {
+    runSteps(this.releaseSteps());
+  }
+
+  /** {@link release} in steps: the table ends at the first; the image, then each derived table, one step each. */
+  *releaseSteps(): Generator<void, void, void> {
     if (this.releaseState.released) return;
     this.table.release();
+    const listeners = this.releaseState.markReleased();
+    yield;
     if (this.image.ownsBuffer) this.addon.releaseBuffer(this.image.buffer);
-    this.releaseState.release();
+    for (const l of listeners) {
+      yield;
+      l();
+    }
   }
 
   onRelease(listener: () => void): void {

@@ -4,6 +4,7 @@ import type { LocationDb, LocationDbSummary, LocationTilings } from '../../core/
 import type { RangeTable4, RangeTable6 } from '../../core/lpm/rangeTable.js';
 import type { LocationLookupTable } from './locationTable.js';
 import { ReleaseState } from '../../core/location/locationDbRelease.js';
+import { runSteps } from '../../pipeline/selection/steps.js';
 
 /**
  * The TypeScript location database over merged range tables (`core/lpm/rangeTable.ts`): the
@@ -56,8 +57,16 @@ export class RangeLocationDb implements LocationDb {
 
   /** Marks the database released (later lookups throw), frees its memory, then calls the release listeners. */
   release(): void {
+    runSteps(this.releaseSteps());
+  }
+
+  /** {@link release} in steps: refused from the first; each listener, then the memory, one step each. */
+  *releaseSteps(): Generator<void, void, void> {
     if (this.releaseState.released) return;
-    this.releaseState.release();
+    for (const l of this.releaseState.markReleased()) {
+      l();
+      yield;
+    }
     this.free();
   }
 

@@ -25,10 +25,17 @@ export class ReleaseState {
 
   /** Marks the database released and calls every listener once, in registration order; idempotent. */
   release(): void {
-    const listeners = this.listeners;
-    if (listeners === undefined) return;
+    for (const l of this.markReleased()) l();
+  }
+
+  /**
+   * Marks the database released and returns the listeners for the caller to call, once each, in
+   * order (a release spread over turns: `LocationDb.releaseSteps`); none when it was released already.
+   */
+  markReleased(): readonly (() => void)[] {
+    const listeners = this.listeners ?? [];
     this.listeners = undefined;
-    for (const l of listeners) l();
+    return listeners;
   }
 
   /** Calls `listener` at {@link release}, or at once when it already ran. */

@@ -186,7 +186,7 @@ function* stored(
     return yield* tables(geo, { ...found, classes });
   }
   const built = yield* build(tilings, readers, candidates);
-  store.write(key, encodeClasses(built));
+  void store.write(key, encodeClasses(built));
   yield;
   return yield* tables(geo, built);
 }

@@ -14,13 +14,15 @@ export interface DnsperfRun {
   readonly edns?: boolean;
   /** Seconds to run (`-l`). */
   readonly seconds: number;
-  /** CPU dnsperf is pinned to (`taskset -c`), a different one from the server's. */
-  readonly cpu: number;
+  /** CPU dnsperf is pinned to (`taskset -c`), a different one from the server's; undefined: not pinned. */
+  readonly cpu: number | undefined;
   /** Concurrent clients (`-c`, each its own socket) and outstanding queries (`-q`). */
   readonly clients?: number;
   readonly outstanding?: number;
   /** Seconds after which a query counts as lost (`-t`); default 2. */
   readonly timeoutSeconds?: number;
+  /** Most queries per second (`-Q`); unlimited when undefined. */
+  readonly queriesPerSecond?: number;
 }
 
 /** What dnsperf reported. */
@@ -45,6 +47,7 @@ export async function runDnsperf(processes: ProcessSupervisor, run: DnsperfRun, 
   if (!LOOPBACK.test(run.server)) throw new Error(`dnsperf target ${run.server} is not a loopback address`);
   const args = ['-s', run.server, '-p', String(run.port), '-d', run.queryFile, '-l', String(run.seconds)];
   args.push('-c', String(run.clients ?? 1), '-q', String(run.outstanding ?? 100), '-t', String(run.timeoutSeconds ?? 2));
+  if (run.queriesPerSecond !== undefined) args.push('-Q', String(run.queriesPerSecond));
   if (run.binary) args.push('-B');
   else if (run.edns) args.push('-e');
   const logFile = join(workDir, `dnsperf-${process.hrtime.bigint()}.log`);

@@ -34,8 +34,11 @@ export interface GslbdCounters {
 
 /** How to start gslbd. */
 export interface GslbdStartOptions {
-  /** CPU the process is pinned to. */
-  readonly cpu: number;
+  /**
+   * CPU the process is pinned to (every thread: the event loop and its workers); undefined: not
+   * pinned (the reload group, whose configuration worker must not share the event loop's CPU).
+   */
+  readonly cpu: number | undefined;
   /** Directory for the configuration and the log. */
   readonly dir: string;
   /** Extra `node` flags, e.g. `--cpu-prof`. */

@@ -26,12 +26,19 @@ export interface PdnsServer {
 
 /**
  * Starts pdns_server (Debian 4.7) in the foreground on a free loopback port with a generated
- * configuration in `confDir`, pinned to `cpu`, and waits until it answers `ns1.example.test A`.
+ * configuration in `confDir`, pinned to `cpu` (not pinned when undefined), and waits until it
+ * answers `probeName A` with NOERROR.
  * Every variant has `receiver-threads=1`, `edns-subnet-processing=yes`, `consistent-backends=yes`
  * and no web server, API or security poll.
  * @throws Error with the end of its log when it exits or does not answer within about 10 s.
  */
-export async function startPdns(ctx: BenchContext, variant: PdnsVariant, confDir: string, cpu: number): Promise<PdnsServer> {
+export async function startPdns(
+  ctx: BenchContext,
+  variant: PdnsVariant,
+  confDir: string,
+  cpu: number | undefined,
+  probeName = 'ns1.example.test',
+): Promise<PdnsServer> {
   const port = await freePort();
   const settings: string[] = [
     ...variant.backend,
@@ -56,7 +63,7 @@ export async function startPdns(ctx: BenchContext, variant: PdnsVariant, confDir
   const proc = ctx.processes.start(`pdns ${variant.name}`, '/usr/sbin/pdns_server', [`--config-dir=${confDir}`], { cpu, logFile: join(confDir, 'pdns.log') });
   let exited = false;
   void proc.exited.then(() => (exited = true));
-  const probe = queryPacket(1, 'ns1.example.test', 'A');
+  const probe = queryPacket(1, probeName, 'A');
   for (let i = 0; ; i++) {
     if (exited) throw new Error(`pdns_server ${variant.name} exited:\n${proc.tail()}`);
     try {
