@@ -60,7 +60,11 @@ export class RemoteBackendHttp {
       socket.setNoDelay(true);
       this.handover.set(socket, {
         socket,
-        quiet: () => !this.busy.has(socket),
+        settled: () => !this.busy.has(socket),
+        // Node's HTTP parser keeps a part-read request to itself, so none is passed. PowerDNS's
+        // connector sends one request at a time and waits for its answer: a connection it is not
+        // waiting on holds none, unless its next request's first bytes came in this very poll.
+        received: () => Buffer.alloc(0),
         state: (): HandedConnection['state'] => {
           const instance = this.sessions.get(socket)?.instance;
           return { transport: 'http', ...(instance === undefined ? {} : { instance }) };
