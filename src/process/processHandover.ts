@@ -118,19 +118,22 @@ function sendListeners(child: ChildProcess, h: Handing): void {
 async function handOverConnections(child: ChildProcess, h: Handing): Promise<void> {
   h.admin?.release();
   let passed = 0;
+  let closed = 0;
   await Promise.all(
     [...h.doors].map(async ([door, d]) => {
       if (d.handOver) {
-        await d.handOver((c) => {
-          passed++;
-          const message: HandoverMessage = c.received
-            ? { gslbd: 'connection', door, state: c.state, received: c.received.toString('base64') }
-            : { gslbd: 'connection', door, state: c.state };
-          child.send(message, c.socket);
-        });
+        closed +=
+          (await d.handOver((c) => {
+            passed++;
+            const message: HandoverMessage = c.received
+              ? { gslbd: 'connection', door, state: c.state, received: c.received.toString('base64') }
+              : { gslbd: 'connection', door, state: c.state };
+            child.send(message, c.socket);
+          })) ?? 0;
       } else await d.stop();
     }),
   );
+  if (closed > 0) h.log.warn({ closed, pid: child.pid }, 'hand-over: connections whose answers were not out in time were closed');
   h.log.info({ connections: passed, pid: child.pid }, 'hand-over: every connection passed to the new process');
   child.send({ gslbd: 'handed' });
 }

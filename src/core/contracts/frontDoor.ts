@@ -72,9 +72,11 @@ export interface FrontDoor {
    * stop reading each open connection, answer the requests it read whole, and pass the
    * connection to `pass` once those answers are out (nothing unanswered, nothing unsent), with the
    * bytes of a request read only in part, so its peer sees neither a close nor a lost request,
-   * even when it never pauses between requests. Resolves when no connection is left.
+   * even when it never pauses between requests. Resolves when no connection is left, with the
+   * number it closed instead because their answers were not out within its deadline (a door
+   * that passes no connections resolves with nothing).
    */
-  handOver?(pass: (connection: HandedConnection) => void): Promise<void>;
+  handOver?(pass: (connection: HandedConnection) => void): Promise<number | void>;
   /** Takes over a connection {@link FrontDoor.handOver} passed in the process this one replaces. */
   adopt?(connection: HandedConnection): void;
 }

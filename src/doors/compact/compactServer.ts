@@ -94,11 +94,11 @@ export class CompactServer implements FrontDoor {
    * the bytes of a frame read only in part, once the answers to the frames it read are out, so
    * the shim keeps its connection and loses no query, also when it always has queries in flight.
    */
-  async handOver(pass: (connection: HandedConnection) => void): Promise<void> {
+  async handOver(pass: (connection: HandedConnection) => void): Promise<number> {
     const server = this.server;
     this.server = undefined;
     if (server) releaseUnixSocket(server);
-    await handOverConnections(() => this.handover.values(), pass);
+    return handOverConnections(() => this.handover.values(), pass);
   }
 
   /** Serves a connection the replaced process passed (HELLO exchanged unless its version is 0), its part-read frame first. */

@@ -179,7 +179,7 @@ export class DnsServer implements FrontDoor {
    * answers what it reads, so no datagram is dropped); each TCP connection stops reading and is
    * passed once the answers to the queries it read are out, with the bytes of a query read in part.
    */
-  async handOver(pass: (connection: HandedConnection) => void): Promise<void> {
+  async handOver(pass: (connection: HandedConnection) => void): Promise<number> {
     for (const s of this.tcp) s.close();
     const candidates = (): HandoverCandidate[] =>
       [...this.connections].map(([socket, stream]) => ({
@@ -194,12 +194,13 @@ export class DnsServer implements FrontDoor {
           for (const group of this.byClient.values()) group.delete(stream);
         },
       }));
-    await Promise.all([handOverConnections(candidates, pass), this.udpDrained()]);
+    const [closed] = await Promise.all([handOverConnections(candidates, pass), this.udpDrained()]);
     this.stopping = true;
     // The fast path's sockets are native (SO_REUSEPORT) and are not passed: the replacement binds
     // its own beside them, so closing these leaves the port served.
     for (const f of this.fast.splice(0)) f.close();
     await Promise.all(this.udp.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    return closed;
   }
 
   /** Serves a TCP connection the replaced process passed, as one accepted here. */

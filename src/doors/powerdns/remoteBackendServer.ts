@@ -116,11 +116,12 @@ export class RemoteBackendServer implements FrontDoor {
    * PowerDNS keeps its connections and sees no close, so no query fails (a closed connection costs
    * one SERVFAIL, Failure behaviour).
    */
-  async handOver(pass: (connection: HandedConnection) => void): Promise<void> {
+  async handOver(pass: (connection: HandedConnection) => void): Promise<number> {
     const server = this.server;
     this.server = undefined;
     if (server) releaseUnixSocket(server);
-    await Promise.all([this.http?.handOver(pass), handOverConnections(() => this.handover.values(), pass)]);
+    const [http, unix] = await Promise.all([this.http?.handOver(pass), handOverConnections(() => this.handover.values(), pass)]);
+    return (http ?? 0) + unix;
   }
 
   /** Serves a PowerDNS connection the replaced process passed, already initialized: a Unix one, or the HTTP listener's (`transport: 'http'`). */
