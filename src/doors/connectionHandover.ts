@@ -7,8 +7,14 @@ const POLL_MS = 2;
 /** One open connection of a door, as a hand-over sees it. */
 export interface HandoverCandidate {
   readonly socket: Socket;
-  /** True when nothing of a request is buffered or being answered in the door (partial bytes, an asynchronous answer). */
-  quiet(): boolean;
+  /**
+   * True when every request the door has read whole is answered (no asynchronous answer pending,
+   * no complete request queued behind back-pressure) and the door is not closing the connection.
+   * Bytes of a request not yet complete do not count: they go to the replacement ({@link received}).
+   */
+  settled(): boolean;
+  /** Bytes the door has read of a request not yet complete (empty when none), for the replacement to read first. */
+  received(): Buffer;
   /** The door's state of the connection, for the replacement process. */
   state(): HandedConnection['state'];
   /** Forgets the connection in the door (maps, gauges, deadline timer): it belongs to the replacement now. */
@@ -16,33 +22,44 @@ export interface HandoverCandidate {
 }
 
 /**
- * Passes every connection to `pass` as soon as it is between two requests: the door holds no part
- * of a request (`quiet`), Node holds no unread byte and no unsent byte. The check runs in the
- * timer phase of the event loop, where no read is half processed, and the socket stops reading at
- * its handle before it is passed, so bytes the peer sends after the check wait in the kernel for
- * the replacement process. Connections still busy after `deadlineMs` (a peer that never completes
- * its request) are closed. Resolves when none is left.
+ * Passes every connection to `pass` as soon as the answers to the requests already read are out,
+ * without waiting for the peer to pause. Each round (in the timer phase of the event loop, where
+ * no read is half processed) first stops reading at each socket's handle, so from then on the
+ * bytes the peer sends wait in the kernel for the replacement; a connection whose door has
+ * answered everything it read whole ({@link HandoverCandidate.settled}), with no byte left unread
+ * or unsent in Node, is passed with the bytes of a request the door read only in part
+ * ({@link HandedConnection.received}), which the replacement reads before the socket's own. A
+ * multiplexed connection that always has requests in flight (the CoreDNS plugin's) is therefore
+ * passed within the time its pending answers take, never closed for want of a pause. A connection
+ * still not settled after `deadlineMs` (an answer that never settles, a peer that never reads its
+ * answers) is closed. Resolves with the number closed so, once none is left.
  */
 export function handOverConnections(
   candidates: () => Iterable<HandoverCandidate>,
   pass: (connection: HandedConnection) => void,
   deadlineMs = 10000,
-): Promise<void> {
+): Promise<number> {
   const until = Date.now() + deadlineMs;
+  let closed = 0;
   return new Promise((resolve) => {
     const round = (): void => {
       let busy = 0;
       for (const c of [...candidates()]) {
         const { socket } = c;
         if (socket.destroyed) continue;
-        if (c.quiet() && socket.readableLength === 0 && socket.writableLength === 0 && stopReading(socket)) {
+        // Stopped again every round: a door resuming after back-pressure restarts reading.
+        const stopped = stopReading(socket);
+        if (stopped && c.settled() && socket.readableLength === 0 && socket.writableLength === 0) {
           const state = c.state();
+          const received = c.received();
           c.forget();
-          pass({ socket, state });
-        } else if (Date.now() >= until) socket.destroy();
-        else busy++;
+          pass(received.length > 0 ? { socket, state, received } : { socket, state });
+        } else if (Date.now() >= until) {
+          closed++;
+          socket.destroy();
+        } else busy++;
       }
-      if (busy === 0) resolve();
+      if (busy === 0) resolve(closed);
       else setTimeout(round, POLL_MS);
     };
     round();

@@ -7,7 +7,8 @@ import type { Logger } from '../core/telemetry/logger.js';
  * The process hand-over of `gslbd ctl replace` (gdnsd 3's `gdnsdctl replace` model): the running
  * engine starts its replacement (the same command line, so the build now on disk: an upgrade), the
  * replacement loads while the old process keeps answering, takes the listening sockets over, and
- * the old process passes its open connections between two requests and exits.
+ * the old process stops reading its open connections, passes each once the answers to what it read
+ * are out (with the bytes of a request read only in part), and exits.
  *
  * The sockets cross through Node's `child_process` IPC channel (`subprocess.send(message,
  * handle)`: SCM_RIGHTS underneath), which carries `net.Server`, `net.Socket` and `dgram.Socket`
@@ -17,7 +18,7 @@ import type { Logger } from '../core/telemetry/logger.js';
  *
  * Messages (`{ gslbd: KIND, … }`, in order; Node queues every message behind a handle not yet
  * acknowledged, so the order holds): child `listeners` → parent `listener` × N (door, key, handle),
- * `listeners-sent` → child `up` → parent `connection` × N (door, state, socket), `handed` → child
+ * `listeners-sent` → child `up` → parent `connection` × N (door, state, received bytes, socket), `handed` → child
  * `handed-ack`, and the parent exits.
  */
 
@@ -31,7 +32,13 @@ export const ADMIN_DOOR = 'admin';
 type HandoverMessage =
   | { readonly gslbd: 'listeners' | 'listeners-sent' | 'up' | 'handed' | 'handed-ack' }
   | { readonly gslbd: 'listener'; readonly door: string; readonly key: string }
-  | { readonly gslbd: 'connection'; readonly door: string; readonly state: HandedConnection['state'] };
+  | {
+      readonly gslbd: 'connection';
+      readonly door: string;
+      readonly state: HandedConnection['state'];
+      /** {@link HandedConnection.received}, base64 (the IPC channel carries JSON). */
+      readonly received?: string;
+    };
 
 function isHandoverMessage(m: unknown): m is HandoverMessage {
   return typeof m === 'object' && m !== null && typeof (m as { gslbd?: unknown }).gslbd === 'string';
@@ -111,16 +118,22 @@ function sendListeners(child: ChildProcess, h: Handing): void {
 async function handOverConnections(child: ChildProcess, h: Handing): Promise<void> {
   h.admin?.release();
   let passed = 0;
+  let closed = 0;
   await Promise.all(
     [...h.doors].map(async ([door, d]) => {
       if (d.handOver) {
-        await d.handOver((c) => {
-          passed++;
-          child.send({ gslbd: 'connection', door, state: c.state }, c.socket);
-        });
+        closed +=
+          (await d.handOver((c) => {
+            passed++;
+            const message: HandoverMessage = c.received
+              ? { gslbd: 'connection', door, state: c.state, received: c.received.toString('base64') }
+              : { gslbd: 'connection', door, state: c.state };
+            child.send(message, c.socket);
+          })) ?? 0;
       } else await d.stop();
     }),
   );
+  if (closed > 0) h.log.warn({ closed, pid: child.pid }, 'hand-over: connections whose answers were not out in time were closed');
   h.log.info({ connections: passed, pid: child.pid }, 'hand-over: every connection passed to the new process');
   child.send({ gslbd: 'handed' });
 }
@@ -185,9 +198,17 @@ export function takeOverFromParent(env: NodeJS.ProcessEnv = process.env): TakeOv
         const onMessage = (m: unknown, handle: unknown): void => {
           if (!isHandoverMessage(m)) return;
           if (m.gslbd === 'connection' && handle) {
+            const socket = handle as Socket;
             const door = doors.get(m.door);
-            if (door?.adopt) door.adopt({ socket: handle as Socket, state: m.state });
-            else (handle as Socket).destroy();
+            if (!door?.adopt) {
+              socket.destroy();
+              return;
+            }
+            // Ahead of anything the socket reads: the door adopts it before the next I/O poll, and
+            // unshift puts the bytes at the front of the readable buffer its `data` listener drains first.
+            const received = m.received ? Buffer.from(m.received, 'base64') : undefined;
+            if (received) socket.unshift(received);
+            door.adopt(received ? { socket, state: m.state, received } : { socket, state: m.state });
           } else if (m.gslbd === 'handed') {
             process.off('message', onMessage);
             send({ gslbd: 'handed-ack' });

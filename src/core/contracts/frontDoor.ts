@@ -69,11 +69,14 @@ export interface FrontDoor {
   /**
    * The hand-over to a replacement process that listens on the same sockets now: stop accepting
    * (close this process's copies of the listening sockets, which stay open in the replacement),
-   * answer what was received, and pass each open connection to `pass` once it is between two
-   * requests (nothing half read, nothing unanswered, nothing unsent), so its peer sees neither a
-   * close nor a lost request. Resolves when no connection is left.
+   * stop reading each open connection, answer the requests it read whole, and pass the
+   * connection to `pass` once those answers are out (nothing unanswered, nothing unsent), with the
+   * bytes of a request read only in part, so its peer sees neither a close nor a lost request,
+   * even when it never pauses between requests. Resolves when no connection is left, with the
+   * number it closed instead because their answers were not out within its deadline (a door
+   * that passes no connections resolves with nothing).
    */
-  handOver?(pass: (connection: HandedConnection) => void): Promise<void>;
+  handOver?(pass: (connection: HandedConnection) => void): Promise<number | void>;
   /** Takes over a connection {@link FrontDoor.handOver} passed in the process this one replaces. */
   adopt?(connection: HandedConnection): void;
 }
@@ -81,11 +84,17 @@ export interface FrontDoor {
 /** A listening socket a replacement process takes over: a stream listener (TCP or Unix) or a UDP socket. */
 export type ListeningSocket = Server | UdpSocket;
 
-/** A connection passed to a replacement process between two requests, with what its door knew of it. */
+/** A connection passed to a replacement process once its answers are out, with what its door knew of it. */
 export interface HandedConnection {
   readonly socket: Socket;
   /** The door's state of the connection, as JSON values (the PowerDNS `instance`, the compact protocol version). */
   readonly state: Readonly<Record<string, string | number>>;
+  /**
+   * Bytes of a request the old process read only in part. The replacement reads them before the
+   * socket's own (the hand-over puts them back at the front of the socket's readable buffer
+   * before the door adopts it), so the door needs no frame boundary to pass a busy connection.
+   */
+  readonly received?: Buffer;
 }
 
 /** A file a door reads: its path as configured (relative to the configuration file) and the configuration key that names it. */

@@ -90,17 +90,18 @@ export class CompactServer implements FrontDoor {
 
   /**
    * Hand-over to a replacement process: stops accepting (the socket file and the socket stay the
-   * replacement's) and passes each connection, with its protocol version, once no frame is half
-   * read and no answer is pending, so the shim keeps its connection and loses no query.
+   * replacement's), stops reading each connection and passes it, with its protocol version and
+   * the bytes of a frame read only in part, once the answers to the frames it read are out, so
+   * the shim keeps its connection and loses no query, also when it always has queries in flight.
    */
-  async handOver(pass: (connection: HandedConnection) => void): Promise<void> {
+  async handOver(pass: (connection: HandedConnection) => void): Promise<number> {
     const server = this.server;
     this.server = undefined;
     if (server) releaseUnixSocket(server);
-    await handOverConnections(() => this.handover.values(), pass);
+    return handOverConnections(() => this.handover.values(), pass);
   }
 
-  /** Serves a connection the replaced process passed, HELLO already exchanged. */
+  /** Serves a connection the replaced process passed (HELLO exchanged unless its version is 0), its part-read frame first. */
   adopt(connection: HandedConnection): void {
     const version = connection.state.version;
     this.accept(connection.socket, typeof version === 'number' ? version : 0);
@@ -188,7 +189,8 @@ export class CompactServer implements FrontDoor {
     };
     this.handover.set(conn, {
       socket: conn,
-      quiet: () => !closing && version !== 0 && reader.partialBytes === 0 && answering === 0,
+      settled: () => !closing && answering === 0,
+      received: () => reader.partial(),
       state: () => ({ version }),
       forget: () => {
         closing = true;

@@ -27,6 +27,11 @@ export class FrameReader {
     return this.pending.length;
   }
 
+  /** A copy of the bytes of the frame not complete yet (empty when none), for a replacement process to read first. */
+  partial(): Buffer {
+    return Buffer.from(this.pending);
+  }
+
   /**
    * Feeds received bytes.
    * @throws FramingError when a length field is below 8 or above the limit (nothing after it can

@@ -39,7 +39,8 @@ export class DnsServer implements FrontDoor {
   private readonly tcp: Server[] = [];
   private readonly connections = new Map<Socket, StreamConnection>();
   /** Per TCP connection: true while nothing of a query is buffered or being answered (a hand-over may pass it). */
-  private readonly quiet = new Map<Socket, () => boolean>();
+  /** Per TCP connection, what a hand-over asks of it (`../connectionHandover.ts`). */
+  private readonly handoverState = new Map<Socket, Pick<HandoverCandidate, 'settled' | 'received'>>();
   /** Open TCP connections by client ({@link tcpClientKey}). */
   private readonly byClient = new Map<string, Set<StreamConnection>>();
   private readonly messages: MessageHandler;
@@ -175,29 +176,31 @@ export class DnsServer implements FrontDoor {
   /**
    * Hand-over to a replacement process listening on the same sockets: this process's TCP listeners
    * close at once; its UDP sockets after the asynchronous replies still pending (until then it
-   * answers what it reads, so no datagram is dropped); each TCP connection is passed between two
-   * queries.
+   * answers what it reads, so no datagram is dropped); each TCP connection stops reading and is
+   * passed once the answers to the queries it read are out, with the bytes of a query read in part.
    */
-  async handOver(pass: (connection: HandedConnection) => void): Promise<void> {
+  async handOver(pass: (connection: HandedConnection) => void): Promise<number> {
     for (const s of this.tcp) s.close();
     const candidates = (): HandoverCandidate[] =>
       [...this.connections].map(([socket, stream]) => ({
         socket,
-        quiet: this.quiet.get(socket) ?? (() => true),
+        settled: this.handoverState.get(socket)?.settled ?? (() => true),
+        received: this.handoverState.get(socket)?.received ?? (() => Buffer.alloc(0)),
         state: () => ({}),
         forget: () => {
           stream.disarm();
           this.connections.delete(socket);
-          this.quiet.delete(socket);
+          this.handoverState.delete(socket);
           for (const group of this.byClient.values()) group.delete(stream);
         },
       }));
-    await Promise.all([handOverConnections(candidates, pass), this.udpDrained()]);
+    const [closed] = await Promise.all([handOverConnections(candidates, pass), this.udpDrained()]);
     this.stopping = true;
     // The fast path's sockets are native (SO_REUSEPORT) and are not passed: the replacement binds
     // its own beside them, so closing these leaves the port served.
     for (const f of this.fast.splice(0)) f.close();
     await Promise.all(this.udp.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    return closed;
   }
 
   /** Serves a TCP connection the replaced process passed, as one accepted here. */
@@ -348,7 +351,7 @@ export class DnsServer implements FrontDoor {
     group.add(stream);
     conn.on('close', () => {
       this.connections.delete(conn);
-      this.quiet.delete(conn);
+      this.handoverState.delete(conn);
       group.delete(stream);
       if (group.size === 0 && this.byClient.get(client) === group) this.byClient.delete(client);
     });
@@ -394,7 +397,8 @@ export class DnsServer implements FrontDoor {
     const peer = parseIp(conn.remoteAddress ?? '0.0.0.0');
     let pending: Buffer = Buffer.alloc(0);
     let answering = 0;
-    this.quiet.set(conn, () => pending.length === 0 && answering === 0);
+    // Unpaused, the loop below leaves only a query read in part in `pending`: that goes to a replacement.
+    this.handoverState.set(conn, { settled: () => answering === 0 && !stream.paused, received: () => Buffer.from(pending) });
     const serve = (): void => {
       while (pending.length >= 2 && !stream.paused) {
         const len = pending.readUInt16BE(0);

@@ -60,7 +60,11 @@ export class RemoteBackendHttp {
       socket.setNoDelay(true);
       this.handover.set(socket, {
         socket,
-        quiet: () => !this.busy.has(socket),
+        settled: () => !this.busy.has(socket),
+        // Node's HTTP parser keeps a part-read request to itself, so none is passed. PowerDNS's
+        // connector sends one request at a time and waits for its answer: a connection it is not
+        // waiting on holds none, unless its next request's first bytes came in this very poll.
+        received: () => Buffer.alloc(0),
         state: (): HandedConnection['state'] => {
           const instance = this.sessions.get(socket)?.instance;
           return { transport: 'http', ...(instance === undefined ? {} : { instance }) };
@@ -107,16 +111,16 @@ export class RemoteBackendHttp {
    * old process was closing came back SERVFAIL (5 in a replace under dnsperf,
    * test/e2e/replace.timing.test.ts).
    */
-  async handOver(pass: (connection: HandedConnection) => void): Promise<void> {
+  async handOver(pass: (connection: HandedConnection) => void): Promise<number> {
     const server = this.server;
-    if (!server) return;
+    if (!server) return 0;
     this.server = undefined;
     // net.Server's close, not http.Server's: that one also closes the idle connections, which are
     // the ones to pass.
     Server.prototype.close.call(server);
     // Nothing closed after: a passed connection may still wait in the IPC channel's queue (one
     // handle in flight at a time) with its descriptor open here; closing it would reset it.
-    await handOverConnections(() => this.handover.values(), pass);
+    return handOverConnections(() => this.handover.values(), pass);
   }
 
   /** Serves a connection a replaced process passed between two requests, with its PowerDNS `instance`. */

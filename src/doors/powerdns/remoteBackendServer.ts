@@ -111,15 +111,17 @@ export class RemoteBackendServer implements FrontDoor {
 
   /**
    * Hand-over to a replacement process: stops accepting (the socket file and the socket stay the
-   * replacement's) and passes each PowerDNS connection, with its `instance`, between two requests
-   * (PowerDNS keeps one request outstanding per connection): PowerDNS keeps its connections and
-   * sees no close, so no query fails (a closed connection costs one SERVFAIL, Failure behaviour).
+   * replacement's), stops reading each PowerDNS connection and passes it, with its `instance` and
+   * the bytes of a request line read only in part, once the replies to the lines it read are out:
+   * PowerDNS keeps its connections and sees no close, so no query fails (a closed connection costs
+   * one SERVFAIL, Failure behaviour).
    */
-  async handOver(pass: (connection: HandedConnection) => void): Promise<void> {
+  async handOver(pass: (connection: HandedConnection) => void): Promise<number> {
     const server = this.server;
     this.server = undefined;
     if (server) releaseUnixSocket(server);
-    await Promise.all([this.http?.handOver(pass), handOverConnections(() => this.handover.values(), pass)]);
+    const [http, unix] = await Promise.all([this.http?.handOver(pass), handOverConnections(() => this.handover.values(), pass)]);
+    return (http ?? 0) + unix;
   }
 
   /** Serves a PowerDNS connection the replaced process passed, already initialized: a Unix one, or the HTTP listener's (`transport: 'http'`). */
@@ -192,12 +194,14 @@ export class RemoteBackendServer implements FrontDoor {
         );
       }
     });
-    // A connection passed by a replaced process is between two requests: idle, no deadline.
+    // A connection passed by a replaced process is between two requests (idle, no deadline) unless
+    // it came with part of a request line, which the first `data` event completes or re-arms.
     if (instance === undefined) stream.arm();
     this.connections.set(conn, stream);
     this.handover.set(conn, {
       socket: conn,
-      quiet: () => !closing && lines.partialBytes === 0 && held === undefined,
+      settled: () => !closing && held === undefined,
+      received: () => lines.partial(),
       state: (): HandedConnection['state'] => (session.instance === undefined ? {} : { instance: session.instance }),
       forget: () => {
         stream.disarm();

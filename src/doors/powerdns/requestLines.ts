@@ -29,6 +29,11 @@ export class RequestLines {
     return lines;
   }
 
+  /** A copy of the unterminated line's bytes (empty when none), for a replacement process to read first. */
+  partial(): Buffer {
+    return this.pending ? Buffer.from(this.pending) : Buffer.alloc(0);
+  }
+
   /** Bytes of an unterminated line held (non-zero when the peer disconnects mid-request). */
   get partialBytes(): number {
     return this.pending?.length ?? 0;
