@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
@@ -7,10 +7,11 @@ import { stringify } from 'yaml';
 import { parseDnsperfOutput, type DnsperfResult } from '../bench/harness/dnsperf.js';
 import { startCoredns } from '../support/corednsProcess.js';
 import { udpQuery } from '../support/dnsClient.js';
-import { CLI } from '../support/engineProcess.js';
+import { CLI, REPO_ROOT } from '../support/engineProcess.js';
 import { freePort } from '../support/freePort.js';
 import { startPdns } from '../support/pdnsServer.js';
 import { zonesConfig } from '../support/powerdnsFixture.js';
+import { replaceOnce } from '../support/replaceOnce.js';
 
 /**
  * `gslbd ctl replace` (issue 26, item 2) under real load: dnsperf over UDP and over TCP against
@@ -20,8 +21,9 @@ import { zonesConfig } from '../support/powerdnsFixture.js';
  * `on_error servfail`, so a query the plugin could not get answered shows as SERVFAIL, not as a
  * stale or fail-safe answer) while the engine hands its sockets and connections to a new process.
  * Every query is answered, none SERVFAIL, every answer is the engine's; the socket files stay;
- * the old process exits and the new one serves. A new process that cannot load leaves the old
- * one serving.
+ * the old process exits and the new one serves. An upgrade the same: a new build installed over
+ * the running bundle, then a replace, and the new build serves. A new process that cannot load
+ * leaves the old one serving.
  */
 
 const TOKEN = 'replace-test-token-0123456789';
@@ -50,7 +52,8 @@ interface Engine {
   ups(): number[];
 }
 
-async function startEngine(t: ExecutionContext): Promise<Engine> {
+/** Starts `program` (default: the compiled CLI) as `serve` on a fresh configuration. */
+async function startEngine(t: ExecutionContext, program = CLI): Promise<Engine> {
   const dir = mkdtempSync(join(tmpdir(), 'gslbd-replace-'));
   const configFile = join(dir, 'gslbd.yaml');
   // A fixed port: `gslbd up` names the Unix socket of the PowerDNS door, not its HTTP listener.
@@ -65,7 +68,7 @@ async function startEngine(t: ExecutionContext): Promise<Engine> {
     },
   };
   writeFileSync(configFile, stringify(config));
-  const child = spawn(process.execPath, [CLI, 'serve', configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(process.execPath, [program, 'serve', configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   children.add(child);
   let log = '';
   child.stdout!.on('data', (c: Buffer) => (log += c.toString()));
@@ -239,4 +242,86 @@ test('gslbd ctl replace with a configuration the new process cannot load: refuse
   const r = await udpQuery({ address: '127.0.0.1', port: engine.port }, { name: 'www.example.test', type: 'A' }, 5000);
   t.deepEqual(r.answers, ['www.example.test A 192.0.2.10']);
   t.true(lstatSync(join(engine.dir, 'pdns.sock')).isSocket());
+});
+
+/**
+ * An installation of the bundled program as the README's systemd units run it
+ * (`dist/bundle/cli/gslbd.js` beside `package.json`, `binding.gyp`, the native addons and
+ * `node_modules`), in a temporary directory.
+ */
+function installBundle(t: ExecutionContext): string {
+  const root = mkdtempSync(join(tmpdir(), 'gslbd-install-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  cpSync(join(REPO_ROOT, 'dist', 'bundle'), join(root, 'dist', 'bundle'), { recursive: true });
+  for (const file of ['package.json', 'binding.gyp']) cpSync(join(REPO_ROOT, file), join(root, file));
+  for (const dir of ['build', 'node_modules']) symlinkSync(join(REPO_ROOT, dir), join(root, dir));
+  return root;
+}
+
+/**
+ * Installs a new build over `root`'s bundle as a package upgrade does while the old engine runs:
+ * the new files are written beside it and the directory is swapped in by a rename. The new build
+ * is this one with another version in its package metadata (what `gslbd_build_info` reports).
+ */
+function upgradeBundle(root: string, version: string): void {
+  const next = join(root, 'dist', 'bundle.next');
+  cpSync(join(root, 'dist', 'bundle'), next, { recursive: true });
+  const chunks = readdirSync(join(next, 'cli')).filter((f) => readFileSync(join(next, 'cli', f), 'utf8').includes(`version: "${PACKAGE_VERSION}"`));
+  if (chunks.length !== 1) throw new Error(`the bundle's package metadata should be in one chunk, found ${chunks.length}`);
+  const chunk = join(next, 'cli', chunks[0]!);
+  writeFileSync(chunk, replaceOnce(readFileSync(chunk, 'utf8'), `version: "${PACKAGE_VERSION}"`, `version: "${version}"`));
+  renameSync(join(root, 'dist', 'bundle'), join(root, 'dist', 'bundle.old'));
+  renameSync(next, join(root, 'dist', 'bundle'));
+  rmSync(join(root, 'dist', 'bundle.old'), { recursive: true });
+}
+
+const PACKAGE_VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+/** The `version` label of `gslbd_build_info` on an engine's `/metrics`. */
+async function buildVersion(adminUrl: string): Promise<string | undefined> {
+  const metrics = await (await fetch(`${adminUrl}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+  return /^gslbd_build_info\{[^}]*version="([^"]+)"/m.exec(metrics)?.[1];
+}
+
+test('an upgrade: a new build installed over the running one, then gslbd ctl replace under dnsperf (standalone UDP and TCP, PowerDNS): the new build serves, no query lost, no SERVFAIL', async (t) => {
+  t.timeout(240000);
+  if (!existsSync('/usr/bin/dnsperf')) throw new Error('dnsperf is not installed: run `bash test/setup.sh`');
+  const root = installBundle(t);
+  const engine = await startEngine(t, join(root, 'dist', 'bundle', 'cli', 'gslbd.js'));
+  t.is(await buildVersion(engine.adminUrl), PACKAGE_VERSION, 'the installed build runs');
+  const pdns = await startPdns({ socketPath: join(engine.dir, 'pdns.sock'), instance: 'upgrade' });
+  t.teardown(() => pdns.stop());
+  const queries = join(engine.dir, 'queries.txt');
+  writeFileSync(queries, 'www.example.test A\nstatic.example.test A\nexample.test SOA\n');
+  const oldPid = engine.ups()[0]!;
+
+  let loadEnded = false;
+  const runs = Promise.all([dnsperf(engine.port, queries, 'udp'), dnsperf(engine.port, queries, 'tcp'), dnsperf(pdns.port, queries, 'udp')]).finally(
+    () => (loadEnded = true),
+  );
+  await new Promise((r) => setTimeout(r, 2000));
+  const upgraded = `${PACKAGE_VERSION}-upgrade.1`;
+  upgradeBundle(root, upgraded);
+  const replaced = await ctlReplace(engine.adminUrl);
+  if (loadEnded) await runs;
+  t.false(loadEnded, 'the hand-over ended while the load still ran');
+  t.is(replaced.code, 0, replaced.out);
+  const newPid = (JSON.parse(replaced.out) as { pid: number }).pid;
+  const results = await runs;
+  for (let i = 0; i < 400 && isRunning(oldPid); i++) await new Promise((r) => setTimeout(r, 25));
+  t.false(isRunning(oldPid), `the old process exited:\n${engine.log()}`);
+  t.deepEqual(engine.ups(), [oldPid, newPid]);
+  t.is(await buildVersion(engine.adminUrl), upgraded, 'the admin listener, passed on, is the new build’s');
+  t.notRegex(engine.log(), /connections whose answers were not out in time were closed/);
+  for (const [name, run] of [
+    ['standalone UDP', results[0]],
+    ['standalone TCP', results[1]],
+    ['PowerDNS (Unix connector)', results[2]],
+  ] as const) {
+    t.log(`${name}: ${run.result.completed} answered, ${run.result.lost} lost, ${JSON.stringify(run.result.rcodes)}`);
+    t.is(run.result.lost, 0, `${name}: no query lost\n${run.out}`);
+    t.deepEqual(Object.keys(run.result.rcodes), ['NOERROR'], `${name}: every answer NOERROR\n${run.out}`);
+  }
+  const after = await udpQuery({ address: '127.0.0.1', port: pdns.port }, { name: 'www.example.test', type: 'A' }, 5000);
+  t.deepEqual(after.answers, ['www.example.test A 192.0.2.10'], 'PowerDNS reaches the new build');
 });
