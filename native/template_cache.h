@@ -162,26 +162,29 @@ class TemplateCache {
   }
 
   /**
-   * Makes room for one more block: the table is rebuilt with the blocks of current questions only
-   * (older generations' are dropped, and their templates); when those alone reach the bounds, the
-   * whole cache starts afresh.
+   * Makes room for one more block. When the table is half full or holds `maxBlocks_` blocks it is
+   * rebuilt with the blocks of current questions only (older generations' are dropped, and their
+   * templates), with room for as many again but never beyond `maxBlocks_`. The whole cache starts
+   * afresh instead at `maxQuestions_` keys, or when the current blocks alone leave no room, or when
+   * the table is at `maxBlocks_` and more than half of them are current (a rebuild would make room
+   * for only a few more, and the next install would rebuild again).
    */
   void makeRoom(uint32_t gen) {
-    if (!blocks_.full() && cache_.size() < maxQuestions_) return;
+    if (!blocks_.full() && blocks_.size() < maxBlocks_ && cache_.size() < maxQuestions_) return;
     std::unordered_set<uint32_t> live;
     for (const auto& entry : cache_)
       if (entry.second.gen == gen && entry.second.id != 0) live.insert(entry.second.id);
     size_t kept = 0;
     for (const BlockSlot& s : blocks_.slots())
       if (s.question != 0 && live.count(s.question) != 0) kept++;
-    if (cache_.size() >= maxQuestions_ || kept + 1 > maxBlocks_) {
+    if (cache_.size() >= maxQuestions_ || kept + 1 > maxBlocks_ || (blocks_.size() >= maxBlocks_ && kept * 2 + 1 > maxBlocks_)) {
       clear();
       return;
     }
     const std::vector<BlockSlot> old = blocks_.slots();
     std::vector<Template> templates;
     templates.reserve(kept);
-    blocks_.reset(kept * 2 + 1);
+    blocks_.reset(std::min(kept * 2 + 1, maxBlocks_));
     for (const BlockSlot& s : old) {
       if (s.question == 0 || live.count(s.question) == 0) continue;
       bool added;
