@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,7 +11,8 @@ import { repoRoot } from '../../../test/geo/cityImage.js';
  * test/setup.sh: the query parser (`native/fuzz_query.cc`) and the template cache with its block
  * table against a reference model (`native/fuzz_block_table.cc`). A bounded run of each from its
  * committed seed corpus must end with no crash, no sanitizer report, no broken invariant and no
- * disagreement with the model. New inputs go to a scratch directory, never into the repository.
+ * disagreement with the model. New inputs go to a scratch directory, never into the repository; a
+ * failing input is kept in a temporary directory libFuzzer names in its output ("Test unit written to").
  * The two run side by side, 15 s each (CI's fuzz budget is 60 s).
  */
 
@@ -23,16 +24,18 @@ const FUZZ_DIR = join(repoRoot, '.tmp', 'fuzz');
  */
 async function fuzz(fuzzer: string, corpus: string, seconds: number, maxLen: number): Promise<{ runs: number; stderr: string }> {
   const scratch = mkdtempSync(join(tmpdir(), 'gslbd-fuzz-'));
+  const findings = mkdtempSync(join(tmpdir(), 'gslbd-fuzz-finding-'));
   try {
     const { stderr } = await promisify(execFile)(
       fuzzer,
-      [`-max_total_time=${seconds}`, `-max_len=${maxLen}`, '-rss_limit_mb=1024', scratch, join(repoRoot, 'native', corpus)],
+      [`-max_total_time=${seconds}`, `-max_len=${maxLen}`, '-rss_limit_mb=1024', `-artifact_prefix=${findings}/`, scratch, join(repoRoot, 'native', corpus)],
       { maxBuffer: 64 * 1024 * 1024 },
     );
     const runs = /Done (\d+) runs/.exec(stderr);
     return { runs: runs ? Number(runs[1]) : 0, stderr };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
+    if (readdirSync(findings).length === 0) rmSync(findings, { recursive: true });
   }
 }
 
