@@ -1,7 +1,7 @@
 // Differential libFuzzer target for the fast path's template cache and its block table
 // (native/template_cache.h, native/block_table.h), built with ASan and UBSan by
 // native/build-fuzzer.sh and run by src/doors/dns/fastPathFuzz.test.ts over native/fuzz-corpus-blocks/.
-// The input drives installs, lookups, new generations and bulk installs (enough to make the table
+// The input drives installs, lookups, new generations, one client at many scopes and bulk installs (enough to make the table
 // grow, drop older generations' blocks and start afresh, with small bounds) on the cache and on a
 // reference model of ordered maps that knows nothing of hashing, probing, question ids or inline
 // bytes; any disagreement — a lookup's template, the current templates, the counts, the table's
@@ -194,7 +194,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const uint8_t op = in.next();
     const std::string key = "q" + std::to_string(in.next() % 8);
     const uint8_t family = op & 1;
-    switch ((op >> 1) % 6) {
+    switch ((op >> 1) % 7) {
       case 0: {  // one install
         const unsigned scope = in.next() % (family == 0 ? 33 : 129);
         uint8_t addr[16];
@@ -235,6 +235,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         readClient(family, addr);
         const unsigned scope = family == 0 ? 24 : 56;
         for (size_t i = 0; i < n; i++) install("k" + std::to_string(i), family, scope, addr, lengthOf(static_cast<uint8_t>(i)), 7);
+        break;
+      }
+      case 6: {  // one client at up to 16 scopes (where its address has zero bits the blocks share their bytes and differ in scope only), then it and its neighbours looked up
+        uint8_t addr[16];
+        readClient(family, addr);
+        const unsigned top = family == 0 ? 32 : 128, step = family == 0 ? 2 : 8;
+        const unsigned scopes = static_cast<unsigned>(in.next()) << 8 | in.next();
+        for (unsigned b = 0; b < 16; b++)
+          if ((scopes >> b) & 1) install(key, family, top - b * step, addr, lengthOf(in.next()), b);
+        for (int k = 0; k < 4; k++) {
+          uint8_t near[16];
+          std::memcpy(near, addr, 16);
+          near[family == 0 ? 3 : 15] ^= in.next();
+          compare(model.find(key, gen, family, near), cache.find(key, gen, family, near), "lookup");
+        }
         break;
       }
       case 5: {  // the current templates (what `templates()` hands JavaScript to re-answer)
