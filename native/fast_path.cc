@@ -37,12 +37,11 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
-#include "block_table.h"
 #include "fast_query.h"
 #include "rate_limit.h"
+#include "template_cache.h"
 
 namespace {
 
@@ -51,64 +50,16 @@ using gslbd::parseFastQuery;
 using gslbd::RateLimitConfig;
 using gslbd::RateLimiter;
 using gslbd::RateVerdict;
+using gslbd::kMaxTemplate;
+using gslbd::Template;
 
 constexpr int kBatch = 64;
 /** Datagrams longer than this are dropped (a query this long over UDP is not a query). */
 constexpr size_t kRecvBuf = 4096;
-/** Largest template kept (the advertised UDP payload size is at most 4096). */
-constexpr size_t kMaxTemplate = 4096;
-/** Question keys and blocks kept before the cache starts afresh. */
-constexpr size_t kMaxQuestions = 65536;
-constexpr size_t kMaxBlocks = 1 << 20;
 /** Answer classes (what a replayed answer adds to the engine's query counters): ids below this, counted in chunks. */
 constexpr size_t kClassChunk = 1024;
 constexpr size_t kMaxClassChunks = 1024;
 constexpr uint32_t kMaxClasses = kClassChunk * kMaxClassChunks;
-
-/** Template bytes kept inside the template itself (a replay then reads one place, not two): quickstart-sized replies are 60–200 bytes. */
-constexpr size_t kInlineTemplate = 192;
-
-/**
- * A reply template and its answer class (the counters JavaScript adds it to when the threads replay
- * it), with what asked for it first — the ECS address bytes and the sender's address — so that
- * `templates()` can give JavaScript that query again to answer on the next snapshot. The bytes
- * live inline up to {@link kInlineTemplate}, on the heap beyond.
- */
-struct Template {
-  uint32_t answerClass = 0;
-  uint16_t len = 0;
-  uint8_t ecsLen = 0;
-  uint8_t peerFamily = 0;  // AF_INET or AF_INET6
-  uint8_t ecs[16];
-  uint8_t peer[16];
-  std::vector<uint8_t> large;
-  uint8_t small[kInlineTemplate];
-
-  const uint8_t* data() const { return len <= kInlineTemplate ? small : large.data(); }
-  /** `n` ≤ kMaxTemplate. */
-  void assign(const uint8_t* bytes, size_t n) {
-    len = static_cast<uint16_t>(n);
-    if (n <= kInlineTemplate) {
-      std::memcpy(small, bytes, n);
-      large.clear();
-      large.shrink_to_fit();
-    } else {
-      large.assign(bytes, bytes + n);
-    }
-  }
-};
-
-/**
- * A question key's state: its generation, its id in the block table (a fresh one whenever it starts
- * a new generation, so the blocks of an older one are never found again and are dropped when the
- * table grows), and per client family (0 IPv4, 1 IPv6) the scopes it has templates at, one bit
- * each (bit s of word s / 64, scopes 0–128): a lookup probes them longest first.
- */
-struct Question {
-  uint32_t gen = 0;
-  uint32_t id = 0;
-  uint64_t scopes[2][3] = {{0, 0, 0}, {0, 0, 0}};
-};
 
 struct Server;
 
@@ -192,12 +143,8 @@ struct Server {
    */
   std::atomic<uint64_t> sampleBelow{0};
   std::shared_mutex lock;
-  std::unordered_map<std::string, Question> cache;
-  /** (question id, family, scope, masked client) → index in `templates`. */
-  gslbd::BlockTable blocks;
-  std::vector<Template> templates;
-  /** The last question id given out (0 is the table's empty slot). */
-  uint32_t lastQuestionId = 0;
+  /** The templates (native/template_cache.h), under `lock`. */
+  gslbd::TemplateCache cache;
   Napi::ThreadSafeFunction tsfn;
   bool closed = false;
   /** Response-rate limiting (null: off), shared by the threads of this address. */
@@ -240,69 +187,14 @@ size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_st
   key.assign(reinterpret_cast<const char*>(p + 2), q.keyEnd - 2);
   const uint32_t gen = s.gen.load(std::memory_order_acquire);
   std::shared_lock<std::shared_mutex> guard(s.lock);
-  auto it = s.cache.find(key);
-  if (it == s.cache.end() || it->second.gen != gen) return 0;
-  const Question& question = it->second;
-  // The client's block at each scope the question has templates at, longest first; every probe's
-  // slot is prefetched before the first is read, so the table's cache misses overlap.
-  uint8_t scopes[129];
-  gslbd::MaskedBlock masked[129];
-  size_t homes[129];
-  size_t n = 0;
-  for (int word = 2; word >= 0; word--) {
-    for (uint64_t bits = question.scopes[family][word]; bits != 0; n++) {
-      const int bit = 63 - __builtin_clzll(bits);
-      bits &= ~(1ull << bit);
-      scopes[n] = static_cast<uint8_t>(word * 64 + bit);
-      masked[n] = gslbd::maskBlock(addr, scopes[n]);
-      homes[n] = s.blocks.home(question.id, family, scopes[n], masked[n]);
-      s.blocks.prefetch(homes[n]);
-    }
-  }
-  for (size_t k = 0; k < n; k++) {
-    const uint32_t* index = s.blocks.findFrom(homes[k], question.id, family, scopes[k], masked[k]);
-    if (index == nullptr) continue;
-    const Template& t = s.templates[*index];
-    answerClass = t.answerClass;
-    std::memcpy(out, t.data(), t.len);
-    out[0] = p[0];
-    out[1] = p[1];
-    std::memcpy(out + t.len - q.ecsAddrLen, p + q.keyEnd, q.ecsAddrLen);
-    return t.len;
-  }
-  return 0;
-}
-
-/**
- * Makes room for one more block: the table is rebuilt with the blocks of current questions only
- * (older generations' are dropped, and their templates); when those alone reach the bounds, the
- * whole cache starts afresh. Holds the unique lock.
- */
-void makeRoom(Server& s, uint32_t gen) {
-  if (!s.blocks.full() && s.cache.size() < kMaxQuestions) return;
-  std::unordered_set<uint32_t> live;
-  for (const auto& entry : s.cache)
-    if (entry.second.gen == gen) live.insert(entry.second.id);
-  size_t kept = 0;
-  for (const gslbd::BlockSlot& slot : s.blocks.slots())
-    if (slot.question != 0 && live.count(slot.question) != 0) kept++;
-  if (s.cache.size() >= kMaxQuestions || kept + 1 > kMaxBlocks) {
-    s.cache.clear();
-    s.blocks.reset(0);
-    s.templates.clear();
-    return;
-  }
-  const std::vector<gslbd::BlockSlot> old = s.blocks.slots();
-  std::vector<Template> templates;
-  templates.reserve(kept);
-  s.blocks.reset(kept * 2 + 1);
-  for (const gslbd::BlockSlot& slot : old) {
-    if (slot.question == 0 || live.count(slot.question) == 0) continue;
-    bool added;
-    s.blocks.insert(slot.question, slot.family, slot.scope, {slot.hi, slot.lo}, static_cast<uint32_t>(templates.size()), added);
-    templates.push_back(std::move(s.templates[slot.value]));
-  }
-  s.templates = std::move(templates);
+  const Template* t = s.cache.find(key, gen, family, addr);
+  if (t == nullptr) return 0;
+  answerClass = t->answerClass;
+  std::memcpy(out, t->data(), t->len);
+  out[0] = p[0];
+  out[1] = p[1];
+  std::memcpy(out + t->len - q.ecsAddrLen, p + q.keyEnd, q.ecsAddrLen);
+  return t->len;
 }
 
 /** Stores `reply` as the template of the query's client block at `scope`, on the current generation, counted in `answerClass` when replayed. */
@@ -319,27 +211,9 @@ void install(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_sto
   std::string key(reinterpret_cast<const char*>(p + 2), q.keyEnd - 2);
   const uint32_t gen = s.gen.load(std::memory_order_acquire);
   std::unique_lock<std::shared_mutex> guard(s.lock);
-  makeRoom(s, gen);
-  Question& question = s.cache[key];
-  if (question.gen != gen || question.id == 0) {
-    if (s.lastQuestionId == UINT32_MAX) {
-      // Ids would repeat: start afresh (after 4 billion generations of questions).
-      s.cache.clear();
-      s.blocks.reset(0);
-      s.templates.clear();
-      s.lastQuestionId = 0;
-      return;
-    }
-    question = Question{};
-    question.gen = gen;
-    question.id = ++s.lastQuestionId;
-  }
-  question.scopes[family][scope / 64] |= 1ull << (scope % 64);
-  bool added;
-  uint32_t& index = s.blocks.insert(question.id, family, static_cast<uint8_t>(scope), gslbd::maskBlock(addr, scope),
-                                    static_cast<uint32_t>(s.templates.size()), added);
-  if (added) s.templates.emplace_back();
-  Template& t = s.templates[index];
+  Template* slot = s.cache.slot(key, gen, family, scope, addr);
+  if (slot == nullptr) return;
+  Template& t = *slot;
   t.assign(reply, len);
   t.answerClass = answerClass;
   t.ecsLen = static_cast<uint8_t>(q.ecsAddrLen);
@@ -690,17 +564,9 @@ Napi::Value Templates(const Napi::CallbackInfo& info) {
   Napi::Array out = Napi::Array::New(env);
   const uint32_t gen = s.gen.load(std::memory_order_acquire);
   std::shared_lock<std::shared_mutex> guard(s.lock);
-  std::unordered_map<uint32_t, const std::string*> keys;  // the current questions' keys, by id
-  for (const auto& [key, question] : s.cache)
-    if (question.gen == gen) keys.emplace(question.id, &key);
   uint32_t n = 0;
-  for (const gslbd::BlockSlot& slot : s.blocks.slots()) {
-    if (slot.question == 0) continue;
-    const auto found = keys.find(slot.question);
-    if (found == keys.end()) continue;
-    if (n >= max) return out;
-    const std::string& key = *found->second;
-    const Template& t = s.templates[slot.value];
+  s.cache.forEachCurrent(gen, [&](const std::string& key, const Template& t) {
+    if (n >= max) return false;
     Napi::Buffer<uint8_t> query = Napi::Buffer<uint8_t>::New(env, 2 + key.size() + t.ecsLen);
     query.Data()[0] = 0;
     query.Data()[1] = 0;
@@ -712,7 +578,8 @@ Napi::Value Templates(const Napi::CallbackInfo& info) {
     pair.Set(0u, query);
     pair.Set(1u, Napi::String::New(env, text));
     out.Set(n++, pair);
-  }
+    return true;
+  });
   return out;
 }
 

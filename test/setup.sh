@@ -100,8 +100,8 @@ fi
 if [ ! -f .tmp/asan/gslbd_geo.node ] || [ ! -f .tmp/asan/gslbd_icmp.node ] || [ ! -f .tmp/asan/gslbd_fastpath.node ] || [ -n "$(find native -newer .tmp/asan/gslbd_geo.node -print -quit)" ]; then
   bash native/build-sanitized.sh
 fi
-# The libFuzzer target of the fast path's query parser (clang, ASan + UBSan), run by src/doors/dns/fastPathFuzz.test.ts.
-if [ ! -f .tmp/fuzz/fuzz_query ] || [ -n "$(find native -newer .tmp/fuzz/fuzz_query -print -quit)" ]; then
+# The libFuzzer targets of the fast path's query parser and template cache (clang, ASan + UBSan), run by src/doors/dns/fastPathFuzz.test.ts.
+if [ ! -f .tmp/fuzz/fuzz_query ] || [ ! -f .tmp/fuzz/fuzz_block_table ] || [ -n "$(find native -newer .tmp/fuzz/fuzz_query -print -quit)" ]; then
   bash native/build-fuzzer.sh
 fi
 # The TUN delay line of the agent's probe tests (test/support/tunDelayLine.c): two network namespaces
