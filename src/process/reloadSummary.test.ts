@@ -24,6 +24,7 @@ test('a reload summary names the records, data centers and endpoints added, remo
     '{ name: www.example.test, type: A, service: web, ttl: 60 }, { name: new.example.test, type: A, service: web }',
   );
   t.deepEqual(reloadSummary(before, after), {
+    zones: { added: [], removed: [], changed: [] },
     records: { added: ['new.example.test/A'], removed: ['old.example.test/A'], changed: ['www.example.test/A'] },
     datacenters: { added: ['c'], removed: [], changed: ['b'] },
     endpoints: { added: ['web/c/192.0.2.3'], removed: ['web/b/192.0.2.2'], changed: ['web/a/192.0.2.1'] },
@@ -48,4 +49,28 @@ test('the summary of a large reload is computed in steps of at most 100 records 
   t.true(yields >= 120, `${yields} yields`);
   t.is(next.value.records.changed.length, 4000);
   t.deepEqual(next.value, reloadSummary(before, after));
+});
+
+test('a changed static record changes its zone, an added zone is named, and neither is "none"', (t) => {
+  const zones = (staticAddress: string, extra = ''): string => `
+zones:
+  - name: example.test
+    soa: { mname: ns1.example.test, rname: hostmaster.example.test }
+    ns: [ns1.example.test]
+    records: [{ name: static, type: A, data: ${staticAddress} }]
+  - name: other.test
+    soa: { mname: ns1.other.test, rname: hostmaster.other.test }
+    ns: [ns1.other.test]
+${extra}
+datacenters: [{ name: a }]
+services: [{ name: web, endpoints: [{ dc: a, address: 192.0.2.1 }] }]
+records: [{ name: www.example.test, type: A, service: web }]
+`;
+  const before = parseConfigText(zones('192.0.2.20'));
+  const changed = reloadSummary(before, parseConfigText(zones('192.0.2.21')));
+  t.deepEqual(changed.zones, { added: [], removed: [], changed: ['example.test'] });
+  t.false(isEmptySummary(changed), 'a static record change is not "none"');
+  const added = parseConfigText(zones('192.0.2.20', '  - { name: new.test, soa: { mname: ns1.new.test, rname: hostmaster.new.test }, ns: [ns1.new.test] }'));
+  t.deepEqual(reloadSummary(before, added).zones, { added: ['new.test'], removed: [], changed: [] });
+  t.true(isEmptySummary(reloadSummary(before, parseConfigText(zones('192.0.2.20')))));
 });

@@ -3,8 +3,12 @@ import { endpointKey } from '../pipeline/compileRecord.js';
 import { runSteps, type Steps } from '../pipeline/selection/steps.js';
 import type { Config } from './configSchema.js';
 
-/** What a reload changed: GSLB records (`name/type`), data centers and endpoints (`service/dc/address`). */
-export type ReloadSummary = { readonly records: ChangeSet; readonly datacenters: ChangeSet; readonly endpoints: ChangeSet };
+/**
+ * What a reload changed: zones (by name; changed when anything of the zone differs: SOA, NS, a
+ * static record, a zone file's records), GSLB records (`name/type`), data centers and endpoints
+ * (`service/dc/address`).
+ */
+export type ReloadSummary = { readonly zones: ChangeSet; readonly records: ChangeSet; readonly datacenters: ChangeSet; readonly endpoints: ChangeSet };
 
 /**
  * What changed from `before` to `after`, by the keys an operator names things with (the keys of
@@ -26,16 +30,32 @@ const SUMMARY_STEP = 100;
  * step is 100.
  */
 export function* reloadSummarySteps(before: Config, after: Config): Steps<ReloadSummary> {
+  const zones = yield* diff(yield* zonesOf(before), yield* zonesOf(after));
   const recordKey = (r: Config['records'][number]): string => `${r.name}/${r.type}`;
   const records = yield* diff(yield* keyed(before.records, recordKey), yield* keyed(after.records, recordKey));
   const datacenters = yield* diff(yield* keyed(before.datacenters, (d) => d.name), yield* keyed(after.datacenters, (d) => d.name));
   const endpoints = yield* diff(yield* endpointsOf(before), yield* endpointsOf(after));
-  return { records, datacenters, endpoints };
+  return { zones, records, datacenters, endpoints };
 }
 
 /** True when nothing was added, removed or changed. */
 export function isEmptySummary(s: ReloadSummary): boolean {
-  return [s.records, s.datacenters, s.endpoints].every((c) => c.added.length + c.removed.length + c.changed.length === 0);
+  return [s.zones, s.records, s.datacenters, s.endpoints].every((c) => c.added.length + c.removed.length + c.changed.length === 0);
+}
+
+/** Each zone's text by name: its settings, then its static records one by one (a zone may hold thousands). */
+function* zonesOf(config: Config): Steps<Map<string, string>> {
+  const out = new Map<string, string>();
+  let n = 0;
+  for (const { records, ...settings } of config.zones) {
+    const parts = [JSON.stringify(settings)];
+    for (const r of records) {
+      parts.push(JSON.stringify(r));
+      if (++n % SUMMARY_STEP === 0) yield;
+    }
+    out.set(settings.name, parts.join('\n'));
+  }
+  return out;
 }
 
 function* endpointsOf(config: Config): Steps<Map<string, string>> {
