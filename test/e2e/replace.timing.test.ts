@@ -4,7 +4,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { stringify } from 'yaml';
-import { parseDnsperfOutput, type DnsperfResult } from '../bench/harness/dnsperf.js';
+import type { DnsperfResult } from '../bench/harness/dnsperf.js';
 import { startCoredns } from '../support/corednsProcess.js';
 import { udpQuery } from '../support/dnsClient.js';
 import { CLI, REPO_ROOT } from '../support/engineProcess.js';
@@ -12,6 +12,8 @@ import { freePort } from '../support/freePort.js';
 import { startPdns } from '../support/pdnsServer.js';
 import { zonesConfig } from '../support/powerdnsFixture.js';
 import { replaceOnce } from '../support/replaceOnce.js';
+import { startReplaceableEngine } from '../support/replaceableEngine.js';
+import { steadyDnsperf } from '../support/steadyDnsperf.js';
 
 /**
  * `gslbd ctl replace` (issue 26, item 2) under real load: dnsperf over UDP and over TCP against
@@ -68,26 +70,17 @@ async function startEngine(t: ExecutionContext, program = CLI): Promise<Engine> 
     },
   };
   writeFileSync(configFile, stringify(config));
-  const child = spawn(process.execPath, [program, 'serve', configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  children.add(child);
-  let log = '';
-  child.stdout!.on('data', (c: Buffer) => (log += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (log += c.toString()));
-  const ups = (): number[] => [...log.matchAll(/^\{.*"pid":(\d+).*"msg":"gslbd up".*$/gm)].map((m) => Number(m[1]));
-  t.teardown(() => {
-    // The engine and its replacements: one process group (the replacement is the engine's child).
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
-    children.delete(child);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  for (let i = 0; i < 2400 && ups().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
-  if (ups().length === 0) throw new Error(`the engine did not come up:\n${log}`);
-  const up = JSON.parse(/^\{.*"msg":"gslbd up".*$/m.exec(log)![0]) as { dns: string[]; admin: string };
-  return { dir, configFile, adminUrl: `http://${up.admin}`, port: Number(up.dns[0]!.split(':')[1]), httpPort, log: () => log, ups };
+  const started = await startReplaceableEngine(t, { configFile, dir, program, children });
+  const { up } = started;
+  return {
+    dir,
+    configFile,
+    adminUrl: `http://${up.admin}`,
+    port: Number(up.dns[0]!.split(':')[1]),
+    httpPort,
+    log: () => started.log(),
+    ups: () => started.ups(),
+  };
 }
 
 /** `gslbd ctl replace`: exit code and output. */
@@ -102,32 +95,9 @@ function ctlReplace(adminUrl: string): Promise<{ code: number | null; out: strin
   });
 }
 
-/** dnsperf at a steady rate for {@link LOAD_SECONDS}; its statistics and output. */
+/** {@link steadyDnsperf} for LOAD_SECONDS at RATE. */
 function dnsperf(port: number, queryFile: string, mode: 'udp' | 'tcp'): Promise<{ result: DnsperfResult; out: string }> {
-  return new Promise((resolve, reject) => {
-    const args = ['-s', '127.0.0.1', '-p', String(port), '-d', queryFile, '-l', String(LOAD_SECONDS), '-Q', String(RATE), '-t', String(LOST_AFTER_S)];
-    const c = spawn('dnsperf', [...args, '-m', mode, '-c', '2', '-q', '8'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(c);
-    let out = '';
-    let err = '';
-    c.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    c.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    c.on('error', reject);
-    // 'close', not 'exit': dnsperf's stdout is a pipe, so it is block-buffered and dnsperf writes
-    // all of it as it exits; at 'exit' Node may not have read it yet (the CI failure "dnsperf
-    // output has no Queries per second line" with no output at all). 'close' comes after both
-    // pipes reached their end.
-    c.on('close', (code, signal) => {
-      children.delete(c);
-      const described = `dnsperf -m ${mode} on port ${port} ended with ${signal ? `signal ${signal}` : `exit code ${code}`}`;
-      try {
-        if (code !== 0) throw new Error(described);
-        resolve({ result: parseDnsperfOutput(out), out: `${out}${err}` });
-      } catch (e) {
-        reject(new Error(`${(e as Error).message} (${described})\nstderr:\n${err || '(empty)'}\nstdout:\n${out || '(empty)'}`));
-      }
-    });
-  });
+  return steadyDnsperf({ port, queryFile, mode, seconds: LOAD_SECONDS, rate: RATE, lostAfterS: LOST_AFTER_S, children });
 }
 
 function isRunning(pid: number): boolean {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { PROTOCOL_VERSION } from '../../src/doors/compact/frameCodec.js';
 import { FrameReader } from '../../src/doors/compact/frameReader.js';
 import { decodeEngineFrame, encodeHello, encodeQuery } from '../support/compactClient.js';
 import { CLI } from '../support/engineProcess.js';
+import { startReplaceableEngine } from '../support/replaceableEngine.js';
 import { zonesConfig } from '../support/powerdnsFixture.js';
 
 /**
@@ -179,24 +180,8 @@ test('gslbd ctl replace passes connections that always hold part of a request (c
       },
     }),
   );
-  const engine = spawn(process.execPath, [CLI, 'serve', configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  children.add(engine);
-  t.teardown(() => {
-    // The engine and its replacement: one process group (the replacement is the engine's child).
-    try {
-      process.kill(-engine.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
-    children.delete(engine);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  let log = '';
-  engine.stdout!.on('data', (c: Buffer) => (log += c.toString()));
-  engine.stderr!.on('data', (c: Buffer) => (log += c.toString()));
-  for (let i = 0; i < 2400 && !log.includes('"msg":"gslbd up"'); i++) await new Promise((r) => setTimeout(r, 25));
-  const up = JSON.parse(/^\{.*"msg":"gslbd up".*$/m.exec(log)?.[0] ?? 'null') as { admin: string; dns: string[] } | null;
-  if (!up) throw new Error(`the engine did not come up:\n${log}`);
+  const engine = await startReplaceableEngine(t, { configFile, dir, children });
+  const { up } = engine;
 
   const compactSocket = await open(join(dir, 'compact.sock'));
   const compactClient = new BusyClient('compact', compactSocket, compact);
@@ -219,15 +204,15 @@ test('gslbd ctl replace passes connections that always hold part of a request (c
   });
   t.is(ctl.code, 0, ctl.out);
   // The old process exits once it has passed (or closed) every connection.
-  for (let i = 0; i < 1200 && isRunning(engine.pid!); i++) await new Promise((r) => setTimeout(r, 25));
-  t.false(isRunning(engine.pid!), `the old process exited:\n${log}`);
+  for (let i = 0; i < 1200 && isRunning(up.pid); i++) await new Promise((r) => setTimeout(r, 25));
+  t.false(isRunning(up.pid), `the old process exited:\n${engine.log()}`);
   await new Promise((r) => setTimeout(r, AFTER_HANDOVER_MS));
   const closedBeforeEnd = clients.filter((c) => c.closed).map((c) => c.name);
   await Promise.all(clients.map((c) => c.finish()));
 
   t.deepEqual(closedBeforeEnd, [], 'no connection was closed');
-  t.regex(log, /"connections":3,[^\n]*"msg":"hand-over: every connection passed/);
-  t.notRegex(log, /connections whose answers were not out in time were closed/);
+  t.regex(engine.log(), /"connections":3,[^\n]*"msg":"hand-over: every connection passed/);
+  t.notRegex(engine.log(), /connections whose answers were not out in time were closed/);
   for (const c of clients) {
     t.log(`${c.name}: ${c.sent} requests, ${c.answered} answered`);
     t.true(c.sent > 0, `${c.name}: requests ran`);

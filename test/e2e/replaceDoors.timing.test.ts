@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import { stringify } from 'yaml';
 import { CompactTestClient, encodeQuery } from '../support/compactClient.js';
 import { tcpQuery } from '../support/dnsClient.js';
 import { CLI } from '../support/engineProcess.js';
+import { startReplaceableEngine } from '../support/replaceableEngine.js';
 import { zonesConfig } from '../support/powerdnsFixture.js';
 
 /**
@@ -75,24 +76,9 @@ test('gslbd ctl replace with compact, redirect and DNS-over-TCP clients holding 
       },
     }),
   );
-  const engine = spawn(process.execPath, [CLI, 'serve', configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  children.add(engine);
-  t.teardown(() => {
-    try {
-      process.kill(-engine.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
-    children.delete(engine);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  let log = '';
-  engine.stdout!.on('data', (c: Buffer) => (log += c.toString()));
-  engine.stderr!.on('data', (c: Buffer) => (log += c.toString()));
-  for (let i = 0; i < 2400 && !log.includes('"msg":"gslbd up"'); i++) await new Promise((r) => setTimeout(r, 25));
-  const up = JSON.parse(/^\{.*"msg":"gslbd up".*$/m.exec(log)?.[0] ?? 'null') as { admin: string; redirect: string; dns: string[] } | null;
-  if (!up) throw new Error(`the engine did not come up:\n${log}`);
-  const redirectPort = Number(new URL(up.redirect).port);
+  const engine = await startReplaceableEngine(t, { configFile, dir, children });
+  const { up } = engine;
+  const redirectPort = Number(new URL(up.redirect!).port);
   const dnsPort = Number(up.dns[0]!.split(':')[1]);
 
   const held = tally();
@@ -157,7 +143,7 @@ test('gslbd ctl replace with compact, redirect and DNS-over-TCP clients holding 
   for (const c of heldClients) c.close();
 
   t.is(ctl.code, 0, ctl.out);
-  t.regex(log, /"msg":"hand-over complete: the old process exits"/);
+  t.regex(engine.log(), /"msg":"hand-over complete: the old process exits"/);
   for (const [name, tl] of [
     ['compact, held connections', held],
     ['compact, a connection per query', fresh],

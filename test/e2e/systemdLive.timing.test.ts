@@ -4,10 +4,11 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { stringify } from 'yaml';
-import { parseDnsperfOutput, type DnsperfResult } from '../bench/harness/dnsperf.js';
+import type { DnsperfResult } from '../bench/harness/dnsperf.js';
 import { udpQuery } from '../support/dnsClient.js';
 import { BUNDLED_CLI, REPO_ROOT } from '../support/engineProcess.js';
 import { startLiveSystemd } from '../support/liveSystemd.js';
+import { steadyDnsperf } from '../support/steadyDnsperf.js';
 import { zonesConfig } from '../support/powerdnsFixture.js';
 
 /**
@@ -56,27 +57,9 @@ function configText(address: string): string {
   });
 }
 
+/** {@link steadyDnsperf} for LOAD_SECONDS at RATE. */
 function dnsperf(port: number, queryFile: string, mode: 'udp' | 'tcp'): Promise<{ result: DnsperfResult; out: string }> {
-  return new Promise((resolve, reject) => {
-    const args = ['-s', '127.0.0.1', '-p', String(port), '-d', queryFile, '-l', String(LOAD_SECONDS), '-Q', String(RATE), '-t', String(LOST_AFTER_S)];
-    const c = spawn('dnsperf', [...args, '-m', mode, '-c', '2', '-q', '8'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(c);
-    let out = '';
-    let err = '';
-    c.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    c.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    c.on('error', reject);
-    // 'close': dnsperf writes its block-buffered statistics as it exits (replace.timing.test.ts).
-    c.on('close', (code) => {
-      children.delete(c);
-      try {
-        if (code !== 0) throw new Error(`dnsperf -m ${mode} exited ${code}`);
-        resolve({ result: parseDnsperfOutput(out), out: `${out}${err}` });
-      } catch (e) {
-        reject(new Error(`${(e as Error).message}\n${err}\n${out}`));
-      }
-    });
-  });
+  return steadyDnsperf({ port, queryFile, mode, seconds: LOAD_SECONDS, rate: RATE, lostAfterS: LOST_AFTER_S, children });
 }
 
 function ctl(adminUrl: string, ...args: string[]): Promise<{ code: number | null; out: string }> {
