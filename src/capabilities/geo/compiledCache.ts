@@ -1,5 +1,5 @@
-import { mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { writeAtomically } from '../../core/config/atomicWrite.js';
 import type { GeoConfig } from './geoSchema.js';
 import { IMAGE_VERSION, readImage } from './compiledImage.js';
 import { buildLocationImage } from './buildImage.js';
@@ -117,26 +117,5 @@ function readStamped(file: string): { bytes: Uint8Array; stamp: string | undefin
     return { bytes, stamp: readImage(bytes).metadata.stamp, identity };
   } catch (e) {
     return { problem: `not a usable compiled file (${(e as Error).message})` };
-  }
-}
-
-/**
- * Writes `bytes` to `file` through a temporary file in the same directory and a rename, so a
- * reader (another engine starting) sees the old file or the new one, never a part.
- * @throws Error when the directory cannot be created or the file written.
- */
-export function writeAtomically(file: string, bytes: Uint8Array): void {
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}-${Date.now()}`;
-  try {
-    writeFileSync(tmp, bytes);
-    renameSync(tmp, file);
-  } catch (e) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // Never created.
-    }
-    throw e;
   }
 }

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readdir, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeAtomicallyAsync } from '../../core/config/atomicWrite.js';
 import type { DerivedTableStore } from '../../core/location/locationDb.js';
 
 /** Files kept in a store's directory; older ones are removed after a write (each reload of a changed policy may add one). */
@@ -28,26 +29,13 @@ export function derivedTableFiles(dir: string, identity: string): DerivedTableSt
     },
     async write(key, bytes) {
       try {
-        await writeAtomically(path(key), bytes);
+        await writeAtomicallyAsync(path(key), bytes, { createDirectory: true });
         await prune(dir);
       } catch {
         // Best effort: a read-only or full directory costs the next start the build.
       }
     },
   };
-}
-
-/** Writes `file` through a temporary file beside it and a rename, on the thread pool. */
-async function writeAtomically(file: string, bytes: Uint8Array): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
-  try {
-    await writeFile(tmp, bytes);
-    await rename(tmp, file);
-  } catch (e) {
-    await unlink(tmp).catch(() => undefined);
-    throw e;
-  }
 }
 
 /** Removes all but the {@link KEPT_FILES} most recently written files of `dir`. */

@@ -38,7 +38,6 @@ export class DnsServer implements FrontDoor {
   private readonly fast: FastPathSocket[] = [];
   private readonly tcp: Server[] = [];
   private readonly connections = new Map<Socket, StreamConnection>();
-  /** Per TCP connection: true while nothing of a query is buffered or being answered (a hand-over may pass it). */
   /** Per TCP connection, what a hand-over asks of it (`../connectionHandover.ts`). */
   private readonly handoverState = new Map<Socket, Pick<HandoverCandidate, 'settled' | 'received'>>();
   /** Open TCP connections by client ({@link tcpClientKey}). */
