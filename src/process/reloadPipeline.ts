@@ -141,8 +141,9 @@ function configWorker(): Worker {
 /**
  * Compiles a snapshot in slices of about `sliceMs` milliseconds (`compileSnapshotSteps`: one
  * record or a few hundred zone entries per step), giving the event loop a turn between slices.
- * The result equals `compileSnapshot(input)`.
+ * The young generation is scavenged after each slice, while it holds one slice's objects
+ * (`collectYoungGeneration`). The result equals `compileSnapshot(input)`.
  */
 export function compileInSlices(input: SnapshotInput<Config>, sliceMs = SLICE_MS): Promise<Snapshot> {
-  return runInSlices(compileSnapshotSteps(input), sliceMs);
+  return runInSlices(compileSnapshotSteps(input), sliceMs, { collectYoung: true });
 }

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { collectYoungGeneration } from './youngGeneration.js';
 
 /**
  * Work done as a generator that yields between units of well under a millisecond (compiling a
@@ -28,6 +29,15 @@ export function runSteps<T>(steps: Steps<T>): T {
  */
 export const BUSY_PAUSE_MS = 0.25;
 
+/** Options of {@link runInSlices}. */
+export interface SliceOptions {
+  /**
+   * Scavenge the young generation after each slice ({@link collectYoungGeneration}): for steps
+   * whose allocations outlive them, as a snapshot's do. Default false.
+   */
+  readonly collectYoung?: boolean;
+}
+
 /**
  * Runs `steps` to the end in slices of about `sliceMs` milliseconds and returns the steps' result.
  * A slice ends after the step that crosses `sliceMs`, so one step is the longest the event loop
@@ -42,7 +52,7 @@ export const BUSY_PAUSE_MS = 0.25;
  * PowerDNS's queries waited over a second during a 20,000-record reload (issue 17; the reload row
  * of docs/BENCHMARKS.md).
  */
-export async function runInSlices<T>(steps: Steps<T>, sliceMs = SLICE_MS): Promise<T> {
+export async function runInSlices<T>(steps: Steps<T>, sliceMs = SLICE_MS, options: SliceOptions = {}): Promise<T> {
   let pauseMs = 1;
   for (;;) {
     const until = performance.now() + sliceMs;
@@ -51,6 +61,7 @@ export async function runInSlices<T>(steps: Steps<T>, sliceMs = SLICE_MS): Promi
       if (next.done) return next.value;
       if (performance.now() >= until) break;
     }
+    if (options.collectYoung) collectYoungGeneration();
     const before = performance.eventLoopUtilization();
     await sleep(pauseMs);
     const pause = performance.eventLoopUtilization(performance.eventLoopUtilization(), before);
