@@ -64,3 +64,19 @@ test('a missing file keeps its error code', async (t) => {
   t.is((await t.throwsAsync(readRegularFileAsync(absent, 8), { instanceOf: FileKindError })).code, 'ENOENT');
   t.is(referencedFileProblem('absent', absent, 8), 'cannot read "absent": ENOENT');
 });
+
+test('a file larger than one read is read whole in place, by the sync and async reads', async (t) => {
+  // 20 MiB and 3 bytes: more than one 16 MiB read. Concatenating the pieces of a 55 MB compiled
+  // location file held a location reload's event loop 45-65 ms (issue 17): both reads fill one
+  // buffer of the size stat gives, plus the byte that shows the end.
+  const size = (20 << 20) + 3;
+  const bytes = Buffer.alloc(size);
+  for (let i = 0; i < size; i += 4093) bytes[i] = (i / 4093) & 0xff;
+  const file = join(dir, 'large');
+  writeFileSync(file, bytes);
+  for (const read of [readRegularFileAsync(file, 64 << 20), Promise.resolve(readRegularFile(file, 64 << 20))]) {
+    const got = await read;
+    t.true(got.equals(bytes));
+    t.is(got.buffer.byteLength, size + 1);
+  }
+});

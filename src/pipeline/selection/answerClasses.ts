@@ -8,7 +8,7 @@ import { narrowIds, RangeTable4, RangeTable6, unpackPrefix, type RangeIds } from
 import type { Tiling } from '../../core/lpm/tiling.js';
 import type { CompiledDataCenter } from '../../core/model/topology.js';
 import { locationDecisionKey } from './locationDecision.js';
-import { decodeClasses, encodeClasses, storedClassesKey, type StoredClasses } from './answerClassesStore.js';
+import { decodeClassesSteps, encodeClasses, storedClassesKey, type StoredClasses } from './answerClassesStore.js';
 import { runSteps, type Steps } from './steps.js';
 import { LOCATION_READ, narrowScope, STAGE_SLOTS, type LocationReader, type SelectionState } from './stage.js';
 
@@ -176,7 +176,7 @@ function* stored(
   if (!store) return yield* tables(geo, yield* build(tilings, readers, candidates));
   const key = storedClassesKey(readers, candidates);
   const bytes = store.read(key);
-  const found = bytes && decodeClasses(bytes, tilings.locationCount);
+  const found = bytes && (yield* decodeClassesSteps(bytes, tilings.locationCount));
   if (found) {
     const classes = [...found.representatives].map((id) => {
       const location = tilings.decode(id);

@@ -4,6 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CompiledDataCenter } from '../../core/model/topology.js';
 import type { LocationReader } from './stage.js';
+import type { Steps } from './steps.js';
 
 /**
  * Answer-class tables kept between starts (issue 26: a restart answers its first query within a
@@ -65,43 +66,60 @@ export function encodeClasses(t: StoredClasses): Uint8Array {
 }
 
 /**
- * Tables from their stored bytes, or undefined when the bytes are not tables of this format over a
- * database of `locationCount` locations (wrong size, a representative or class id out of range,
- * starts not ascending).
+ * Words checked between two yields of {@link decodeClassesSteps}: a record's stored tables over the
+ * city data are 1–1.4 million words, and checking them in one turn of a location reload held the
+ * event loop 68–116 ms at load 3 (issue 17; a CPU profile of `test/geo/reloadMemoryRun.ts`).
  */
-export function decodeClasses(bytes: Uint8Array, locationCount: number): StoredClasses | undefined {
+const CHECK_STEP = 1 << 16;
+
+/**
+ * Tables from their stored bytes, as steps (`steps.ts`: a reload decodes in slices), or undefined
+ * when the bytes are not tables of this format over a database of `locationCount` locations
+ * (wrong size, a representative or class id out of range, starts not ascending).
+ */
+export function* decodeClassesSteps(bytes: Uint8Array, locationCount: number): Steps<StoredClasses | undefined> {
   if (bytes.byteLength % 4 !== 0 || bytes.byteLength < 20) return undefined;
   const words = new Uint32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
   const [magic, format, classCount, n4, n6] = words;
   if (magic !== MAGIC || format !== FORMAT || classCount === 0 || words.length !== 5 + classCount! + 2 * n4! + 5 * n6!) return undefined;
+  yield;
   let at = 5;
   const take = (n: number): Uint32Array => words.subarray(at, (at += n));
   const representatives = take(classCount!);
   const v4 = { starts: take(n4!), ids: take(n4!) };
   const v6 = { starts: take(4 * n6!), ids: take(n6!) };
-  // Plain loops, not `some`: this runs once per record's tables on every start, before the engine
-  // listens, over hundreds of thousands of words, where a callback per word costs 50-250 ms cold.
-  if (!below(representatives, locationCount) || !below(v4.ids, classCount!) || !below(v6.ids, classCount!)) return undefined;
-  if (!ascending(v4.starts, 1) || !ascending(v6.starts, 4)) return undefined;
+  if (!(yield* below(representatives, locationCount)) || !(yield* below(v4.ids, classCount!)) || !(yield* below(v6.ids, classCount!))) return undefined;
+  if (!(yield* ascending(v4.starts, 1)) || !(yield* ascending(v6.starts, 4))) return undefined;
   return { representatives, v4, v6 };
 }
 
-/** Whether every word of `words` is below `limit`. */
-function below(words: Uint32Array, limit: number): boolean {
-  for (let i = 0; i < words.length; i++) if (words[i]! >= limit) return false;
+// Plain loops, not `some`: they run over hundreds of thousands of words per record's tables on
+// every start, where a callback per word costs 50-250 ms cold.
+
+/** Whether every word of `words` is below `limit`, yielding every {@link CHECK_STEP} words. */
+function* below(words: Uint32Array, limit: number): Steps<boolean> {
+  for (let from = 0; from < words.length; from += CHECK_STEP) {
+    const to = Math.min(words.length, from + CHECK_STEP);
+    for (let i = from; i < to; i++) if (words[i]! >= limit) return false;
+    yield;
+  }
   return true;
 }
 
-/** Whether range starts of `stride` words each are strictly ascending. */
-function ascending(starts: Uint32Array, stride: 1 | 4): boolean {
-  if (stride === 1) {
-    for (let i = 1; i < starts.length; i++) if (starts[i]! <= starts[i - 1]!) return false;
-    return true;
-  }
-  for (let i = stride; i < starts.length; i += stride) {
-    let cmp = 0;
-    for (let w = 0; w < stride && cmp === 0; w++) cmp = starts[i + w]! - starts[i - stride + w]!;
-    if (cmp <= 0) return false;
+/** Whether range starts of `stride` words each are strictly ascending, yielding every {@link CHECK_STEP} words. */
+function* ascending(starts: Uint32Array, stride: 1 | 4): Steps<boolean> {
+  for (let from = stride; from < starts.length; from += CHECK_STEP) {
+    const to = Math.min(starts.length, from + CHECK_STEP);
+    if (stride === 1) {
+      for (let i = from; i < to; i++) if (starts[i]! <= starts[i - 1]!) return false;
+    } else {
+      for (let i = from; i < to; i += stride) {
+        let cmp = 0;
+        for (let w = 0; w < stride && cmp === 0; w++) cmp = starts[i + w]! - starts[i - stride + w]!;
+        if (cmp <= 0) return false;
+      }
+    }
+    yield;
   }
   return true;
 }
