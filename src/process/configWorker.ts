@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { ConfigError } from '../core/config/load.js';
+import { lowerThreadPriority } from '../core/threads/backgroundPriority.js';
 import { readCandidateConfig } from './candidateConfig.js';
 import { splitForTransfer, type TransferChunk, type WorkerMessage, type WorkerRequest } from './transferChunks.js';
 
@@ -11,6 +12,9 @@ import { splitForTransfer, type TransferChunk, type WorkerMessage, type WorkerRe
  * one long block. The
  * worker lives as long as the engine: loading the modules costs about a second.
  */
+// The engine thread answers queries: it wins the CPU when both are runnable.
+lowerThreadPriority();
+
 /** The pieces of the answer being sent, each sent when the engine thread asks for the next. */
 let pending: { id: number; chunks: TransferChunk[]; next: number } | undefined;
 

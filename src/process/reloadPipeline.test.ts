@@ -1,10 +1,11 @@
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../core/config/load.js';
 import { emptyLocationDb } from '../core/location/locationDb.js';
+import { BACKGROUND_NICE } from '../core/threads/backgroundPriority.js';
 import { emptyMetricView } from '../core/views/metricView.js';
 import { compileSnapshot } from '../pipeline/snapshot.js';
 import { largeConfig } from '../../test/support/largeConfig.js';
@@ -33,6 +34,29 @@ test('the worker reads what the engine thread would read: the same configuration
   t.is(here.sharedHash, off.sharedHash);
   const other = await reader.read(file, largeConfig({ records: 1200, ttl: 31 }));
   t.not(other.fingerprint, off.fingerprint, 'text given instead of the file is what is read');
+});
+
+/** Nice value of each thread of this process (`/proc/self/task/<tid>/stat`, field 19). */
+function threadNiceValues(): number[] {
+  return readdirSync('/proc/self/task').map((tid) => niceOf(`/proc/self/task/${tid}/stat`));
+}
+
+function niceOf(statFile: string): number {
+  const stat = readFileSync(statFile, 'utf8');
+  // Fields after the command name, which is in parentheses and may hold spaces: state is field 3.
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
+// Serial, so it runs before the other tests start the shared reader's worker.
+test.serial('the worker reads at a lower priority than the engine thread (nice 10 against 0)', async (t) => {
+  const own = new ConfigReader();
+  t.teardown(() => own.close());
+  const before = threadNiceValues().filter((n) => n === BACKGROUND_NICE).length;
+  const file = join(dir, 'nice.yaml');
+  writeFileSync(file, largeConfig({ records: 3 }));
+  await own.read(file);
+  t.is(threadNiceValues().filter((n) => n === BACKGROUND_NICE).length, before + 1);
+  t.is(niceOf('/proc/thread-self/stat'), 0, 'the engine thread keeps its priority');
 });
 
 test('the worker reports every problem as a ConfigError, as the engine thread does', async (t) => {

@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { lowerThreadPriority } from '../../core/threads/backgroundPriority.js';
 import type { GeoConfig } from './geoSchema.js';
 import { loadLocationImage } from './loadSources.js';
 
@@ -6,6 +7,7 @@ import { loadLocationImage } from './loadSources.js';
  * Worker-thread entry of `loadLocationImageOffThread`: builds the compiled image and transfers
  * its buffer back to the engine thread.
  */
+lowerThreadPriority();
 const { geo, configFile } = workerData as { geo: GeoConfig; configFile: string };
 try {
   const image = loadLocationImage(geo, configFile);
