@@ -151,8 +151,7 @@ function* bucketLayoutSteps(starts: Uint32Array, ids: RangeIds, allocate: (bytes
     if (ids[i]! > 0xffff) throw new RangeError(`range ${i} has id ${ids[i]}, above 65535`);
     if (i % (LAYOUT_STEP * 16) === LAYOUT_STEP * 16 - 1) yield;
   }
-  const reference = new RangeTable4(starts, ids);
-  yield;
+  const reference = yield* RangeTable4.inSteps(starts, ids);
   // First pass: which ranges meet each /16 (first[k] … lastIn(k)), and the words they take.
   const first = new Uint32Array(65536);
   let j = 0;
