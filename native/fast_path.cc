@@ -6,12 +6,13 @@
 //
 // Cache: question key (the query without ID and ECS address: flags, question with its name's letter
 // case folded, OPT, ECS family and source prefix) → for each ECS scope seen, client block (address
-// masked to the scope) → reply template. A hit patches the ID, the question name (the query's letter
-// case: DNS 0x20) and the echoed ECS address into a copy of the template. The blocks of every question live in one flat table (native/block_table.h); a lookup
-// prefetches the client's block at every scope the question has templates at, then takes the
-// longest present. Every question carries the generation it was computed on; `bump()` (called when the
-// engine publishes a snapshot or a state view) makes all of them stale at once, without stopping
-// the threads: the first lookup after it misses.
+// masked to the scope) → reply template. A hit patches the ID, the question name (the query's
+// letter case: DNS 0x20) and the echoed ECS address into a copy of the template. The blocks of
+// every question live in one flat table (native/block_table.h); a lookup prefetches the client's
+// block at every scope the question has templates at, then takes the longest present. Every
+// question carries the generation it was computed on; `bump()` (called when the engine publishes a
+// snapshot or a state view) makes all of them stale at once, without stopping the threads: the
+// first lookup after it misses.
 //
 // Each template carries the answer class JavaScript gave it (what the answer adds to the engine's
 // query counters); each thread counts its replays per class, and `classCounts()` sums them when

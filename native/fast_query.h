@@ -1,9 +1,10 @@
-// The fast path's query parser: a strict subset of DNS queries whose reply, when the engine says
-// it is the same for a whole client block, can be replayed from a template with only the ID and
-// the ECS address patched. Everything outside the subset is left to the JavaScript path, which
-// answers it (and its errors) as it always did. Pure function, no allocation: fuzzed by
-// native/fuzz_query.cc. The question name's letter case is not part of the key (RFC 4343, DNS 0x20
-// resolvers randomise it): the key folds A–Z and a replay writes the query's name over the template's.
+// The fast path's query parser: a strict subset of DNS queries whose reply, when the engine says it
+// is the same for a whole client block, can be replayed from a template with only the ID, the
+// question name's letter case and the ECS address patched. Everything outside the subset is left to
+// the JavaScript path, which answers it (and its errors) as it always did. Pure function, no
+// allocation: fuzzed by native/fuzz_query.cc. The question name's letter case is not part of the
+// key (RFC 4343, DNS 0x20 resolvers randomise it): the key folds A–Z and a replay writes the
+// query's name over the template's.
 #pragma once
 
 #include <cstddef>
