@@ -4,13 +4,15 @@
 // JavaScript in one call per batch through a thread-safe function. JavaScript answers them as the
 // Node listener does, sends the replies through `reply()` and installs the reusable ones.
 //
-// Cache: question key (the query without ID and ECS address: flags, question, OPT, ECS family and
-// source prefix) → for each ECS scope seen, client block (address masked to the scope) → reply
-// template. The blocks of every question live in one flat table (native/block_table.h); a lookup
-// prefetches the client's block at every scope the question has templates at, then takes the
-// longest present. Every question carries the generation it was computed on; `bump()` (called when the
-// engine publishes a snapshot or a state view) makes all of them stale at once, without stopping
-// the threads: the first lookup after it misses.
+// Cache: question key (the query without ID and ECS address: flags, question with its name's letter
+// case folded, OPT, ECS family and source prefix) → for each ECS scope seen, client block (address
+// masked to the scope) → reply template. A hit patches the ID, the question name (the query's
+// letter case: DNS 0x20) and the echoed ECS address into a copy of the template. The blocks of
+// every question live in one flat table (native/block_table.h); a lookup prefetches the client's
+// block at every scope the question has templates at, then takes the longest present. Every
+// question carries the generation it was computed on; `bump()` (called when the engine publishes a
+// snapshot or a state view) makes all of them stale at once, without stopping the threads: the
+// first lookup after it misses.
 //
 // Each template carries the answer class JavaScript gave it (what the answer adds to the engine's
 // query counters); each thread counts its replays per class, and `classCounts()` sums them when
@@ -184,7 +186,7 @@ size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_st
   clientOf(p, q, peer, family, addr, bytes);
   // One key buffer per thread: its capacity is reused, so a lookup allocates nothing.
   thread_local std::string key;
-  key.assign(reinterpret_cast<const char*>(p + 2), q.keyEnd - 2);
+  gslbd::questionKey(p, q, key);
   const uint32_t gen = s.gen.load(std::memory_order_acquire);
   std::shared_lock<std::shared_mutex> guard(s.lock);
   const Template* t = s.cache.find(key, gen, family, addr);
@@ -193,6 +195,8 @@ size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_st
   std::memcpy(out, t->data(), t->len);
   out[0] = p[0];
   out[1] = p[1];
+  // The question as asked, letter case included (install checked that the template echoes it at 12).
+  std::memcpy(out + 12, p + 12, q.nameEnd - 12);
   std::memcpy(out + t->len - q.ecsAddrLen, p + q.keyEnd, q.ecsAddrLen);
   return t->len;
 }
@@ -200,15 +204,18 @@ size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_st
 /** Stores `reply` as the template of the query's client block at `scope`, on the current generation, counted in `answerClass` when replayed. */
 void install(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_storage& peer, const uint8_t* reply, size_t len, unsigned scope,
              uint32_t answerClass) {
-  if (len < 12 + q.ecsAddrLen || len > kMaxTemplate || answerClass >= kMaxClasses) return;
-  // The reply must echo the ID and end with the query's ECS address (the one option of the last record).
+  if (len < q.nameEnd + q.ecsAddrLen || len > kMaxTemplate || answerClass >= kMaxClasses) return;
+  // The reply must echo the ID and the question name (a hit writes the query's over them) and end
+  // with the query's ECS address (the one option of the last record).
   if (reply[0] != p[0] || reply[1] != p[1]) return;
+  if (std::memcmp(reply + 12, p + 12, q.nameEnd - 12) != 0) return;
   if (std::memcmp(reply + len - q.ecsAddrLen, p + q.keyEnd, q.ecsAddrLen) != 0) return;
   uint8_t family, addr[16];
   size_t bytes;
   clientOf(p, q, peer, family, addr, bytes);
   if (scope > bytes * 8) return;
-  std::string key(reinterpret_cast<const char*>(p + 2), q.keyEnd - 2);
+  std::string key;
+  gslbd::questionKey(p, q, key);
   const uint32_t gen = s.gen.load(std::memory_order_acquire);
   std::unique_lock<std::shared_mutex> guard(s.lock);
   Template* slot = s.cache.slot(key, gen, family, scope, addr);
@@ -554,7 +561,7 @@ Napi::Value ReplyOne(const Napi::CallbackInfo& info) {
 }
 
 // templates(server, max) → [query: Buffer, peer: string][]: for at most `max` templates of the current generation, the query
-// that installed it (ID 0) and its sender, so that JavaScript can answer them again on a new snapshot and install the replies.
+// that installed it (ID 0, its name's letter case folded as in the key) and its sender, so that JavaScript can answer them again on a new snapshot and install the replies.
 Napi::Value Templates(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* sp = info.Length() >= 2 ? serverOf(info[0]) : nullptr;
@@ -693,7 +700,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("stats", Napi::Function::New(env, Stats, "stats"));
   exports.Set("classCounts", Napi::Function::New(env, ClassCountsOf, "classCounts"));
   exports.Set("close", Napi::Function::New(env, Close, "close"));
-  exports.Set("abi", Napi::Number::New(env, 6));
+  exports.Set("abi", Napi::Number::New(env, 7));
   return exports;
 }
 

@@ -15,6 +15,7 @@ bool parseFastQuery(const uint8_t* p, size_t n, FastQuery& out) {
   if (ar > 1) return false;
   size_t pos = 12;
   size_t nameLen = 0;
+  bool plain = true;
   for (;;) {
     if (pos >= n) return false;
     const uint8_t len = p[pos];
@@ -26,8 +27,12 @@ bool parseFastQuery(const uint8_t* p, size_t n, FastQuery& out) {
     if (len > 63) return false;  // compression pointers and extended label types
     nameLen += 1 + len;
     if (nameLen + 1 > 255) return false;
+    if (pos + 1 + len > n) return false;
+    for (size_t i = pos + 1; i <= pos + len; i++) plain = plain && p[i] > 0x20 && p[i] < 0x7F && p[i] != '.' && p[i] != '\\';
     pos += 1 + len;
   }
+  out.nameEnd = pos;
+  out.foldCase = plain;
   if (pos + 4 > n) return false;
   if (u16(p + pos + 2) != 1) return false;  // class IN
   pos += 4;
@@ -76,6 +81,14 @@ bool parseFastQuery(const uint8_t* p, size_t n, FastQuery& out) {
   out.ecsClient = mapped ? source > 96 : source > 0;
   out.ecsFamily = family;
   return true;
+}
+
+void questionKey(const uint8_t* p, const FastQuery& q, std::string& key) {
+  key.assign(reinterpret_cast<const char*>(p + 2), q.keyEnd - 2);
+  if (!q.foldCase) return;
+  // Length bytes are 1–63, never A–Z (0x41–0x5A): the whole name folds in one pass.
+  for (size_t i = 12 - 2; i < q.nameEnd - 2; i++)
+    if (key[i] >= 'A' && key[i] <= 'Z') key[i] = static_cast<char>(key[i] + ('a' - 'A'));
 }
 
 }  // namespace gslbd

@@ -11,6 +11,8 @@ import { QUICKSTART_CONFIG } from './harness/paths.js';
 import { processCpuSeconds } from './harness/processCpu.js';
 import type { BenchProcess } from './harness/processes.js';
 import { quickstartSnapshot } from './harness/quickstartSnapshot.js';
+import { randomLetterCase } from '../support/dnsClient.js';
+import { seededRandom } from '../support/seededRandom.js';
 
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
@@ -18,9 +20,20 @@ const RUN_SECONDS = 3;
 const WARMUP_SECONDS = 1;
 /** The ECS client mix of the differential test (src/doors/dns/fastPath.test.ts). */
 const CLIENTS = 3_000;
+/**
+ * Letter-case variants per client in the 0x20 row's query file (96,000 queries, ~6 MB): a run
+ * replays the file about once, so most of its queries ask a case the warm-up never sent.
+ */
+const CASE_VARIANTS = 32;
 
 const TABLE = 'fastpath-gslb';
-const ROW = { gdnsd: 'fastpath-gdnsd', node: 'fastpath-node-listener', fast: 'fastpath-native', rotating: 'fastpath-native-rotating' } as const;
+const ROW = {
+  gdnsd: 'fastpath-gdnsd',
+  node: 'fastpath-node-listener',
+  fast: 'fastpath-native',
+  cased: 'fastpath-native-0x20',
+  rotating: 'fastpath-native-rotating',
+} as const;
 type ServerName = keyof typeof ROW;
 /**
  * Two endpoints in each data center, so that round-robin has a choice: with one endpoint per data
@@ -60,6 +73,10 @@ const ROTATING_RECORD = {
  * (rotation is not done natively, README "Fast path"), so the two rows show what that costs. Each
  * fast-path row reports the share of its queries the threads answered natively (the listener's
  * hit and miss counters in `/metrics`), so a row that does not measure what it names shows it.
+ * The `0x20` row asks the same fast path with the same clients, each in {@link CASE_VARIANTS}
+ * random letter cases of `www.example.test` (seeded), as DNS 0x20 resolvers do; its warm-up sends
+ * the lower-case file, so its share answered natively shows whether a template installed by one
+ * case serves the others (README "Fast path", "Letter case").
  */
 const group: BenchGroup = {
   name: 'fastpath',
@@ -75,11 +92,12 @@ const group: BenchGroup = {
         { id: ROW.gdnsd, label: 'gdnsd 3.8 geoip plugin, nets from the same decisions' },
         { id: ROW.node, label: 'gslbd, Node listener' },
         { id: ROW.fast, label: 'gslbd, native fast path (1 thread)' },
+        { id: ROW.cased, label: `gslbd, native fast path (1 thread), names in random letter case (DNS 0x20, ${CASE_VARIANTS} per client)` },
         { id: ROW.rotating, label: 'gslbd, native fast path (1 thread), rotating record (answered by JavaScript)' },
       ],
     },
   ],
-  estimateSeconds: (runs) => 30 + 4 * (WARMUP_SECONDS + 0.7) + runs * 4 * (RUN_SECONDS + 0.7),
+  estimateSeconds: (runs) => 30 + 5 * (WARMUP_SECONDS + 0.7) + runs * 5 * (RUN_SECONDS + 0.7),
   async run(ctx) {
     const dir = ctx.tempDir('fastpath');
     const quickstart = (): Record<string, unknown> => parse(readFileSync(QUICKSTART_CONFIG, 'utf8')) as Record<string, unknown>;
@@ -106,6 +124,12 @@ const group: BenchGroup = {
     const clients = clientMix(geo, CLIENTS, 3);
     const queryFile = join(dir, 'gslb-ecs.bin');
     writeFileSync(queryFile, lengthPrefixed(clients.map((c, i) => queryPacket(i & 0xffff, 'www.example.test', 'A', c))));
+    const random = seededRandom(20261202);
+    const casedFile = join(dir, 'gslb-ecs-0x20.bin');
+    const cased: Buffer[] = [];
+    for (let v = 0; v < CASE_VARIANTS; v++)
+      for (const c of clients) cased.push(queryPacket(cased.length & 0xffff, randomLetterCase('www.example.test', random), 'A', c));
+    writeFileSync(casedFile, lengthPrefixed(cased));
     const rotatingFile = join(dir, 'rr-ecs.bin');
     writeFileSync(rotatingFile, lengthPrefixed(clients.map((c, i) => queryPacket(i & 0xffff, 'rr.example.test', 'A', c))));
     ctx.log('starting gdnsd with nets from the quickstart decisions');
@@ -115,16 +139,17 @@ const group: BenchGroup = {
       gdnsd: { port: gdnsd.port, proc: gdnsd.process },
       node: { port: node.dnsPort, proc: node.process },
       fast: { port: fast.dnsPort, proc: fast.process },
+      cased: { port: fast.dnsPort, proc: fast.process },
       rotating: { port: fast.dnsPort, proc: fast.process },
     };
     const plan = (Object.keys(ROW) as ServerName[]).filter((s) => ctx.wants(TABLE, ROW[s]));
-    const dnsperf = (server: ServerName, seconds: number) =>
+    const dnsperf = (server: ServerName, seconds: number, warmUp = false) =>
       runDnsperf(
         ctx.processes,
         {
           server: '127.0.0.1',
           port: servers[server].port,
-          queryFile: server === 'rotating' ? rotatingFile : queryFile,
+          queryFile: server === 'rotating' ? rotatingFile : server === 'cased' && !warmUp ? casedFile : queryFile,
           binary: true,
           edns: false,
           seconds,
@@ -134,11 +159,11 @@ const group: BenchGroup = {
         ctx.signal,
       );
     ctx.log('warm-up runs (the fast path keeps its templates)');
-    for (const server of plan) await dnsperf(server, WARMUP_SECONDS);
+    for (const server of plan) await dnsperf(server, WARMUP_SECONDS, true);
     for (let run = 1; run <= ctx.runs; run++) {
       for (const server of plan) {
         const proc = servers[server].proc;
-        const native = server === 'fast' || server === 'rotating';
+        const native = server === 'fast' || server === 'cased' || server === 'rotating';
         const outcomesBefore = native ? await fastPathOutcomes(fast.adminPort) : undefined;
         const before = processCpuSeconds(proc.pid);
         const r = await dnsperf(server, RUN_SECONDS);
@@ -158,6 +183,7 @@ const group: BenchGroup = {
     }
     ctx.note(
       `${CLIENTS} www A queries with ECS from the client mix; the fast path answers from templates the first pass installed. ` +
+        `The 0x20 row: the same clients, ${CASE_VARIANTS} random letter cases of www.example.test each (seed 20261202), after a warm-up in lower case. ` +
         `The rotating row: the same clients asking rr.example.test (round-robin over the two endpoints of the nearest data center) of the same fast-path process, answered by JavaScript. ` +
         `Byte-identical answers are checked by src/doors/dns/fastPath.test.ts, not here.`,
     );

@@ -57,6 +57,17 @@ export function buildQuery(q: QuerySpec): Buffer {
 }
 
 /**
+ * `name` with each ASCII letter upper- or lower-cased at random by `random` (a draw in [0, 1) per
+ * letter, e.g. `seededRandom(seed)`), as a resolver that randomises the question's letter case
+ * does (DNS 0x20, draft-vixie-dnsext-dns0x20): the same name to a server (RFC 4343).
+ */
+export function randomLetterCase(name: string, random: () => number): string {
+  let out = '';
+  for (const c of name) out += /[a-z]/i.test(c) ? (random() < 0.5 ? c.toLowerCase() : c.toUpperCase()) : c;
+  return out;
+}
+
+/**
  * The payload of an ECS option for `addr/len` (RFC 7871 §6): family, source prefix, scope 0 and
  * ceil(len/8) address bytes. An IPv4-mapped IPv6 prefix (`::ffff:192.0.2.0/120`) stays family 2.
  */

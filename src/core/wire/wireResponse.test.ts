@@ -2,7 +2,9 @@ import test from 'ava';
 import dnsPacket from 'dns-packet';
 import { presentData } from '../dns/presentation.js';
 import type { ResourceRecord } from '../dns/records.js';
-import { UNCOMPRESSED, writeRecord } from './wireResponse.js';
+import type { Answer } from '../model/query.js';
+import { decodeQuery, type WireQuestion } from './wireQuery.js';
+import { caseNeutralOwners, encodeReply, UNCOMPRESSED, writeRecord } from './wireResponse.js';
 
 /** dns-packet's record and name codecs, which its typings omit. */
 const codec = dnsPacket as unknown as { answer: { encode(a: unknown): Buffer }; name: { encode(n: string): Buffer } };
@@ -74,4 +76,81 @@ test('more distinct addresses than the RDATA cache keeps are all written right',
     if (!got.equals(reference(rr))) return t.fail(`${presentData(rr.type, rr.data)}: ${got.toString('hex')}`);
   }
   t.pass();
+});
+
+/** The question of a query for `name` (letter case as given), with EDNS. */
+function questionOf(name: string): WireQuestion {
+  const decoded = decodeQuery(dnsPacket.encode({ type: 'query', id: 1, questions: [{ name, type: 'A', class: 'IN' }] }));
+  if (decoded.kind !== 'query') throw new Error(`${name}: ${decoded.kind}`);
+  return decoded.query.question;
+}
+
+/** An answer for the question name `qname` as the engine builds one: `owned` records owned by the name as asked, `others` as configured. */
+function answerFor(
+  qname: string,
+  owned: number,
+  others: Answer['answers'],
+  authority: Answer['authority'] = [],
+  additional: Answer['additional'] = [],
+): Answer {
+  const answers = Array.from({ length: owned }, (_, i) => ({ name: qname, type: 'A' as const, ttl: 30, data: `192.0.2.${i + 1}` }));
+  return { rcode: 0, authoritative: true, answers: [...answers, ...others], authority, additional, scope: 0, dcs: [] };
+}
+
+/**
+ * DNS 0x20 (native fast path, issue 22 item 2): where `caseNeutralOwners` holds, the reply to one
+ * case variant of the question with the other variant's name written over its question is the
+ * reply to the other variant, byte for byte — owners equal to the question are pointers to it,
+ * whatever their case; where a name outside the question carries the query's letters, it does not
+ * hold, and indeed that patch would be wrong.
+ */
+test('caseNeutralOwners: a reply is the same for every letter case of its question but the question', (t) => {
+  const variants = ['www.example.test', 'WWW.EXAMPLE.TEST', 'wWw.ExAmPlE.tEsT'];
+  const soa = { name: 'example.test', type: 'SOA' as const, ttl: 60, data: SOA };
+  const kinds: [string, (qname: string) => Answer][] = [
+    ['GSLB answer', (q) => answerFor(q, 2, [])],
+    [
+      'CNAME chain',
+      (q) =>
+        answerFor(q, 0, [
+          { name: q, type: 'CNAME', ttl: 30, data: 'web.example.test' },
+          { name: 'web.example.test', type: 'A', ttl: 30, data: '192.0.2.9' },
+        ]),
+    ],
+    ['owner in canonical case', () => answerFor('www.example.test', 1, [])],
+    ['NXDOMAIN', () => ({ ...answerFor('x', 0, [], [soa]), rcode: 3 })],
+    [
+      'referral with glue',
+      () =>
+        answerFor(
+          'x',
+          0,
+          [],
+          [{ name: 'example.test', type: 'NS', ttl: 300, data: 'ns1.example.test' }],
+          [{ name: 'ns1.example.test', type: 'A', ttl: 30, data: '192.0.2.53' }],
+        ),
+    ],
+  ];
+  const header = (question: WireQuestion) => ({ id: 7, queryFlags: 0, question, udpPayloadSize: 1232 });
+  for (const [kind, build] of kinds) {
+    const replies = variants.map((v) => {
+      const question = questionOf(v);
+      const answer = build(v);
+      t.true(caseNeutralOwners(answer, question), `${kind} for ${v}`);
+      return { question, reply: encodeReply(header(question), answer, 1232) };
+    });
+    for (const { question, reply } of replies) {
+      const patched = Buffer.from(replies[0]!.reply);
+      question.raw.copy(patched, 12);
+      t.deepEqual(patched, reply, `${kind}: ${replies[0]!.question.name} patched to ${question.name}`);
+    }
+  }
+  // A name built from the query's letters that is not the question name: written in the query's case.
+  const derived = (q: string) => answerFor(q, 0, [{ name: `${q.slice(0, 3)}-x.${q.slice(4)}`, type: 'A', ttl: 30, data: '192.0.2.1' }]);
+  t.false(caseNeutralOwners(derived('WWW.EXAMPLE.TEST'), questionOf('WWW.EXAMPLE.TEST')));
+  const upper = encodeReply(header(questionOf('WWW.EXAMPLE.TEST')), derived('WWW.EXAMPLE.TEST'), 1232);
+  const lower = encodeReply(header(questionOf('www.example.test')), derived('www.example.test'), 1232);
+  const patched = Buffer.from(upper);
+  questionOf('www.example.test').raw.copy(patched, 12);
+  t.notDeepEqual(patched, lower);
 });

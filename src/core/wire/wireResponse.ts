@@ -89,6 +89,28 @@ function write(h: ReplyHeader, rcode: number, aa: boolean, a: Answer | undefined
 }
 
 /**
+ * Whether `answer` written by {@link encodeReply} for `question` is the same for every letter case of
+ * the question name but for the question itself (RFC 4343; DNS 0x20 resolvers randomise the case):
+ * what the native fast path relies on when it keys a template case-insensitively and writes the
+ * asked question over the template's (`native/fast_query.h`). Owner names equal to the question
+ * name in any case are written as a pointer to it ({@link writeName}); every other name (owners,
+ * and names in RDATA) is written as it is, so it must not carry the query's letters. Names from
+ * configuration are canonical, lower case (`src/core/dns/name.ts`): true when every owner name is
+ * the question name in some case or holds no A–Z. Not checked: RDATA, which the engine only fills
+ * from configuration.
+ */
+export function caseNeutralOwners(answer: Answer, question: WireQuestion): boolean {
+  const lower = asciiLower(question.name);
+  for (const section of [answer.answers, answer.authority, answer.additional]) {
+    for (let i = 0; i < section.length; i++) {
+      const name = section[i]!.name;
+      if (name !== question.name && asciiLower(name) !== name && asciiLower(name) !== lower) return false;
+    }
+  }
+  return true;
+}
+
+/**
  * Names a reply can point to (RFC 1035 §4.1.4): the question name and its suffixes, by
  * lower-cased presentation form. The suffix map is built only when a name other than the
  * question name itself is written (most answers repeat the question name exactly).

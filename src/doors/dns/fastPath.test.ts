@@ -11,14 +11,16 @@ import { allUpHealthView } from '../../core/views/healthView.js';
 import { emptyMetricView } from '../../core/views/metricView.js';
 import { Engine } from '../../pipeline/engine.js';
 import { withHealthView } from '../../pipeline/snapshot.js';
-import { loadConfigFile } from '../../process/loadConfig.js';
+import { loadConfigFile, parseConfigText } from '../../process/loadConfig.js';
 import { buildSnapshot } from '../../process/snapshot.js';
 import { clientMix } from '../../../test/bench/harness/clientMix.js';
 import { CITY_IMAGE, readCityImage, repoRoot } from '../../../test/geo/cityImage.js';
-import { buildQuery } from '../../../test/support/dnsClient.js';
+import { buildQuery, randomLetterCase } from '../../../test/support/dnsClient.js';
+import { seededRandom } from '../../../test/support/seededRandom.js';
 import { engineExampleFiles } from '../../../test/support/exampleConfigs.js';
 import { exchangeAll } from '../../../test/support/udpExchangeAll.js';
 import { dcsDown, fixedContext } from '../../../test/support/selectionFixture.js';
+import { THREE_DATA_CENTERS_YAML, threeDataCentersEngine } from '../../../test/support/threeDataCenters.js';
 import { loadFastPathAddon } from './fastPathAddon.js';
 import { DnsServer } from './dnsServer.js';
 import { dnsBehaviourSchema } from './listenerSchema.js';
@@ -27,11 +29,14 @@ import { dnsBehaviourSchema } from './listenerSchema.js';
  * The native fast path against the Node listener, byte for byte: two listeners on one engine
  * (`dns.fastPath` on and off), every example configuration over the GeoLite2-City data, the
  * 3,000-client ECS mix of the benchmarks (IPv4 /24 and IPv6 /56) plus queries without ECS over
- * IPv4 and IPv6. Each query is asked of the Node listener, twice of the fast path (the first
- * fills its templates, the second is answered from them), then of the Node listener again;
- * wherever the two Node answers agree (the answer does not rotate), both fast-path answers equal
- * them. Then a data center goes down (a published health view) and the fast path's answers equal
- * the Node listener's at once: no template of the old view survives the publish.
+ * IPv4 and IPv6. Every query's name has its letter case drawn at random (seeded), as a DNS 0x20
+ * resolver sends it. Each query is asked of both listeners twice, the second time in another
+ * random letter case (the first pass fills the fast path's templates, the second is answered from
+ * them: a template serves every case variant, and its reply carries the question as asked), and
+ * both listeners' answers are equal byte for byte; the second pass installs no template (every
+ * replayable answer was found under its first pass's case). Then a data center goes down (a
+ * published health view) and the fast path's answers equal the Node listener's at once: no
+ * template of the old view survives the publish.
  */
 
 const MIX = 3000;
@@ -75,31 +80,46 @@ async function listeners(build: () => Engine): Promise<Listeners & { engines: En
   return { plain, fast, engines };
 }
 
-/** Queries for every record (a wildcard's `*` as `a`): the ECS mix, then ten without ECS (with and without EDNS); ids by index. */
-function queriesFor(names: { name: string; type: string }[]): { v4: Buffer[]; v6: Buffer[] } {
+interface Queries {
+  readonly v4: Buffer[];
+  readonly v6: Buffer[];
+}
+
+/**
+ * Queries for every record (a wildcard's `*` as `a`): the ECS mix, then ten without ECS (with and
+ * without EDNS); ids by index. Each name's letter case is drawn by `random` (DNS 0x20).
+ */
+function queriesFor(names: { name: string; type: string }[], random: () => number): Queries {
   const v4: Buffer[] = [];
   const v6: Buffer[] = [];
+  const named = (name: string) => randomLetterCase(name, random);
   for (const { name, type } of names) {
-    for (const c of mix) v4.push(buildQuery({ id: v4.length & 0xffff, name, type, edns: { ecs: `${formatIp(c.address)}/${c.sourcePrefix}` } }));
+    for (const c of mix) v4.push(buildQuery({ id: v4.length & 0xffff, name: named(name), type, edns: { ecs: `${formatIp(c.address)}/${c.sourcePrefix}` } }));
     for (let i = 0; i < 5; i++) {
       for (const edns of [undefined, {}]) {
-        v4.push(buildQuery({ id: v4.length & 0xffff, name, type, ...(edns ? { edns } : {}) }));
-        v6.push(buildQuery({ id: v6.length & 0xffff, name, type, ...(edns ? { edns } : {}) }));
+        v4.push(buildQuery({ id: v4.length & 0xffff, name: named(name), type, ...(edns ? { edns } : {}) }));
+        v6.push(buildQuery({ id: v6.length & 0xffff, name: named(name), type, ...(edns ? { edns } : {}) }));
       }
     }
   }
   return { v4, v6 };
 }
 
-/** Asks every query twice of both listeners (Node, fast, Node, fast); returns the first differences. */
-async function compare(l: Listeners, queries: { v4: Buffer[]; v6: Buffer[] }): Promise<{ compared: number; mismatches: string[] }> {
+/**
+ * Asks every query of both listeners at once, family by family, in two passes: `passes[0]`, then
+ * `passes[1]` (the same queries in other letter cases). Returns the first differences and the
+ * templates the fast path installed during the second passes.
+ */
+async function compare(l: Listeners, passes: readonly [Queries, Queries]): Promise<{ compared: number; mismatches: string[]; installedInSecondPass: number }> {
   let compared = 0;
+  let installedInSecondPass = 0;
   const mismatches: string[] = [];
   for (const [i, family] of [[0, 'v4'] as const, [1, 'v6'] as const]) {
-    const qs = queries[family];
     const p = l.plain.bound[i]!;
     const f = l.fast.bound[i]!;
     for (let pass = 1; pass <= 2; pass++) {
+      const qs = passes[pass - 1]![family];
+      const installed = l.fast.fastPathStats()!.installed;
       // Two engines, each seeing its queries in order: asked at once, they stay in step.
       const [node, fast] = await Promise.all([exchangeAll(p.address, p.port, qs), exchangeAll(f.address, f.port, qs)]);
       for (let k = 0; k < qs.length; k++) {
@@ -107,9 +127,10 @@ async function compare(l: Listeners, queries: { v4: Buffer[]; v6: Buffer[] }): P
         if (!fast[k]!.equals(node[k]!) && mismatches.length < 5)
           mismatches.push(`${family} pass ${pass} #${k}: node ${node[k]!.toString('hex')} fast ${fast[k]!.toString('hex')}`);
       }
+      if (pass === 2) installedInSecondPass += l.fast.fastPathStats()!.installed - installed;
     }
   }
-  return { compared, mismatches };
+  return { compared, mismatches, installedInSecondPass };
 }
 
 const dir = join(repoRoot, 'examples');
@@ -124,17 +145,20 @@ for (const file of engineExampleFiles().filter((f) => f.endsWith('.yaml'))) {
     );
     try {
       const names = config.records.map((r) => ({ name: r.name.startsWith('*.') ? `a${r.name.slice(1)}` : r.name, type: r.type as string }));
-      const queries = queriesFor(names);
-      const before = await compare(l, queries);
+      const random = seededRandom(20261202);
+      const passes = [queriesFor(names, random), queriesFor(names, random)] as const;
+      const before = await compare(l, passes);
       t.deepEqual(before.mismatches, []);
+      t.is(before.installedInSecondPass, 0, 'a case variant missed the template its first pass installed');
       const stats = l.fast.fastPathStats()!;
       // A configuration whose answers all rotate keeps no template (multi-source.yaml); every other one is answered natively on the second pass.
       if (stats.installed > 0) t.true(stats.hits >= stats.installed, `templates kept but not replayed (${JSON.stringify(stats)})`);
       const down = config.datacenters[0]?.name;
       if (down !== undefined) {
         for (const engine of l.engines) engine.publish(withHealthView(engine.snapshot, dcsDown(down)));
-        const after = await compare(l, queries);
+        const after = await compare(l, passes);
         t.deepEqual(after.mismatches, [], `after ${down} went down`);
+        t.is(after.installedInSecondPass, 0, `after ${down} went down: a case variant missed its template`);
       }
       t.log(`${before.compared} answers compared per health view; fast path ${JSON.stringify(l.fast.fastPathStats())}`);
     } finally {
@@ -143,3 +167,72 @@ for (const file of engineExampleFiles().filter((f) => f.endsWith('.yaml'))) {
     }
   });
 }
+
+const CASE_YAML = `zones:
+  - name: example.test
+    soa: { mname: ns1.example.test, rname: hostmaster.example.test, minimum: 60 }
+    ns: [ns1.example.test]
+    records:
+      - { name: ns1, type: A, data: 192.0.2.53 }
+      - { name: alias, type: CNAME, data: www.example.test }
+      - { name: txt, type: TXT, data: "hello" }
+${THREE_DATA_CENTERS_YAML}records:
+  - { name: www.example.test, type: A, ttl: 30, service: web, policy: { type: static-proximity, default: [us] } }
+`;
+
+/**
+ * DNS 0x20 (issue 22 item 2): ten letter-case variants of one question (seeded), asked one after
+ * the other, are answered by JavaScript once and natively nine times, each reply byte for byte the
+ * Node listener's (the question as asked, the answer's owner names pointing at it) — for a GSLB
+ * answer, a CNAME to it, static data, NODATA, NXDOMAIN and a name outside every zone. A name with
+ * a `.` inside a label (the presentation form escapes it) is keyed in its own letter case: ten
+ * variants, ten answers from JavaScript, still equal to the Node listener's.
+ */
+test.serial('letter-case variants of a question share one template; the reply carries the case asked', async (t) => {
+  if (!addon.addon) return t.fail(addon.error);
+  const config = parseConfigText(CASE_YAML);
+  const l = await listeners(() => threeDataCentersEngine(config));
+  try {
+    const random = seededRandom(20261202);
+    const p = l.plain.bound[0]!;
+    const f = l.fast.bound[0]!;
+    /** Asks `variants` one by one of both listeners; returns the fast path's counter deltas and the differing replies. */
+    const ask = async (variants: Buffer[]): Promise<{ hits: number; misses: number; installed: number; differing: number }> => {
+      const before = l.fast.fastPathStats()!;
+      let differing = 0;
+      for (const q of variants) {
+        const [node] = await exchangeAll(p.address, p.port, [q]);
+        const [fast] = await exchangeAll(f.address, f.port, [q]);
+        if (!fast!.equals(node!)) differing++;
+      }
+      const after = l.fast.fastPathStats()!;
+      return { hits: after.hits - before.hits, misses: after.misses - before.misses, installed: after.installed - before.installed, differing };
+    };
+    const questions = [
+      { name: 'www.example.test', type: 'A' },
+      { name: 'alias.example.test', type: 'A' },
+      { name: 'txt.example.test', type: 'TXT' },
+      { name: 'www.example.test', type: 'AAAA' },
+      { name: 'nothere.example.test', type: 'A' },
+      { name: 'elsewhere.invalid', type: 'A' },
+    ];
+    for (const { name, type } of questions) {
+      const variants = Array.from({ length: 10 }, (_, i) =>
+        buildQuery({ id: 0, name: i === 0 ? name.toUpperCase() : randomLetterCase(name, random), type, edns: { ecs: '10.1.2.0/24' } }),
+      );
+      t.deepEqual(await ask(variants), { hits: 9, misses: 1, installed: 1, differing: 0 }, `${name} ${type}`);
+    }
+    // `Dot.x.example.test` with a dot inside its first label: dns-packet cannot write one, so `_` is replaced on the wire.
+    const dotted = Array.from({ length: 10 }, () => {
+      const q = buildQuery({ id: 0, name: randomLetterCase('dot_x.example.test', random), type: 'A', edns: { ecs: '10.1.2.0/24' } });
+      q[12 + 1 + 3] = 0x2e;
+      return q;
+    });
+    const distinct = new Set(dotted.map((q) => q.toString('hex'))).size;
+    t.deepEqual(await ask(dotted), { hits: 10 - distinct, misses: distinct, installed: distinct, differing: 0 }, 'a name with a dot inside a label');
+    t.true(distinct > 5, `${distinct} distinct variants`);
+  } finally {
+    await l.plain.stop();
+    await l.fast.stop();
+  }
+});

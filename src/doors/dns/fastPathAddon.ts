@@ -44,16 +44,20 @@ export interface FastPathAddon {
   open(address: string, port: number, threads: number, onBatch: FastPathBatchHandler, sampleRate: number, rateLimit?: FastPathRateLimit): FastPathHandle;
   /**
    * Sends a batch's replies (null: no reply) in one `sendmmsg`, and keeps as a template every
-   * reply whose scope is ≥ 0 (the client block's prefix length, `Answer.reuseScope`); its replays
-   * are counted under its answer class from `classes` (an id below 2^20, see `classCounts`).
+   * reply whose scope is ≥ 0 (the client block's prefix length, `Answer.reuseScope`) and that
+   * echoes its query's ID, question name and ECS address; its replays are counted under its answer
+   * class from `classes` (an id below 2^20, see `classCounts`). A template serves every letter case
+   * of its question name (the reply carries the question as asked): `handleMessage.ts` marks only
+   * replies that differ between case variants in the question alone (`caseNeutralOwners`).
    * @throws Error when the arrays are not one entry per datagram.
    */
   reply(server: FastPathHandle, batch: FastPathBatch, replies: (Buffer | null)[], scopes: Int32Array, classes: Uint32Array): void;
   /** Sends one reply that settled after its batch (never kept as a template). */
   replyOne(server: FastPathHandle, batch: FastPathBatch, index: number, reply: Buffer): void;
   /**
-   * For at most `max` templates of the current generation: the query that installed it (ID 0,
-   * letter case, flags, EDNS and ECS address as sent) and its sender's address — what
+   * For at most `max` templates of the current generation: the query that installed it (ID 0, the
+   * question name's letters lower-cased as in the template key, flags, EDNS and ECS address as
+   * sent) and its sender's address — what
    * JavaScript answers again on a new snapshot to install the new generation's templates.
    * @throws Error when the arguments are not a server and a number.
    */
@@ -62,7 +66,7 @@ export interface FastPathAddon {
    * Keeps `reply` as the template of `query` from `peer` for the client block of prefix length
    * `scope`, on the current generation, counted in answer class `answerClass` when replayed (as
    * {@link reply} does for a batch's datagram). False when the query is outside the native subset,
-   * the reply does not echo its ID and ECS address, or an argument is out of range.
+   * the reply does not echo its ID, question name and ECS address, or an argument is out of range.
    * @throws Error when the arguments are not of these types, or `peer` is not an IP address.
    */
   install(server: FastPathHandle, query: Buffer, peer: string, reply: Buffer, scope: number, answerClass: number): boolean;
@@ -106,7 +110,7 @@ export interface FastPathStats {
   readonly installed: number;
 }
 
-const ABI = 6;
+const ABI = 7;
 let cached: { readonly addon: FastPathAddon | undefined; readonly error?: string } | undefined;
 
 /**

@@ -4,7 +4,7 @@ import { formatIp, maskAddress, type IpAddress } from '../../core/net/ipAddress.
 import type { Answer, Query } from '../../core/model/query.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { decodeQuery, type WireQuestion } from '../../core/wire/wireQuery.js';
-import { encodeReply, type ReplyHeader } from '../../core/wire/wireResponse.js';
+import { caseNeutralOwners, encodeReply, type ReplyHeader } from '../../core/wire/wireResponse.js';
 import { AnswerWrapper, type AnswerForm, type AnswerWrapperDeps } from '../answerWrapper.js';
 import type { DnsBehaviourConfig } from './listenerSchema.js';
 
@@ -68,7 +68,8 @@ export class MessageHandler implements AnswerForm<DnsReplyContext, Buffer> {
    * depend on the client) when the reply is an engine answer that the same query from any client
    * of that block gets too, until the next publish; it stays as given (−1) for error replies,
    * asynchronous answers and answers an after-answer hook may change (DNSSEC signing with DO, the
-   * apex key sets: `AfterAnswerHook.leavesUnchanged`). A caller that replays replies samples the
+   * apex key sets: `AfterAnswerHook.leavesUnchanged`) and for answers with a name in the query's
+   * letter case other than the question's (`caseNeutralOwners`: replays serve every case). A caller that replays replies samples the
    * replayed queries for the query log itself and hands those over with `sampled` (logged here
    * without a draw), so `dns.queryLogSampleRate` holds over all queries.
    */
@@ -97,7 +98,8 @@ export class MessageHandler implements AnswerForm<DnsReplyContext, Buffer> {
     const rate = this.deps.behaviour.queryLogSampleRate;
     if (reply.sampled || (rate > 0 && this.deps.engine.ctx.random() < rate)) logQuery(this.deps.log, reply, query, answer);
     const reuse = reply.reuse;
-    if (reuse !== undefined && this.hooksLeave(query)) {
+    // The fast path replays a template for every letter case of the question: only a reply whose names follow the question's case.
+    if (reuse !== undefined && this.hooksLeave(query) && caseNeutralOwners(answer, reply.question)) {
       reuse.scope = answer.reuseScope ?? 0;
       reuse.answer = answer;
       reuse.type = query.type;
