@@ -1,16 +1,24 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { runSteps } from '../pipeline/selection/steps.js';
-import { JSON_MEMBERS_PER_STEP, jsonTextSteps } from './jsonTextSteps.js';
+import { JSON_CHUNK_CHARS, JSON_MEMBERS_PER_STEP, jsonTextSteps, type JsonText } from './jsonTextSteps.js';
 
 /** The replies' text must stay byte for byte what `JSON.stringify(value, null, 2)` wrote (issue 17). */
 
-function steps(value: unknown): { text: string | undefined; yields: number } {
+/** The text of `json`, checked against its byte count. */
+function joined(json: JsonText | undefined): string | undefined {
+  if (json === undefined) return undefined;
+  const text = json.chunks.join('');
+  if (Buffer.byteLength(text) !== json.bytes) throw new Error(`${json.bytes} bytes counted, ${Buffer.byteLength(text)} written`);
+  return text;
+}
+
+function steps(value: unknown): { text: string | undefined; yields: number; chunks: number } {
   const g = jsonTextSteps(value);
   let yields = 0;
   for (;;) {
     const next = g.next();
-    if (next.done) return { text: next.value, yields };
+    if (next.done) return { text: joined(next.value), yields, chunks: next.value?.chunks.length ?? 0 };
     yields++;
   }
 }
@@ -27,27 +35,30 @@ test("a large value's text equals JSON.stringify's, with the rules for toJSON, u
     big: Object.fromEntries(records(1500).map((r) => [r.name, r])),
     tail: 1,
   };
-  const { text, yields } = steps(value);
+  const { text, yields, chunks } = steps(value);
   t.is(text, JSON.stringify(value, null, 2));
   t.true(yields >= (3000 * 9 + 2000 * 7 + 1500 * 7) / JSON_MEMBERS_PER_STEP, `${yields} yields`);
+  // No chunk is the whole text: the chunks are about JSON_CHUNK_CHARS each.
+  t.true(chunks >= text!.length / (2 * JSON_CHUNK_CHARS), `${chunks} chunks of ${text!.length} characters`);
 });
 
 test('small values are one JSON.stringify call, without a yield; the top-level values JSON.stringify writes no text for give undefined', (t) => {
   for (const value of [null, 1, 'x', [], {}, { a: [1, 2, { b: 'c' }] }, records(10), new Date(5)]) {
-    t.deepEqual(steps(value), { text: JSON.stringify(value, null, 2), yields: 0 });
+    t.deepEqual(steps(value), { text: JSON.stringify(value, null, 2), yields: 0, chunks: 1 });
   }
-  t.deepEqual(steps(undefined), { text: undefined, yields: 0 });
+  t.deepEqual(steps(undefined), { text: undefined, yields: 0, chunks: 0 });
   t.deepEqual(
     steps(() => 1),
-    { text: undefined, yields: 0 },
+    { text: undefined, yields: 0, chunks: 0 },
   );
+  t.deepEqual(steps({ unicode: 'é€😀' }), { text: JSON.stringify({ unicode: 'é€😀' }, null, 2), yields: 0, chunks: 1 });
 });
 
 test('any JSON value, large or small, is written as JSON.stringify writes it', (t) => {
   fc.assert(
     fc.property(fc.jsonValue({ maxDepth: 4 }), fc.integer({ min: 1, max: 2000 }), (v, n) => {
       const value = { v, many: Array.from({ length: n }, () => v) };
-      return runSteps(jsonTextSteps(value)) === JSON.stringify(value, null, 2);
+      return joined(runSteps(jsonTextSteps(value))) === JSON.stringify(value, null, 2);
     }),
     { numRuns: 200 },
   );

@@ -9,6 +9,15 @@ export const JSON_MEMBERS_PER_STEP = 1024;
 /** One level of indentation: the admin replies are written as `JSON.stringify(value, null, 2)`. */
 const GAP = '  ';
 
+/** Characters of text gathered into one chunk of a {@link JsonText} (a write to the socket each). */
+export const JSON_CHUNK_CHARS = 256 * 1024;
+
+/** The text of a JSON value in chunks of about {@link JSON_CHUNK_CHARS}, and its length in UTF-8 bytes (a `content-length`). */
+export interface JsonText {
+  readonly chunks: readonly string[];
+  readonly bytes: number;
+}
+
 /**
  * Steps writing the text of `JSON.stringify(value, null, 2)`, byte for byte, so a reply of
  * megabytes (the `/status` of 20,000 records, a `/healthz` listing every record answering by its
@@ -18,25 +27,59 @@ const GAP = '  ';
  * most that many members, one call and one yield per run, and a larger object or element is
  * walked here with `JSON.stringify`'s rules (ECMA-262 §25.5.2: `toJSON`, members whose value is
  * `undefined`, a function or a symbol left out of objects and written `null` in arrays; an element
- * in a run gets `toJSON` with its index in the run, which a `Date` ignores). Returns
- * `undefined` where `JSON.stringify` does (`undefined`, a function or a symbol at the top).
+ * in a run gets `toJSON` with its index in the run, which a `Date` ignores). The text comes in
+ * chunks, each counted in UTF-8 bytes as it is made, so no step joins or measures the whole of it.
+ * Returns `undefined` where `JSON.stringify` does (`undefined`, a function or a symbol at the top).
  * @throws TypeError as `JSON.stringify` does (a `bigint`); a cyclic value throws TypeError or RangeError.
  */
-export function jsonTextSteps(value: unknown): Steps<string | undefined> {
-  return write(value, '', '');
+export function* jsonTextSteps(value: unknown): Steps<JsonText | undefined> {
+  const v = withToJson(value, '');
+  if (omitted(v)) return undefined;
+  const out = new ChunkedText();
+  yield* write(v, '', out);
+  return out.finish();
 }
 
-function* write(value: unknown, key: string, indent: string): Steps<string | undefined> {
-  const v = withToJson(value, key);
+/** Text gathered in pieces and joined into chunks of about {@link JSON_CHUNK_CHARS}. */
+class ChunkedText {
+  private readonly chunks: string[] = [];
+  private pieces: string[] = [];
+  private chars = 0;
+  private bytes = 0;
+
+  push(piece: string): void {
+    this.pieces.push(piece);
+    this.chars += piece.length;
+    if (this.chars >= JSON_CHUNK_CHARS) this.flush();
+  }
+
+  finish(): JsonText {
+    this.flush();
+    return { chunks: this.chunks, bytes: this.bytes };
+  }
+
+  private flush(): void {
+    if (this.pieces.length === 0) return;
+    const chunk = this.pieces.join('');
+    this.chunks.push(chunk);
+    this.bytes += Buffer.byteLength(chunk);
+    this.pieces = [];
+    this.chars = 0;
+  }
+}
+
+/** Writes `v` (a value `toJSON` was applied to, not omitted) nested at `indent`. */
+function* write(v: unknown, indent: string, out: ChunkedText): Steps<void> {
   if (membersUpTo(v, JSON_MEMBERS_PER_STEP + 1) <= JSON_MEMBERS_PER_STEP) {
-    const text = JSON.stringify(v, null, 2) as string | undefined;
-    return text === undefined ? undefined : reindented(text, indent);
+    out.push(reindented(JSON.stringify(v, null, 2), indent));
+    return;
   }
   const inner = indent + GAP;
   if (Array.isArray(v)) {
-    const parts: string[] = [];
+    out.push('[');
     let i = 0;
     while (i < v.length) {
+      out.push(i === 0 ? '\n' : ',\n');
       // A run of elements small enough for one call, or one large element walked.
       let end = i;
       let members = 0;
@@ -47,31 +90,44 @@ function* write(value: unknown, key: string, indent: string): Steps<string | und
         end++;
       }
       if (end > i) {
-        // `[\n  a,\n  b\n]` at this depth, without its brackets.
+        // `[\n  a,\n  b\n]` at this depth, without its brackets and their line breaks.
         const run = reindented(JSON.stringify(v.slice(i, end), null, 2), indent);
-        parts.push(run.slice(2, run.length - indent.length - 2));
+        out.push(run.slice(2, run.length - indent.length - 2));
         i = end;
       } else {
-        parts.push(inner + ((yield* write(v[i], String(i), inner)) ?? 'null'));
+        const element = withToJson(v[i], String(i));
+        out.push(inner);
+        if (omitted(element)) out.push('null');
+        else yield* write(element, inner, out);
         i++;
       }
       yield;
     }
-    return `[\n${parts.join(',\n')}\n${indent}]`;
+    out.push(`\n${indent}]`);
+    return;
   }
   const record = v as Record<string, unknown>;
-  const parts: string[] = [];
+  out.push('{');
+  let any = false;
   let members = 0;
   for (const k of Object.keys(record)) {
-    members += membersUpTo(record[k], JSON_MEMBERS_PER_STEP + 1);
-    const text = yield* write(record[k], k, inner);
-    if (text !== undefined) parts.push(`${inner}${JSON.stringify(k)}: ${text}`);
+    const member = withToJson(record[k], k);
+    if (omitted(member)) continue;
+    out.push(`${any ? ',' : ''}\n${inner}${JSON.stringify(k)}: `);
+    any = true;
+    members += membersUpTo(member, JSON_MEMBERS_PER_STEP + 1);
+    yield* write(member, inner, out);
     if (members >= JSON_MEMBERS_PER_STEP) {
       members = 0;
       yield;
     }
   }
-  return parts.length === 0 ? '{}' : `{\n${parts.join(',\n')}\n${indent}}`;
+  out.push(any ? `\n${indent}}` : '}');
+}
+
+/** Whether `JSON.stringify` leaves `v` out (an object member) or writes it `null` (an array element). */
+function omitted(v: unknown): boolean {
+  return v === undefined || typeof v === 'function' || typeof v === 'symbol';
 }
 
 /**
