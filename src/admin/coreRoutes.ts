@@ -7,6 +7,7 @@ import type { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 import type { EngineCondition } from './engineCondition.js';
 import type { CompiledGslbRecord } from '../pipeline/selection/stage.js';
 import { runInSlices, type Steps } from '../pipeline/selection/steps.js';
+import { metricsExposition } from './metricsExposition.js';
 
 /** What the core routes read. */
 export interface CoreRouteDeps {
@@ -28,7 +29,7 @@ export interface CoreRouteDeps {
  *   use, last reload failed, each with since when), and warnings (e.g. the TypeScript location fallback);
  * - `GET /status`: condition, last reload, snapshot generation, zones, records, data centers, location data, health view,
  *   the state store (its connection and the nodes sharing it);
- * - `GET /metrics`: Prometheus exposition;
+ * - `GET /metrics`: Prometheus exposition, written in slices ({@link metricsExposition});
  * - `GET /explain?name=&type=&client=[&do=1]`: the decision trace (client is an address or `addr/len`),
  *   and with `do=1` what the DNSSEC signer did to the answer (signed, from its cache);
  * - `POST /reload` (token): re-reads the configuration; 422 with the reasons when it is invalid.
@@ -84,7 +85,7 @@ export function coreRoutes(deps: CoreRouteDeps): AdminRoute[] {
     path: '/metrics',
     mutating: false,
     async handle() {
-      return { status: 200, text: await metrics.registry.metrics(), contentType: metrics.registry.contentType };
+      return { status: 200, text: await metricsExposition(metrics.registry), contentType: metrics.registry.contentType };
     },
   });
   routes.push({
