@@ -6,7 +6,7 @@ import type { AdminReply, AdminRoute, RouteSink } from '../core/contracts/adminR
 import type { Logger } from '../core/telemetry/logger.js';
 import { listenTcpServer } from '../doors/takenOverServer.js';
 import { runInSlices, SLICE_MS } from '../pipeline/selection/steps.js';
-import { jsonTextSteps } from './jsonTextSteps.js';
+import { jsonTextSteps, type JsonText } from './jsonTextSteps.js';
 
 /** Largest request body accepted (bytes); larger ones get 413. */
 export const MAX_BODY_BYTES = 1 << 20;
@@ -103,6 +103,9 @@ export class AdminServer implements RouteSink {
   private readonly streaming = new WeakSet<Socket>();
   private openStreams = 0;
   private readonly streams = new Map<string, EventStream>();
+  /** The last event's data and its text ({@link serialised}). */
+  private lastEventData: unknown;
+  private lastEventText: Promise<JsonText | undefined> = Promise.resolve(undefined);
   port = 0;
 
   constructor(
@@ -333,13 +336,39 @@ export class AdminServer implements RouteSink {
     else this.perClient.set(client, left);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'close' });
     res.write(': gslbd\n\n');
-    const unsubscribe = stream.subscribe((event, data) => res.write(`event: ${event}\ndata: ${serialised(data)}\n\n`));
+    // Events leave in the order they were sent; each one's text is written in slices.
+    let sending = Promise.resolve();
+    const unsubscribe = stream.subscribe((event, data) => {
+      sending = sending
+        .then(() => this.serialised(data))
+        .then((text) => {
+          if (socket.destroyed) return;
+          res.write(`event: ${event}\ndata: `);
+          for (const chunk of text?.chunks ?? []) res.write(chunk);
+          res.write('\n\n');
+        })
+        .catch((e: unknown) => this.log.error({ err: e, event }, 'event not sent'));
+    });
     const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), this.limits.heartbeatMs);
     heartbeat.unref();
     socket.once('close', () => {
       clearInterval(heartbeat);
       unsubscribe();
     });
+  }
+
+  /**
+   * `JSON.stringify(data)`'s text written in slices of `replySliceMs` ({@link jsonTextSteps},
+   * compact: a `data:` line holds no line break), once per object: an update sent to every
+   * subscriber is serialised once. A console's state with 20,000 records in their fail-safe
+   * fallback is 3.7 MB, once written in one turn at every update.
+   */
+  private serialised(data: unknown): Promise<JsonText | undefined> {
+    if (data !== this.lastEventData || typeof data !== 'object' || data === null) {
+      this.lastEventText = runInSlices(jsonTextSteps(data, 'compact'), this.limits.replySliceMs);
+      this.lastEventData = data;
+    }
+    return this.lastEventText;
   }
 
   private authorise(req: IncomingMessage): AdminReply | undefined {
@@ -353,18 +382,6 @@ export class AdminServer implements RouteSink {
 
 /** Request bodies up to this many characters of JSON are written into the audit log whole. */
 const AUDIT_BODY_CHARS = 4096;
-
-let lastEventData: unknown;
-let lastEventText = '';
-
-/** `JSON.stringify(data)`, once per object: an update sent to every subscriber is serialised once. */
-function serialised(data: unknown): string {
-  if (data !== lastEventData || typeof data !== 'object' || data === null) {
-    lastEventText = JSON.stringify(data);
-    lastEventData = data;
-  }
-  return lastEventText;
-}
 
 type BodyResult = { ok: true; value: unknown } | { ok: false; reply: AdminReply };
 

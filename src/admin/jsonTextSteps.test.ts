@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { runSteps } from '../pipeline/selection/steps.js';
-import { JSON_CHUNK_CHARS, JSON_MEMBERS_PER_STEP, jsonTextSteps, type JsonText } from './jsonTextSteps.js';
+import { JSON_CHUNK_CHARS, JSON_MEMBERS_PER_STEP, jsonTextSteps, type JsonLayout, type JsonText } from './jsonTextSteps.js';
 
 /** The replies' text must stay byte for byte what `JSON.stringify(value, null, 2)` wrote (issue 17). */
 
@@ -13,8 +13,8 @@ function joined(json: JsonText | undefined): string | undefined {
   return text;
 }
 
-function steps(value: unknown): { text: string | undefined; yields: number; chunks: number } {
-  const g = jsonTextSteps(value);
+function steps(value: unknown, layout: JsonLayout = 'indented'): { text: string | undefined; yields: number; chunks: number } {
+  const g = jsonTextSteps(value, layout);
   let yields = 0;
   for (;;) {
     const next = g.next();
@@ -40,6 +40,9 @@ test("a large value's text equals JSON.stringify's, with the rules for toJSON, u
   t.true(yields >= (3000 * 9 + 2000 * 7 + 1500 * 7) / JSON_MEMBERS_PER_STEP, `${yields} yields`);
   // No chunk is the whole text: the chunks are about JSON_CHUNK_CHARS each.
   t.true(chunks >= text!.length / (2 * JSON_CHUNK_CHARS), `${chunks} chunks of ${text!.length} characters`);
+  const compact = steps(value, 'compact');
+  t.is(compact.text, JSON.stringify(value));
+  t.is(compact.yields, yields);
 });
 
 test('small values are one JSON.stringify call, without a yield; the top-level values JSON.stringify writes no text for give undefined', (t) => {
@@ -54,11 +57,13 @@ test('small values are one JSON.stringify call, without a yield; the top-level v
   t.deepEqual(steps({ unicode: 'é€😀' }), { text: JSON.stringify({ unicode: 'é€😀' }, null, 2), yields: 0, chunks: 1 });
 });
 
-test('any JSON value, large or small, is written as JSON.stringify writes it', (t) => {
+test('any JSON value, large or small, is written as JSON.stringify writes it, indented and compact', (t) => {
   fc.assert(
     fc.property(fc.jsonValue({ maxDepth: 4 }), fc.integer({ min: 1, max: 2000 }), (v, n) => {
       const value = { v, many: Array.from({ length: n }, () => v) };
-      return joined(runSteps(jsonTextSteps(value))) === JSON.stringify(value, null, 2);
+      return (
+        joined(runSteps(jsonTextSteps(value))) === JSON.stringify(value, null, 2) && joined(runSteps(jsonTextSteps(value, 'compact'))) === JSON.stringify(value)
+      );
     }),
     { numRuns: 200 },
   );

@@ -6,8 +6,42 @@ import type { Steps } from '../pipeline/selection/steps.js';
  */
 export const JSON_MEMBERS_PER_STEP = 1024;
 
-/** One level of indentation: the admin replies are written as `JSON.stringify(value, null, 2)`. */
-const GAP = '  ';
+/**
+ * How the text is laid out: `indented` as `JSON.stringify(value, null, 2)` writes it (the admin
+ * replies), `compact` as `JSON.stringify(value)` (an event stream's `data:` line: no line break).
+ */
+export type JsonLayout = 'indented' | 'compact';
+
+interface Layout {
+  /** One level of indentation. */
+  readonly gap: string;
+  /** Between `[` or `{` or `,` and a member. */
+  readonly newline: string;
+  /** After a member's name. */
+  readonly colon: string;
+  /** `JSON.stringify`'s text of a value nested at `indent`. */
+  stringify(value: unknown, indent: string): string;
+  /** The members of an array's text, without its brackets and the line breaks next to them. */
+  inner(arrayText: string, indent: string): string;
+}
+
+const LAYOUTS: Readonly<Record<JsonLayout, Layout>> = {
+  indented: {
+    gap: '  ',
+    newline: '\n',
+    colon: ': ',
+    stringify: (value, indent) => reindented(JSON.stringify(value, null, 2), indent),
+    // `[\n  a,\n  b\n]` at this depth.
+    inner: (text, indent) => text.slice(2, text.length - indent.length - 2),
+  },
+  compact: {
+    gap: '',
+    newline: '',
+    colon: ':',
+    stringify: (value) => JSON.stringify(value),
+    inner: (text) => text.slice(1, -1),
+  },
+};
 
 /** Characters of text gathered into one chunk of a {@link JsonText} (a write to the socket each). */
 export const JSON_CHUNK_CHARS = 256 * 1024;
@@ -19,7 +53,8 @@ export interface JsonText {
 }
 
 /**
- * Steps writing the text of `JSON.stringify(value, null, 2)`, byte for byte, so a reply of
+ * Steps writing the text of `JSON.stringify(value, null, 2)` (`compact`: `JSON.stringify(value)`),
+ * byte for byte, so a reply of
  * megabytes (the `/status` of 20,000 records, a `/healthz` listing every record answering by its
  * fail-safe list) is written in slices by `runInSlices` instead of in one turn of the event loop
  * (issue 17). A value of at most {@link JSON_MEMBERS_PER_STEP} members is written by one
@@ -32,11 +67,11 @@ export interface JsonText {
  * Returns `undefined` where `JSON.stringify` does (`undefined`, a function or a symbol at the top).
  * @throws TypeError as `JSON.stringify` does (a `bigint`); a cyclic value throws TypeError or RangeError.
  */
-export function* jsonTextSteps(value: unknown): Steps<JsonText | undefined> {
+export function* jsonTextSteps(value: unknown, layout: JsonLayout = 'indented'): Steps<JsonText | undefined> {
   const v = withToJson(value, '');
   if (omitted(v)) return undefined;
   const out = new ChunkedText();
-  yield* write(v, '', out);
+  yield* write(v, '', LAYOUTS[layout], out);
   return out.finish();
 }
 
@@ -69,17 +104,17 @@ class ChunkedText {
 }
 
 /** Writes `v` (a value `toJSON` was applied to, not omitted) nested at `indent`. */
-function* write(v: unknown, indent: string, out: ChunkedText): Steps<void> {
+function* write(v: unknown, indent: string, layout: Layout, out: ChunkedText): Steps<void> {
   if (membersUpTo(v, JSON_MEMBERS_PER_STEP + 1) <= JSON_MEMBERS_PER_STEP) {
-    out.push(reindented(JSON.stringify(v, null, 2), indent));
+    out.push(layout.stringify(v, indent));
     return;
   }
-  const inner = indent + GAP;
+  const inner = indent + layout.gap;
   if (Array.isArray(v)) {
     out.push('[');
     let i = 0;
     while (i < v.length) {
-      out.push(i === 0 ? '\n' : ',\n');
+      out.push(i === 0 ? layout.newline : `,${layout.newline}`);
       // A run of elements small enough for one call, or one large element walked.
       let end = i;
       let members = 0;
@@ -90,20 +125,18 @@ function* write(v: unknown, indent: string, out: ChunkedText): Steps<void> {
         end++;
       }
       if (end > i) {
-        // `[\n  a,\n  b\n]` at this depth, without its brackets and their line breaks.
-        const run = reindented(JSON.stringify(v.slice(i, end), null, 2), indent);
-        out.push(run.slice(2, run.length - indent.length - 2));
+        out.push(layout.inner(layout.stringify(v.slice(i, end), indent), indent));
         i = end;
       } else {
         const element = withToJson(v[i], String(i));
         out.push(inner);
         if (omitted(element)) out.push('null');
-        else yield* write(element, inner, out);
+        else yield* write(element, inner, layout, out);
         i++;
       }
       yield;
     }
-    out.push(`\n${indent}]`);
+    out.push(`${layout.newline}${indent}]`);
     return;
   }
   const record = v as Record<string, unknown>;
@@ -113,16 +146,16 @@ function* write(v: unknown, indent: string, out: ChunkedText): Steps<void> {
   for (const k of Object.keys(record)) {
     const member = withToJson(record[k], k);
     if (omitted(member)) continue;
-    out.push(`${any ? ',' : ''}\n${inner}${JSON.stringify(k)}: `);
+    out.push(`${any ? ',' : ''}${layout.newline}${inner}${JSON.stringify(k)}${layout.colon}`);
     any = true;
     members += membersUpTo(member, JSON_MEMBERS_PER_STEP + 1);
-    yield* write(member, inner, out);
+    yield* write(member, inner, layout, out);
     if (members >= JSON_MEMBERS_PER_STEP) {
       members = 0;
       yield;
     }
   }
-  out.push(any ? `\n${indent}}` : '}');
+  out.push(any ? `${layout.newline}${indent}}` : '}');
 }
 
 /** Whether `JSON.stringify` leaves `v` out (an object member) or writes it `null` (an array element). */

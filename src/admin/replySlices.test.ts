@@ -16,9 +16,10 @@ import { coreRoutes } from './coreRoutes.js';
 
 /**
  * Issue 17: `GET /status` of 20,000 records wrote 3.5 MB of JSON in one turn of the event loop,
- * and no front door answered a query meanwhile. These tests count turns, never time: a reply
- * written in one go gives other events no turn between the request and its headers, whatever the
- * machine's speed.
+ * and no front door answered a query meanwhile; a console's update with 20,000 records in their
+ * fail-safe fallback, 3.7 MB. These tests count turns, never time: a reply written in one go
+ * gives other events no turn between the request and its headers (or the event's first write),
+ * whatever the machine's speed.
  */
 
 const RECORDS = 4000;
@@ -80,4 +81,55 @@ test('GET /status of a large configuration gives other events turns before its r
   // quarter of the steps, as in src/process/reloadSlices.test.ts.
   t.log(`other events ran ${turns} times before the reply`);
   t.true(turns >= Math.floor((RECORDS * 7) / 1024 / 4), `other events ran ${turns} times before the reply`);
+});
+
+test('an event of a large state gives other events turns before it is written, and its data line is JSON.stringify of the state', async (t) => {
+  const admin = new AdminServer(undefined, createLogger('silent'), undefined, { ...ADMIN_LIMITS, replySliceMs: 0 });
+  const state = { records: statusBefore(snapshot) };
+  let subscribed = 0;
+  let turnsAtSubscribe = 0;
+  admin.stream({
+    path: '/events',
+    subscribe(send) {
+      turnsAtSubscribe = turns;
+      subscribed++;
+      send('state', state);
+      return () => undefined;
+    },
+  });
+  await admin.start('127.0.0.1', 0);
+  t.teardown(() => admin.stop());
+  let turns = 0;
+  let turnsAtWrite: number | undefined;
+  // Before the listener's own handler, which may write in the same turn.
+  admin.listening!.prependListener('request', (_req, res: ServerResponse) => {
+    const write = res.write.bind(res) as (chunk: string) => boolean;
+    res.write = ((chunk: string) => {
+      if (turnsAtWrite === undefined && chunk.startsWith('event: state')) turnsAtWrite = turns;
+      return write(chunk);
+    }) as typeof res.write;
+  });
+  const ticker = setInterval(() => turns++, 0);
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: admin.port, path: '/events' }, (res) => {
+      let received = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        received += c;
+        if (received.endsWith('}\n\n')) {
+          req.destroy();
+          resolve(received);
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  clearInterval(ticker);
+  t.is(subscribed, 1);
+  t.is(text, `: gslbd\n\nevent: state\ndata: ${JSON.stringify(state)}\n\n`);
+  const waited = turnsAtWrite! - turnsAtSubscribe;
+  t.log(`other events ran ${waited} times before the event was written`);
+  // Written in one go (before issue 17) other events ran 0 times; 27 steps, a quarter as the bound.
+  t.true(waited >= Math.floor((RECORDS * 7) / 1024 / 4), `other events ran ${waited} times before the event was written`);
 });
