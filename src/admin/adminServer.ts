@@ -50,9 +50,9 @@ export interface AdminLimits {
   /** A comment line is sent on every event stream this often (ms), so proxies and clients see it alive. */
   readonly heartbeatMs: number;
   /**
-   * A route's JSON reply is written in slices of about this long (ms; `runInSlices`), so a reply
-   * of megabytes never holds the event loop the front doors answer on (issue 17). 0 makes every
-   * step a slice (tests count the turns other events get).
+   * A route's JSON reply and an event stream's data are written in slices of about this long (ms;
+   * `runInSlices`), so a reply of megabytes never holds the event loop the front doors answer on
+   * (issue 17). 0 makes every step a slice (tests count the turns other events get).
    */
   readonly replySliceMs: number;
 }
