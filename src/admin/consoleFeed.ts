@@ -1,6 +1,8 @@
 import { unpackId } from '../core/lpm/rangeTable.js';
 import type { EngineMetrics } from '../core/telemetry/engineMetrics.js';
 import type { Engine } from '../pipeline/engine.js';
+import type { CompiledGslbRecord } from '../pipeline/selection/stage.js';
+import { runInSlices, type Steps } from '../pipeline/selection/steps.js';
 import type { EngineCondition } from './engineCondition.js';
 
 /** One endpoint as the console shows it. */
@@ -124,8 +126,7 @@ export class ConsoleFeed {
     this.locate(nowMs);
     const snap = this.engine.snapshot;
     const health = snap.env.health;
-    const byDc = new Map<string, Set<string>>(snap.dataCenters.map((d) => [d.name, new Set<string>()]));
-    for (const r of snap.records) for (const c of r.candidates) for (const e of c.endpoints) byDc.get(c.dc.name)?.add(e.key);
+    const byDc = await endpointsByDc(snap.records);
     const c = this.condition();
     return {
       at: new Date(nowMs).toISOString(),
@@ -147,7 +148,7 @@ export class ConsoleFeed {
           name: dc.name,
           status: health.hostStatus(dc.name),
           ...(dc.lat !== undefined && dc.lon !== undefined ? { lat: dc.lat, lon: dc.lon } : {}),
-          endpoints: [...(byDc.get(dc.name) ?? [])].sort().map((key) => {
+          endpoints: (byDc.get(dc.name) ?? []).map((key) => {
             const h = health.endpointHealth(key);
             return { key, status: h.status, override: h.override ?? null, since: h.sinceMs > 0 ? new Date(h.sinceMs).toISOString() : null };
           }),
@@ -225,4 +226,44 @@ export class ConsoleFeed {
       }));
     return { windowMinutes: WINDOW_MINUTES, countries, dropped };
   }
+}
+
+/** Records read between two yields of {@link endpointsByDcSteps}. */
+const RECORDS_PER_STEP = 256;
+
+/** The endpoint lists of each record list (a snapshot's `records`), built once per list and dropped with it. */
+const endpointLists = new WeakMap<readonly CompiledGslbRecord[], Promise<ReadonlyMap<string, readonly string[]>>>();
+
+/**
+ * The keys of the endpoints the records name, per data center, sorted: built in slices
+ * (`runInSlices`; 20,000 records took 25–50 ms in one go, issue 17) once per record list, which
+ * stays the same while only health or metric views are published.
+ */
+function endpointsByDc(records: readonly CompiledGslbRecord[]): Promise<ReadonlyMap<string, readonly string[]>> {
+  let lists = endpointLists.get(records);
+  if (!lists) {
+    lists = runInSlices(endpointsByDcSteps(records));
+    endpointLists.set(records, lists);
+  }
+  return lists;
+}
+
+/** {@link endpointsByDc} as steps of {@link RECORDS_PER_STEP} records, then one per data center sorted. */
+export function* endpointsByDcSteps(records: readonly CompiledGslbRecord[]): Steps<ReadonlyMap<string, readonly string[]>> {
+  const byDc = new Map<string, Set<string>>();
+  let read = 0;
+  for (const r of records) {
+    for (const c of r.candidates) {
+      let keys = byDc.get(c.dc.name);
+      if (!keys) byDc.set(c.dc.name, (keys = new Set()));
+      for (const e of c.endpoints) keys.add(e.key);
+    }
+    if (++read % RECORDS_PER_STEP === 0) yield;
+  }
+  const sorted = new Map<string, readonly string[]>();
+  for (const [dc, keys] of byDc) {
+    sorted.set(dc, [...keys].sort());
+    yield;
+  }
+  return sorted;
 }

@@ -6,7 +6,8 @@ import { explainQuery, type Explanation } from '../pipeline/explain.js';
 import type { Snapshot } from '../pipeline/snapshot.js';
 import { whatIfSchema, type WhatIf } from './whatIfSchema.js';
 import { MAX_REPLAY_QUERIES } from './whatIfLimits.js';
-import { replayRows } from './replayRows.js';
+import { replayRowsSteps } from './replayRows.js';
+import { runInSlices } from '../pipeline/selection/steps.js';
 
 /** A hypothesis the engine could not apply (an unknown data center, endpoint or metric, a candidate outside the configuration's directory, an invalid candidate): the caller's fault, 422. */
 export class WhatIfError extends Error {}
@@ -106,7 +107,7 @@ export function whatIfRoutes(deps: WhatIfDeps): AdminRoute[] {
         const snap = await counterfactual(parsed.data.whatIf);
         if (!('generation' in snap)) return snap;
         // Rotation runs on copies: the replay advances neither the live counters nor the other side's.
-        const results = replayRows(base, snap, engine.ctx, parsed.data.queries);
+        const results = await runInSlices(replayRowsSteps(base, snap, engine.ctx, parsed.data.queries));
         return { status: 200, json: { generation: engine.snapshot.generation, results } };
       },
     },

@@ -1,5 +1,5 @@
 import type { DegradedReason, EngineCondition } from '../admin/engineCondition.js';
-import type { FailsafeWatch } from '../capabilities/health/failsafeWatch.js';
+import type { FailsafeInUse, FailsafeWatch } from '../capabilities/health/failsafeWatch.js';
 import type { StaleMetricRow } from '../capabilities/steering/metricStore.js';
 import type { ReloadAttempt, ReloadHistory } from './reloadHistory.js';
 
@@ -14,14 +14,7 @@ import type { ReloadAttempt, ReloadHistory } from './reloadHistory.js';
 export function engineCondition(failsafe: FailsafeWatch, reloads: ReloadHistory, staleMetrics: () => readonly StaleMetricRow[] = () => []): EngineCondition {
   const reasons: DegradedReason[] = [];
   const inUse = failsafe.inUse();
-  if (inUse.length > 0) {
-    reasons.push({
-      kind: 'failsafe',
-      message: `${inUse.length} GSLB record${inUse.length === 1 ? '' : 's'} answer${inUse.length === 1 ? 's' : ''} by the all-down policy: every endpoint is out`,
-      since: iso(Math.min(...inUse.map((f) => f.sinceMs))),
-      detail: inUse.map((f) => ({ record: f.record, allDown: f.allDown, answer: f.answer, since: iso(f.sinceMs) })),
-    });
-  }
+  if (inUse.length > 0) reasons.push(failsafeReason(inUse));
   const failingSince = reloads.failingSince();
   const last = reloads.lastAttempt();
   if (failingSince !== undefined && last?.error !== undefined) {
@@ -47,6 +40,30 @@ export function engineCondition(failsafe: FailsafeWatch, reloads: ReloadHistory,
     ...(last ? { lastReload: reloadJson(last) } : {}),
     reloads: reloads.recent().map(reloadJson),
   };
+}
+
+/** The fail-safe reasons of the lists `FailsafeWatch.inUse` gave (the same list until a record enters or leaves). */
+const failsafeReasons = new WeakMap<readonly FailsafeInUse[], DegradedReason>();
+
+/**
+ * The `failsafe` reason for the records in `inUse`, built once per list: with 20,000 records in
+ * the fallback its detail took 10-30 ms at each `/healthz` and `/status` (issue 17). The earliest
+ * `since` by a loop: a spread of that many arguments nears the engine's argument limit.
+ */
+function failsafeReason(inUse: readonly FailsafeInUse[]): DegradedReason {
+  let reason = failsafeReasons.get(inUse);
+  if (!reason) {
+    let earliest = Infinity;
+    for (const f of inUse) earliest = Math.min(earliest, f.sinceMs);
+    reason = {
+      kind: 'failsafe',
+      message: `${inUse.length} GSLB record${inUse.length === 1 ? '' : 's'} answer${inUse.length === 1 ? 's' : ''} by the all-down policy: every endpoint is out`,
+      since: iso(earliest),
+      detail: inUse.map((f) => ({ record: f.record, allDown: f.allDown, answer: f.answer, since: iso(f.sinceMs) })),
+    };
+    failsafeReasons.set(inUse, reason);
+  }
+  return reason;
 }
 
 function reloadJson(r: ReloadAttempt): object {

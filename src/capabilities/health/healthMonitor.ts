@@ -10,7 +10,8 @@ import type { HealthConfigInput } from './healthConfig.js';
 import { layoutOf } from './healthLayout.js';
 import { HealthMetrics } from './healthMetrics.js';
 import { buildHealthPlan } from './healthPlan.js';
-import { healthReport, type HealthReport } from './healthReport.js';
+import { healthReport, healthReportSteps, type HealthReport, type HealthReportInput } from './healthReport.js';
+import { runInSlices } from '../../pipeline/selection/steps.js';
 import { healthMaps } from './healthStore.js';
 import { readMonitorFiles } from './monitorFiles.js';
 import { matchesEndpoint, type EndpointSelector } from './endpointSelector.js';
@@ -206,13 +207,22 @@ export class HealthMonitor {
 
   /** Everything /health shows: checks, endpoints, data centers, services, the state file. */
   report(): HealthReport {
-    return healthReport({
+    return healthReport(this.reportInput());
+  }
+
+  /** {@link report} built in slices (`runInSlices`), for `GET /health`. */
+  reportInSlices(): Promise<HealthReport> {
+    return runInSlices(healthReportSteps(this.reportInput()));
+  }
+
+  private reportInput(): HealthReportInput {
+    return {
       plan: this.publisher.currentLayout.plan,
       view: this.publisher.view,
       checks: this.runner.all(),
       stateFile: this.stateFile.report(),
       nowMs: this.clock.now(),
-    });
+    };
   }
 
   /**

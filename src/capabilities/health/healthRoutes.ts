@@ -27,7 +27,7 @@ export function healthRoutes(monitor: HealthMonitor, generation: () => number): 
       method: 'GET',
       path: '/health',
       mutating: false,
-      handle: () => ({ status: 200, json: monitor.report() }),
+      handle: async () => ({ status: 200, json: await monitor.reportInSlices() }),
     },
     {
       method: 'POST',
