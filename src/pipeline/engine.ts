@@ -1,5 +1,6 @@
 import type { Logger } from '../core/telemetry/logger.js';
-import type { ResolveContext } from '../core/views/resolveContext.js';
+import type { QueryEngine } from '../core/contracts/frontDoor.js';
+import { unaskedContext, type ResolveContext } from '../core/views/resolveContext.js';
 import type { RecordType } from '../core/dns/records.js';
 import type { Client } from '../core/model/query.js';
 import { resolve, resolveFollowing, type ExplainedSelection } from './zones/authoritative.js';
@@ -48,6 +49,20 @@ export class Engine {
    */
   resolve(q: Query): Answer | Promise<Answer> {
     return resolveFollowing(q, this.current, this.ctx);
+  }
+
+  private unaskedView: QueryEngine | undefined;
+
+  /**
+   * {@inheritDoc QueryEngine.unasked}: answers on the current snapshot in an
+   * {@link unaskedContext} over this engine's context, through {@link resolve} (no sub-tier asked).
+   */
+  unasked(): QueryEngine {
+    if (this.unaskedView === undefined) {
+      const ctx = unaskedContext(this.ctx);
+      this.unaskedView = { ctx, resolve: (q) => resolve(q, this.current, ctx) };
+    }
+    return this.unaskedView;
   }
 
   /**

@@ -112,5 +112,9 @@ test('a reload that changes queryLogSampleRate applies to the native threads at 
     engine.logs().some((l) => String(l.msg).includes('queryLogSampleRate changed')),
     'no warning about the native threads keeping the start-up rate',
   );
+  t.false(
+    engine.logs().some((l) => String(l.msg).includes('rewarmTemplates')),
+    'the process engine answers unasked queries (dns.fastPath.rewarmTemplates, on by default, is served)',
+  );
   await engine.stop();
 });

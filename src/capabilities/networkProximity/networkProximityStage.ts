@@ -78,7 +78,7 @@ export function networkProximityStage(
       const view = s.env.proximity;
       // The decision cache's reading of the index cache (interned, so its identity keys reused decisions), else the stage's own.
       const keyed = s.keyed as ZoneIndexReading | undefined;
-      const reading = keyed ?? view?.zoneIndex(s.client, selectionNow(s), s.env.probes, s.trace === undefined, s.env.geo);
+      const reading = keyed ?? view?.zoneIndex(s.client, selectionNow(s), s.env.probes, s.trace === undefined && s.env.ctx.unasked !== true, s.env.geo);
       // A cached index is what the decision cache keys on; one the PDB derived now, or round-robin, is not.
       const cached = reading?.source === 'cache';
       if (!cached) s.varies = 'the ordered zone index of the client network, not from the index cache (PDB or round-robin)';

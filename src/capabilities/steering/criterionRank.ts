@@ -64,13 +64,14 @@ export function criterionRankStage(o: CriterionRankOptions): Stage {
 
 /**
  * The subject the metric is kept under; reading client metrics narrows the ECS scope and notes
- * the client for the agents' probe-request queue (not for /explain, which changes nothing).
+ * the client for the agents' probe-request queue (not for /explain, which changes nothing, nor
+ * for an unasked answer: `ResolveContext.unasked`).
  */
 function subjectOf(o: CriterionRankOptions, s: SelectionState, now: number): string | number {
   if (o.source === 'host') return '';
   if (o.source === 'service') return o.service;
   narrowScope(s, clientNetworkPrefix(s));
-  if (s.env.probes !== undefined && s.trace === undefined) s.env.probes.note(s.client, now);
+  if (s.env.probes !== undefined && s.trace === undefined && s.env.ctx.unasked !== true) s.env.probes.note(s.client, now);
   return clientNetworkKey(s.client.address, s.env.metrics.clientNetworkPrefix);
 }
 

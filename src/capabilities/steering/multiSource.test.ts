@@ -2,6 +2,11 @@ import test from 'ava';
 import { downHealth, SelectionHarness } from '../../../test/support/selectionHarness.js';
 import { DC_ADDRESS, multiSourceConfig } from '../../../test/support/multiSourceConfig.js';
 import { replaceOnce } from '../../../test/support/replaceOnce.js';
+import { TYPE_CODES } from '../../core/dns/records.js';
+import type { Client } from '../../core/model/query.js';
+import { parseIp } from '../../core/net/ipAddress.js';
+import { unaskedContext } from '../../core/views/resolveContext.js';
+import { resolve } from '../../pipeline/zones/authoritative.js';
 
 /**
  * Multi-source selection end to end through resolve(): a table of metrics → answer → ECS scope,
@@ -385,4 +390,20 @@ test('/explain shows per DC the metric value, age, gate result, rank group and w
     { dc: 'a', rankGroup: 0, picked: true, why: 'rank group within the best 1' },
     { dc: 'c', rankGroup: 1, picked: false, why: 'ranked below the pickDcCount cut' },
   ]);
+});
+
+test('client metrics: an answer nobody asked (unaskedContext) notes no client for the agents; a query does', (t) => {
+  const h = new SelectionHarness(multiSourceConfig(policy('source: client, metric: packetLoss, criterion: lowest')));
+  h.push('client', [
+    { network: '198.51.100.0/24', dc: 'a', packetLoss: 2 },
+    { network: '198.51.100.0/24', dc: 'b', packetLoss: 0.1 },
+  ]);
+  // Who notes a client for the agents is what is checked: a recorder of ProbeDemand.note.
+  const notes: Client[] = [];
+  h.snapshot = { ...h.snapshot, env: { ...h.snapshot.env, probes: { note: (client: Client) => void notes.push(client) } } };
+  const q = { name: WWW, type: TYPE_CODES.A, client: { address: parseIp('198.51.100.7'), sourcePrefix: 32, fromEcs: false }, transport: 'udp' as const };
+  const unasked = resolve(q, h.snapshot, unaskedContext(h.ctx));
+  t.deepEqual([unasked.answers.map((r) => r.data), notes.length], [[DC_ADDRESS.b], 0]);
+  const asked = resolve(q, h.snapshot, h.ctx);
+  t.deepEqual([asked.answers.map((r) => r.data), notes.length], [[DC_ADDRESS.b], 1]);
 });

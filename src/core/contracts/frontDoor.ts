@@ -181,6 +181,17 @@ export interface QueryEngine {
    * query. Returns the function that removes the listener. Absent on engines that never publish.
    */
   onPublish?(listener: () => void): () => void;
+  /**
+   * The engine for answers nobody asked (the standalone listener's fast path answering its
+   * templates' queries again after a publish): answers on the same current snapshot but moves no
+   * state a query reads — rotation is read and never advanced, the random source is not drawn
+   * from, caches keep their use marks and counters, no client is noted for the agents' probes —
+   * and never waits (a selection delegated to a sub-tier gives its own answer, never reused).
+   * Every answer that does not vary from query to query (`Answer.reuseScope` set) is the one a
+   * real query would get; the others may differ and must not be used. Its `onPublish` and
+   * `unasked` are absent. Absent on engines that cannot answer so.
+   */
+  unasked?(): QueryEngine;
 }
 
 /**

@@ -44,8 +44,10 @@ export class DnsServer implements FrontDoor {
   private readonly byClient = new Map<string, Set<StreamConnection>>();
   private readonly messages: MessageHandler;
   /**
-   * The fast path's handler for re-answering its templates' queries after a publish: the same
-   * answers, but counted in counters nobody reads and never logged (nobody asked them).
+   * The fast path's handler for re-answering its templates' queries after a publish: answered by
+   * the engine's `QueryEngine.unasked` view (no rotation step, no draw from the shared
+   * random source, no cache use marks or probe demand), counted in counters nobody reads and never
+   * logged — nobody asked them.
    */
   private rewarmMessages: MessageHandler | undefined;
   private stopping = false;
@@ -241,8 +243,17 @@ export class DnsServer implements FrontDoor {
     }
     const onPublish = this.deps.engine.onPublish?.bind(this.deps.engine);
     const { queryLogSampleRate } = this.deps.behaviour;
-    if (rewarmTemplates)
-      this.rewarmMessages ??= new MessageHandler({ ...this.deps, metrics: new EngineMetrics(), behaviour: { ...this.deps.behaviour, queryLogSampleRate: 0 } });
+    // Re-answering needs an engine that answers without moving state (QueryEngine.unasked): with rotation advanced by queries nobody asked, this listener's answers would no longer be the engine's.
+    const unasked = rewarmTemplates ? this.deps.engine.unasked?.() : undefined;
+    if (rewarmTemplates && unasked === undefined)
+      this.deps.log.warn('dns.fastPath.rewarmTemplates: the engine cannot answer without moving its state; templates are not re-answered at publish');
+    if (unasked !== undefined)
+      this.rewarmMessages ??= new MessageHandler({
+        ...this.deps,
+        engine: unasked,
+        metrics: new EngineMetrics(),
+        behaviour: { ...this.deps.behaviour, queryLogSampleRate: 0 },
+      });
     return new FastPathSocket(
       addon,
       this.messages,

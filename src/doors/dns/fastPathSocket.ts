@@ -44,8 +44,9 @@ export class FastPathSocket {
 
   /**
    * Binds `address`:`port` with `threads` native sockets and threads, limiting each source block's
-   * responses by `rateLimit` when given. `rewarmMessages` (a handler whose counters are not the
-   * engine's) re-answers the templates' queries after each publish; without it none are.
+   * responses by `rateLimit` when given. `rewarmMessages` (a handler on the engine's unasked view,
+   * `QueryEngine.unasked`, whose counters are not the engine's) re-answers the templates' queries
+   * after each publish; without it none are.
    * @throws Error when the address cannot be bound.
    */
   constructor(
@@ -88,9 +89,11 @@ export class FastPathSocket {
    * A publish: the queries of the templates kept so far (at most {@link REWARM_MAX}) are taken,
    * the generation is bumped before the publish returns (nothing kept so far is replayed again),
    * then JavaScript answers those queries on the new snapshot, {@link REWARM_CHUNK} per event-loop
-   * turn, through `rewarmMessages` (its counters are not the engine's: these are not queries
-   * anyone asked), and installs the replayable replies — so the first query of a client block
-   * after a publish is answered natively instead of by JavaScript. A later publish stops the pass.
+   * turn, through `rewarmMessages` (the engine's unasked view: no rotation step, no draw from the
+   * shared random source; its counters are not the engine's: these are not queries anyone asked),
+   * and installs the replayable replies — so the first query of a client block after a publish is
+   * answered natively instead of by JavaScript. A reply that varies (would rotate) is not
+   * replayable and is not installed. A later publish stops the pass.
    */
   private published(): void {
     const queries = this.rewarmMessages ? this.addon.templates(this.server, REWARM_MAX) : [];

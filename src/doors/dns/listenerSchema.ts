@@ -113,18 +113,18 @@ export const dnsBehaviourSchema = z.strictObject({
     z.strictObject({
       enabled: z.boolean().default(false).describe('Serve UDP queries through the native fast path; default false.'),
       threads: z.number().int().min(0).max(256).default(0).describe('Fast-path threads; 0 means one per core; default 0.'),
-      /** Off by default: re-answering advances the rotation of records whose answers rotate on the new snapshot (README "Fast path"). */
+      /** On by default: the queries are answered by the engine's unasked view, which moves no rotation or other state (README "Fast path"). */
       rewarmTemplates: z
         .boolean()
-        .default(false)
+        .default(true)
         .describe(
-          'After each publish, answer the queries of the current templates again on the new snapshot so the first query of a block is answered natively; advances round-robin/random state of rotating answers; default false.',
+          'After each publish, answer the queries of the current templates again on the new snapshot (without moving rotation, random draws, counters or the query log) so the first query of a client block is answered natively; false leaves it to JavaScript; default true.',
         ),
       rateLimit: rateLimitSchema.default(RATE_LIMIT_DEFAULT).describe('Response-rate limiting of the fast path (README "Fast path"); off by default.'),
     }),
     'the native fast path opens its sockets and threads at start',
   )
-    .default({ enabled: false, threads: 0, rewarmTemplates: false, rateLimit: RATE_LIMIT_DEFAULT })
+    .default({ enabled: false, threads: 0, rewarmTemplates: true, rateLimit: RATE_LIMIT_DEFAULT })
     .describe('The native UDP fast path (README "Fast path"), off by default; restart needed.'),
 });
 
@@ -142,7 +142,7 @@ export const dnsRootSchema = dnsBehaviourSchema
     tcpMaxConnections: 256,
     tcpMaxConnectionsPerClient: 64,
     queryLogSampleRate: 0,
-    fastPath: { enabled: false, threads: 0, rewarmTemplates: false, rateLimit: RATE_LIMIT_DEFAULT },
+    fastPath: { enabled: false, threads: 0, rewarmTemplates: true, rateLimit: RATE_LIMIT_DEFAULT },
   })
   .describe('Behaviour of the standalone DNS listener: EDNS size, TCP limits, query log sampling, fast path.');
 

@@ -9,7 +9,13 @@ const CHOICE_VARIES = 'the balance algorithm chooses among several endpoints (ro
  * `balance`: applies the record's balance algorithm inside each picked data center, in pick
  * order, over the data center's weight pool (weight 0 only when no positive weight is live).
  * A choice among several endpoints by an algorithm that rotates, draws or reads the client
- * marks the outcome as varying (never reused by the decision cache). The same data from two
+ * marks the outcome as varying (never reused by the decision cache). A pool of one endpoint is
+ * answered with it without asking the algorithm, so no rotation counter, weighted round-robin
+ * state or random draw moves: state moves only for outcomes that vary. Why: an outcome that does
+ * not vary is computed once per decision-cache key, by whichever query (or unasked answer,
+ * `ResolveContext.unasked`) comes first; had it moved state, how often it moved would depend on
+ * who computed it — and a door replaying reused answers outside the engine (the fast path) would
+ * leave the rotation elsewhere than a door that does not. The same data from two
  * picked data centers (one address configured in both) is answered once: an RRset never holds a
  * record twice (RFC 2181 §5).
  */
@@ -24,7 +30,11 @@ export function balanceStage(algorithm: BalanceAlgorithm): Stage {
       if (pickOne && !s.trace) {
         for (let i = 0; i < picked.length; i++) {
           const pool = weightPool(picked[i]!);
-          if (pool.endpoints.length > 1 && !algorithm.deterministic) s.varies = CHOICE_VARIES;
+          if (pool.endpoints.length === 1) {
+            addOnce(s.data, pool.endpoints[0]!.data);
+            continue;
+          }
+          if (!algorithm.deterministic) s.varies = CHOICE_VARIES;
           addOnce(s.data, pickOne(pool, s).data);
         }
         s.ttl = s.record.ttl;
@@ -34,7 +44,7 @@ export function balanceStage(algorithm: BalanceAlgorithm): Stage {
       for (const dc of picked) {
         const pool = weightPool(dc);
         if (pool.endpoints.length > 1 && !algorithm.deterministic) s.varies = CHOICE_VARIES;
-        const chosen = algorithm.pick(pool, s);
+        const chosen = pool.endpoints.length === 1 ? pool.endpoints : algorithm.pick(pool, s);
         for (const e of chosen) addOnce(s.data, e.data);
         perDc?.push({ dc: dc.candidate.dc.name, endpoints: chosen.map((e) => e.key) });
       }

@@ -191,7 +191,8 @@ export class DecisionCache {
     let nowMs = -1;
     if (this.keyedRead !== undefined) {
       nowMs = env.ctx.now();
-      keyed = this.keyedRead(client, env, nowMs, true);
+      // An unasked answer reads the keyed state without marking it used or counting (ResolveContext.unasked).
+      keyed = this.keyedRead(client, env, nowMs, env.ctx.unasked !== true);
       if (keyed === undefined) {
         // Nothing to reuse (the stage reads its state afresh): the pipeline's decision, not stored.
         const s = selectionState(record, client, env, undefined, qname);
