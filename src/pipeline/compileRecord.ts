@@ -111,6 +111,10 @@ export function* compileRecordSteps<C>(rec: GslbRecordConfig, service: ServiceCo
     ttl: rec.ttl,
     service: service.name,
     candidates,
+    // A field of the record, not an entry of a module-wide WeakMap: V8 marks WeakMap entries as
+    // ephemerons in the atomic pause of a full collection, and one per record of two snapshots
+    // made most of that pause during a 20,000-record reload (issue 17; docs/BENCHMARKS.md, reload).
+    allLive: Object.freeze(candidates.map((candidate) => ({ candidate, endpoints: candidate.endpoints }))),
     pipeline,
     locationClasses,
     decisions,

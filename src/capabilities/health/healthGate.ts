@@ -28,15 +28,24 @@ const TENTATIVE = 1;
 const DOWN = 2;
 const ADMIN_OUT = 3;
 
-/** Per record: the last health view seen and the outcome computed on it. */
-const memo = new WeakMap<CompiledRecordHealth, { view: HealthView; outcome: GateOutcome }>();
+/**
+ * Per record, on its compiled health: the last health view seen and the outcome computed on it.
+ * A property of the record's own object, not an entry of a module-wide WeakMap: V8 marks a
+ * WeakMap's entries as ephemerons, in the collector's atomic pause, and with an entry per record
+ * of two snapshots (a reload of 20,000 records) that work took 251 ms of a 303 ms full collection
+ * (`--trace-gc-nvp`: `mark.ephemeron.marking`; issue 17, the reload row of docs/BENCHMARKS.md).
+ */
+const MEMO = Symbol('gate outcome');
+/** On a gate stage: the record health it was built over, so {@link recordHealthOf} finds it (a property, as {@link MEMO}). */
+const HEALTH = Symbol('gate health');
 
-/** The record health each gate stage was built over, so {@link recordHealthOf} can find it in a compiled pipeline. */
-const gateHealth = new WeakMap<Stage, CompiledRecordHealth>();
+interface Memoised {
+  [MEMO]?: { view: HealthView; outcome: GateOutcome };
+}
 
 /** The compiled health of a record whose pipeline holds a health gate (from `healthGateStage`); undefined for other stages. */
 export function recordHealthOf(stage: Stage): CompiledRecordHealth | undefined {
-  return gateHealth.get(stage);
+  return (stage as { [HEALTH]?: CompiledRecordHealth })[HEALTH];
 }
 
 /**
@@ -50,12 +59,13 @@ export function gateAvailability(health: CompiledRecordHealth, view: HealthView,
 
 /** The memoised outcome of a record on a view (one per record and view, and cold-start window). */
 function gateOutcome(health: CompiledRecordHealth, view: HealthView, nowMs: number): GateOutcome {
-  const m = memo.get(health);
+  const memoised = health as CompiledRecordHealth & Memoised;
+  const m = memoised[MEMO];
   if (m && m.view === view && (m.outcome.validUntilMs === Infinity || nowMs < m.outcome.validUntilMs)) return m.outcome;
   const outcome = evaluate(health, view, nowMs, undefined);
   // Shared by every query on this view: frozen, so a stage sorting it in place fails loudly.
   Object.freeze(outcome.live);
-  memo.set(health, { view, outcome });
+  memoised[MEMO] = { view, outcome };
   return outcome;
 }
 
@@ -74,7 +84,8 @@ function gateOutcome(health: CompiledRecordHealth, view: HealthView, nowMs: numb
  * untouched; the outcome is computed once per record and health view (and cold-start window).
  */
 export function healthGateStage(health: CompiledRecordHealth): Stage {
-  const stage: Stage = {
+  const stage: Stage & { readonly [HEALTH]: CompiledRecordHealth } = {
+    [HEALTH]: health,
     slot: 'gate',
     name: 'health',
     cacheable: true,
@@ -93,7 +104,6 @@ export function healthGateStage(health: CompiledRecordHealth): Stage {
       if (outcome.validUntilMs !== Infinity) s.varies = 'a cold-start wait is running (the outcome changes with time)';
     },
   };
-  gateHealth.set(stage, health);
   return stage;
 }
 

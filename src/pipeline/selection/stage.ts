@@ -146,6 +146,11 @@ export interface CompiledGslbRecord {
   readonly service: string;
   /** Data centers with at least one enabled endpoint of this type, in configuration order. */
   readonly candidates: readonly DcCandidate[];
+  /**
+   * {@link candidates} as live data centers with all their endpoints: what the candidates stage
+   * starts every selection from, built once when the record is compiled and shared (frozen).
+   */
+  readonly allLive: readonly LiveDc[];
   readonly pipeline: readonly Stage[];
   /** Operator's fail-safe data, answered with {@link failsafeTtl} when selection yields nothing. */
   readonly failsafe: readonly RecordData[];

@@ -1,0 +1,44 @@
+import test from 'ava';
+import { emptyLocationDb } from '../core/location/locationDb.js';
+import { emptyMetricView } from '../core/views/metricView.js';
+import { CAPABILITIES } from '../process/capabilities.js';
+import { readCandidateConfig } from '../process/candidateConfig.js';
+import type { Config } from '../process/configSchema.js';
+import { largeConfig } from '../../test/support/largeConfig.js';
+import { ask, dcsDown, fixedContext } from '../../test/support/selectionFixture.js';
+import { compileSnapshot } from './snapshot.js';
+
+/**
+ * Issue 17, reloads that never stop answering: V8 marks the entries of every WeakMap as
+ * ephemerons in the atomic pause of a full collection, and a reload of 20,000 records keeps two
+ * snapshots alive. With a WeakMap entry per record (the health gate's stage → health and
+ * outcome memos, the candidates stage's live lists), `mark.ephemeron.marking` was 50 of a 66 ms
+ * pause in the engine (`--trace-gc-nvp`, the reload row of docs/BENCHMARKS.md). Per-record state
+ * lives on the record's own objects instead; this counts `WeakMap.prototype.set` calls while
+ * records are compiled and each is answered.
+ */
+test('compiling and answering records adds no WeakMap entry per record', (t) => {
+  const records = 500;
+  // Parsed first: the schema library keeps its own memo of what it parsed.
+  const { config } = readCandidateConfig('weakmaps.yaml', largeConfig({ records }));
+  const sets = new Map<WeakMap<object, unknown>, number>();
+  const set = WeakMap.prototype.set;
+  WeakMap.prototype.set = function (this: WeakMap<object, unknown>, key: object, value: unknown) {
+    sets.set(this, (sets.get(this) ?? 0) + 1);
+    return set.call(this, key, value);
+  } as typeof set;
+  try {
+    const snap = compileSnapshot<Config>({
+      file: 'weakmaps.yaml',
+      config,
+      capabilities: CAPABILITIES,
+      state: { geo: emptyLocationDb(), health: dcsDown(), metrics: emptyMetricView },
+      nowMs: 1_700_000_000_000,
+    });
+    const ctx = fixedContext();
+    for (let i = 0; i < records; i++) t.is(ask(snap, ctx, `r${i}.big.test`, '192.0.2.1').data.length, 1);
+  } finally {
+    WeakMap.prototype.set = set;
+  }
+  t.true(Math.max(0, ...sets.values()) < 10, `WeakMap entries set per map: ${[...sets.values()].join(', ')}`);
+});
