@@ -22,11 +22,16 @@ test('compiling and answering records adds no WeakMap entry per record', (t) => 
   // Parsed first: the schema library keeps its own memo of what it parsed.
   const { config } = readCandidateConfig('weakmaps.yaml', largeConfig({ records }));
   const sets = new Map<WeakMap<object, unknown>, number>();
-  const set = WeakMap.prototype.set;
+  // The original method, to call as `this`'s and to put back.
+  const set = Object.getOwnPropertyDescriptor(WeakMap.prototype, 'set')!.value as (
+    this: WeakMap<object, unknown>,
+    key: object,
+    value: unknown,
+  ) => WeakMap<object, unknown>;
   WeakMap.prototype.set = function (this: WeakMap<object, unknown>, key: object, value: unknown) {
     sets.set(this, (sets.get(this) ?? 0) + 1);
     return set.call(this, key, value);
-  } as typeof set;
+  };
   try {
     const snap = compileSnapshot<Config>({
       file: 'weakmaps.yaml',

@@ -19,6 +19,32 @@ const ATTEMPTS = 6;
  * @throws Error when a query is still unanswered after {@link ATTEMPTS} attempts.
  */
 export async function exchangeAll(address: string, port: number, queries: readonly Buffer[]): Promise<Buffer[]> {
+  return (await exchangeWindow(address, port, queries, RETRY_MS, ATTEMPTS, false)) as Buffer[];
+}
+
+/**
+ * {@link exchangeAll} for queries a server may rightly leave unanswered (malformed ones: a
+ * header with QR set, a message too short for one): a query unanswered after `attempts` sends,
+ * `retryMs` × its attempt apart, is `undefined` in the result instead of an error.
+ */
+export async function exchangeAllOrUnanswered(
+  address: string,
+  port: number,
+  queries: readonly Buffer[],
+  retryMs = 200,
+  attempts = 2,
+): Promise<(Buffer | undefined)[]> {
+  return exchangeWindow(address, port, queries, retryMs, attempts, true);
+}
+
+async function exchangeWindow(
+  address: string,
+  port: number,
+  queries: readonly Buffer[],
+  retryMs: number,
+  attempts: number,
+  unansweredAllowed: boolean,
+): Promise<(Buffer | undefined)[]> {
   const socket = createSocket({ type: address.includes(':') ? 'udp6' : 'udp4', recvBufferSize: 4 << 20 });
   await new Promise<void>((r) => socket.bind(0, address, r));
   const replies: (Buffer | undefined)[] = new Array<Buffer | undefined>(queries.length);
@@ -28,22 +54,30 @@ export async function exchangeAll(address: string, port: number, queries: readon
   let done = 0;
   try {
     await new Promise<void>((resolve, reject) => {
-      const send = (index: number, attempts: number): void => {
-        outstanding.set(index & 0xffff, { index, attempts, sentAt: Date.now() });
+      const send = (index: number, attempt: number): void => {
+        outstanding.set(index & 0xffff, { index, attempts: attempt, sentAt: Date.now() });
         socket.send(queries[index]!, port, address);
       };
       const fill = (): void => {
         while (outstanding.size < IN_FLIGHT && next < queries.length) send(next++, 1);
         if (done === queries.length) finish();
       };
-      const timer = setInterval(() => {
-        const now = Date.now();
-        for (const q of outstanding.values()) {
-          if (now - q.sentAt < RETRY_MS * q.attempts) continue;
-          if (q.attempts >= ATTEMPTS) return finish(new Error(`no reply to query ${q.index} after ${ATTEMPTS} attempts`));
-          send(q.index, q.attempts + 1);
-        }
-      }, RETRY_MS / 4);
+      const timer = setInterval(
+        () => {
+          const now = Date.now();
+          for (const [id, q] of outstanding) {
+            if (now - q.sentAt < retryMs * q.attempts) continue;
+            if (q.attempts < attempts) send(q.index, q.attempts + 1);
+            else if (!unansweredAllowed) return finish(new Error(`no reply to query ${q.index} after ${attempts} attempts`));
+            else {
+              outstanding.delete(id);
+              done++;
+            }
+          }
+          fill();
+        },
+        Math.max(1, retryMs / 4),
+      );
       function finish(err?: Error): void {
         clearInterval(timer);
         socket.off('message', onMessage);
@@ -65,5 +99,5 @@ export async function exchangeAll(address: string, port: number, queries: readon
   } finally {
     socket.close();
   }
-  return replies as Buffer[];
+  return replies;
 }
