@@ -275,7 +275,7 @@ export class AdminServer implements RouteSink {
   /**
    * Sends a route's reply: its `text`, or its `json` written as {@link send} writes it
    * (`JSON.stringify(json, null, 2)` and a line break) in slices of `replySliceMs`
-   * ({@link jsonTextSteps}) and sent in chunks of about 64 KiB, never joined: `/status` of
+   * ({@link jsonTextSteps}) and sent in chunks of about 256 KiB (`JSON_CHUNK_CHARS`), never joined: `/status` of
    * 20,000 records is 3.5 MB, once written in one turn that held every front door's queries
    * for 50–450 ms.
    */

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { freePort } from '../support/freePort.js';
 import { startPdns } from '../support/pdnsServer.js';
 import { zonesConfig } from '../support/powerdnsFixture.js';
 import { replaceOnce } from '../support/replaceOnce.js';
+import { childrenKilledAtExit } from '../support/childrenKilledAtExit.js';
 import { startReplaceableEngine } from '../support/replaceableEngine.js';
 import { steadyDnsperf } from '../support/steadyDnsperf.js';
 
@@ -36,10 +37,7 @@ const LOAD_SECONDS = 40;
 const RATE = 100;
 const LOST_AFTER_S = 10;
 
-const children = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
+const children = childrenKilledAtExit();
 
 /** The engine started here, its log and the pids that said `gslbd up`. */
 interface Engine {

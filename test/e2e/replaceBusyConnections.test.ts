@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import { PROTOCOL_VERSION } from '../../src/doors/compact/frameCodec.js';
 import { FrameReader } from '../../src/doors/compact/frameReader.js';
 import { decodeEngineFrame, encodeHello, encodeQuery } from '../support/compactClient.js';
 import { CLI } from '../support/engineProcess.js';
+import { childrenKilledAtExit } from '../support/childrenKilledAtExit.js';
 import { startReplaceableEngine } from '../support/replaceableEngine.js';
 import { zonesConfig } from '../support/powerdnsFixture.js';
 
@@ -29,10 +30,7 @@ const WRITE_EVERY_MS = 2;
 /** How long the clients go on after the old process exited (ms). */
 const AFTER_HANDOVER_MS = 300;
 
-const children = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
+const children = childrenKilledAtExit();
 
 /** A protocol's side of a {@link BusyClient}: its requests and the check of each reply. */
 interface Protocol {

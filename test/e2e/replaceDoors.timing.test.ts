@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { stringify } from 'yaml';
 import { CompactTestClient, encodeQuery } from '../support/compactClient.js';
 import { tcpQuery } from '../support/dnsClient.js';
 import { CLI } from '../support/engineProcess.js';
+import { childrenKilledAtExit } from '../support/childrenKilledAtExit.js';
 import { startReplaceableEngine } from '../support/replaceableEngine.js';
 import { zonesConfig } from '../support/powerdnsFixture.js';
 
@@ -24,10 +25,7 @@ const TOKEN = 'replace-doors-token-0123456789';
 const REPLACE_AFTER_MS = 1500;
 const AFTER_REPLACE_MS = 2000;
 
-const children = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
+const children = childrenKilledAtExit();
 
 /** What one kind of client did. */
 interface Tally {

@@ -1,10 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { stringify } from 'yaml';
 import type { DnsperfResult } from '../bench/harness/dnsperf.js';
+import { childrenKilledAtExit } from '../support/childrenKilledAtExit.js';
 import { udpQuery } from '../support/dnsClient.js';
 import { BUNDLED_CLI, REPO_ROOT } from '../support/engineProcess.js';
 import { startLiveSystemd } from '../support/liveSystemd.js';
@@ -37,10 +38,7 @@ const LOAD_SECONDS = 20;
 const RATE = 100;
 const LOST_AFTER_S = 5;
 
-const children = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
+const children = childrenKilledAtExit();
 
 /** The configuration with `static.example.test A` set to `address`. */
 function configText(address: string): string {

@@ -165,16 +165,15 @@ export async function readRegularFileAsync(path: string, maxBytes: number): Prom
     }
     const chunks: Buffer[] = [first];
     let total = filled;
+    // Each read is capped at the limit plus one byte: a file still growing fails at the next check.
     for (;;) {
       if (total > maxBytes) throw new FileKindError(path, `grew past the limit of ${maxBytes} bytes while it was read`);
       const chunk = Buffer.allocUnsafe(Math.min(1 << 24, maxBytes + 1 - total));
       const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
-      if (bytesRead === 0) break;
+      if (bytesRead === 0) return Buffer.concat(chunks, total);
       total += bytesRead;
       chunks.push(bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead));
     }
-    if (total > maxBytes) throw new FileKindError(path, `grew past the limit of ${maxBytes} bytes while it was read`);
-    return Buffer.concat(chunks, total);
   } finally {
     await handle.close();
   }

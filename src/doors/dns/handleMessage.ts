@@ -69,9 +69,10 @@ export class MessageHandler implements AnswerForm<DnsReplyContext, Buffer> {
    * of that block gets too, until the next publish; it stays as given (−1) for error replies,
    * asynchronous answers and answers an after-answer hook may change (DNSSEC signing with DO, the
    * apex key sets: `AfterAnswerHook.leavesUnchanged`) and for answers with a name in the query's
-   * letter case other than the question's (`caseNeutralOwners`: replays serve every case). A caller that replays replies samples the
-   * replayed queries for the query log itself and hands those over with `sampled` (logged here
-   * without a draw), so `dns.queryLogSampleRate` holds over all queries.
+   * letter case other than the question's (`caseNeutralOwners`: replays serve every case). A
+   * caller that replays replies samples the replayed queries for the query log itself and hands
+   * those over with `sampled` (logged here without a draw), so `dns.queryLogSampleRate` holds over
+   * all queries.
    */
   handle(msg: Buffer, transport: 'udp' | 'tcp', peer: IpAddress, reuse?: ReplyReuse, sampled = false): Buffer | null | Promise<Buffer> {
     const decoded = decodeQuery(msg);
