@@ -44,7 +44,7 @@ import { ConfigFilesWatch, configurationFiles } from './configFilesWatch.js';
 import { StatusSignals } from './statusSignals.js';
 import { engineCondition } from './engineCondition.js';
 import { ReloadHistory } from './reloadHistory.js';
-import { isEmptySummary, reloadSummarySteps } from './reloadSummary.js';
+import { isEmptySummary, LOGGED_NAMES, loggedSummary, reloadSummarySteps } from './reloadSummary.js';
 import { ADMIN_DOOR, startReplacement, type TakeOver } from './processHandover.js';
 import { monotonicUsec, notifyServiceManager } from './serviceNotify.js';
 
@@ -494,13 +494,15 @@ async function reloadOnce(r: ReloadContext): Promise<ReloadOutcome> {
     metrics.reloads.inc({ result: 'ok' });
     r.published(engine);
     r.reloads.succeeded(reason, generation, Date.now());
-    log.info({ reason, generation, changes: isEmptySummary(changes) ? 'none' : changes }, 'configuration reloaded');
+    log.info({ reason, generation, changes: isEmptySummary(changes) ? 'none' : loggedSummary(changes) }, 'configuration reloaded');
     return { ok: true, generation, changes };
   } catch (e) {
     metrics.reloads.inc({ result: 'invalid' });
     const problems = e instanceof ConfigError ? e.problems : undefined;
     r.reloads.failed(reason, (e as Error).message, Date.now());
-    log.error({ reason, problems, err: problems ? undefined : e }, 'reload failed; keeping the running configuration');
+    // The first problems only: a systematic mistake over 20,000 records gives 20,000 problems (check-config lists them all).
+    const logged = problems && { problems: problems.slice(0, LOGGED_NAMES), omittedProblems: Math.max(0, problems.length - LOGGED_NAMES) };
+    log.error({ reason, ...logged, err: problems ? undefined : e }, 'reload failed; keeping the running configuration');
     return { ok: false, error: (e as Error).message };
   } finally {
     notifyServiceManager(`READY=1\nSTATUS=serving generation ${engine.snapshot.generation}`, log);

@@ -2,7 +2,7 @@ import test from 'ava';
 import { EXAMPLE_ZONE } from '../../test/support/exampleZone.js';
 import { parseConfigText } from './loadConfig.js';
 import { largeConfig } from '../../test/support/largeConfig.js';
-import { isEmptySummary, reloadSummary, reloadSummarySteps } from './reloadSummary.js';
+import { isEmptySummary, LOGGED_NAMES, loggedSummary, reloadSummary, reloadSummarySteps } from './reloadSummary.js';
 
 const config = (dcs: string, endpoints: string, records: string) =>
   parseConfigText(`
@@ -73,4 +73,23 @@ records: [{ name: www.example.test, type: A, service: web }]
   const added = parseConfigText(zones('192.0.2.20', '  - { name: new.test, soa: { mname: ns1.new.test, rname: hostmaster.new.test }, ns: [ns1.new.test] }'));
   t.deepEqual(reloadSummary(before, added).zones, { added: ['new.test'], removed: [], changed: [] });
   t.true(isEmptySummary(reloadSummary(before, parseConfigText(zones('192.0.2.20')))));
+});
+
+test('the logged summary of a large reload carries at most 20 names per list and counts the rest', (t) => {
+  // 20,000 changed records made a 389 KB log line (issue 17): its synchronous write to a full
+  // stdout pipe held the event loop 115 ms per reload.
+  const before = parseConfigText(largeConfig({ records: 4000, ttl: 30 }));
+  const after = parseConfigText(largeConfig({ records: 4000, ttl: 31 }));
+  const full = reloadSummary(before, after);
+  const logged = loggedSummary(full);
+  t.deepEqual(logged.records, {
+    added: [],
+    removed: [],
+    changed: full.records.changed.slice(0, LOGGED_NAMES),
+    omitted: { added: 0, removed: 0, changed: 4000 - LOGGED_NAMES },
+  });
+  t.true(JSON.stringify(logged).length < 2000, `${JSON.stringify(logged).length} characters`);
+  // A short summary is logged whole, without `omitted`.
+  const small = { added: ['a'], removed: [], changed: Array.from({ length: LOGGED_NAMES }, (_, i) => `r${i}`) };
+  t.deepEqual(loggedSummary({ ...full, records: small }).records, small);
 });

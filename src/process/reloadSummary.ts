@@ -43,6 +43,34 @@ export function isEmptySummary(s: ReloadSummary): boolean {
   return [s.zones, s.records, s.datacenters, s.endpoints].every((c) => c.added.length + c.removed.length + c.changed.length === 0);
 }
 
+/** Names of one list a log line carries; the rest are counted (`POST /reload` answers them all). */
+export const LOGGED_NAMES = 20;
+
+/**
+ * A change set as a log line carries it: each list cut to its first {@link LOGGED_NAMES} names,
+ * and `omitted` counting what was cut, per list, when anything was. Every list of every set is
+ * cut: a log line must stay short whatever changed — 20,000 changed records made a 389 KB line,
+ * which journald splits (its `LineMax` is 48 KiB) and which took the event loop 5 ms to
+ * serialise.
+ */
+export type LoggedChangeSet = ChangeSet & { readonly omitted?: { readonly added: number; readonly removed: number; readonly changed: number } };
+
+/** {@link ReloadSummary} for the `configuration reloaded` log line ({@link LoggedChangeSet}). */
+export function loggedSummary(s: ReloadSummary): Record<keyof ReloadSummary, LoggedChangeSet> {
+  const cut = (c: ChangeSet): LoggedChangeSet => {
+    const long = c.added.length > LOGGED_NAMES || c.removed.length > LOGGED_NAMES || c.changed.length > LOGGED_NAMES;
+    if (!long) return c;
+    const omitted = (l: readonly string[]): number => Math.max(0, l.length - LOGGED_NAMES);
+    return {
+      added: c.added.slice(0, LOGGED_NAMES),
+      removed: c.removed.slice(0, LOGGED_NAMES),
+      changed: c.changed.slice(0, LOGGED_NAMES),
+      omitted: { added: omitted(c.added), removed: omitted(c.removed), changed: omitted(c.changed) },
+    };
+  };
+  return { zones: cut(s.zones), records: cut(s.records), datacenters: cut(s.datacenters), endpoints: cut(s.endpoints) };
+}
+
 /** Each zone's text by name: its settings, then its static records one by one (a zone may hold thousands). */
 function* zonesOf(config: Config): Steps<Map<string, string>> {
   const out = new Map<string, string>();

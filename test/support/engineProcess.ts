@@ -64,6 +64,10 @@ export interface EngineProcess {
   writeConfig(text: string): void;
   /** Sends a signal (e.g. `SIGHUP` to reload). */
   signal(sig: NodeJS.Signals): void;
+  /** Stops reading the engine's stdout (its log): the pipe fills and the engine's writes to it find it full, as with a stalled log reader. */
+  pauseLogs(): void;
+  /** Reads the engine's stdout again. */
+  resumeLogs(): void;
   /** Stops the engine (SIGTERM, then SIGKILL after 5 s) and removes the directory; returns the exit code. */
   stop(): Promise<number | null>;
 }
@@ -241,6 +245,8 @@ export async function startEngine(configText: string, options: StartEngineOption
     signal(sig) {
       child.kill(sig);
     },
+    pauseLogs: () => child.stdout!.pause(),
+    resumeLogs: () => child.stdout!.resume(),
     stop,
   };
   started.add(handle);
