@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import type { BenchGroup } from './harness/benchGroup.js';
+import type { BenchContext, BenchGroup } from './harness/benchGroup.js';
 import { clientMix } from './harness/clientMix.js';
 import { lengthPrefixed, queryPacket } from './harness/dnsWire.js';
 import { runDnsperf } from './harness/dnsperf.js';
@@ -27,6 +27,13 @@ const CLIENTS = 3_000;
 const CASE_VARIANTS = 32;
 
 const TABLE = 'fastpath-gslb';
+/** The scaling table: nothing pinned, 1 against 2 native threads (issue 22: "with two threads on the two cores, report the scaling"). */
+const SCALING_TABLE = 'fastpath-two-cores';
+/**
+ * dnsperf sockets in the scaling table: SO_REUSEPORT spreads datagrams over the server's sockets by
+ * their 4-tuple hash, so one dnsperf socket would reach one thread only.
+ */
+const SCALING_CLIENTS = 8;
 const ROW = {
   gdnsd: 'fastpath-gdnsd',
   node: 'fastpath-node-listener',
@@ -35,6 +42,12 @@ const ROW = {
   rotating: 'fastpath-native-rotating',
 } as const;
 type ServerName = keyof typeof ROW;
+const SCALING_ROW = {
+  fast1: 'fastpath-native-1-thread',
+  fast2: 'fastpath-native-2-threads',
+  gdnsd2: 'fastpath-gdnsd-2-threads',
+} as const;
+type ScalingName = keyof typeof SCALING_ROW;
 /**
  * Two endpoints in each data center, so that round-robin has a choice: with one endpoint per data
  * center (the quickstart's `web`) round-robin always picks the same one, the engine marks the answer
@@ -96,8 +109,19 @@ const group: BenchGroup = {
         { id: ROW.rotating, label: 'gslbd, native fast path (1 thread), rotating record (answered by JavaScript)' },
       ],
     },
+    {
+      id: SCALING_TABLE,
+      title: `two cores, nothing pinned: the fast path with 1 and 2 threads (dnsperf -B -c ${SCALING_CLIENTS}, ${RUN_SECONDS} s runs, sharing the cores with the server)`,
+      measure: 'queries/s',
+      baseline: SCALING_ROW.fast1,
+      rows: [
+        { id: SCALING_ROW.fast1, label: 'gslbd, native fast path, 1 thread' },
+        { id: SCALING_ROW.fast2, label: 'gslbd, native fast path, 2 threads' },
+        { id: SCALING_ROW.gdnsd2, label: 'gdnsd 3.8, 2 UDP threads' },
+      ],
+    },
   ],
-  estimateSeconds: (runs) => 30 + 5 * (WARMUP_SECONDS + 0.7) + runs * 5 * (RUN_SECONDS + 0.7),
+  estimateSeconds: (runs) => 35 + 8 * (WARMUP_SECONDS + 0.7) + runs * 8 * (RUN_SECONDS + 0.7),
   async run(ctx) {
     const dir = ctx.tempDir('fastpath');
     const quickstart = (): Record<string, unknown> => parse(readFileSync(QUICKSTART_CONFIG, 'utf8')) as Record<string, unknown>;
@@ -120,6 +144,20 @@ const group: BenchGroup = {
       ctx.signal,
     );
     fastStarting.catch(() => undefined);
+    const scaling = (Object.keys(SCALING_ROW) as ScalingName[]).filter((s) => ctx.wants(SCALING_TABLE, SCALING_ROW[s]));
+    const fast2Starting = scaling.includes('fast2')
+      ? startGslbd(
+          ctx.processes,
+          {
+            cpu: undefined,
+            dir: ctx.tempDir('gslbd-fast2'),
+            nodeArgs: GSLBD_NODE_FLAGS,
+            config: { ...fastConfig, dns: { fastPath: { enabled: true, threads: 2 } } },
+          },
+          ctx.signal,
+        )
+      : undefined;
+    fast2Starting?.catch(() => undefined);
     const { snapshot, geo } = quickstartSnapshot();
     const clients = clientMix(geo, CLIENTS, 3);
     const queryFile = join(dir, 'gslb-ecs.bin');
@@ -134,7 +172,8 @@ const group: BenchGroup = {
     writeFileSync(rotatingFile, lengthPrefixed(clients.map((c, i) => queryPacket(i & 0xffff, 'rr.example.test', 'A', c))));
     ctx.log('starting gdnsd with nets from the quickstart decisions');
     const gdnsd = await startGdnsd(ctx.processes, snapshot, geo, ctx.tempDir('gdnsd'), SERVER_CPU, ctx.signal);
-    const [node, fast] = [await nodeStarting, await fastStarting];
+    const gdnsd2 = scaling.includes('gdnsd2') ? await startGdnsd(ctx.processes, snapshot, geo, ctx.tempDir('gdnsd2'), undefined, ctx.signal, 2) : undefined;
+    const [node, fast, fast2] = [await nodeStarting, await fastStarting, await fast2Starting];
     const servers: Record<ServerName, { port: number; proc: BenchProcess }> = {
       gdnsd: { port: gdnsd.port, proc: gdnsd.process },
       node: { port: node.dnsPort, proc: node.process },
@@ -181,14 +220,69 @@ const group: BenchGroup = {
         );
       }
     }
+    if (scaling.length > 0) await scalingRuns(ctx, scaling, dir, queryFile, { fast1: fast, fast2, gdnsd2 });
     ctx.note(
       `${CLIENTS} www A queries with ECS from the client mix; the fast path answers from templates the first pass installed. ` +
         `The 0x20 row: the same clients, ${CASE_VARIANTS} random letter cases of www.example.test each (seed 20261202), after a warm-up in lower case. ` +
         `The rotating row: the same clients asking rr.example.test (round-robin over the two endpoints of the nearest data center) of the same fast-path process, answered by JavaScript. ` +
-        `Byte-identical answers are checked by src/doors/dns/fastPath.test.ts, not here.`,
+        `Byte-identical answers are checked by src/doors/dns/fastPath.test.ts, not here. ` +
+        `Two cores: the 1-thread fast path is the first table's process, unpinned for these runs (its affinity widened with taskset); dnsperf runs ${SCALING_CLIENTS} sockets on the same two cores, so a server thread and dnsperf share them.`,
     );
   },
 };
+
+/** A server of the scaling table: its DNS port and process. */
+interface ScalingServer {
+  readonly process: BenchProcess;
+  readonly port?: number;
+  readonly dnsPort?: number;
+}
+
+/**
+ * The scaling table's runs: each server unpinned (the 1-thread fast path is the first table's
+ * process, its affinity widened to both CPUs first), dnsperf with {@link SCALING_CLIENTS} sockets
+ * unpinned, a warm-up then `ctx.runs` interleaved runs; queries/s with the server's CPU per query.
+ */
+async function scalingRuns(
+  ctx: BenchContext,
+  plan: readonly ScalingName[],
+  dir: string,
+  queryFile: string,
+  servers: Record<ScalingName, ScalingServer | undefined>,
+): Promise<void> {
+  const fast1 = servers.fast1!.process;
+  // taskset -a: every thread of the process, the native serving threads included.
+  await ctx.processes.runToEnd(
+    'taskset',
+    'taskset',
+    ['-a', '-p', '-c', '0,1', String(fast1.pid)],
+    { cpu: undefined, logFile: join(dir, 'taskset.log') },
+    ctx.signal,
+  );
+  const dnsperf = (server: ScalingName, seconds: number) => {
+    const s = servers[server]!;
+    return runDnsperf(
+      ctx.processes,
+      { server: '127.0.0.1', port: s.dnsPort ?? s.port!, queryFile, binary: true, edns: false, seconds, cpu: undefined, clients: SCALING_CLIENTS },
+      dir,
+      ctx.signal,
+    );
+  };
+  for (const server of plan) await dnsperf(server, WARMUP_SECONDS);
+  for (let run = 1; run <= ctx.runs; run++) {
+    for (const server of plan) {
+      const proc = servers[server]!.process;
+      const before = processCpuSeconds(proc.pid);
+      const r = await dnsperf(server, RUN_SECONDS);
+      const cpu = processCpuSeconds(proc.pid) - before;
+      const details = { 'server CPU µs/query': (cpu / r.completed) * 1e6, 'lost %': (100 * r.lost) / (r.completed + r.lost) };
+      ctx.record(SCALING_TABLE, SCALING_ROW[server], r.queriesPerSecond, details);
+      ctx.log(
+        `run ${run} ${server} (two cores): ${Math.round(r.queriesPerSecond)} q/s, ${details['server CPU µs/query'].toFixed(1)} µs CPU/query, lost ${r.lost}`,
+      );
+    }
+  }
+}
 
 /**
  * The fast path's datagram counters by outcome (`gslbd_dns_fastpath_datagrams_total`, `hit`: answered

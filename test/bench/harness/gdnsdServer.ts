@@ -31,7 +31,9 @@ const DEFAULT_DC = 'us-east';
  * only: every network of the location data, labelled with the data center gslbd's static
  * proximity picks for its location and merged per data center (networks of the default data
  * center are left to the map's default). gdnsd then answers the same addresses for the same ECS
- * clients with a longest-prefix lookup of its own, and computes its own ECS scopes.
+ * clients with a longest-prefix lookup of its own, and computes its own ECS scopes. `cpu`: the
+ * CPU gdnsd is pinned to (undefined: not pinned); `udpThreads`: its UDP threads (`udp_threads`,
+ * each with its own SO_REUSEPORT socket).
  * @throws Error with gdnsd's log when it does not start within 120 s.
  */
 export async function startGdnsd(
@@ -39,8 +41,9 @@ export async function startGdnsd(
   snapshot: Snapshot,
   geo: RangeLocationDb,
   dir: string,
-  cpu: number,
+  cpu: number | undefined,
   signal: AbortSignal,
+  udpThreads = 1,
 ): Promise<GdnsdServer> {
   const port = await freePort();
   mkdirSync(join(dir, 'zones'), { recursive: true });
@@ -51,7 +54,7 @@ export async function startGdnsd(
     join(dir, 'config'),
     `options => {
   listen => [ 127.0.0.1:${port} ]
-  udp_threads => 1
+  udp_threads => ${udpThreads}
   tcp_threads => 1
   run_dir => ${join(dir, 'run')}
   state_dir => ${join(dir, 'state')}
