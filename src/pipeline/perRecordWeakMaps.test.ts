@@ -5,8 +5,9 @@ import { CAPABILITIES } from '../process/capabilities.js';
 import { readCandidateConfig } from '../process/candidateConfig.js';
 import type { Config } from '../process/configSchema.js';
 import { largeConfig } from '../../test/support/largeConfig.js';
-import { ask, dcsDown, fixedContext } from '../../test/support/selectionFixture.js';
+import { ask, clientOf, dcsDown, fixedContext } from '../../test/support/selectionFixture.js';
 import { compileSnapshot } from './snapshot.js';
+import { nameRrsets } from './zones/nameRrsets.js';
 
 /**
  * Issue 17, reloads that never stop answering: V8 marks the entries of every WeakMap as
@@ -42,6 +43,41 @@ test('compiling and answering records adds no WeakMap entry per record', (t) => 
     });
     const ctx = fixedContext();
     for (let i = 0; i < records; i++) t.is(ask(snap, ctx, `r${i}.big.test`, '192.0.2.1').data.length, 1);
+  } finally {
+    WeakMap.prototype.set = set;
+  }
+  t.true(Math.max(0, ...sets.values()) < 10, `WeakMap entries set per map: ${[...sets.values()].join(', ')}`);
+});
+
+test('answering static names through nameRrsets adds no WeakMap entry per name', (t) => {
+  const names = 500;
+  const statics = Array.from({ length: names }, (_, i) => `      - { name: s${i}, type: A, data: 192.0.2.${(i % 250) + 1} }\n`).join('');
+  const { config } = readCandidateConfig(
+    'weakmaps.yaml',
+    largeConfig({ records: 1 }).replace('      - { name: ns1, type: A, data: 192.0.2.53 }\n', (ns) => ns + statics),
+  );
+  const snap = compileSnapshot<Config>({
+    file: 'weakmaps.yaml',
+    config,
+    capabilities: CAPABILITIES,
+    state: { geo: emptyLocationDb(), health: dcsDown(), metrics: emptyMetricView },
+    nowMs: 1_700_000_000_000,
+  });
+  const sets = new Map<WeakMap<object, unknown>, number>();
+  const set = Object.getOwnPropertyDescriptor(WeakMap.prototype, 'set')!.value as (
+    this: WeakMap<object, unknown>,
+    key: object,
+    value: unknown,
+  ) => WeakMap<object, unknown>;
+  WeakMap.prototype.set = function (this: WeakMap<object, unknown>, key: object, value: unknown) {
+    sets.set(this, (sets.get(this) ?? 0) + 1);
+    return set.call(this, key, value);
+  };
+  try {
+    const ctx = fixedContext();
+    // Twice: the second pass reads what the first kept.
+    for (let pass = 0; pass < 2; pass++)
+      for (let i = 0; i < names; i++) t.is(nameRrsets(snap, `s${i}.big.test`, clientOf('192.0.2.1'), ctx, 'A')!.rrsets[0]!.records.length, 1);
   } finally {
     WeakMap.prototype.set = set;
   }

@@ -119,6 +119,7 @@ export function* compileSnapshotSteps<C extends PipelineConfig>(input: SnapshotI
     dcByName,
     geo: state.geo,
     reuseDecisions: input.reuseDecisions ?? true,
+    endpoints: new Map(),
   };
   const records: CompiledGslbRecord[] = [];
   for (const r of config.records) {

@@ -205,16 +205,23 @@ function contentsOf(
   return { zone: z, exists: true, dynamic, rrsets };
 }
 
-const staticByNode = new WeakMap<ZoneNode, NameContents>();
+/**
+ * On a zone node: its static contents, built on first use. A property of the node, not an entry of
+ * a module-wide WeakMap: V8 marks WeakMap entries as ephemerons in a full collection's atomic
+ * pause, and a reload under load has one per name asked of both snapshots (issue 17; the health
+ * gate's memo, `healthGate.ts`, for the measurement).
+ */
+const STATIC_CONTENTS = Symbol('static contents');
 
 /** A node's static RRsets as a result, built once per node (nodes are immutable snapshot parts). */
 function staticContents(zone: ZoneData, node: ZoneNode): NameContents {
-  let c = staticByNode.get(node);
+  const holder = node as ZoneNode & { [STATIC_CONTENTS]?: NameContents };
+  let c = holder[STATIC_CONTENTS];
   if (!c) {
     const rrsets: NameRrset[] = [];
     for (const [t, records] of node.rrsets) rrsets.push({ type: t, records, scope: 0, selected: false, dcs: NO_DCS, record: undefined });
     c = { zone, exists: true, dynamic: false, rrsets };
-    staticByNode.set(node, c);
+    holder[STATIC_CONTENTS] = c;
   }
   return c;
 }

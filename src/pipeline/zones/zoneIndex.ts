@@ -16,6 +16,9 @@ export interface ZoneNode {
   readonly split?: ClientSplit;
 }
 
+const NO_RRSETS: ReadonlyMap<RecordType, readonly ResourceRecord[]> = new Map();
+const NO_GSLB: ReadonlyMap<RecordType, CompiledGslbRecord> = new Map();
+
 /** A zone ready for answering. */
 export interface ZoneData {
   /** Canonical apex name. */
@@ -171,7 +174,11 @@ export function* buildZoneSteps(
     const delegation = b.name !== apex && b.rrsets.has('NS');
     hasDelegations ||= delegation;
     const split = splits?.get(b.name);
-    finished.set(b.name, { name: b.name, rrsets: b.rrsets, gslb: b.gslb, delegation, ...(split ? { split } : {}) });
+    // Shared empty maps for names with no static or no GSLB records (most names of a large
+    // configuration have one kind only): a Map per name and kind was 40,000 objects over 20,000 names.
+    const rrsets = b.rrsets.size > 0 ? b.rrsets : NO_RRSETS;
+    const gslbRecords = b.gslb.size > 0 ? b.gslb : NO_GSLB;
+    finished.set(b.name, { name: b.name, rrsets, gslb: gslbRecords, delegation, ...(split ? { split } : {}) });
     // One node per name: 20,000 records are 20,000 nodes, so this pass yields too (issue 17).
     if (++n % step === 0) yield;
   }
