@@ -155,7 +155,7 @@ export class DnsServer implements FrontDoor {
 
   fastPathStats(): FastPathStats | undefined {
     if (this.fast.length === 0) return undefined;
-    const sum = { hits: 0, misses: 0, sampled: 0, dropped: 0, limited: 0, slipped: 0, installed: 0 };
+    const sum = { hits: 0, misses: 0, sampled: 0, dropped: 0, limited: 0, slipped: 0, installed: 0, classHits: 0, classInstalled: 0 };
     for (const f of this.fast) {
       const s = f.stats();
       sum.hits += s.hits;
@@ -165,6 +165,8 @@ export class DnsServer implements FrontDoor {
       sum.limited += s.limited;
       sum.slipped += s.slipped;
       sum.installed += s.installed;
+      sum.classHits += s.classHits;
+      sum.classInstalled += s.classInstalled;
     }
     return sum;
   }

@@ -5,6 +5,7 @@ import { AnswerClasses } from './answerClasses.js';
 import type { FastPathAddon, FastPathBatch, FastPathHandle, FastPathRateLimit, FastPathStats } from './fastPathAddon.js';
 import type { FastPathMetrics } from './fastPathMetrics.js';
 import type { MessageHandler, ReplyReuse } from './handleMessage.js';
+import type { ClassRangeSource } from '../../core/lpm/rangeTable.js';
 
 /**
  * Templates re-answered after a publish, at most: bounds the pass's time (about 5–20 µs of
@@ -15,6 +16,8 @@ import type { MessageHandler, ReplyReuse } from './handleMessage.js';
 const REWARM_MAX = 4096;
 /** Templates re-answered per event-loop turn: live queries wait at most about this many answers. */
 const REWARM_CHUNK = 64;
+/** Class table ids given out before tables are copied no more (ids are not reused: a template keyed by a dropped id must never meet a new table). */
+const MAX_CLASS_TABLE_ID = 0xfffffffe;
 
 /**
  * One listener address served by the native fast path (`native/fast_path.cc`, README "Fast
@@ -36,7 +39,13 @@ export class FastPathSocket {
   private readonly unsubscribe: () => void;
   private peerText = '';
   private peer: IpAddress | undefined;
-  private readonly reuse: ReplyReuse = { scope: -1, answer: undefined, type: 0 };
+  private readonly reuse: ReplyReuse = { scope: -1, answer: undefined, type: 0, classTable: undefined, classId: -1 };
+  /**
+   * The class tables copied into native memory (`setClassTable`), by the engine's table object:
+   * their native id, and the publish count when a reply last named them.
+   */
+  private readonly classTables = new Map<ClassRangeSource, { readonly id: number; used: number }>();
+  private lastClassTableId = 0;
   private readonly classes = new AnswerClasses();
   /** Per answer class: the native replays already added to the engine's counters. */
   private counted = new Float64Array(0);
@@ -99,20 +108,24 @@ export class FastPathSocket {
     const queries = this.rewarmMessages ? this.addon.templates(this.server, REWARM_MAX) : [];
     this.addon.bump(this.server);
     const publish = ++this.publishes;
+    this.dropUnusedClassTables();
     this.rewarm = { installed: 0, running: queries.length > 0 };
     let next = 0;
     const chunk = (): void => {
       if (publish !== this.publishes || this.closed) return;
-      const reuse: ReplyReuse = { scope: -1, answer: undefined, type: 0 };
+      const reuse: ReplyReuse = { scope: -1, answer: undefined, type: 0, classTable: undefined, classId: -1 };
       for (const end = Math.min(queries.length, next + REWARM_CHUNK); next < end; next++) {
         const [query, peer] = queries[next]!;
         try {
           reuse.scope = -1;
           reuse.answer = undefined;
+          reuse.classTable = undefined;
           const reply = this.rewarmMessages!.handle(query, 'udp', parseIp(peer), reuse);
           const answer = reuse.answer;
           if (!(reply instanceof Buffer) || reuse.scope < 0 || answer === undefined) continue;
-          if (this.addon.install(this.server, query, peer, reply, reuse.scope, this.classes.idOf(reuse.type, answer))) this.rewarm.installed++;
+          const table = this.classTableId(reuse.classTable);
+          const answerClass = this.classes.idOf(reuse.type, answer);
+          if (this.addon.install(this.server, query, peer, reply, reuse.scope, answerClass, table, table > 0 ? reuse.classId : 0)) this.rewarm.installed++;
         } catch (e) {
           this.log.error({ err: e }, 'fast path: answering a template again failed');
         }
@@ -129,6 +142,49 @@ export class FastPathSocket {
   }
 
   private closed = false;
+
+  /**
+   * The native id of a reply's class table (0: none, or its ranges cannot be given), copied into
+   * native memory on first use: a few milliseconds for a record's tables over the full city data
+   * (README "Fast path", class templates), once per table while replies keep naming it.
+   */
+  private classTableId(table: ClassRangeSource | undefined): number {
+    if (table === undefined) return 0;
+    const known = this.classTables.get(table);
+    if (known !== undefined) {
+      known.used = this.publishes;
+      return known.id;
+    }
+    const ranges = table.classRanges();
+    if (ranges === undefined || this.lastClassTableId >= MAX_CLASS_TABLE_ID) return 0;
+    const id = ++this.lastClassTableId;
+    try {
+      this.addon.setClassTable(this.server, id, ranges.v4starts, ranges.v4ids, ranges.v6starts, ranges.v6ids);
+    } catch (e) {
+      this.log.error({ err: e }, 'fast path: copying a class table failed; its answers are replayed by block only');
+      return 0;
+    }
+    this.classTables.set(table, { id, used: this.publishes });
+    return id;
+  }
+
+  /**
+   * At a publish: drops the class tables no reply named since the publish before (their templates
+   * are stale now anyway); the others stay, so a publish that changed only health states copies
+   * nothing again. A table named later is copied again.
+   */
+  private dropUnusedClassTables(): void {
+    for (const [table, { id, used }] of this.classTables) {
+      if (used >= this.publishes - 1) continue;
+      this.addon.dropClassTable(this.server, id);
+      this.classTables.delete(table);
+    }
+  }
+
+  /** Class tables held in native memory now (for tests and `/metrics`-free diagnostics). */
+  get classTableCount(): number {
+    return this.classTables.size;
+  }
 
   private readonly keep: boolean;
 
@@ -170,6 +226,8 @@ export class FastPathSocket {
     const replies: (Buffer | null)[] = new Array<Buffer | null>(n).fill(null);
     const scopes = new Int32Array(n).fill(-1);
     const classes = new Uint32Array(n);
+    let classTables: Uint32Array | undefined;
+    let classIds: Uint32Array | undefined;
     for (let i = 0; i < n; i++) {
       try {
         if (peers[i] !== this.peerText || !this.peer) {
@@ -178,6 +236,7 @@ export class FastPathSocket {
         }
         this.reuse.scope = -1;
         this.reuse.answer = undefined;
+        this.reuse.classTable = undefined;
         const reply = this.messages.handle(packets[i]!, 'udp', this.peer, this.keep ? this.reuse : undefined, sampled !== undefined && sampled[i] === 1);
         if (reply instanceof Promise) {
           reply.then(
@@ -191,6 +250,13 @@ export class FastPathSocket {
           if (id >= 0) {
             scopes[i] = this.reuse.scope;
             classes[i] = id;
+            const table = this.classTableId(this.reuse.classTable);
+            if (table > 0) {
+              classTables ??= new Uint32Array(n);
+              classIds ??= new Uint32Array(n);
+              classTables[i] = table;
+              classIds[i] = this.reuse.classId;
+            }
           }
         }
       } catch (e) {
@@ -198,7 +264,7 @@ export class FastPathSocket {
       }
     }
     try {
-      this.addon.reply(this.server, batch, replies, scopes, classes);
+      this.addon.reply(this.server, batch, replies, scopes, classes, classTables, classIds);
     } catch (e) {
       this.log.error({ err: e }, 'fast path reply failed');
     }
