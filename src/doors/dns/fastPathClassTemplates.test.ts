@@ -13,12 +13,13 @@ import { allUpHealthView } from '../../core/views/healthView.js';
 import { emptyMetricView } from '../../core/views/metricView.js';
 import type { LocationClasses } from '../../pipeline/selection/answerClasses.js';
 import { Engine } from '../../pipeline/engine.js';
+import { withHealthView } from '../../pipeline/snapshot.js';
 import { loadConfigFile } from '../../process/loadConfig.js';
 import { buildSnapshot } from '../../process/snapshot.js';
 import { CITY_IMAGE, repoRoot } from '../../../test/geo/cityImage.js';
 import { buildQuery } from '../../../test/support/dnsClient.js';
 import { seededRandom } from '../../../test/support/seededRandom.js';
-import { fixedContext } from '../../../test/support/selectionFixture.js';
+import { dcsDown, fixedContext } from '../../../test/support/selectionFixture.js';
 import { exchangeAll } from '../../../test/support/udpExchangeAll.js';
 import { loadFastPathAddon, type FastPathHandle } from './fastPathAddon.js';
 import { DnsServer } from './dnsServer.js';
@@ -291,5 +292,72 @@ test('without ECS, a class template of one resolver answers another resolver of 
     }
   } finally {
     addon.close(server);
+  }
+});
+
+/** Waits until the fast path's copy of class tables of the last publish is over. */
+async function copied(fast: DnsServer): Promise<NonNullable<ReturnType<DnsServer['fastPathClassTables']>>> {
+  for (let i = 0; i < 1000 && fast.fastPathClassTables()!.running; i++) await new Promise((r) => setTimeout(r, 10));
+  return fast.fastPathClassTables()!;
+}
+
+/**
+ * The engine's class tables are copied at start and at each publish that compiled the records again
+ * (one per event-loop turn), deduplicated by table; a publish of a health view copies nothing and
+ * keeps them; a snapshot whose records read the location otherwise gets its own tables and the old
+ * copies are dropped. The first never-asked client of a class after a publish is then answered by
+ * class as soon as one client of the class was answered.
+ */
+test.serial('class tables are copied at start and at a publish of new records, kept across health publishes, dropped when unreferenced', async (t) => {
+  if (!addon) return t.fail(error);
+  const e = engine();
+  const fast = new DnsServer(
+    {
+      engine: e,
+      metrics: new EngineMetrics(),
+      log: e.log,
+      afterAnswer: [],
+      behaviour: dnsBehaviourSchema.parse({ fastPath: { enabled: true, threads: 1, rewarmTemplates: false } }),
+    },
+    [{ address: '127.0.0.1', port: 0 }],
+  );
+  await fast.start();
+  try {
+    const tables = e.classTables();
+    t.true(tables.length > 0);
+    const start = await copied(fast);
+    t.like(start, { tables: tables.length, held: tables.length, running: false });
+    t.log(`copied ${start.tables} class tables of the quickstart over GeoLite2-City in ${start.ms.toFixed(1)} ms at start`);
+    e.publish(withHealthView(e.snapshot, dcsDown('us-east')));
+    t.is(e.classTables(), tables, 'a health publish keeps the list');
+    t.like(await copied(fast), { tables: 0, held: tables.length });
+    // The same configuration compiled again: the same tables (shared by reads), nothing copied or dropped.
+    e.publish(buildSnapshot(path, config, { geo, health: allUpHealthView, metrics: emptyMetricView }, NOW));
+    t.not(e.classTables(), tables);
+    t.like(await copied(fast), { tables: 0, held: tables.length });
+    // Records that read the location otherwise: their own tables; the old copies are dropped.
+    const other = loadConfigFile(path).config;
+    const withRule = { ...other, records: other.records.map((r) => ({ ...r, policy: { ...r.policy, default: ['eu-west'] } })) } as typeof other;
+    e.publish(buildSnapshot(path, withRule, { geo, health: allUpHealthView, metrics: emptyMetricView }, NOW));
+    const next = e.classTables();
+    t.true(
+      next.every((lc) => !tables.includes(lc)),
+      'other reads, other tables',
+    );
+    t.like(await copied(fast), { tables: next.length, held: next.length });
+    // One client of a class answered by JavaScript, then a client of another block of the class natively.
+    const f = fast.bound[0]!;
+    const ask = (ecs: string) => exchangeAll(f.address, f.port, [buildQuery({ id: 0, name: 'www.example.test', type: 'A', edns: { ecs } })]);
+    const before = fast.fastPathStats()!;
+    await ask('81.2.69.0/24');
+    const lc = e.snapshot.records.find((r) => r.name === 'www.example.test')!.locationClasses!;
+    t.true(next.includes(lc));
+    const cls = unpackId(lc.lookup(parseIp('81.2.69.0')));
+    const { clients } = sameClassClients(lc, parseIp('81.2.69.0'), 5, 24);
+    for (const c of clients) await ask(c);
+    const after = fast.fastPathStats()!;
+    t.like({ misses: after.misses - before.misses, classHits: after.classHits - before.classHits }, { misses: 1, classHits: clients.length }, `class ${cls}`);
+  } finally {
+    await fast.stop();
   }
 });

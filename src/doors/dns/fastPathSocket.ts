@@ -71,6 +71,7 @@ export class FastPathSocket {
     private readonly engineMetrics: EngineMetrics,
     rateLimit?: FastPathRateLimit,
     private readonly rewarmMessages?: MessageHandler,
+    private readonly snapshotClassTables?: () => readonly ClassRangeSource[],
   ) {
     this.server = addon.open(
       address,
@@ -85,6 +86,7 @@ export class FastPathSocket {
     this.keep = onPublish !== undefined;
     metrics.add(this.counters);
     this.stopFolding = engineMetrics.beforeScrape(() => this.foldReplays());
+    this.syncClassTables();
   }
 
   private readonly counters = (): FastPathStats => this.addon.stats(this.server);
@@ -108,7 +110,7 @@ export class FastPathSocket {
     const queries = this.rewarmMessages ? this.addon.templates(this.server, REWARM_MAX) : [];
     this.addon.bump(this.server);
     const publish = ++this.publishes;
-    this.dropUnusedClassTables();
+    this.syncClassTables();
     this.rewarm = { installed: 0, running: queries.length > 0 };
     let next = 0;
     const chunk = (): void => {
@@ -155,6 +157,8 @@ export class FastPathSocket {
       known.used = this.publishes;
       return known.id;
     }
+    // A reply of an earlier snapshot (answered before the publish, sent after): its table is not to be copied again.
+    if (this.snapshotTables !== undefined && !this.snapshotTables.set.has(table)) return 0;
     const ranges = table.classRanges();
     if (ranges === undefined || this.lastClassTableId >= MAX_CLASS_TABLE_ID) return 0;
     const id = ++this.lastClassTableId;
@@ -168,17 +172,61 @@ export class FastPathSocket {
     return id;
   }
 
+  /** The engine's class tables at the last publish (`QueryEngine.classTables`), and as a set. */
+  private snapshotTables: { readonly list: readonly ClassRangeSource[]; readonly set: ReadonlySet<ClassRangeSource> } | undefined;
+  /** The last publish's copy of new class tables: tables copied, milliseconds spent, and whether it is still running. */
+  private classTableExport = { tables: 0, ms: 0, running: false };
+
   /**
-   * At a publish: drops the class tables no reply named since the publish before (their templates
-   * are stale now anyway); the others stay, so a publish that changed only health states copies
-   * nothing again. A table named later is copied again.
+   * At open and at each publish. With the engine's class tables (`QueryEngine.classTables`): when
+   * they are another list than the last publish's (the records were compiled again), the copies of
+   * tables no longer among them are dropped and the new ones are copied, one per event-loop turn
+   * (each a few milliseconds over the full city data; a reply naming one not copied yet copies it
+   * then); a publish of a state view only (health, overrides, metrics) keeps the same list and
+   * copies nothing. Without them: the tables no reply named since the publish before are dropped
+   * (their templates are stale now anyway), and each is copied when a reply first names it.
    */
-  private dropUnusedClassTables(): void {
-    for (const [table, { id, used }] of this.classTables) {
-      if (used >= this.publishes - 1) continue;
+  private syncClassTables(): void {
+    if (this.snapshotClassTables === undefined) {
+      for (const [table, { id, used }] of this.classTables) {
+        if (used >= this.publishes - 1) continue;
+        this.addon.dropClassTable(this.server, id);
+        this.classTables.delete(table);
+      }
+      return;
+    }
+    const list = this.snapshotClassTables();
+    if (this.snapshotTables?.list === list) {
+      this.classTableExport = { tables: 0, ms: 0, running: false };
+      return;
+    }
+    const set = new Set(list);
+    this.snapshotTables = { list, set };
+    for (const [table, { id }] of this.classTables) {
+      if (set.has(table)) continue;
       this.addon.dropClassTable(this.server, id);
       this.classTables.delete(table);
     }
+    const publish = this.publishes;
+    const pending = list.filter((table) => !this.classTables.has(table));
+    this.classTableExport = { tables: 0, ms: 0, running: pending.length > 0 };
+    const next = (): void => {
+      if (publish !== this.publishes || this.closed) return;
+      const table = pending.shift();
+      if (table !== undefined) {
+        const started = performance.now();
+        if (this.classTableId(table) > 0) this.classTableExport.tables++;
+        this.classTableExport.ms += performance.now() - started;
+      }
+      if (pending.length > 0) setImmediate(next);
+      else this.classTableExport.running = false;
+    };
+    if (pending.length > 0) setImmediate(next);
+  }
+
+  /** The last publish's (or the open's) copy of class tables: tables copied, the milliseconds it took in all, and whether it still runs. */
+  classTableProgress(): { readonly tables: number; readonly ms: number; readonly running: boolean } {
+    return this.classTableExport;
   }
 
   /** Class tables held in native memory now (for tests and `/metrics`-free diagnostics). */
