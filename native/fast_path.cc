@@ -14,6 +14,12 @@
 // snapshot or a state view) makes all of them stale at once, without stopping the threads: the
 // first lookup after it misses.
 //
+// Class templates: a reply JavaScript marks as the same for every client of its location class (and
+// family) is kept also under (question, family, class id), and the question remembers the class table
+// (a record's `LocationClasses`, copied by `setClassTable`, native/class_table.h). On a block miss the
+// client's class and ECS scope are looked up there and the class's template is replayed with the
+// client's scope written into the ECS option's scope byte.
+//
 // Each template carries the answer class JavaScript gave it (what the answer adds to the engine's
 // query counters); each thread counts its replays per class, and `classCounts()` sums them when
 // `/metrics` is scraped, so a replayed query is counted as the one JavaScript would have answered.
