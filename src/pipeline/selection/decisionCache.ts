@@ -155,6 +155,8 @@ export class DecisionCache {
   /** Filled for each decision served from an entry; valid until this record's next decision. */
   private readonly served: { -readonly [K in keyof Decision]: Decision[K] } = {
     data: [],
+    type: undefined,
+    delegation: undefined,
     ttl: 0,
     scope: 0,
     dcs: [],
@@ -400,7 +402,18 @@ function stateDecision(s: SelectionState): Decision {
   const picked = s.picked;
   const dcs: string[] = [];
   for (let i = 0; i < picked.length; i++) dcs.push(picked[i]!.candidate.dc.name);
-  return { data: s.data, type: s.answerType, delegation: s.delegation, ttl: s.ttl, scope: s.scope, dcs, records: undefined };
+  // The fields of a served decision too (classTable, classId), so the query path reads decisions of one shape.
+  return {
+    data: s.data,
+    type: s.answerType,
+    delegation: s.delegation,
+    ttl: s.ttl,
+    scope: s.scope,
+    dcs,
+    records: undefined,
+    classTable: undefined,
+    classId: -1,
+  };
 }
 
 /**
