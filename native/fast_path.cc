@@ -14,6 +14,12 @@
 // snapshot or a state view) makes all of them stale at once, without stopping the threads: the
 // first lookup after it misses.
 //
+// Class templates: a reply JavaScript marks as the same for every client of its location class (and
+// family) is kept also under (question, family, class id), and the question remembers the class table
+// (a record's `LocationClasses`, copied by `setClassTable`, native/class_table.h). On a block miss the
+// client's class and ECS scope are looked up there and the class's template is replayed with the
+// client's scope written into the ECS option's scope byte.
+//
 // Each template carries the answer class JavaScript gave it (what the answer adds to the engine's
 // query counters); each thread counts its replays per class, and `classCounts()` sums them when
 // `/metrics` is scraped, so a replayed query is counted as the one JavaScript would have answered.
@@ -41,12 +47,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "class_table.h"
 #include "fast_query.h"
 #include "rate_limit.h"
 #include "template_cache.h"
 
 namespace {
 
+using gslbd::ClassTable;
 using gslbd::FastQuery;
 using gslbd::parseFastQuery;
 using gslbd::RateLimitConfig;
@@ -90,7 +98,7 @@ struct Batch {
  * per batch by their thread, summed by `stats()` when `/metrics` is scraped.
  */
 struct alignas(64) ThreadCounters {
-  std::atomic<uint64_t> hits{0}, misses{0}, dropped{0}, sampled{0}, limited{0}, slipped{0};
+  std::atomic<uint64_t> hits{0}, misses{0}, dropped{0}, sampled{0}, limited{0}, slipped{0}, classHits{0};
 };
 
 /**
@@ -147,6 +155,9 @@ struct Server {
   std::shared_mutex lock;
   /** The templates (native/template_cache.h), under `lock`. */
   gslbd::TemplateCache cache;
+  /** The records' location class tables JavaScript exported (`setClassTable`), by id (≥ 1), under `lock`. */
+  std::unordered_map<uint32_t, std::shared_ptr<const ClassTable>> classTables;
+  std::atomic<uint64_t> classInstalled{0};
   Napi::ThreadSafeFunction tsfn;
   bool closed = false;
   /** Response-rate limiting (null: off), shared by the threads of this address. */
@@ -179,8 +190,18 @@ void clientOf(const uint8_t* p, const FastQuery& q, const sockaddr_storage& peer
   }
 }
 
-/** Writes the cached reply to `p` into `out` (returns its length) and its answer class, or 0 on a miss. */
-size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_storage& peer, uint8_t* out, uint32_t& answerClass) {
+/** The ECS scope byte of a reply for a client of class scope `scope` (`replyScope`, src/core/wire/ecsOption.ts: mapped addresses count from bit 96). */
+inline uint8_t scopeByte(unsigned scope, bool mapped) {
+  if (scope == 0) return 0;
+  return static_cast<uint8_t>(mapped ? std::min(128u, 96 + scope) : scope);
+}
+
+/**
+ * Writes the cached reply to `p` into `out` (returns its length) and its answer class, or 0 on a
+ * miss; `byClass` is set when a class template answered (no template for the client's block, one
+ * for its location class).
+ */
+size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_storage& peer, uint8_t* out, uint32_t& answerClass, bool& byClass) {
   uint8_t family, addr[16];
   size_t bytes;
   clientOf(p, q, peer, family, addr, bytes);
@@ -189,7 +210,14 @@ size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_st
   gslbd::questionKey(p, q, key);
   const uint32_t gen = s.gen.load(std::memory_order_acquire);
   std::shared_lock<std::shared_mutex> guard(s.lock);
-  const Template* t = s.cache.find(key, gen, family, addr);
+  unsigned classScope = 0;
+  const auto classOf = [&](uint32_t table, uint32_t& classId) {
+    const auto it = s.classTables.find(table);
+    if (it == s.classTables.end()) return false;
+    classId = it->second->classOf(family, addr, classScope);
+    return true;
+  };
+  const Template* t = s.cache.find(key, gen, family, addr, classOf, byClass);
   if (t == nullptr) return 0;
   answerClass = t->answerClass;
   std::memcpy(out, t->data(), t->len);
@@ -198,12 +226,19 @@ size_t lookup(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_st
   // The question as asked, letter case included (install checked that the template echoes it at 12).
   std::memcpy(out + 12, p + 12, q.nameEnd - 12);
   std::memcpy(out + t->len - q.ecsAddrLen, p + q.keyEnd, q.ecsAddrLen);
+  // A class template installed by a client of another block: this client's scope (install checked the byte's place).
+  if (byClass && t->patchScope) out[t->len - q.ecsAddrLen - 1] = scopeByte(classScope, q.ecsMapped);
   return t->len;
 }
 
-/** Stores `reply` as the template of the query's client block at `scope`, on the current generation, counted in `answerClass` when replayed. */
+/**
+ * Stores `reply` as the template of the query's client block at `scope`, on the current generation,
+ * counted in `answerClass` when replayed; with `classTable` ≠ 0 also as the question's class template
+ * for class `classId` of that table, when the table gives the client that class and `scope` (else
+ * JavaScript and the copy disagree: no class template).
+ */
 void install(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_storage& peer, const uint8_t* reply, size_t len, unsigned scope,
-             uint32_t answerClass) {
+             uint32_t answerClass, uint32_t classTable = 0, uint32_t classId = 0) {
   if (len < q.nameEnd + q.ecsAddrLen || len > kMaxTemplate || answerClass >= kMaxClasses) return;
   // The reply must echo the ID and the question name (a hit writes the query's over them) and end
   // with the query's ECS address (the one option of the last record).
@@ -223,12 +258,33 @@ void install(Server& s, const uint8_t* p, const FastQuery& q, const sockaddr_sto
   Template& t = *slot;
   t.assign(reply, len);
   t.answerClass = answerClass;
+  t.patchScope = false;
   t.ecsLen = static_cast<uint8_t>(q.ecsAddrLen);
   std::memcpy(t.ecs, p + q.keyEnd, q.ecsAddrLen);
   t.peerFamily = static_cast<uint8_t>(peer.ss_family);
   if (peer.ss_family == AF_INET) std::memcpy(t.peer, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, 4);
   else std::memcpy(t.peer, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, 16);
   s.installed.fetch_add(1, std::memory_order_relaxed);
+  if (classTable == 0) return;
+  const auto table = s.classTables.find(classTable);
+  if (table == s.classTables.end()) return;
+  unsigned classScope;
+  if (table->second->classOf(family, addr, classScope) != classId || classScope != scope) return;
+  bool patch = false;
+  if (q.ecsClient) {
+    // The ECS option ends the reply: family (2), source prefix, scope, address. The scope byte is
+    // this client's class scope (a positive answer) or 0 (a negative one, 0 for every client).
+    const size_t at = len - q.ecsAddrLen - 1;
+    if (at < 12 + 4 || reply[at - 1] != p[q.keyEnd - 2] || reply[at - 3] != p[q.keyEnd - 4] || reply[at - 2] != p[q.keyEnd - 3]) return;
+    if (reply[at] == scopeByte(scope, q.ecsMapped)) patch = true;
+    else if (reply[at] != 0) return;
+  }
+  Template copy = t;
+  copy.patchScope = patch;
+  Template* classSlot = s.cache.classSlot(key, gen, family, classTable, classId);
+  if (classSlot == nullptr) return;
+  *classSlot = std::move(copy);
+  s.classInstalled.fetch_add(1, std::memory_order_relaxed);
 }
 
 void callJs(Napi::Env env, Napi::Function onBatch, Batch* batch) {
@@ -308,7 +364,7 @@ void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters, ClassCou
       clock_gettime(CLOCK_MONOTONIC, &ts);
       now = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
     }
-    uint64_t limited = 0, slipped = 0;
+    uint64_t limited = 0, slipped = 0, classHits = 0;
     for (int i = 0; i < got; i++) {
       const uint8_t* p = in.data() + i * kRecvBuf;
       const size_t len = msgs[i].msg_len;
@@ -343,7 +399,8 @@ void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters, ClassCou
       if (fast) {
         uint8_t* o = out.data() + outPos;
         uint32_t answerClass = 0;
-        size_t olen = lookup(*s, p, q, addrs[i], o, answerClass);
+        bool byClass = false;
+        size_t olen = lookup(*s, p, q, addrs[i], o, answerClass, byClass);
         // A sampled hit goes to JavaScript, which answers it the same way and logs it.
         if (olen > 0 && sampleBelow > 0 && nextDraw(draw) < sampleBelow) sampled = true;
         else if (olen > 0) {
@@ -355,6 +412,7 @@ void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters, ClassCou
           sends[nsend].msg_hdr.msg_iov = &oiovs[nsend];
           sends[nsend].msg_hdr.msg_iovlen = 1;
           nsend++;
+          if (byClass) classHits++;
           classCounts->add(answerClass);
           continue;
         }
@@ -384,6 +442,7 @@ void serve(std::shared_ptr<Server> s, int fd, ThreadCounters* counters, ClassCou
       done += sent;
     }
     if (nsend > 0) counters->hits.fetch_add(static_cast<uint64_t>(nsend) - slipped, std::memory_order_relaxed);
+    if (classHits > 0) counters->classHits.fetch_add(classHits, std::memory_order_relaxed);
     if (limited > 0) counters->limited.fetch_add(limited, std::memory_order_relaxed);
     if (slipped > 0) counters->slipped.fetch_add(slipped, std::memory_order_relaxed);
     if (batch != nullptr) {
@@ -499,8 +558,9 @@ Napi::Value Open(const Napi::CallbackInfo& info) {
   return Napi::External<std::shared_ptr<Server>>::New(env, new std::shared_ptr<Server>(s), [](Napi::Env, std::shared_ptr<Server>* p) { delete p; });
 }
 
-// reply(server, batch, replies: (Buffer|null)[], scopes: Int32Array, classes: Uint32Array): sends the replies, installs those
-// with scope ≥ 0 as templates counted in their answer class.
+// reply(server, batch, replies: (Buffer|null)[], scopes: Int32Array, classes: Uint32Array[, classTables: Uint32Array,
+// classIds: Uint32Array]): sends the replies, installs those with scope ≥ 0 as templates counted in their answer class, and
+// those with a class table id ≠ 0 also as the class template of their client's location class.
 Napi::Value Reply(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* sp = info.Length() >= 5 ? serverOf(info[0]) : nullptr;
@@ -518,6 +578,18 @@ Napi::Value Reply(const Napi::CallbackInfo& info) {
   const size_t n = batch->misses.size();
   if (replies.Length() != n || scopes.ElementLength() != n || classes.ElementLength() != n)
     return Throw(env, "one reply, one scope and one class per datagram expected");
+  const uint32_t* tables = nullptr;
+  const uint32_t* classIds = nullptr;
+  if (info.Length() >= 7 && !info[5].IsUndefined()) {
+    if (!info[5].IsTypedArray() || info[5].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array || !info[6].IsTypedArray() ||
+        info[6].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+      return Throw(env, "classTables, classIds: Uint32Array expected");
+    Napi::Uint32Array t = info[5].As<Napi::Uint32Array>();
+    Napi::Uint32Array c = info[6].As<Napi::Uint32Array>();
+    if (t.ElementLength() != n || c.ElementLength() != n) return Throw(env, "one class table and one class id per datagram expected");
+    tables = t.Data();
+    classIds = c.Data();
+  }
   if (s.closed) return env.Undefined();
   std::vector<mmsghdr> sends;
   std::vector<iovec> iovs(n);
@@ -528,7 +600,8 @@ Napi::Value Reply(const Napi::CallbackInfo& info) {
     Napi::Buffer<uint8_t> buf = r.As<Napi::Buffer<uint8_t>>();
     Miss& m = batch->misses[i];
     const uint8_t* p = batch->data.data() + m.off;
-    if (m.fast && scopes[i] >= 0) install(s, p, m.q, m.peer, buf.Data(), buf.Length(), static_cast<unsigned>(scopes[i]), classes[i]);
+    if (m.fast && scopes[i] >= 0)
+      install(s, p, m.q, m.peer, buf.Data(), buf.Length(), static_cast<unsigned>(scopes[i]), classes[i], tables ? tables[i] : 0, classIds ? classIds[i] : 0);
     iovs[i] = {buf.Data(), buf.Length()};
     mmsghdr h{};
     h.msg_hdr.msg_name = &m.peer;
@@ -590,8 +663,9 @@ Napi::Value Templates(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// install(server, query, peer, reply, scope, class) → boolean: keeps `reply` as the template of `query` from `peer` on the current
-// generation (what `reply()` does for a batch's datagram); false when the query is outside the native subset or the reply does not fit.
+// install(server, query, peer, reply, scope, class[, classTable, classId]) → boolean: keeps `reply` as the template of `query` from
+// `peer` on the current generation (what `reply()` does for a batch's datagram), and as its class template with a class table id ≠ 0;
+// false when the query is outside the native subset or the reply does not fit.
 Napi::Value Install(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* sp = info.Length() >= 6 ? serverOf(info[0]) : nullptr;
@@ -609,8 +683,15 @@ Napi::Value Install(const Napi::CallbackInfo& info) {
   FastQuery q{};
   if (scope < 0 || scope > 128 || answerClass < 0 || answerClass >= kMaxClasses || (*sp)->closed || !parseFastQuery(query.Data(), query.Length(), q))
     return Napi::Boolean::New(env, false);
+  uint32_t classTable = 0, classId = 0;
+  if (info.Length() >= 8 && info[6].IsNumber() && info[7].IsNumber()) {
+    const int64_t t = info[6].As<Napi::Number>().Int64Value(), c = info[7].As<Napi::Number>().Int64Value();
+    if (t < 0 || t > UINT32_MAX - 1 || c < 0 || c > UINT32_MAX) return Napi::Boolean::New(env, false);
+    classTable = static_cast<uint32_t>(t);
+    classId = static_cast<uint32_t>(c);
+  }
   const uint64_t before = (*sp)->installed.load();
-  install(**sp, query.Data(), q, peer, reply.Data(), reply.Length(), static_cast<unsigned>(scope), static_cast<uint32_t>(answerClass));
+  install(**sp, query.Data(), q, peer, reply.Data(), reply.Length(), static_cast<unsigned>(scope), static_cast<uint32_t>(answerClass), classTable, classId);
   return Napi::Boolean::New(env, (*sp)->installed.load() != before);
 }
 
@@ -638,7 +719,7 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   auto* sp = info.Length() >= 1 ? serverOf(info[0]) : nullptr;
   if (sp == nullptr) return Throw(env, "stats(server) expected");
   Server& s = **sp;
-  uint64_t hits = 0, misses = 0, dropped = 0, sampled = 0, limited = 0, slipped = 0;
+  uint64_t hits = 0, misses = 0, dropped = 0, sampled = 0, limited = 0, slipped = 0, classHits = 0;
   for (const auto& c : s.counters) {
     limited += c->limited.load(std::memory_order_relaxed);
     slipped += c->slipped.load(std::memory_order_relaxed);
@@ -646,6 +727,7 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
     misses += c->misses.load(std::memory_order_relaxed);
     dropped += c->dropped.load(std::memory_order_relaxed);
     sampled += c->sampled.load(std::memory_order_relaxed);
+    classHits += c->classHits.load(std::memory_order_relaxed);
   }
   Napi::Object o = Napi::Object::New(env);
   o.Set("hits", Napi::Number::New(env, static_cast<double>(hits)));
@@ -655,6 +737,8 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   o.Set("limited", Napi::Number::New(env, static_cast<double>(limited)));
   o.Set("slipped", Napi::Number::New(env, static_cast<double>(slipped)));
   o.Set("installed", Napi::Number::New(env, static_cast<double>(s.installed.load())));
+  o.Set("classHits", Napi::Number::New(env, static_cast<double>(classHits)));
+  o.Set("classInstalled", Napi::Number::New(env, static_cast<double>(s.classInstalled.load())));
   return o;
 }
 
@@ -670,6 +754,98 @@ Napi::Value ClassCountsOf(const Napi::CallbackInfo& info) {
     uint64_t sum = 0;
     for (const auto& t : (*sp)->classCounts) sum += t->get(static_cast<uint32_t>(c));
     out[c] = static_cast<double>(sum);
+  }
+  return env.Undefined();
+}
+
+/** The Uint32Array argument `i`, or nullptr. */
+const uint32_t* uint32Arg(const Napi::CallbackInfo& info, size_t i, size_t& n) {
+  if (info.Length() <= i || !info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) return nullptr;
+  Napi::Uint32Array a = info[i].As<Napi::Uint32Array>();
+  n = a.ElementLength();
+  return a.Data();
+}
+
+// setClassTable(server, id, v4starts, v4ids, v6starts, v6ids): copies one record's location class tables (RangeTable4/RangeTable6
+// arrays, v6starts 4 words per start) into native memory as table `id` (1 – 2^32 − 2), replacing the one of that id. The copy and
+// its index are built before the server's lock is taken; the swap holds it for a pointer move.
+Napi::Value SetClassTable(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* sp = info.Length() >= 6 ? serverOf(info[0]) : nullptr;
+  size_t n4 = 0, i4 = 0, w6 = 0, i6 = 0;
+  const uint32_t* v4starts = uint32Arg(info, 2, n4);
+  const uint32_t* v4ids = uint32Arg(info, 3, i4);
+  const uint32_t* v6starts = uint32Arg(info, 4, w6);
+  const uint32_t* v6ids = uint32Arg(info, 5, i6);
+  if (sp == nullptr || !info[1].IsNumber() || !v4starts || !v4ids || !v6starts || !v6ids)
+    return Throw(env, "setClassTable(server, id, v4starts, v4ids, v6starts, v6ids: Uint32Array) expected");
+  const int64_t id = info[1].As<Napi::Number>().Int64Value();
+  if (id < 1 || id > static_cast<int64_t>(UINT32_MAX) - 1) return Throw(env, "id 1 – 2^32 − 2 expected");
+  auto table = std::make_shared<ClassTable>();
+  const char* error = nullptr;
+  if (!table->build(v4starts, n4, v4ids, i4, v6starts, w6, v6ids, i6, error)) return Throw(env, std::string("setClassTable: ") + error);
+  std::shared_ptr<const ClassTable> old;
+  {
+    std::unique_lock<std::shared_mutex> guard((*sp)->lock);
+    auto& slot = (*sp)->classTables[static_cast<uint32_t>(id)];
+    old = std::move(slot);
+    slot = std::move(table);
+  }
+  return env.Undefined();
+}
+
+// dropClassTable(server, id): forgets table `id`; class templates keyed by it are no longer found.
+Napi::Value DropClassTable(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* sp = info.Length() >= 2 ? serverOf(info[0]) : nullptr;
+  if (sp == nullptr || !info[1].IsNumber()) return Throw(env, "dropClassTable(server, id) expected");
+  const int64_t id = info[1].As<Napi::Number>().Int64Value();
+  std::shared_ptr<const ClassTable> old;
+  {
+    std::unique_lock<std::shared_mutex> guard((*sp)->lock);
+    const auto it = (*sp)->classTables.find(static_cast<uint32_t>(id));
+    if (it == (*sp)->classTables.end()) return env.Undefined();
+    old = std::move(it->second);
+    (*sp)->classTables.erase(it);
+  }
+  return env.Undefined();
+}
+
+// classLookup(server, id, addresses: Uint32Array, families: Uint8Array, out: Float64Array): for tests — per address (4 words,
+// IPv4 in the first, family 4 or 6) `classId * 65536 + prefix * 256 + scope`, scope as the replay computes it; −1 without table `id`.
+Napi::Value ClassLookup(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* sp = info.Length() >= 5 ? serverOf(info[0]) : nullptr;
+  size_t words = 0;
+  const uint32_t* addrs = uint32Arg(info, 2, words);
+  if (sp == nullptr || !info[1].IsNumber() || !addrs || !info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
+      !info[4].IsTypedArray() || info[4].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+    return Throw(env, "classLookup(server, id, addresses: Uint32Array, families: Uint8Array, out: Float64Array) expected");
+  Napi::Uint8Array families = info[3].As<Napi::Uint8Array>();
+  Napi::Float64Array out = info[4].As<Napi::Float64Array>();
+  const size_t n = families.ElementLength();
+  if (words != n * 4 || out.ElementLength() != n) return Throw(env, "4 words, one family and one result per address expected");
+  const int64_t id = info[1].As<Napi::Number>().Int64Value();
+  std::shared_lock<std::shared_mutex> guard((*sp)->lock);
+  const auto it = (*sp)->classTables.find(static_cast<uint32_t>(id));
+  for (size_t i = 0; i < n; i++) {
+    if (it == (*sp)->classTables.end()) {
+      out[i] = -1;
+      continue;
+    }
+    uint8_t addr[16];
+    for (int w = 0; w < 4; w++) {
+      const uint32_t v = addrs[i * 4 + w];
+      addr[w * 4] = static_cast<uint8_t>(v >> 24);
+      addr[w * 4 + 1] = static_cast<uint8_t>(v >> 16);
+      addr[w * 4 + 2] = static_cast<uint8_t>(v >> 8);
+      addr[w * 4 + 3] = static_cast<uint8_t>(v);
+    }
+    const uint8_t family = families[i] == 4 ? 0 : 1;
+    unsigned prefix, scope;
+    const uint32_t classId = family == 0 ? it->second->lookup4(addrs[i * 4], prefix) : it->second->lookup6(gslbd::address128(addr), prefix);
+    it->second->classOf(family, addr, scope);
+    out[i] = static_cast<double>(classId) * 65536 + prefix * 256 + scope;
   }
   return env.Undefined();
 }
@@ -700,7 +876,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("stats", Napi::Function::New(env, Stats, "stats"));
   exports.Set("classCounts", Napi::Function::New(env, ClassCountsOf, "classCounts"));
   exports.Set("close", Napi::Function::New(env, Close, "close"));
-  exports.Set("abi", Napi::Number::New(env, 7));
+  exports.Set("setClassTable", Napi::Function::New(env, SetClassTable, "setClassTable"));
+  exports.Set("dropClassTable", Napi::Function::New(env, DropClassTable, "dropClassTable"));
+  exports.Set("classLookup", Napi::Function::New(env, ClassLookup, "classLookup"));
+  exports.Set("abi", Napi::Number::New(env, 8));
   return exports;
 }
 

@@ -1,7 +1,8 @@
 // Differential libFuzzer target for the fast path's template cache and its block table
 // (native/template_cache.h, native/block_table.h), built with ASan and UBSan by
 // native/build-fuzzer.sh and run by src/doors/dns/fastPathFuzz.test.ts over native/fuzz-corpus-blocks/.
-// The input drives installs, lookups, new generations, one client at many scopes and bulk installs (enough to make the table
+// The input drives installs, lookups, new generations, one client at many scopes, class templates
+// looked up through mock class tables that come and go (with config bit 0x40) and bulk installs (enough to make the table
 // grow, drop older generations' blocks and start afresh, with small bounds) on the cache and on a
 // reference model of ordered maps that knows nothing of hashing, probing, question ids or inline
 // bytes; any disagreement — a lookup's template, the current templates, the counts, the table's
@@ -73,6 +74,7 @@ struct Model {
   size_t capacity = 2048;
   struct Q {
     uint32_t gen, id;
+    uint32_t classTable = 0;  // 0: none; UINT32_MAX: two tables named on one generation
   };
   std::map<std::string, Q> questions;  // every key since the cache last started afresh
   // (question id, family, scope, masked client) → template; older generations' until a rebuild.
@@ -106,19 +108,47 @@ struct Model {
     capacity = capacityFor(std::min(kept * 2 + 1, maxBlocks));
   }
 
-  /** False when question ids ran out (the cache started afresh and kept nothing). */
-  bool install(const std::string& key, uint32_t gen, uint8_t family, unsigned scope, const uint8_t addr[16], Value v) {
-    makeRoom(gen);
+  /** `key`'s question on `gen`, renewed when older; nullptr when question ids ran out (the cache started afresh and kept nothing). */
+  Q* current(const std::string& key, uint32_t gen) {
     auto found = questions.find(key);
     if (found == questions.end() || found->second.gen != gen) {
       if (lastId == UINT32_MAX) {
         clear();
         lastId = 0;
-        return false;
+        return nullptr;
       }
       questions[key] = Q{gen, ++lastId};
     }
-    stored[{questions[key].id, family, static_cast<uint8_t>(scope), maskBytes(addr, scope)}] = v;
+    return &questions[key];
+  }
+
+  /** False when question ids ran out. */
+  bool install(const std::string& key, uint32_t gen, uint8_t family, unsigned scope, const uint8_t addr[16], Value v) {
+    makeRoom(gen);
+    Q* q = current(key, gen);
+    if (q == nullptr) return false;
+    stored[{q->id, family, static_cast<uint8_t>(scope), maskBytes(addr, scope)}] = v;
+    return true;
+  }
+
+  /** A class's key in `stored`: the class scope and the class id where the block's bytes would be (as the table's {classId, 0}). */
+  static Masked classKey(uint32_t classId) {
+    Masked m(16, 0);
+    for (int i = 0; i < 4; i++) m[4 + i] = static_cast<uint8_t>(classId >> (24 - 8 * i));
+    return m;
+  }
+
+  /** False when question ids ran out or the question's class templates named another table on this generation. */
+  bool installClass(const std::string& key, uint32_t gen, uint8_t family, uint32_t table, uint32_t classId, Value v) {
+    makeRoom(gen);
+    Q* q = current(key, gen);
+    if (q == nullptr) return false;
+    if (q->classTable == 0) q->classTable = table;
+    if (q->classTable != table) {
+      q->classTable = UINT32_MAX;
+      return false;
+    }
+    stored[{q->id, family, gslbd::kClassScope, classKey(classId)}] = v;
     return true;
   }
 
@@ -131,6 +161,23 @@ struct Model {
     }
     return nullptr;
   }
+
+  /** {@link find}, then the class template of the client's class in the question's table when that table is present. */
+  const Value* findByClass(const std::string& key, uint32_t gen, uint8_t family, const uint8_t addr[16], const std::set<uint32_t>& present, bool& byClass) const {
+    byClass = false;
+    if (const Value* v = find(key, gen, family, addr)) return v;
+    auto q = questions.find(key);
+    if (q == questions.end() || q->second.gen != gen) return nullptr;
+    const uint32_t table = q->second.classTable;
+    if (table == 0 || table == UINT32_MAX || present.count(table) == 0) return nullptr;
+    auto it = stored.find({q->second.id, family, gslbd::kClassScope, classKey(classOfClient(table, addr))});
+    if (it == stored.end()) return nullptr;
+    byClass = true;
+    return &it->second;
+  }
+
+  /** The mock class tables: table t gives the client's first byte's residue modulo t + 2. */
+  static uint32_t classOfClient(uint32_t table, const uint8_t addr[16]) { return addr[0] % (table + 2); }
 };
 
 void check(const gslbd::TemplateCache& cache, const Model& model, size_t maxBlocks) {
@@ -190,11 +237,45 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   };
 
+  // With config bit 0x40, two more operations: class templates (install, and lookups through mock class tables that come and go).
+  const bool classes = (config & 0x40) != 0;
+  std::set<uint32_t> present = {1, 2};
   while (in.more()) {
     const uint8_t op = in.next();
     const std::string key = "q" + std::to_string(in.next() % 8);
     const uint8_t family = op & 1;
-    switch ((op >> 1) % 7) {
+    switch ((op >> 1) % (classes ? 9 : 7)) {
+      case 7: {  // one class template: the table (1-3), the class (below the table's mock count), the template
+        const uint32_t table = in.next() % 3 + 1;
+        const uint32_t classId = in.next() % (table + 2);
+        const uint16_t len = lengthOf(in.next());
+        const uint32_t answerClass = in.next();
+        seed++;
+        gslbd::Template* t = cache.classSlot(key, gen, family, table, classId);
+        const bool kept = model.installClass(key, gen, family, table, classId, Value{len, seed, answerClass});
+        if ((t != nullptr) != kept) disagree("class install dropped");
+        if (t == nullptr) break;
+        t->assign(templateBytes(seed, len).data(), len);
+        t->answerClass = answerClass;
+        std::memcpy(t->ecs, &seed, sizeof seed);
+        break;
+      }
+      case 8: {  // a table dropped or copied again, then a lookup through the class tables
+        const uint32_t table = in.next() % 4;
+        if (table != 0 && !present.erase(table)) present.insert(table);
+        uint8_t addr[16];
+        readClient(family, addr);
+        bool wantByClass, gotByClass;
+        const Value* want = model.findByClass(key, gen, family, addr, present, wantByClass);
+        const auto classOf = [&](uint32_t t, uint32_t& classId) {
+          if (present.count(t) == 0) return false;
+          classId = Model::classOfClient(t, addr);
+          return true;
+        };
+        compare(want, cache.find(key, gen, family, addr, classOf, gotByClass), "class lookup");
+        if (want != nullptr && wantByClass != gotByClass) disagree("class lookup kind");
+        break;
+      }
       case 0: {  // one install
         const unsigned scope = in.next() % (family == 0 ? 33 : 129);
         uint8_t addr[16];
@@ -262,7 +343,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             keyOf[q.id] = k;
           }
         for (const auto& [k, v] : model.stored)
-          if (live.count(std::get<0>(k))) want.insert({keyOf[std::get<0>(k)], v.seed, v.answerClass, v.len});
+          if (live.count(std::get<0>(k)) && std::get<2>(k) != gslbd::kClassScope) want.insert({keyOf[std::get<0>(k)], v.seed, v.answerClass, v.len});
         cache.forEachCurrent(gen, [&](const std::string& k, const gslbd::Template& t) {
           uint32_t s;
           std::memcpy(&s, t.ecs, sizeof s);

@@ -36,6 +36,8 @@ struct Template {
   uint16_t len = 0;
   uint8_t ecsLen = 0;
   uint8_t peerFamily = 0;  // AF_INET or AF_INET6
+  /** A class template whose ECS scope byte is the client's class scope: a replay writes the client's own. */
+  bool patchScope = false;
   uint8_t ecs[16];
   uint8_t peer[16];
   std::vector<uint8_t> large;
@@ -65,6 +67,18 @@ struct Question {
   uint32_t gen = 0;
   uint32_t id = 0;
   uint64_t scopes[2][3] = {{0, 0, 0}, {0, 0, 0}};
+  /** The class table its class templates are keyed by (0: none; {@link kClassConflict}: two tables, none used). */
+  uint32_t classTable = 0;
+};
+
+/** A question's class templates sit in the block table at this scope (no block scope is above 128), keyed by the class id. */
+constexpr uint8_t kClassScope = 255;
+/** `Question::classTable` after templates named two different tables on one generation: class lookups are off for it. */
+constexpr uint32_t kClassConflict = UINT32_MAX;
+
+/** The class lookup `TemplateCache::find` calls without class tables. */
+struct NoClassTables {
+  bool operator()(uint32_t, uint32_t&) const { return false; }
 };
 
 class TemplateCache {
@@ -81,6 +95,18 @@ class TemplateCache {
    * `family` 0 (IPv4: `addr`'s first 4 bytes, the rest zero) or 1 (IPv6, 16 bytes).
    */
   const Template* find(const std::string& key, uint32_t gen, uint8_t family, const uint8_t addr[16]) const {
+    bool byClass;
+    return find(key, gen, family, addr, NoClassTables{}, byClass);
+  }
+
+  /**
+   * {@link find}, then on a miss the question's class template: `classOf(table, classId)` sets the
+   * client's class in the question's class table and returns false when it has none (the table was
+   * dropped); `byClass` says which kind answered.
+   */
+  template <class ClassOf>
+  const Template* find(const std::string& key, uint32_t gen, uint8_t family, const uint8_t addr[16], ClassOf classOf, bool& byClass) const {
+    byClass = false;
     auto it = cache_.find(key);
     if (it == cache_.end() || it->second.gen != gen) return nullptr;
     const Question& question = it->second;
@@ -104,7 +130,34 @@ class TemplateCache {
       const uint32_t* index = blocks_.findFrom(homes[k], question.id, family, scopes[k], masked[k]);
       if (index != nullptr) return &templates_[*index];
     }
-    return nullptr;
+    uint32_t classId;
+    if (question.classTable == 0 || question.classTable == kClassConflict || !classOf(question.classTable, classId)) return nullptr;
+    const uint32_t* index = blocks_.find(question.id, family, kClassScope, {classId, 0});
+    if (index == nullptr) return nullptr;
+    byClass = true;
+    return &templates_[*index];
+  }
+
+  /**
+   * The class template of `key` for class `classId` of class table `table` (≠ 0) and client family
+   * `family` on generation `gen`, added empty when absent, for the caller to fill; nullptr when the
+   * question's class templates name another table on this generation (then none of its class
+   * templates is used again) or question ids ran out. The reference stays valid until the next
+   * `slot` or `classSlot`.
+   */
+  Template* classSlot(const std::string& key, uint32_t gen, uint8_t family, uint32_t table, uint32_t classId) {
+    makeRoom(gen);
+    Question* question = current(key, gen);
+    if (question == nullptr) return nullptr;
+    if (question->classTable == 0) question->classTable = table;
+    if (question->classTable != table) {
+      question->classTable = kClassConflict;
+      return nullptr;
+    }
+    bool added;
+    const uint32_t index = blocks_.insert(question->id, family, kClassScope, {classId, 0}, static_cast<uint32_t>(templates_.size()), added);
+    if (added) templates_.emplace_back();
+    return &templates_[index];
   }
 
   /**
@@ -114,18 +167,9 @@ class TemplateCache {
    */
   Template* slot(const std::string& key, uint32_t gen, uint8_t family, unsigned scope, const uint8_t addr[16]) {
     makeRoom(gen);
-    Question& question = cache_[key];
-    if (question.gen != gen || question.id == 0) {
-      if (lastQuestionId_ == UINT32_MAX) {
-        // Ids would repeat: start afresh (after 4 billion generations of questions).
-        clear();
-        lastQuestionId_ = 0;
-        return nullptr;
-      }
-      question = Question{};
-      question.gen = gen;
-      question.id = ++lastQuestionId_;
-    }
+    Question* current = this->current(key, gen);
+    if (current == nullptr) return nullptr;
+    Question& question = *current;
     question.scopes[family][scope / 64] |= 1ull << (scope % 64);
     bool added;
     const uint32_t index =
@@ -134,14 +178,17 @@ class TemplateCache {
     return &templates_[index];
   }
 
-  /** Calls `f(key, template)` for every template of generation `gen`, in table order, until `f` returns false. */
+  /**
+   * Calls `f(key, template)` for every block template of generation `gen`, in table order, until `f`
+   * returns false. Class templates are left out: each is the copy of a block template installed with it.
+   */
   template <class F>
   void forEachCurrent(uint32_t gen, F f) const {
     std::unordered_map<uint32_t, const std::string*> keys;  // the current questions' keys, by id
     for (const auto& [key, question] : cache_)
       if (question.gen == gen && question.id != 0) keys.emplace(question.id, &key);
     for (const BlockSlot& s : blocks_.slots()) {
-      if (s.question == 0) continue;
+      if (s.question == 0 || s.scope == kClassScope) continue;
       const auto found = keys.find(s.question);
       if (found != keys.end() && !f(*found->second, templates_[s.value])) return;
     }
@@ -155,6 +202,23 @@ class TemplateCache {
   size_t capacity() const { return blocks_.slots().size(); }
 
  private:
+  /** `key`'s question on generation `gen`, started (a fresh id, no templates) when it is on an older one; nullptr when ids ran out and the cache started afresh. */
+  Question* current(const std::string& key, uint32_t gen) {
+    Question& question = cache_[key];
+    if (question.gen != gen || question.id == 0) {
+      if (lastQuestionId_ == UINT32_MAX) {
+        // Ids would repeat: start afresh (after 4 billion generations of questions).
+        clear();
+        lastQuestionId_ = 0;
+        return nullptr;
+      }
+      question = Question{};
+      question.gen = gen;
+      question.id = ++lastQuestionId_;
+    }
+    return &question;
+  }
+
   void clear() {
     cache_.clear();
     blocks_.reset(0);

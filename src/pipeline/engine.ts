@@ -8,6 +8,7 @@ import { type Answer, type Query } from '../core/model/query.js';
 import { nameRrsets, nameRrsetsFollowing, type NameContents } from './zones/nameRrsets.js';
 import type { ZoneData } from './zones/zoneIndex.js';
 import type { Snapshot } from './snapshot.js';
+import type { ClassRangeSource } from '../core/lpm/rangeTable.js';
 
 /**
  * The long-lived engine: holds the current snapshot and the resolve context, and answers queries
@@ -52,6 +53,28 @@ export class Engine {
   }
 
   private unaskedView: QueryEngine | undefined;
+  private classTablesOf: { readonly records: Snapshot['records']; readonly geo: unknown; readonly tables: readonly ClassRangeSource[] } | undefined;
+
+  /**
+   * {@inheritDoc QueryEngine.classTables}: the `LocationClasses` of the current snapshot's records
+   * whose decisions are reused (`DecisionCache.reason` undefined) and whose tables belong to the
+   * snapshot's location database, each once (records with equal reads share one). Computed once per
+   * set of compiled records and location database: a publish that changed only a state view
+   * (health, overrides, metrics) keeps both, hence the same array.
+   */
+  classTables(): readonly ClassRangeSource[] {
+    const records = this.current.records;
+    const geo = this.current.env.geo;
+    if (this.classTablesOf?.records !== records || this.classTablesOf.geo !== geo) {
+      const tables = new Set<ClassRangeSource>();
+      for (const r of records) {
+        const lc = r.locationClasses;
+        if (lc !== undefined && r.decisions.reason === undefined && lc.geo === geo) tables.add(lc);
+      }
+      this.classTablesOf = { records, geo, tables: [...tables] };
+    }
+    return this.classTablesOf.tables;
+  }
 
   /**
    * {@inheritDoc QueryEngine.unasked}: answers on the current snapshot in an

@@ -50,6 +50,33 @@ test('repeated GSLB queries are answered natively from templates, counted in /me
   await engine.stop();
 });
 
+/**
+ * Class templates in the real process: once one client of the US location class (10.20.0.0/16 but
+ * 10.20.30.0/24) was answered, clients of the class's other blocks — never asked, block prefixes 17
+ * to 24 — are answered natively, each with its own ECS scope (the class block around it).
+ */
+test('clients of a location class in blocks never asked are answered natively with their own ECS scope', async (t) => {
+  const engine = await startEngine(fixtureConfig({ dnsBehaviour: 'fastPath: { enabled: true, threads: 1 }' }), { files: fixtureLocationFiles() });
+  for (let i = 0; i < 2; i++) await udpQuery(engine.server, { name: 'www.example.test', type: 'A', edns: { ecs: '10.20.99.0/24' } });
+  const before = await fastPathCounts(engine);
+  const blocks: [string, number][] = [
+    ['10.20.0.0/24', 20],
+    ['10.20.16.0/24', 21],
+    ['10.20.24.0/24', 22],
+    ['10.20.28.0/24', 23],
+    ['10.20.31.0/24', 24],
+    ['10.20.32.0/24', 19],
+    ['10.20.128.0/24', 17],
+  ];
+  for (const [ecs, scope] of blocks) {
+    const r = await udpQuery(engine.server, { name: 'www.example.test', type: 'A', edns: { ecs } });
+    t.deepEqual([r.answers, r.ecs?.scopePrefix], [[`www.example.test A ${WWW.us}`], scope], ecs);
+  }
+  const after = await fastPathCounts(engine);
+  t.deepEqual({ hit: (after.hit ?? 0) - (before.hit ?? 0), miss: (after.miss ?? 0) - (before.miss ?? 0) }, { hit: blocks.length, miss: 0 });
+  await engine.stop();
+});
+
 test('with queryLogSampleRate 1 the query log sees every query, fast-path hits included', async (t) => {
   const engine = await startEngine(fixtureConfig({ dnsBehaviour: 'queryLogSampleRate: 1, fastPath: { enabled: true, threads: 1 }' }), {
     files: fixtureLocationFiles(),

@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { loadFastPathAddon } from '../../src/doors/dns/fastPathAddon.js';
 import { DnsServer } from '../../src/doors/dns/dnsServer.js';
 import { dnsBehaviourSchema } from '../../src/doors/dns/listenerSchema.js';
+import { MessageHandler, type ReplyReuse } from '../../src/doors/dns/handleMessage.js';
+import { parseIp } from '../../src/core/net/ipAddress.js';
 import { EngineMetrics } from '../../src/core/telemetry/engineMetrics.js';
 import { Engine } from '../../src/pipeline/engine.js';
 import { withHealthView } from '../../src/pipeline/snapshot.js';
@@ -23,7 +25,8 @@ import { THREE_DATA_CENTERS_YAML, threeDataCentersEngine } from './threeDataCent
  * while the threads run (sampled hits handed over), replays counted by answer class and folded
  * into the engine's counters by a scrape, every argument error path of the addon,
  * response-rate limiting (a four-block table, slip 2, IPv4 and IPv6 sources), templates taken and
- * re-answered at each publish (templates/install),
+ * re-answered at each publish (templates/install), class templates replayed by the threads while
+ * their class table is replaced and dropped, the test build's class lookup,
  * servers opened and closed and the handles collected (run with `--expose-gc`). Prints one JSON line: the addon path, the sanitizer
  * libraries mapped into the process, answers compared, mismatches, counters, refused calls.
  */
@@ -157,8 +160,71 @@ for (const sampleRate of [0, 0.5]) {
   await limited.stop();
 }
 
-// Argument errors of every call, and calls on a closed server.
+// Class tables (native/class_table.h): a class template installed for one client, replayed to clients
+// of other blocks by the threads while the table is replaced and dropped again and again (the swap
+// against the threads' lookups), and the lookup of the test build over every kind of address.
 const onBatch = (): void => undefined;
+const classChecks = { replayed: 0, lookups: 0 };
+{
+  const e = engine();
+  const handler = new MessageHandler({ engine: e, metrics: new EngineMetrics(), log: e.log, afterAnswer: [], behaviour: dnsBehaviourSchema.parse({}) });
+  const lc = e.snapshot.records.find((r) => r.name === 'www.example.test')!.locationClasses!;
+  const ranges = lc.classRanges()!;
+  const classPort = await freePort();
+  const server = addon.open('127.0.0.1', classPort, 2, onBatch, 0);
+  addon.setClassTable(server, 1, ranges.v4starts, ranges.v4ids, ranges.v6starts, ranges.v6ids);
+  const ecsQueries = (id: number): Buffer[] => [
+    buildQuery({ id, name: 'www.example.test', type: 'A', edns: { ecs: '10.1.0.0/24' } }),
+    buildQuery({ id, name: 'www.example.test', type: 'A', edns: { ecs: '2001:db8:1::/48' } }),
+    buildQuery({ id, name: 'www.example.test', type: 'A', edns: { ecs: '::ffff:10.1.0.0/120' } }),
+  ];
+  for (const query of ecsQueries(0)) {
+    const reuse: ReplyReuse = { scope: -1, answer: undefined, type: 0, classTable: undefined, classId: -1 };
+    const peer = parseIp('127.0.0.1');
+    const reply = handler.handle(query, 'udp', peer, reuse) as Buffer;
+    if (reuse.classTable !== undefined) addon.install(server, query, '127.0.0.1', reply, reuse.scope, 0, 1, reuse.classId);
+  }
+  const client = createSocket('udp4');
+  await new Promise<void>((r) => client.bind(0, '127.0.0.1', r));
+  client.on('message', () => classChecks.replayed++);
+  for (let round = 0; round < 20; round++) {
+    for (let i = 0; i < 64; i++) {
+      const [v4, v6, mapped] = ecsQueries(i);
+      v4!.writeUInt8(i, v4!.length - 2);
+      v6!.writeUInt8(i, v6!.length - 2);
+      for (const q of [v4!, v6!, mapped!]) client.send(q, classPort, '127.0.0.1');
+    }
+    if (round % 2 === 0) addon.setClassTable(server, 1, ranges.v4starts, ranges.v4ids, ranges.v6starts, ranges.v6ids);
+    else addon.dropClassTable(server, 1);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await new Promise((r) => setTimeout(r, 100));
+  client.close();
+  addon.setClassTable(server, 2, ranges.v4starts, ranges.v4ids, ranges.v6starts, ranges.v6ids);
+  const n = 4096;
+  const words = new Uint32Array(n * 4);
+  const families = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    families[i] = i % 2 === 0 ? 4 : 6;
+    for (let w = 0; w < 4; w++) words[i * 4 + w] = (Math.imul(i + 1, 2654435761) ^ Math.imul(w + 7, 40503)) >>> 0;
+  }
+  words.set([0, 0, 0, 0, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff], 0);
+  const out = new Float64Array(n);
+  addon.classLookup(server, 2, words, families, out);
+  classChecks.lookups = out.filter((v) => v >= 0).length;
+  attempt(() => addon.setClassTable(server, 3, Uint32Array.of(1), Uint32Array.of(0), new Uint32Array(4), Uint32Array.of(0)));
+  attempt(() => addon.setClassTable(server, 3, Uint32Array.of(0, 0), Uint32Array.of(0, 0), new Uint32Array(4), Uint32Array.of(0)));
+  attempt(() => addon.setClassTable(server, 3, Uint32Array.of(0), Uint32Array.of(0), new Uint32Array(3), Uint32Array.of(0)));
+  attempt(() => addon.setClassTable(server, 3, Uint32Array.of(0), Uint32Array.of(0), Uint32Array.of(0, 0, 0, 1), Uint32Array.of(0)));
+  attempt(() => addon.setClassTable(server, 0, Uint32Array.of(0), Uint32Array.of(0), new Uint32Array(4), Uint32Array.of(0)));
+  attempt(() => (addon.setClassTable as (...a: unknown[]) => unknown)(server, 3, [0], Uint32Array.of(0), new Uint32Array(4), Uint32Array.of(0)));
+  attempt(() => addon.classLookup(server, 2, new Uint32Array(3), Uint8Array.of(4), new Float64Array(1)));
+  attempt(() => (addon.dropClassTable as (...a: unknown[]) => unknown)(server));
+  addon.dropClassTable(server, 99);
+  addon.close(server);
+}
+
+// Argument errors of every call, and calls on a closed server.
 attempt(() => (addon.open as (...a: unknown[]) => unknown)());
 attempt(() => addon.open('not an address', 5300, 1, onBatch, 0));
 attempt(() => addon.open('127.0.0.1', 0, 1, onBatch, 0));
@@ -173,6 +239,7 @@ attempt(() => (addon.close as (...a: unknown[]) => unknown)('x'));
 const port = await freePort();
 const handle = addon.open('127.0.0.1', port, 1, onBatch, 0);
 attempt(() => (addon.reply as (...a: unknown[]) => unknown)(handle, {}, [], new Int32Array(0)));
+addon.install(handle, qs[0]!, '127.0.0.1', Buffer.alloc(12), 0, 0, 5, 1);
 attempt(() => (addon.replyOne as (...a: unknown[]) => unknown)(handle, 1, 0, Buffer.alloc(1)));
 attempt(() => addon.setSampleRate(handle, 1.5));
 attempt(() => (addon.templates as (...a: unknown[]) => unknown)(handle));
@@ -193,4 +260,4 @@ await new Promise((r) => setTimeout(r, 50));
 
 const maps = readFileSync('/proc/self/maps', 'utf8');
 const sanitizers = [...new Set([...maps.matchAll(/\/(lib(?:asan|ubsan)\.so)[^/\s]*$/gm)].map((m) => m[1]!))];
-process.stdout.write(`${JSON.stringify({ addon: process.env.GSLBD_FASTPATH_ADDON, sanitizers, compared, mismatches, stats, rejected })}\n`);
+process.stdout.write(`${JSON.stringify({ addon: process.env.GSLBD_FASTPATH_ADDON, sanitizers, compared, mismatches, stats, rejected, classChecks })}\n`);

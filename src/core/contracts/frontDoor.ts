@@ -1,6 +1,7 @@
 import type { Socket as UdpSocket } from 'node:dgram';
 import type { Server, Socket } from 'node:net';
 import type { z } from 'zod';
+import type { ClassRangeSource } from '../lpm/rangeTable.js';
 import type { Answer, Query } from '../model/query.js';
 import type { AdminRoute } from './adminRoute.js';
 import type { EngineMetrics } from '../telemetry/engineMetrics.js';
@@ -192,6 +193,13 @@ export interface QueryEngine {
    * `unasked` are absent. Absent on engines that cannot answer so.
    */
   unasked?(): QueryEngine;
+  /**
+   * The location class tables of the current snapshot's records whose decisions may be reused by
+   * class (`Answer.reuseClass` names one of them), each once: what the standalone listener's native
+   * fast path copies at each publish. The same array while the compiled records stay (a publish of
+   * a state view only). Absent on engines without class tables.
+   */
+  classTables?(): readonly ClassRangeSource[];
 }
 
 /**

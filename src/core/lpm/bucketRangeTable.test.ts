@@ -106,3 +106,19 @@ test('BucketRangeTable4: the whole space as one range, and ids beyond 16 bits re
   );
   t.throws(() => new BucketRangeTable4(Uint32Array.of(0, 1), Uint32Array.of(0, 0x10000)), { message: /id 65536/ });
 });
+
+test('BucketRangeTable4.ranges gives back the starts and ids it was laid out from (what the fast path copies), undefined for unmerged ranges', (t) => {
+  for (const [seed, maxId] of [
+    [1, 7],
+    [2, 255],
+    [3, 65535],
+    [4, 1],
+  ] as const) {
+    const { starts, ids } = seededTiling(seed, maxId);
+    const ranges = new BucketRangeTable4(starts, ids).ranges();
+    t.deepEqual(ranges, { starts, ids }, `seed ${seed}`);
+  }
+  t.deepEqual(new BucketRangeTable4(Uint32Array.of(0), Uint32Array.of(3)).ranges(), { starts: Uint32Array.of(0), ids: Uint32Array.of(3) });
+  // Two neighbours of one id (never built by the class tables): a merged copy would give other prefixes.
+  t.is(new BucketRangeTable4(Uint32Array.of(0, 0x10000000), Uint32Array.of(2, 2)).ranges(), undefined);
+});

@@ -74,6 +74,32 @@ export class BucketRangeTable4 {
     return new BucketRangeTable4(starts, ids, allocate);
   }
 
+  /**
+   * The sorted starts and ids the table was laid out from (neighbouring ranges of one id merged, as
+   * {@link RangeTable4} takes them): each /16 gives its ranges' starts from their low bits, and a
+   * range meeting several /16s is kept once. Undefined when the table's ranges were not merged
+   * (then a merged copy would give other prefixes). One pass over the 65,536 /16s and the ranges.
+   */
+  ranges(): { starts: Uint32Array; ids: Uint32Array } | undefined {
+    const starts = new Uint32Array(this.size);
+    const ids = new Uint32Array(this.size);
+    let m = 0;
+    for (let k = 0; k < 65536; k++) {
+      const offset = this.top[2 * k]!;
+      const n = this.top[2 * k + 1]!;
+      const count = offset === DIRECT ? 1 : n;
+      for (let e = 0; e < count; e++) {
+        const word = offset === DIRECT ? 0 : this.words[offset + e]!;
+        const id = offset === DIRECT ? Math.floor(n / 256) : word & 0xffff;
+        if (m > 0 && ids[m - 1] === id) continue;
+        if (m === this.size) return undefined;
+        starts[m] = (k * 65536 + (word >>> 16)) >>> 0;
+        ids[m++] = id;
+      }
+    }
+    return m === this.size ? { starts, ids } : undefined;
+  }
+
   lookup(addr: number): number {
     const t = 2 * (addr >>> 16);
     const offset = this.top[t]!;

@@ -26,6 +26,27 @@ export function unpackPrefix(packed: number): number {
 const TWO_32 = 0x1_0000_0000;
 
 /**
+ * One record's location class tables as plain arrays (`RangeTable4` / `RangeTable6` layout): range
+ * starts ascending from 0 (IPv6: four words per start, most significant first) and the class id
+ * of each range, neighbouring ranges of one class merged. What the native fast path copies.
+ */
+export interface ClassRanges {
+  readonly v4starts: Uint32Array;
+  readonly v4ids: Uint32Array;
+  readonly v6starts: Uint32Array;
+  readonly v6ids: Uint32Array;
+}
+
+/** A class table that can give its ranges ({@link ClassRanges}) to be copied elsewhere (`LocationClasses`). */
+export interface ClassRangeSource {
+  /**
+   * The tables' ranges, derived on each call (IPv4 from the bucket layout when it has one: one pass
+   * over 65,536 /16s and the ranges). Undefined when they cannot be given (the tables were released).
+   */
+  classRanges(): ClassRanges | undefined;
+}
+
+/**
  * Location ids (or answer-class ids) per range: the narrowest array that holds them. Tables whose
  * ids are few (a record's answer classes: hundreds) keep one byte per range instead of four, so
  * more of a table stays in the CPU caches between queries.

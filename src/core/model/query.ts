@@ -1,5 +1,6 @@
 import type { AnswerRecord } from '../dns/records.js';
 import type { IpAddress } from '../net/ipAddress.js';
+import type { ClassRangeSource } from '../lpm/rangeTable.js';
 
 /**
  * What every front door exchanges with the engine: a question, the client it is asked for, and
@@ -105,4 +106,17 @@ export interface Answer {
    * path replays answers by it (`src/doors/dns/README.md`, "Fast path").
    */
   reuseScope?: number;
+  /**
+   * Set (with {@link reuseClassId}) when every GSLB selection of the answer reused a decision whose
+   * only client input was the location class, all on this one class table (a record's
+   * `LocationClasses`, `src/pipeline/selection/answerClasses.ts`), and no client split narrowed it:
+   * then every client of the same class and address family gets this answer, with the ECS scope
+   * max(`ipv4BlocksScope`, the class block's prefix length) in place of this client's (0 stays 0
+   * for a negative answer). Null once a selection or split ruled that out; absent when no GSLB
+   * selection ran. The native fast path replays by it for client blocks never asked before
+   * (`src/doors/dns/README.md`, "Fast path", class templates).
+   */
+  reuseClass?: ClassRangeSource | null;
+  /** With {@link reuseClass}: the client's class id in that table. */
+  reuseClassId?: number;
 }

@@ -139,7 +139,6 @@ export class DnsServer implements FrontDoor {
     return { dns: this.bound.map((b) => `${b.address.includes(':') ? `[${b.address}]` : b.address}:${b.port}`) };
   }
 
-  /** Counters of the native fast path summed over its sockets; undefined when it is not serving. */
   /** The fast path's re-answering pass after the last publish, summed over its addresses (undefined without the fast path). */
   fastPathRewarm(): { readonly installed: number; readonly running: boolean } | undefined {
     if (this.fast.length === 0) return undefined;
@@ -153,9 +152,28 @@ export class DnsServer implements FrontDoor {
     return { installed, running };
   }
 
+  /**
+   * The fast path's copy of the engine's class tables at the last publish (or at start), summed
+   * over its addresses: tables copied, milliseconds spent, whether it still runs, and the tables
+   * held now (undefined without the fast path).
+   */
+  fastPathClassTables(): { readonly tables: number; readonly ms: number; readonly running: boolean; readonly held: number } | undefined {
+    if (this.fast.length === 0) return undefined;
+    const sum = { tables: 0, ms: 0, running: false, held: 0 };
+    for (const f of this.fast) {
+      const p = f.classTableProgress();
+      sum.tables += p.tables;
+      sum.ms += p.ms;
+      sum.running ||= p.running;
+      sum.held += f.classTableCount;
+    }
+    return sum;
+  }
+
+  /** Counters of the native fast path summed over its sockets; undefined when it is not serving. */
   fastPathStats(): FastPathStats | undefined {
     if (this.fast.length === 0) return undefined;
-    const sum = { hits: 0, misses: 0, sampled: 0, dropped: 0, limited: 0, slipped: 0, installed: 0 };
+    const sum = { hits: 0, misses: 0, sampled: 0, dropped: 0, limited: 0, slipped: 0, installed: 0, classHits: 0, classInstalled: 0 };
     for (const f of this.fast) {
       const s = f.stats();
       sum.hits += s.hits;
@@ -165,6 +183,8 @@ export class DnsServer implements FrontDoor {
       sum.limited += s.limited;
       sum.slipped += s.slipped;
       sum.installed += s.installed;
+      sum.classHits += s.classHits;
+      sum.classInstalled += s.classInstalled;
     }
     return sum;
   }
@@ -276,6 +296,7 @@ export class DnsServer implements FrontDoor {
           }
         : undefined,
       this.rewarmMessages,
+      this.deps.engine.classTables?.bind(this.deps.engine),
     );
   }
 

@@ -49,9 +49,21 @@ export interface FastPathAddon {
    * class from `classes` (an id below 2^20, see `classCounts`). A template serves every letter case
    * of its question name (the reply carries the question as asked): `handleMessage.ts` marks only
    * replies that differ between case variants in the question alone (`caseNeutralOwners`).
+   * With `classTables` and `classIds`: a reply whose class table id is not 0 is also kept as the
+   * question's class template for that class of the table (see {@link setClassTable}), when the
+   * table gives the client that class and `scope`; the threads then replay it to every client of the
+   * class and family whose block has no template, with that client's ECS scope.
    * @throws Error when the arrays are not one entry per datagram.
    */
-  reply(server: FastPathHandle, batch: FastPathBatch, replies: (Buffer | null)[], scopes: Int32Array, classes: Uint32Array): void;
+  reply(
+    server: FastPathHandle,
+    batch: FastPathBatch,
+    replies: (Buffer | null)[],
+    scopes: Int32Array,
+    classes: Uint32Array,
+    classTables?: Uint32Array,
+    classIds?: Uint32Array,
+  ): void;
   /** Sends one reply that settled after its batch (never kept as a template). */
   replyOne(server: FastPathHandle, batch: FastPathBatch, index: number, reply: Buffer): void;
   /**
@@ -67,9 +79,36 @@ export interface FastPathAddon {
    * `scope`, on the current generation, counted in answer class `answerClass` when replayed (as
    * {@link reply} does for a batch's datagram). False when the query is outside the native subset,
    * the reply does not echo its ID, question name and ECS address, or an argument is out of range.
+   * With `classTable` (an id of {@link setClassTable}, not 0) and `classId`, also kept as the
+   * question's class template, as {@link reply} does.
    * @throws Error when the arguments are not of these types, or `peer` is not an IP address.
    */
-  install(server: FastPathHandle, query: Buffer, peer: string, reply: Buffer, scope: number, answerClass: number): boolean;
+  install(
+    server: FastPathHandle,
+    query: Buffer,
+    peer: string,
+    reply: Buffer,
+    scope: number,
+    answerClass: number,
+    classTable?: number,
+    classId?: number,
+  ): boolean;
+  /**
+   * Copies one record's location class tables (`ClassRanges`: `RangeTable4` / `RangeTable6` arrays)
+   * into native memory as table `id` (1 – 2^32 − 2), replacing the one of that id; lookups in the
+   * copy give the class and block prefix `LocationClasses.lookup` gives, and the ECS scope
+   * max(`ipv4BlocksScope`, prefix). Costs one copy of the arrays and a 65,537-entry index per family.
+   * @throws Error when the arrays are not Uint32Arrays of one id per start, starting at 0 and ascending.
+   */
+  setClassTable(server: FastPathHandle, id: number, v4starts: Uint32Array, v4ids: Uint32Array, v6starts: Uint32Array, v6ids: Uint32Array): void;
+  /** Forgets class table `id`: class templates keyed by it are no longer replayed. */
+  dropClassTable(server: FastPathHandle, id: number): void;
+  /**
+   * For tests: per address (`addresses`: 4 words each, an IPv4 address in the first; `families`: 4
+   * or 6) the native lookup in class table `id`, as `classId * 65536 + prefix * 256 + scope` in
+   * `out` (−1 without that table).
+   */
+  classLookup(server: FastPathHandle, id: number, addresses: Uint32Array, families: Uint8Array, out: Float64Array): void;
   /** Starts a new generation: every template kept so far is stale from the next lookup on. Returns the generation. */
   bump(server: FastPathHandle): number;
   /**
@@ -108,9 +147,13 @@ export interface FastPathStats {
   readonly slipped: number;
   /** Templates kept (replies JavaScript marked as replayable). */
   readonly installed: number;
+  /** Hits (among {@link hits}) answered by a class template: the client's block had none. */
+  readonly classHits: number;
+  /** Class templates kept (replies replayable for every client of their location class). */
+  readonly classInstalled: number;
 }
 
-const ABI = 7;
+const ABI = 8;
 let cached: { readonly addon: FastPathAddon | undefined; readonly error?: string } | undefined;
 
 /**

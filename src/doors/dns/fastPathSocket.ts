@@ -5,6 +5,7 @@ import { AnswerClasses } from './answerClasses.js';
 import type { FastPathAddon, FastPathBatch, FastPathHandle, FastPathRateLimit, FastPathStats } from './fastPathAddon.js';
 import type { FastPathMetrics } from './fastPathMetrics.js';
 import type { MessageHandler, ReplyReuse } from './handleMessage.js';
+import type { ClassRangeSource } from '../../core/lpm/rangeTable.js';
 
 /**
  * Templates re-answered after a publish, at most: bounds the pass's time (about 5–20 µs of
@@ -15,6 +16,8 @@ import type { MessageHandler, ReplyReuse } from './handleMessage.js';
 const REWARM_MAX = 4096;
 /** Templates re-answered per event-loop turn: live queries wait at most about this many answers. */
 const REWARM_CHUNK = 64;
+/** Class table ids given out before tables are copied no more (ids are not reused: a template keyed by a dropped id must never meet a new table). */
+const MAX_CLASS_TABLE_ID = 0xfffffffe;
 
 /**
  * One listener address served by the native fast path (`native/fast_path.cc`, README "Fast
@@ -36,7 +39,13 @@ export class FastPathSocket {
   private readonly unsubscribe: () => void;
   private peerText = '';
   private peer: IpAddress | undefined;
-  private readonly reuse: ReplyReuse = { scope: -1, answer: undefined, type: 0 };
+  private readonly reuse: ReplyReuse = { scope: -1, answer: undefined, type: 0, classTable: undefined, classId: -1 };
+  /**
+   * The class tables copied into native memory (`setClassTable`), by the engine's table object:
+   * their native id, and the publish count when a reply last named them.
+   */
+  private readonly classTables = new Map<ClassRangeSource, { readonly id: number; used: number }>();
+  private lastClassTableId = 0;
   private readonly classes = new AnswerClasses();
   /** Per answer class: the native replays already added to the engine's counters. */
   private counted = new Float64Array(0);
@@ -62,6 +71,7 @@ export class FastPathSocket {
     private readonly engineMetrics: EngineMetrics,
     rateLimit?: FastPathRateLimit,
     private readonly rewarmMessages?: MessageHandler,
+    private readonly snapshotClassTables?: () => readonly ClassRangeSource[],
   ) {
     this.server = addon.open(
       address,
@@ -76,6 +86,7 @@ export class FastPathSocket {
     this.keep = onPublish !== undefined;
     metrics.add(this.counters);
     this.stopFolding = engineMetrics.beforeScrape(() => this.foldReplays());
+    this.syncClassTables();
   }
 
   private readonly counters = (): FastPathStats => this.addon.stats(this.server);
@@ -99,20 +110,24 @@ export class FastPathSocket {
     const queries = this.rewarmMessages ? this.addon.templates(this.server, REWARM_MAX) : [];
     this.addon.bump(this.server);
     const publish = ++this.publishes;
+    this.syncClassTables();
     this.rewarm = { installed: 0, running: queries.length > 0 };
     let next = 0;
     const chunk = (): void => {
       if (publish !== this.publishes || this.closed) return;
-      const reuse: ReplyReuse = { scope: -1, answer: undefined, type: 0 };
+      const reuse: ReplyReuse = { scope: -1, answer: undefined, type: 0, classTable: undefined, classId: -1 };
       for (const end = Math.min(queries.length, next + REWARM_CHUNK); next < end; next++) {
         const [query, peer] = queries[next]!;
         try {
           reuse.scope = -1;
           reuse.answer = undefined;
+          reuse.classTable = undefined;
           const reply = this.rewarmMessages!.handle(query, 'udp', parseIp(peer), reuse);
           const answer = reuse.answer;
           if (!(reply instanceof Buffer) || reuse.scope < 0 || answer === undefined) continue;
-          if (this.addon.install(this.server, query, peer, reply, reuse.scope, this.classes.idOf(reuse.type, answer))) this.rewarm.installed++;
+          const table = this.classTableId(reuse.classTable);
+          const answerClass = this.classes.idOf(reuse.type, answer);
+          if (this.addon.install(this.server, query, peer, reply, reuse.scope, answerClass, table, table > 0 ? reuse.classId : 0)) this.rewarm.installed++;
         } catch (e) {
           this.log.error({ err: e }, 'fast path: answering a template again failed');
         }
@@ -129,6 +144,95 @@ export class FastPathSocket {
   }
 
   private closed = false;
+
+  /**
+   * The native id of a reply's class table (0: none, or its ranges cannot be given), copied into
+   * native memory on first use: a few milliseconds for a record's tables over the full city data
+   * (README "Fast path", class templates), once per table while replies keep naming it.
+   */
+  private classTableId(table: ClassRangeSource | undefined): number {
+    if (table === undefined) return 0;
+    const known = this.classTables.get(table);
+    if (known !== undefined) {
+      known.used = this.publishes;
+      return known.id;
+    }
+    // A reply of an earlier snapshot (answered before the publish, sent after): its table is not to be copied again.
+    if (this.snapshotTables !== undefined && !this.snapshotTables.set.has(table)) return 0;
+    const ranges = table.classRanges();
+    if (ranges === undefined || this.lastClassTableId >= MAX_CLASS_TABLE_ID) return 0;
+    const id = ++this.lastClassTableId;
+    try {
+      this.addon.setClassTable(this.server, id, ranges.v4starts, ranges.v4ids, ranges.v6starts, ranges.v6ids);
+    } catch (e) {
+      this.log.error({ err: e }, 'fast path: copying a class table failed; its answers are replayed by block only');
+      return 0;
+    }
+    this.classTables.set(table, { id, used: this.publishes });
+    return id;
+  }
+
+  /** The engine's class tables at the last publish (`QueryEngine.classTables`), and as a set. */
+  private snapshotTables: { readonly list: readonly ClassRangeSource[]; readonly set: ReadonlySet<ClassRangeSource> } | undefined;
+  /** The last publish's copy of new class tables: tables copied, milliseconds spent, and whether it is still running. */
+  private classTableExport = { tables: 0, ms: 0, running: false };
+
+  /**
+   * At open and at each publish. With the engine's class tables (`QueryEngine.classTables`): when
+   * they are another list than the last publish's (the records were compiled again), the copies of
+   * tables no longer among them are dropped and the new ones are copied, one per event-loop turn
+   * (each a few milliseconds over the full city data; a reply naming one not copied yet copies it
+   * then); a publish of a state view only (health, overrides, metrics) keeps the same list and
+   * copies nothing. Without them: the tables no reply named since the publish before are dropped
+   * (their templates are stale now anyway), and each is copied when a reply first names it.
+   */
+  private syncClassTables(): void {
+    if (this.snapshotClassTables === undefined) {
+      for (const [table, { id, used }] of this.classTables) {
+        if (used >= this.publishes - 1) continue;
+        this.addon.dropClassTable(this.server, id);
+        this.classTables.delete(table);
+      }
+      return;
+    }
+    const list = this.snapshotClassTables();
+    if (this.snapshotTables?.list === list) {
+      this.classTableExport = { tables: 0, ms: 0, running: false };
+      return;
+    }
+    const set = new Set(list);
+    this.snapshotTables = { list, set };
+    for (const [table, { id }] of this.classTables) {
+      if (set.has(table)) continue;
+      this.addon.dropClassTable(this.server, id);
+      this.classTables.delete(table);
+    }
+    const publish = this.publishes;
+    const pending = list.filter((table) => !this.classTables.has(table));
+    this.classTableExport = { tables: 0, ms: 0, running: pending.length > 0 };
+    const next = (): void => {
+      if (publish !== this.publishes || this.closed) return;
+      const table = pending.shift();
+      if (table !== undefined) {
+        const started = performance.now();
+        if (this.classTableId(table) > 0) this.classTableExport.tables++;
+        this.classTableExport.ms += performance.now() - started;
+      }
+      if (pending.length > 0) setImmediate(next);
+      else this.classTableExport.running = false;
+    };
+    if (pending.length > 0) setImmediate(next);
+  }
+
+  /** The last publish's (or the open's) copy of class tables: tables copied, the milliseconds it took in all, and whether it still runs. */
+  classTableProgress(): { readonly tables: number; readonly ms: number; readonly running: boolean } {
+    return this.classTableExport;
+  }
+
+  /** Class tables held in native memory now (for tests and `/metrics`-free diagnostics). */
+  get classTableCount(): number {
+    return this.classTables.size;
+  }
 
   private readonly keep: boolean;
 
@@ -170,6 +274,8 @@ export class FastPathSocket {
     const replies: (Buffer | null)[] = new Array<Buffer | null>(n).fill(null);
     const scopes = new Int32Array(n).fill(-1);
     const classes = new Uint32Array(n);
+    let classTables: Uint32Array | undefined;
+    let classIds: Uint32Array | undefined;
     for (let i = 0; i < n; i++) {
       try {
         if (peers[i] !== this.peerText || !this.peer) {
@@ -178,6 +284,7 @@ export class FastPathSocket {
         }
         this.reuse.scope = -1;
         this.reuse.answer = undefined;
+        this.reuse.classTable = undefined;
         const reply = this.messages.handle(packets[i]!, 'udp', this.peer, this.keep ? this.reuse : undefined, sampled !== undefined && sampled[i] === 1);
         if (reply instanceof Promise) {
           reply.then(
@@ -191,6 +298,13 @@ export class FastPathSocket {
           if (id >= 0) {
             scopes[i] = this.reuse.scope;
             classes[i] = id;
+            const table = this.classTableId(this.reuse.classTable);
+            if (table > 0) {
+              classTables ??= new Uint32Array(n);
+              classIds ??= new Uint32Array(n);
+              classTables[i] = table;
+              classIds[i] = this.reuse.classId;
+            }
           }
         }
       } catch (e) {
@@ -198,7 +312,7 @@ export class FastPathSocket {
       }
     }
     try {
-      this.addon.reply(this.server, batch, replies, scopes, classes);
+      this.addon.reply(this.server, batch, replies, scopes, classes, classTables, classIds);
     } catch (e) {
       this.log.error({ err: e }, 'fast path reply failed');
     }

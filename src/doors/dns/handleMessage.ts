@@ -2,6 +2,7 @@ import { RCODE_NAMES } from '../../core/dns/rcode.js';
 import { typeName } from '../../core/dns/records.js';
 import { formatIp, maskAddress, type IpAddress } from '../../core/net/ipAddress.js';
 import type { Answer, Query } from '../../core/model/query.js';
+import type { ClassRangeSource } from '../../core/lpm/rangeTable.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { decodeQuery, type WireQuestion } from '../../core/wire/wireQuery.js';
 import { caseNeutralOwners, encodeReply, type ReplyHeader } from '../../core/wire/wireResponse.js';
@@ -37,6 +38,14 @@ export interface ReplyReuse {
   answer: Answer | undefined;
   /** When reusable: the question's type (numeric), for `gslbd_dns_queries_by_qtype_total`. */
   type: number;
+  /**
+   * When reusable by class too (`Answer.reuseClass`): the class table every client of whose class
+   * {@link classId} (and of this client's address family) gets this reply, with its own ECS scope;
+   * else undefined.
+   */
+  classTable: ClassRangeSource | undefined;
+  /** With {@link classTable}: the client's class id in it. */
+  classId: number;
 }
 
 /**
@@ -104,6 +113,9 @@ export class MessageHandler implements AnswerForm<DnsReplyContext, Buffer> {
       reuse.scope = answer.reuseScope ?? 0;
       reuse.answer = answer;
       reuse.type = query.type;
+      const classTable = answer.reuseClass;
+      reuse.classTable = classTable !== null && classTable !== undefined && reuse.scope >= 0 ? classTable : undefined;
+      reuse.classId = reuse.classTable !== undefined ? (answer.reuseClassId ?? -1) : -1;
     }
     return encodeReply(reply, answer, reply.limit);
   }

@@ -4,7 +4,7 @@ import type { LocationDb, LocationTilings } from '../../core/location/locationDb
 import { BucketRangeTable4 } from '../../core/lpm/bucketRangeTable.js';
 import { hugePageBuffer, rangesInHugePages, releaseHugePages } from '../../core/lpm/hugePages.js';
 import { LocationDbReleasedError } from '../../core/location/locationDbRelease.js';
-import { narrowIds, RangeTable4, RangeTable6, unpackPrefix, type RangeIds } from '../../core/lpm/rangeTable.js';
+import { narrowIds, RangeTable4, RangeTable6, unpackPrefix, type ClassRanges, type ClassRangeSource, type RangeIds } from '../../core/lpm/rangeTable.js';
 import type { Tiling } from '../../core/lpm/tiling.js';
 import type { CompiledDataCenter } from '../../core/model/topology.js';
 import { locationDecisionKey } from './locationDecision.js';
@@ -35,7 +35,7 @@ export interface LocationClass {
 }
 
 /** The class tables of one record over one location database. */
-export class LocationClasses {
+export class LocationClasses implements ClassRangeSource {
   private lastState: SelectionState | undefined;
   private lastPacked = 0;
   private released = false;
@@ -56,6 +56,14 @@ export class LocationClasses {
   lookup(a: IpAddress): number {
     if (this.released) throw new LocationDbReleasedError('answer-class table');
     return a.family === 4 ? this.v4.lookup(a.w0) : this.v6.lookup(a.w0, a.w1, a.w2, a.w3);
+  }
+
+  /** {@inheritDoc ClassRangeSource.classRanges} */
+  classRanges(): ClassRanges | undefined {
+    if (this.released) return undefined;
+    const v4 = this.v4 instanceof BucketRangeTable4 ? this.v4.ranges() : { starts: this.v4.starts, ids: Uint32Array.from(this.v4.ids) };
+    if (v4 === undefined) return undefined;
+    return { v4starts: v4.starts, v4ids: v4.ids, v6starts: this.v6.starts, v6ids: Uint32Array.from(this.v6.ids) };
   }
 
   /**

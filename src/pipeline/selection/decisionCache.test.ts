@@ -20,6 +20,9 @@ import { prefixLocationDb } from '../../../test/support/prefixLocationDb.js';
 import { PREF_ACTIONS, PREF_RECORD, SEED002_APP_SERVICE, SEED002_DATACENTERS_WITH_COORDINATES } from '../../../test/support/seed002Service.js';
 import { CopyableRandom, seededUint32 } from '../../../test/support/seededRandom.js';
 import { MAX_DECISIONS } from './decisionCache.js';
+import type { LocationClasses } from './answerClasses.js';
+import { unpackId, unpackPrefix } from '../../core/lpm/rangeTable.js';
+import { ipv4BlocksScope } from '../../core/net/ipv4InIpv6.js';
 import type { Client } from '../../core/model/query.js';
 
 /**
@@ -195,6 +198,67 @@ test('differential: cached resolve() equals the pipeline for every client, healt
   for (const name of ['rr.example.test', 'wr.example.test', 'all.example.test'])
     t.true((served.get(name) ?? 0) > 0, `${name} is served from the cache when one endpoint is left`);
   for (const name of NOT_CACHEABLE) t.is(served.get(name) ?? 0, 0, `${name} is never cached`);
+});
+
+/**
+ * `Answer.reuseClass` (the native fast path's class templates): whenever an answer says it holds
+ * for its client's whole location class, every other client of that class and family gets the
+ * same answer from the pipeline, with the ECS scope max(`ipv4BlocksScope`, the class block's prefix)
+ * — or 0 when the answer's was 0 (a negative answer). Clients whose decision read a client subnet
+ * (st.example.test inside 10.0.0.0/8) never get it; a rotating record gets it only while nothing is
+ * left to rotate (the comparison then covers it like any other).
+ */
+test('differential: an answer reusable by class is the pipeline answer of every client of the class, with that client scope', (t) => {
+  const u32 = seededUint32(2212);
+  let { cached, reference } = snapshots();
+  let nowMs = NOW;
+  const random = new CopyableRandom(8);
+  const ctx: ResolveContext = { random: random.next, now: () => nowMs, rotation: new RotationStore() };
+  const names = [...CACHEABLE, ...NOT_CACHEABLE];
+  const byClass = new Map<string, number>();
+  let others = 0;
+  for (let i = 0; i < 6000; i++) {
+    if (u32() % 40 === 0) {
+      const view = randomView(u32, nowMs);
+      cached = withHealthView(cached, view);
+      reference = withHealthView(reference, view);
+    }
+    nowMs += u32() % 60;
+    const name = names[u32() % names.length]!;
+    const client = randomClient(u32);
+    const got = resolve({ name, type: TYPE_CODES.A, client, transport: 'udp' }, cached, ctx);
+    const table = got.reuseClass as LocationClasses | null | undefined;
+    if (table === null || table === undefined) continue;
+    t.true(got.reuseScope! >= 0, `${name}: reusable by class but not by block`);
+    t.is(table as unknown, cached.records.find((r) => r.name === name)!.locationClasses, `${name}: the record's own class table`);
+    byClass.set(name, (byClass.get(name) ?? 0) + 1);
+    const cls = unpackId(table.lookup(client.address));
+    t.is(got.reuseClassId, cls);
+    // Other clients of the class and family: the pipeline's answer, with their own scope.
+    for (let k = 0; k < 8; k++) {
+      const other = randomClient(u32);
+      if (other.address.family !== client.address.family || unpackId(table.lookup(other.address)) !== cls) continue;
+      others++;
+      const want = resolve({ name, type: TYPE_CODES.A, client: other, transport: 'udp' }, reference, {
+        random: random.copy().next,
+        now: () => nowMs,
+        rotation: ctx.rotation.clone(),
+      });
+      const scope = got.scope === 0 ? 0 : Math.max(ipv4BlocksScope(other.address), unpackPrefix(table.lookup(other.address)));
+      const expected = shape(want);
+      const replayed = { ...(shape(got) as Record<string, unknown>), scope };
+      if (JSON.stringify(replayed) !== JSON.stringify(expected)) {
+        t.deepEqual(replayed, expected, `query ${i}: ${name} for ${formatIp(client.address)} replayed to ${formatIp(other.address)}`);
+        return;
+      }
+    }
+  }
+  // The subnet-reading record is class-reusable only for clients whose decision read no subnet.
+  const st = { name: 'st.example.test', type: TYPE_CODES.A, transport: 'udp' as const };
+  t.is(resolve({ ...st, client: { address: parseIp('10.1.2.3'), sourcePrefix: 32, fromEcs: true } }, cached, ctx).reuseClass, null);
+  t.log(JSON.stringify([...byClass]));
+  for (const name of ['prox.example.test', 'www.example.test']) t.true((byClass.get(name) ?? 0) > 100, `${name}: ${byClass.get(name)}`);
+  t.true(others > 1000, `${others} other clients of a class compared`);
 });
 
 test('nameRrsets (PowerDNS) equals the pipeline too, and hands out the same records array while valid', (t) => {

@@ -45,6 +45,16 @@ export interface Decision {
    * is not reused (the record or this outcome is not cacheable, or a trace was asked for).
    */
   readonly records: readonly ResourceRecord[] | undefined;
+  /**
+   * For a reused decision whose only client input was the location class (`reads` exactly
+   * `LOCATION_READ`: no client subnet, no keyed state): the record's class tables. Every client of
+   * the same class and family then gets this decision, with the ECS scope max(`ipv4BlocksScope`,
+   * the class block's prefix length) — what the native fast path replays by (`Answer.reuseClass`).
+   * Undefined otherwise.
+   */
+  readonly classTable?: LocationClasses | undefined;
+  /** With {@link classTable}: the client's class id in it; else −1. */
+  readonly classId?: number;
 }
 
 /**
@@ -145,10 +155,22 @@ export class DecisionCache {
   private readonly subnetPrefix: Uint8Array;
   /** Answer-class block prefix of the last client keyed. */
   private blockPrefix = 0;
+  /** Answer-class id of the last client keyed (−1: the record has no class tables). */
+  private classId = -1;
   /** The last client keyed's floor for any client-dependent scope (`ipv4InIpv6.ts`; 0 for IPv4). */
   private familyFloor = 0;
   /** Filled for each decision served from an entry; valid until this record's next decision. */
-  private readonly served: { -readonly [K in keyof Decision]: Decision[K] } = { data: [], ttl: 0, scope: 0, dcs: [], records: undefined };
+  private readonly served: { -readonly [K in keyof Decision]: Decision[K] } = {
+    data: [],
+    type: undefined,
+    delegation: undefined,
+    ttl: 0,
+    scope: 0,
+    dcs: [],
+    records: undefined,
+    classTable: undefined,
+    classId: -1,
+  };
 
   private constructor(
     /** Why the record's decisions are never reused (shown by /explain); undefined when they are. */
@@ -290,6 +312,10 @@ export class DecisionCache {
     out.scope = this.scopeOf(e.reads);
     out.dcs = e.dcs;
     out.records = e.records;
+    // Class-only: no subnet bit and no keyed state read, and no keyed stage whose value could change without a publish.
+    const classOnly = e.reads === LOCATION_READ && this.keyedRead === undefined && this.classes !== undefined;
+    out.classTable = classOnly ? this.classes : undefined;
+    out.classId = classOnly ? this.classId : -1;
     return out;
   }
 
@@ -343,7 +369,8 @@ export class DecisionCache {
     if (lc !== undefined) {
       const packed = lc.lookup(a);
       this.blockPrefix = unpackPrefix(packed);
-      key += ((packed - this.blockPrefix) / 256) * 2;
+      this.classId = (packed - this.blockPrefix) / 256;
+      key += this.classId * 2;
     }
     const words = this.subnetWords;
     for (let i = 0; i < this.subnetPrefix.length; i++) {
@@ -394,7 +421,18 @@ function stateDecision(s: SelectionState): Decision {
   const picked = s.picked;
   const dcs: string[] = [];
   for (let i = 0; i < picked.length; i++) dcs.push(picked[i]!.candidate.dc.name);
-  return { data: s.data, type: s.answerType, delegation: s.delegation, ttl: s.ttl, scope: s.scope, dcs, records: undefined };
+  // The fields of a served decision too (classTable, classId), so the query path reads decisions of one shape.
+  return {
+    data: s.data,
+    type: s.answerType,
+    delegation: s.delegation,
+    ttl: s.ttl,
+    scope: s.scope,
+    dcs,
+    records: undefined,
+    classTable: undefined,
+    classId: -1,
+  };
 }
 
 /**

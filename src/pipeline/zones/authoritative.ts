@@ -269,6 +269,8 @@ function anyAnswer(node: ZoneNode, owner: string, zone: ZoneData, q: Query, out:
 function narrowBySplit(out: Answer, split: SplitDecision): void {
   if (split.scope > out.scope) out.scope = split.scope;
   if (out.reuseScope === undefined || (out.reuseScope >= 0 && split.scope > out.reuseScope)) out.reuseScope = split.scope;
+  // The split's block is not a class block: the answer holds for the client's block only.
+  out.reuseClass = null;
 }
 
 /** What GSLB selections of one query share: the environment, built on first use (static answers never need it), and the traces. */
@@ -369,6 +371,13 @@ function select(record: CompiledGslbRecord, owner: string, client: Client, out: 
   // d.records is set exactly when the decision is reused for the client's whole key (decisionCache.ts).
   if (d.records === undefined) out.reuseScope = -1;
   else if (out.reuseScope === undefined || (out.reuseScope >= 0 && d.scope > out.reuseScope)) out.reuseScope = d.scope;
+  // Class-only on one table and one class for every selection, or not at all (null).
+  const classTable = d.records === undefined ? undefined : d.classTable;
+  if (classTable === undefined) out.reuseClass = null;
+  else if (out.reuseClass === undefined) {
+    out.reuseClass = classTable;
+    out.reuseClassId = d.classId;
+  } else if (out.reuseClass !== classTable || out.reuseClassId !== d.classId) out.reuseClass = null;
   const data = d.data;
   if (data.length === 0) {
     if (zone) negative(out, zone, d.ttl);
