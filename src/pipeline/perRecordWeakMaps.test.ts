@@ -8,6 +8,9 @@ import { largeConfig } from '../../test/support/largeConfig.js';
 import { ask, clientOf, dcsDown, fixedContext } from '../../test/support/selectionFixture.js';
 import { compileSnapshot } from './snapshot.js';
 import { nameRrsets } from './zones/nameRrsets.js';
+import { encodeAnswer } from '../doors/compact/frameCodec.js';
+import { lookupReply } from '../doors/powerdns/lookupReply.js';
+import { remoteClient } from '../doors/powerdns/remoteClient.js';
 
 /**
  * Issue 17, reloads that never stop answering: V8 marks the entries of every WeakMap as
@@ -82,4 +85,60 @@ test('answering static names through nameRrsets adds no WeakMap entry per name',
     WeakMap.prototype.set = set;
   }
   t.true(Math.max(0, ...sets.values()) < 10, `WeakMap entries set per map: ${[...sets.values()].join(', ')}`);
+});
+
+test('the compact and PowerDNS doors keep their encodings of reused decisions without a WeakMap entry per record', (t) => {
+  // Issue 17: their tail and reply-text caches held an entry per record and door (an ephemeron
+  // each in every full collection); right after a publish, inserting into those growing tables
+  // held the event loop 46–51 ms in the reload row of docs/BENCHMARKS.md.
+  const records = 500;
+  const { config } = readCandidateConfig('weakmaps.yaml', largeConfig({ records }));
+  const snap = compileSnapshot<Config>({
+    file: 'weakmaps.yaml',
+    config,
+    capabilities: CAPABILITIES,
+    state: { geo: emptyLocationDb(), health: dcsDown(), metrics: emptyMetricView },
+    nowMs: 1_700_000_000_000,
+  });
+  const ctx = fixedContext();
+  const rc = remoteClient('192.0.2.1/32', '192.0.2.1');
+  const sets = new Map<WeakMap<object, unknown>, number>();
+  const set = Object.getOwnPropertyDescriptor(WeakMap.prototype, 'set')!.value as (
+    this: WeakMap<object, unknown>,
+    key: object,
+    value: unknown,
+  ) => WeakMap<object, unknown>;
+  WeakMap.prototype.set = function (this: WeakMap<object, unknown>, key: object, value: unknown) {
+    sets.set(this, (sets.get(this) ?? 0) + 1);
+    return set.call(this, key, value);
+  };
+  const replies: string[] = [];
+  try {
+    // Three passes: the first decision is computed, the second reused (frozen records), the third replays the kept encodings.
+    for (let pass = 0; pass < 3; pass++) {
+      for (let i = 0; i < records; i++) {
+        const name = `r${i}.big.test`;
+        const contents = nameRrsets(snap, name, rc.client, ctx, 'A')!;
+        const reply = lookupReply(JSON.stringify(name), contents, rc, 1, false);
+        const frame = encodeAnswer(i, {
+          rcode: 0,
+          authoritative: true,
+          notOurs: false,
+          ecsScope: 0,
+          clientScope: 0,
+          answers: contents.rrsets[0]!.records,
+          authority: [],
+          additional: [],
+        });
+        if (pass > 0) {
+          t.is(reply, replies[i]!);
+          t.true(frame.includes(Buffer.from([10, 0, i % 200, 1])));
+        } else replies.push(reply);
+      }
+    }
+  } finally {
+    WeakMap.prototype.set = set;
+  }
+  t.true(Math.max(0, ...sets.values()) < 10, `WeakMap entries set per map: ${[...sets.values()].join(', ')}`);
+  t.regex(replies[7] ?? '', /^\{"result":\[\{"qname":"r7\.big\.test","qtype":"A","content":"10\.0\.7\.1","ttl":30\}\]\}\n$/);
 });

@@ -2,6 +2,7 @@ import { addressFromBytes, type IpAddress } from '../../core/net/ipAddress.js';
 import type { AnswerRecord } from '../../core/dns/records.js';
 import { presentLabel } from '../../core/wire/wireQuery.js';
 import { UNCOMPRESSED, writeName, writeRecord } from '../../core/wire/wireResponse.js';
+import { encodingSlot } from '../../core/model/encodingSlot.js';
 
 /**
  * The engine's half of the compact protocol, version 1 (docs/protocol.md): the frame header, the
@@ -216,19 +217,20 @@ export function writeAnswer(buf: Buffer, start: number, id: number, a: AnswerFra
 /**
  * Wire bytes after the owner name (TYPE, CLASS, TTL, RDLENGTH, RDATA) of frozen records. The
  * decision cache answers every query a decision serves with the same frozen records
- * (`zones/authoritative.ts`, `Answer.answers`), so those bytes are encoded once per record; the
- * owner name is still written per query. Unfrozen records (built per query) are never entered.
- * Entries go when their records do.
+ * (`zones/authoritative.ts`, `Answer.answers`), so those bytes are encoded once per record, in the
+ * record's encoding slot (`core/model/encodingSlot.ts`: not a WeakMap entry per record); the
+ * owner name is still written per query. Unfrozen records (built per query) are never kept.
  */
-const frozenTails = new WeakMap<AnswerRecord, Buffer>();
+const FROZEN_TAIL = Symbol('compact frame tail');
 
-/** Writes one record uncompressed, reusing a frozen record's encoded tail; see {@link frozenTails}. */
+/** Writes one record uncompressed, reusing a frozen record's encoded tail; see {@link FROZEN_TAIL}. */
 function writeFrameRecord(buf: Buffer, offset: number, rr: AnswerRecord): number {
-  if (!Object.isFrozen(rr)) return writeRecord(buf, offset, rr, UNCOMPRESSED);
-  const tail = frozenTails.get(rr);
+  const slot = Object.isFrozen(rr) ? encodingSlot(rr) : undefined;
+  if (slot === undefined) return writeRecord(buf, offset, rr, UNCOMPRESSED);
+  const tail = slot[FROZEN_TAIL] as Buffer | undefined;
   if (tail === undefined) {
     const end = writeRecord(buf, offset, rr, UNCOMPRESSED);
-    frozenTails.set(rr, Buffer.from(buf.subarray(writeName(buf, offset, rr.name, UNCOMPRESSED), end)));
+    slot[FROZEN_TAIL] = Buffer.from(buf.subarray(writeName(buf, offset, rr.name, UNCOMPRESSED), end));
     return end;
   }
   offset = writeName(buf, offset, rr.name, UNCOMPRESSED);

@@ -2,6 +2,7 @@ import { presentData } from '../../core/dns/presentation.js';
 import type { ResourceRecord } from '../../core/dns/records.js';
 import type { NameContents, NameRrset } from '../../pipeline/zones/nameRrsets.js';
 import { scopeMask, type RemoteClient } from './remoteClient.js';
+import { encodingSlot } from '../../core/model/encodingSlot.js';
 
 /** The reply line to a lookup of a name that holds nothing (or lies outside our zones). */
 export const NO_RECORDS = '{"result":[]}\n';
@@ -16,7 +17,8 @@ export const NO_RECORDS = '{"result":[]}\n';
 const ENT_TYPE = '"ENT"';
 const ENT_CONTENT = '""';
 
-const staticContent = new WeakMap<ResourceRecord, string>();
+/** A static record's content JSON, in its encoding slot (`core/model/encodingSlot.ts`). */
+const STATIC_CONTENT = Symbol('powerdns static content');
 
 /** The JSON of one RRset's records for one spelling of the owner and zone id, by scopeMask. */
 interface RrsetTexts {
@@ -31,12 +33,13 @@ interface RrsetTexts {
 /**
  * Texts of shared RRsets, by their record array: for the last spelling and zone id each was
  * written with (PowerDNS asks for a name in one spelling), one text per scopeMask (one decision
- * serves clients of several scopes). Only frozen arrays are kept: the engine hands the same frozen
+ * serves clients of several scopes), kept in the array's encoding slot (`core/model/encodingSlot.ts`:
+ * not a WeakMap entry per decision). Only frozen arrays are kept: the engine hands the same frozen
  * array for every query a reused selection decision answers (zones/nameRrsets.ts), so the JSON is
  * written once per decision and scope instead of once per lookup; a fresh array of each lookup
  * would only fill the map.
  */
-const sharedTexts = new WeakMap<readonly ResourceRecord[], RrsetTexts>();
+const SHARED_TEXTS = Symbol('powerdns rrset texts');
 
 /**
  * The JSON reply to a `lookup` (docs/notes/powerdns-remote-backend.md §3.2), with its newline: every record of every RRset, owner written as
@@ -71,10 +74,11 @@ export function lookupReply(qnameJson: string, contents: NameContents, rc: Remot
 }
 
 function textsOf(qnameJson: string, rrset: NameRrset, domainId: number): RrsetTexts {
-  const known = sharedTexts.get(rrset.records);
+  const slot = encodingSlot(rrset.records);
+  const known = slot?.[SHARED_TEXTS] as RrsetTexts | undefined;
   if (known !== undefined && known.qnameJson === qnameJson && known.domainId === domainId) return known;
   const texts: RrsetTexts = { qnameJson, domainId, records: [], replies: [] };
-  sharedTexts.set(rrset.records, texts);
+  if (slot !== undefined) slot[SHARED_TEXTS] = texts;
   return texts;
 }
 
@@ -105,10 +109,11 @@ function recordsJson(qnameJson: string, rrset: NameRrset, mask: number, domainId
 /** JSON string of a record's presentation-form data; static records' texts are computed once. */
 function contentJson(r: ResourceRecord, selected: boolean): string {
   if (selected) return JSON.stringify(presentData(r.type, r.data));
-  let text = staticContent.get(r);
+  const slot = encodingSlot(r);
+  let text = slot?.[STATIC_CONTENT] as string | undefined;
   if (text === undefined) {
     text = JSON.stringify(presentData(r.type, r.data));
-    staticContent.set(r, text);
+    if (slot !== undefined) slot[STATIC_CONTENT] = text;
   }
   return text;
 }

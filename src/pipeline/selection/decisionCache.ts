@@ -23,6 +23,7 @@ import {
   type Stage,
 } from './stage.js';
 import { type Client } from '../../core/model/query.js';
+import { withEncodingSlot } from '../../core/model/encodingSlot.js';
 
 /** A record's answer for one client, as the zones' query path and `nameRrsets` copy it into theirs. */
 export interface Decision {
@@ -454,7 +455,8 @@ function entryOf(record: CompiledGslbRecord, r: SelectionState, s: SelectionStat
   let dcs = NO_DCS;
   if (s !== undefined && s.data.length > 0) {
     data = Object.freeze(s.data.slice());
-    records = Object.freeze(data.map((d) => Object.freeze({ name: record.name, type: record.type, ttl: s.ttl, data: d })));
+    // Each with a slot for the doors' encodings (`encodingSlot.ts`), given before it is frozen.
+    records = Object.freeze(withEncodingSlot(data.map((d) => Object.freeze(withEncodingSlot({ name: record.name, type: record.type, ttl: s.ttl, data: d })))));
   }
   if (s !== undefined) dcs = Object.freeze(s.picked.map((l) => l.candidate.dc.name));
   return {
