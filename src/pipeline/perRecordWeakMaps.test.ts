@@ -21,10 +21,21 @@ import { remoteClient } from '../doors/powerdns/remoteClient.js';
  * lives on the record's own objects instead; this counts `WeakMap.prototype.set` calls while
  * records are compiled and each is answered.
  */
-test('compiling and answering records adds no WeakMap entry per record', (t) => {
-  const records = 500;
-  // Parsed first: the schema library keeps its own memo of what it parsed.
-  const { config } = readCandidateConfig('weakmaps.yaml', largeConfig({ records }));
+/** The snapshot of a parsed configuration text (parsed first: the schema library keeps its own memo of what it parsed). */
+function snapshotOf(text: string) {
+  const { config } = readCandidateConfig('weakmaps.yaml', text);
+  return () =>
+    compileSnapshot<Config>({
+      file: 'weakmaps.yaml',
+      config,
+      capabilities: CAPABILITIES,
+      state: { geo: emptyLocationDb(), health: dcsDown(), metrics: emptyMetricView },
+      nowMs: 1_700_000_000_000,
+    });
+}
+
+/** Runs `work` while counting `WeakMap.prototype.set` calls per map; returns the counts. */
+function weakMapSets(work: () => void): number[] {
   const sets = new Map<WeakMap<object, unknown>, number>();
   // The original method, to call as `this`'s and to put back.
   const set = Object.getOwnPropertyDescriptor(WeakMap.prototype, 'set')!.value as (
@@ -37,54 +48,35 @@ test('compiling and answering records adds no WeakMap entry per record', (t) => 
     return set.call(this, key, value);
   };
   try {
-    const snap = compileSnapshot<Config>({
-      file: 'weakmaps.yaml',
-      config,
-      capabilities: CAPABILITIES,
-      state: { geo: emptyLocationDb(), health: dcsDown(), metrics: emptyMetricView },
-      nowMs: 1_700_000_000_000,
-    });
-    const ctx = fixedContext();
-    for (let i = 0; i < records; i++) t.is(ask(snap, ctx, `r${i}.big.test`, '192.0.2.1').data.length, 1);
+    work();
   } finally {
     WeakMap.prototype.set = set;
   }
-  t.true(Math.max(0, ...sets.values()) < 10, `WeakMap entries set per map: ${[...sets.values()].join(', ')}`);
+  return [...sets.values()];
+}
+
+test('compiling and answering records adds no WeakMap entry per record', (t) => {
+  const records = 500;
+  const compile = snapshotOf(largeConfig({ records }));
+  const sets = weakMapSets(() => {
+    const snap = compile();
+    const ctx = fixedContext();
+    for (let i = 0; i < records; i++) t.is(ask(snap, ctx, `r${i}.big.test`, '192.0.2.1').data.length, 1);
+  });
+  t.true(Math.max(0, ...sets) < 10, `WeakMap entries set per map: ${sets.join(', ')}`);
 });
 
 test('answering static names through nameRrsets adds no WeakMap entry per name', (t) => {
   const names = 500;
   const statics = Array.from({ length: names }, (_, i) => `      - { name: s${i}, type: A, data: 192.0.2.${(i % 250) + 1} }\n`).join('');
-  const { config } = readCandidateConfig(
-    'weakmaps.yaml',
-    largeConfig({ records: 1 }).replace('      - { name: ns1, type: A, data: 192.0.2.53 }\n', (ns) => ns + statics),
-  );
-  const snap = compileSnapshot<Config>({
-    file: 'weakmaps.yaml',
-    config,
-    capabilities: CAPABILITIES,
-    state: { geo: emptyLocationDb(), health: dcsDown(), metrics: emptyMetricView },
-    nowMs: 1_700_000_000_000,
-  });
-  const sets = new Map<WeakMap<object, unknown>, number>();
-  const set = Object.getOwnPropertyDescriptor(WeakMap.prototype, 'set')!.value as (
-    this: WeakMap<object, unknown>,
-    key: object,
-    value: unknown,
-  ) => WeakMap<object, unknown>;
-  WeakMap.prototype.set = function (this: WeakMap<object, unknown>, key: object, value: unknown) {
-    sets.set(this, (sets.get(this) ?? 0) + 1);
-    return set.call(this, key, value);
-  };
-  try {
-    const ctx = fixedContext();
+  const snap = snapshotOf(largeConfig({ records: 1 }).replace('      - { name: ns1, type: A, data: 192.0.2.53 }\n', (ns) => ns + statics))();
+  const ctx = fixedContext();
+  const sets = weakMapSets(() => {
     // Twice: the second pass reads what the first kept.
     for (let pass = 0; pass < 2; pass++)
       for (let i = 0; i < names; i++) t.is(nameRrsets(snap, `s${i}.big.test`, clientOf('192.0.2.1'), ctx, 'A')!.rrsets[0]!.records.length, 1);
-  } finally {
-    WeakMap.prototype.set = set;
-  }
-  t.true(Math.max(0, ...sets.values()) < 10, `WeakMap entries set per map: ${[...sets.values()].join(', ')}`);
+  });
+  t.true(Math.max(0, ...sets) < 10, `WeakMap entries set per map: ${sets.join(', ')}`);
 });
 
 test('the compact and PowerDNS doors keep their encodings of reused decisions without a WeakMap entry per record', (t) => {
@@ -92,28 +84,11 @@ test('the compact and PowerDNS doors keep their encodings of reused decisions wi
   // each in every full collection); right after a publish, inserting into those growing tables
   // held the event loop 46–51 ms in the reload row of docs/BENCHMARKS.md.
   const records = 500;
-  const { config } = readCandidateConfig('weakmaps.yaml', largeConfig({ records }));
-  const snap = compileSnapshot<Config>({
-    file: 'weakmaps.yaml',
-    config,
-    capabilities: CAPABILITIES,
-    state: { geo: emptyLocationDb(), health: dcsDown(), metrics: emptyMetricView },
-    nowMs: 1_700_000_000_000,
-  });
+  const snap = snapshotOf(largeConfig({ records }))();
   const ctx = fixedContext();
   const rc = remoteClient('192.0.2.1/32', '192.0.2.1');
-  const sets = new Map<WeakMap<object, unknown>, number>();
-  const set = Object.getOwnPropertyDescriptor(WeakMap.prototype, 'set')!.value as (
-    this: WeakMap<object, unknown>,
-    key: object,
-    value: unknown,
-  ) => WeakMap<object, unknown>;
-  WeakMap.prototype.set = function (this: WeakMap<object, unknown>, key: object, value: unknown) {
-    sets.set(this, (sets.get(this) ?? 0) + 1);
-    return set.call(this, key, value);
-  };
   const replies: string[] = [];
-  try {
+  const sets = weakMapSets(() => {
     // Three passes: the first decision is computed, the second reused (frozen records), the third replays the kept encodings.
     for (let pass = 0; pass < 3; pass++) {
       for (let i = 0; i < records; i++) {
@@ -136,9 +111,7 @@ test('the compact and PowerDNS doors keep their encodings of reused decisions wi
         } else replies.push(reply);
       }
     }
-  } finally {
-    WeakMap.prototype.set = set;
-  }
-  t.true(Math.max(0, ...sets.values()) < 10, `WeakMap entries set per map: ${[...sets.values()].join(', ')}`);
+  });
+  t.true(Math.max(0, ...sets) < 10, `WeakMap entries set per map: ${sets.join(', ')}`);
   t.regex(replies[7] ?? '', /^\{"result":\[\{"qname":"r7\.big\.test","qtype":"A","content":"10\.0\.7\.1","ttl":30\}\]\}\n$/);
 });
