@@ -4,22 +4,17 @@
 // direct index over the top 16 address bits. A lookup gives the client's class and the prefix length
 // of the largest aligned block around it with that class — the same numbers as the TypeScript
 // lookups, so a class template can be replayed to any client of the class with that client's ECS
-// scope. Immutable once built: the server swaps whole tables under its lock.
+// scope. The search and the prefix are the location index's own (native/range_index.h, views over
+// this table's arrays). Immutable once built: the server swaps whole tables under its lock.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "range_index.h"
+
 namespace gslbd {
-
-using u128 = unsigned __int128;
-
-/** Leading zero bits of a non-zero 128-bit value. */
-inline unsigned clz128(u128 x) {
-  const uint64_t hi = static_cast<uint64_t>(x >> 64);
-  return hi != 0 ? static_cast<unsigned>(__builtin_clzll(hi)) : 64 + static_cast<unsigned>(__builtin_clzll(static_cast<uint64_t>(x)));
-}
 
 /** 16 big-endian address bytes as one 128-bit value. */
 inline u128 address128(const uint8_t a[16]) {
@@ -51,7 +46,7 @@ inline unsigned ipv4BlocksFloor(u128 a) {
   for (const Block& b : kBlocks) {
     const u128 net = (static_cast<u128>(b.w0) << 64) | (static_cast<u128>(b.w1) << 32) | b.w2;
     const u128 x = top96 ^ net;
-    const unsigned shared = x == 0 ? 96 : clz128(x) - 32;
+    const unsigned shared = x == 0 ? 96 : RangeIndex6::Clz128(x) - 32;
     const unsigned scope = shared >= b.prefix ? b.prefix : shared + 1;
     if (scope > floor) floor = scope;
   }
@@ -73,13 +68,10 @@ class ClassTable {
       if (v4starts[i] <= v4starts[i - 1]) return fail(error, "IPv4 starts must ascend strictly");
     starts4_.assign(v4starts, v4starts + n4);
     ids4_.assign(v4ids, v4ids + n4);
-    starts6_.resize(ids6);
-    for (size_t i = 0; i < ids6; i++) {
-      const uint32_t* w = v6words + 4 * i;
-      starts6_[i] = (static_cast<u128>(w[0]) << 96) | (static_cast<u128>(w[1]) << 64) | (static_cast<u128>(w[2]) << 32) | w[3];
-      if (i > 0 && starts6_[i] <= starts6_[i - 1]) return fail(error, "IPv6 starts must ascend strictly");
-    }
-    if (starts6_[0] != 0) return fail(error, "IPv6: a first start of :: expected");
+    for (size_t i = 1; i < ids6; i++)
+      if (RangeIndex6::Key(v6words + 4 * i) <= RangeIndex6::Key(v6words + 4 * (i - 1))) return fail(error, "IPv6 starts must ascend strictly");
+    if (RangeIndex6::Key(v6words) != 0) return fail(error, "IPv6: a first start of :: expected");
+    words6_.assign(v6words, v6words + words6);
     ids6_.assign(v6ids, v6ids + ids6);
     // index[k]: the last range starting at or before /16 k (k = 65536: the last range), as `directIndex` in rangeTable.ts.
     index4_.resize(65537);
@@ -91,42 +83,26 @@ class ClassTable {
     }
     j = 0;
     for (uint64_t k = 0; k <= 65536; k++) {
-      while (j + 1 < ids6 && (k == 65536 || (starts6_[j + 1] >> 112) < k || ((starts6_[j + 1] >> 112) == k && (starts6_[j + 1] << 16) == 0))) j++;
+      while (j + 1 < ids6 && (k == 65536 || (start6(j + 1) >> 112) < k || ((start6(j + 1) >> 112) == k && (start6(j + 1) << 16) == 0))) j++;
       index6_[k] = static_cast<uint32_t>(j);
     }
+    range4_ = {index4_.data(), starts4_.data(), ids4_.data(), static_cast<uint32_t>(n4), 16};
+    range6_ = {index6_.data(), words6_.data(), ids6_.data(), static_cast<uint32_t>(ids6), 16};
     return true;
   }
 
   /** The class of IPv4 address `a`; `prefix` the largest aligned block around it inside its range (`RangeTable4.lookup`). */
   uint32_t lookup4(uint32_t a, unsigned& prefix) const {
-    const uint32_t top = a >> 16;
-    size_t lo = index4_[top], hi = index4_[top + 1];
-    while (lo < hi) {
-      const size_t mid = (lo + hi + 1) >> 1;
-      if (starts4_[mid] <= a) lo = mid;
-      else hi = mid - 1;
-    }
-    const uint32_t start = starts4_[lo];
-    const unsigned fromLow = start == 0 ? 0 : 1 + static_cast<unsigned>(__builtin_clz(a ^ (start - 1)));
-    const unsigned fromHigh = lo + 1 < starts4_.size() ? 1 + static_cast<unsigned>(__builtin_clz(a ^ starts4_[lo + 1])) : 0;
-    prefix = fromLow > fromHigh ? fromLow : fromHigh;
-    return ids4_[lo];
+    const uint32_t i = range4_.Find(a);
+    prefix = range4_.Prefix(a, i);
+    return ids4_[i];
   }
 
   /** The class of IPv6 address `a` and its block's prefix length (`RangeTable6.lookup`). */
   uint32_t lookup6(u128 a, unsigned& prefix) const {
-    const size_t top = static_cast<size_t>(a >> 112);
-    size_t lo = index6_[top], hi = index6_[top + 1];
-    while (lo < hi) {
-      const size_t mid = (lo + hi + 1) >> 1;
-      if (starts6_[mid] <= a) lo = mid;
-      else hi = mid - 1;
-    }
-    const u128 start = starts6_[lo];
-    const unsigned fromLow = start == 0 ? 0 : 1 + clz128(a ^ (start - 1));
-    const unsigned fromHigh = lo + 1 < starts6_.size() ? 1 + clz128(a ^ starts6_[lo + 1]) : 0;
-    prefix = fromLow > fromHigh ? fromLow : fromHigh;
-    return ids6_[lo];
+    const uint32_t i = range6_.Find(a, static_cast<uint32_t>(a >> 96));
+    prefix = range6_.Prefix(a, i);
+    return ids6_[i];
   }
 
   /**
@@ -148,7 +124,7 @@ class ClassTable {
     return id;
   }
 
-  size_t bytes() const { return starts4_.size() * 8 + starts6_.size() * 20 + (index4_.size() + index6_.size()) * 4; }
+  size_t bytes() const { return (starts4_.size() + ids4_.size() + words6_.size() + ids6_.size() + index4_.size() + index6_.size()) * 4; }
 
  private:
   static bool fail(const char*& error, const char* message) {
@@ -156,9 +132,13 @@ class ClassTable {
     return false;
   }
 
+  /** The `i`-th IPv6 start as one value. */
+  u128 start6(size_t i) const { return RangeIndex6::Key(words6_.data() + 4 * i); }
+
   std::vector<uint32_t> starts4_, ids4_, index4_;
-  std::vector<u128> starts6_;
-  std::vector<uint32_t> ids6_, index6_;
+  std::vector<uint32_t> words6_, ids6_, index6_;
+  RangeIndex4 range4_;
+  RangeIndex6 range6_;
 };
 
 }  // namespace gslbd
