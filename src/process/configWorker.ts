@@ -1,19 +1,18 @@
+import { getHeapStatistics } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
 import { ConfigError } from '../core/config/load.js';
-import { lowerThreadPriority } from '../core/threads/backgroundPriority.js';
 import { readCandidateConfig } from './candidateConfig.js';
 import { splitForTransfer, type TransferChunk, type WorkerMessage, type WorkerRequest } from './transferChunks.js';
 
 /**
- * Worker-thread entry of {@link ConfigReader} (`reloadPipeline.ts`): for each request, reads,
+ * The configuration worker of {@link ConfigReader} (`reloadPipeline.ts`): for each request, reads,
  * parses, validates and checks a configuration, then sends it back in pieces
  * (`transferChunks.ts`), one when the engine thread asks for it: Node delivers every queued
  * message in one turn of the receiving event loop, so pieces sent at once would be received as
- * one long block. The
- * worker lives as long as the engine: loading the modules costs about a second.
+ * one long block. The engine thread ends a worker whose heap a large read has grown
+ * ({@link ConfigReader}); otherwise it lives as long as the engine: loading the modules costs about
+ * a second. Its priority is lowered before these modules load (`configWorkerEntry`).
  */
-// The engine thread answers queries: it wins the CPU when both are runnable.
-lowerThreadPriority();
 
 /** The pieces of the answer being sent, each sent when the engine thread asks for the next. */
 let pending: { id: number; chunks: TransferChunk[]; next: number } | undefined;
@@ -26,7 +25,7 @@ parentPort!.on('message', (request: WorkerRequest) => {
     if (chunk) post({ kind: 'chunk', path: chunk.path, items: chunk.items });
     else {
       pending = undefined;
-      post({ kind: 'done' });
+      post({ kind: 'done', heapBytes: heapBytes() });
     }
     return;
   }
@@ -44,7 +43,12 @@ parentPort!.on('message', (request: WorkerRequest) => {
       adminToken: candidate.adminToken,
     });
   } catch (e) {
-    if (e instanceof ConfigError) post({ kind: 'error', file: e.file, problems: e.problems });
-    else post({ kind: 'error', message: (e as Error).message });
+    if (e instanceof ConfigError) post({ kind: 'error', file: e.file, problems: e.problems, heapBytes: heapBytes() });
+    else post({ kind: 'error', message: (e as Error).message, heapBytes: heapBytes() });
   }
 });
+
+/** Heap in use (bytes): the engine thread ends a worker that a read left large (`RETIRE_HEAP_BYTES`). */
+function heapBytes(): number {
+  return getHeapStatistics().used_heap_size;
+}

@@ -59,6 +59,30 @@ test.serial('the worker reads at a lower priority than the engine thread (nice 1
   t.is(niceOf('/proc/thread-self/stat'), 0, 'the engine thread keeps its priority');
 });
 
+test.serial('a worker a read has grown past the bound is ended, and a fresh one reads the next configuration', async (t) => {
+  const file = join(dir, 'retire.yaml');
+  writeFileSync(file, largeConfig({ records: 3 }));
+  const background = () => threadNiceValues().filter((n) => n === BACKGROUND_NICE).length;
+  const before = background();
+  const kept = new ConfigReader();
+  t.teardown(() => kept.close());
+  await kept.read(file);
+  // A small read keeps its worker (under RETIRE_HEAP_BYTES).
+  t.is(background(), before + 1);
+  await kept.close();
+  // issue 17: a 20,000-record read left ~170 MB in the worker, collected during the next reload.
+  const retiring = new ConfigReader(0);
+  t.teardown(() => retiring.close());
+  const first = await retiring.read(file);
+  // Its replacement starts 5 s later (REPLACEMENT_DELAY_MS): looked for before that.
+  const deadline = Date.now() + 4_000;
+  while (background() > before && Date.now() < deadline) await new Promise((d) => setTimeout(d, 20));
+  t.is(background(), before, 'the worker that read is ended');
+  const second = await retiring.read(file, largeConfig({ records: 3, ttl: 31 }));
+  t.not(second.fingerprint, first.fingerprint, 'a fresh worker reads the next request');
+  t.deepEqual(second.config, readCandidateConfig(file, largeConfig({ records: 3, ttl: 31 })).config);
+});
+
 test('the worker reports every problem as a ConfigError, as the engine thread does', async (t) => {
   const file = join(dir, 'bad.yaml');
   writeFileSync(file, largeConfig({ records: 3 }).replace('    service: svc1\n', '    service: svc1\n    bogus: 1\n'));

@@ -24,15 +24,37 @@ import { applyChunk, type WorkerMessage, type WorkerRequest } from './transferCh
  */
 
 /**
- * Reads candidate configurations ({@link readCandidateConfig}, `candidateConfig.ts`) on one
- * long-lived worker thread, one request at a time: the event loop only receives the result, in
- * pieces. The worker starts with the first request (or {@link ConfigReader.warm}) and does not
- * keep the process alive; it is started again if it dies.
+ * Heap in use (bytes) past which a configuration worker is ended after its read and a fresh one
+ * started for the next. A 20,000-record read leaves about 170 MB of old generation in the worker,
+ * which the worker's next read has to collect while it allocates as much again: V8's helper
+ * threads, shared by every thread of the process and not lowered with the worker, then take CPU
+ * from the engine thread during the next reload (issue 17; docs/BENCHMARKS.md, "reload"). Ending
+ * the worker frees that heap at once. Below it a worker is kept: starting one costs about half a
+ * second of CPU.
+ */
+export const RETIRE_HEAP_BYTES = 64 * 1024 * 1024;
+
+/** How long after a worker is ended its replacement starts (ms): after the reload's compile, not beside it. */
+const REPLACEMENT_DELAY_MS = 5000;
+
+/**
+ * Reads candidate configurations ({@link readCandidateConfig}, `candidateConfig.ts`) on a worker
+ * thread, one request at a time: the event loop only receives the result, in pieces. The worker
+ * starts with the first request (or {@link ConfigReader.warm}), does not keep the process alive and
+ * is started again if it dies. A worker whose heap a read has grown past {@link RETIRE_HEAP_BYTES}
+ * is ended, and a fresh one started REPLACEMENT_DELAY_MS later (or by the next request).
  */
 export class ConfigReader {
   private worker: Worker | undefined;
   private nextId = 1;
   private queue: Promise<unknown> = Promise.resolve();
+  private replacement: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  /**
+   * @param retireHeapBytes heap in use after a read past which its worker is ended (bytes).
+   */
+  constructor(private readonly retireHeapBytes = RETIRE_HEAP_BYTES) {}
 
   /** Starts the worker now, so the first reload does not wait for its modules to load. */
   warm(): void {
@@ -53,12 +75,15 @@ export class ConfigReader {
 
   /** Ends the worker (engine stop). */
   async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.replacement);
     const w = this.worker;
     this.worker = undefined;
     await w?.terminate();
   }
 
   private ensure(): Worker {
+    clearTimeout(this.replacement);
     if (this.worker) return this.worker;
     const w = configWorker();
     w.unref();
@@ -68,6 +93,14 @@ export class ConfigReader {
     });
     this.worker = w;
     return w;
+  }
+
+  /** Ends `w` and starts its replacement after REPLACEMENT_DELAY_MS, unless a request starts one first. */
+  private retire(w: Worker): void {
+    if (this.worker === w) this.worker = undefined;
+    void w.terminate();
+    if (this.closed) return;
+    this.replacement = setTimeout(() => this.ensure(), REPLACEMENT_DELAY_MS).unref();
   }
 
   private readNow(file: string, text: string | undefined): Promise<CandidateConfig> {
@@ -94,6 +127,7 @@ export class ConfigReader {
             return;
           case 'done':
             finish();
+            if (m.heapBytes > this.retireHeapBytes) this.retire(worker);
             done({
               file,
               config: head!.skeleton as Config,
@@ -105,6 +139,7 @@ export class ConfigReader {
             return;
           case 'error':
             finish();
+            if (m.heapBytes > this.retireHeapBytes) this.retire(worker);
             fail('problems' in m ? new ConfigError(m.file, m.problems) : new Error(m.message));
             return;
         }
@@ -129,12 +164,12 @@ export class ConfigReader {
 }
 
 /**
- * Starts `configWorker`. Under tsx (tests, development) the worker registers tsx first: workers do
+ * Starts `configWorkerEntry`. Under tsx (tests, development) the worker registers tsx first: workers do
  * not inherit `--import` hooks on Node 20 (as `src/capabilities/geo/loadSources.ts` does).
  */
 function configWorker(): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./configWorker.js', import.meta.url));
-  const script = JSON.stringify(new URL('./configWorker.ts', import.meta.url).href);
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./configWorkerEntry.js', import.meta.url));
+  const script = JSON.stringify(new URL('./configWorkerEntry.ts', import.meta.url).href);
   return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${script}); });`, { eval: true });
 }
 

@@ -31,10 +31,16 @@ export type WorkerMessage = (
       readonly adminToken: string | undefined;
     }
   | ({ readonly kind: 'chunk' } & TransferChunk)
-  | { readonly kind: 'done' }
-  | { readonly kind: 'error'; readonly file: string; readonly problems: readonly ConfigProblem[] }
-  | { readonly kind: 'error'; readonly message: string }
+  | ({ readonly kind: 'done' } & ReadEnd)
+  | ({ readonly kind: 'error'; readonly file: string; readonly problems: readonly ConfigProblem[] } & ReadEnd)
+  | ({ readonly kind: 'error'; readonly message: string } & ReadEnd)
 ) & { readonly id?: number };
+
+/** What the last message of a read says about the worker. */
+interface ReadEnd {
+  /** The worker's heap in use at the end of the read (bytes, `v8.getHeapStatistics().used_heap_size`). */
+  readonly heapBytes: number;
+}
 
 /**
  * Splits plain data for `postMessage`: every array longer than {@link CHUNK_ITEMS} (down to

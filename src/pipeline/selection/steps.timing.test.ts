@@ -63,3 +63,31 @@ test('a lock-step peer gets more than one round trip per pause between slices', 
   t.true(during > pauses, `${during} round trips in ${pauses} pauses`);
   t.log(`${during} round trips in ${pauses} pauses`);
 });
+
+test('while other work waits, the pauses between slices are two slices long: the slices take at most a third of the time', async (t) => {
+  // Other work: half a millisecond of every millisecond, as queries under load would take.
+  const other = setInterval(() => {
+    const until = performance.now() + 0.5;
+    while (performance.now() < until);
+  }, 1);
+  t.teardown(() => clearInterval(other));
+  const starts: number[] = [];
+  const ends: number[] = [];
+  function* recorded(): Steps<number> {
+    for (let i = 0; i < 30; i++) {
+      starts.push(performance.now());
+      const until = performance.now() + 4;
+      while (performance.now() < until);
+      ends.push(performance.now());
+      yield;
+    }
+    return 30;
+  }
+  t.is(await runInSlices(recorded(), 4), 30);
+  // Each step is one slice; every pause follows a busy one but the first.
+  const pauses = starts.slice(2).map((s, i) => s - ends[i + 1]!);
+  // Timers fire up to a millisecond early (libuv counts whole milliseconds), never earlier.
+  const shortest = Math.min(...pauses);
+  t.log(`shortest pause ${shortest.toFixed(2)} ms`);
+  t.true(shortest >= 2 * 4 - 1, `shortest pause ${shortest.toFixed(2)} ms (pauses: ${pauses.map((p) => p.toFixed(1)).join(', ')})`);
+});

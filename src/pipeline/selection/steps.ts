@@ -23,11 +23,26 @@ export function runSteps<T>(steps: Steps<T>): T {
 
 /**
  * Active event-loop time (ms) during a pause between slices from which other work is taken to be
- * waiting for the event loop, and the next pause is as long as a slice. An idle pause measured
- * 0.09 ms (median, Node 20); PowerDNS's lock-step lookups at 2,000 queries/s fill about a
- * millisecond of each 4 ms pause.
+ * waiting for the event loop, and the next pause is {@link BUSY_PAUSE_SLICES} slices long. An
+ * idle pause measured 0.09 ms (median, Node 20); PowerDNS's lock-step lookups at 2,000 queries/s
+ * fill about a millisecond of each 4 ms pause.
  */
 export const BUSY_PAUSE_MS = 0.25;
+
+/**
+ * Length of a pause after a busy one, in slices: while other work waits, the slices take at most
+ * a third of the engine thread's time.
+ *
+ * Why not half (a pause as long as a slice, as before): on a machine whose cores other processes
+ * share (two cores, three dnsperf, PowerDNS, CoreDNS: the reload row of docs/BENCHMARKS.md), a
+ * thread that keeps using more than its share of a core is the one the Linux scheduler makes wait
+ * when it wakes (EEVDF runs first the tasks that have received less than their share). At half,
+ * a stall detector in the engine (`/proc/thread-self/schedstat` at each 1 ms tick) saw 10–13
+ * event-loop stalls over 25 ms in the three reloads of a series, the engine thread waiting for a
+ * CPU 15–33 ms in each; at a third, 2–5 (issue 17). The reload takes longer: 3.4–5.7 s from the
+ * SIGHUP against 3.0–4.1 s.
+ */
+export const BUSY_PAUSE_SLICES = 2;
 
 /** Options of {@link runInSlices}. */
 export interface SliceOptions {
@@ -42,8 +57,9 @@ export interface SliceOptions {
  * Runs `steps` to the end in slices of about `sliceMs` milliseconds and returns the steps' result.
  * A slice ends after the step that crosses `sliceMs`, so one step is the longest the event loop
  * is held. Between two slices the event loop is left alone for at least a timer's turn (1 ms),
- * and for `sliceMs` after a pause in which other work ran for {@link BUSY_PAUSE_MS} or more
- * (`performance.eventLoopUtilization`): at most half of a busy event loop goes to the slices.
+ * and for {@link BUSY_PAUSE_SLICES} × `sliceMs` after a pause in which other work ran for
+ * {@link BUSY_PAUSE_MS} or more (`performance.eventLoopUtilization`): at most a third of a busy
+ * event loop goes to the slices.
  *
  * Why not one turn (`setImmediate`): a peer that keeps one request outstanding per connection —
  * PowerDNS's remote backend, one connection per distributor thread — gets one request answered
@@ -65,6 +81,6 @@ export async function runInSlices<T>(steps: Steps<T>, sliceMs = SLICE_MS, option
     const before = performance.eventLoopUtilization();
     await sleep(pauseMs);
     const pause = performance.eventLoopUtilization(performance.eventLoopUtilization(), before);
-    pauseMs = pause.active >= BUSY_PAUSE_MS ? Math.max(1, sliceMs) : 1;
+    pauseMs = pause.active >= BUSY_PAUSE_MS ? Math.max(1, BUSY_PAUSE_SLICES * sliceMs) : 1;
   }
 }
