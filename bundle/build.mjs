@@ -7,8 +7,8 @@
 // What the modules find beside themselves through import.meta.url keeps working because the
 // bundle sits as deep under dist/ as dist/src/<folder>/ does (`../../console-app/` is the
 // console's script either way, the package root holding build/Release/ is found by walking up),
-// and the two worker scripts are entries of their own in the same folder (`./configWorker.js`,
-// `./imageWorker.js`). Dynamic import() stays lazy (code splitting: each command's module is a
+// and the two workers' scripts are entries of their own in the same folder
+// (`./configWorkerEntry.js`, which imports the configuration worker's chunk, and `./imageWorker.js`). Dynamic import() stays lazy (code splitting: each command's module is a
 // chunk loaded when the command line names it); packages loaded through createRequire at run time
 // (ioredis, yaml, mmdb-lib's decoder, the gRPC check's packages) are not bundled and are still
 // loaded only when used.
@@ -20,7 +20,7 @@ rmSync(outdir, { recursive: true, force: true });
 await build({
   entryPoints: {
     gslbd: new URL('../src/cli/main.ts', import.meta.url).pathname,
-    configWorker: new URL('../src/process/configWorker.ts', import.meta.url).pathname,
+    configWorkerEntry: new URL('../src/process/configWorkerEntry.ts', import.meta.url).pathname,
     imageWorker: new URL('../src/capabilities/geo/imageWorker.ts', import.meta.url).pathname,
   },
   outdir,
