@@ -8,7 +8,8 @@
 // bundle sits as deep under dist/ as dist/src/<folder>/ does (`../../console-app/` is the
 // console's script either way, the package root holding build/Release/ is found by walking up),
 // and the two workers' scripts are entries of their own in the same folder
-// (`./configWorkerEntry.js`, which imports the configuration worker's chunk, and `./imageWorker.js`). Dynamic import() stays lazy (code splitting: each command's module is a
+// (`./configWorkerEntry.js`, which imports the configuration worker's chunk, and
+// `./imageWorker.js`). Dynamic import() stays lazy (code splitting: each command's module is a
 // chunk loaded when the command line names it); packages loaded through createRequire at run time
 // (ioredis, yaml, mmdb-lib's decoder, the gRPC check's packages) are not bundled and are still
 // loaded only when used.

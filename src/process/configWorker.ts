@@ -11,7 +11,7 @@ import { splitForTransfer, type TransferChunk, type WorkerMessage, type WorkerRe
  * message in one turn of the receiving event loop, so pieces sent at once would be received as
  * one long block. The engine thread ends a worker whose heap a large read has grown
  * ({@link ConfigReader}); otherwise it lives as long as the engine: loading the modules costs about
- * a second. Its priority is lowered before these modules load (`configWorkerEntry`).
+ * half a second of CPU. Its priority is lowered before these modules load (`configWorkerEntry`).
  */
 
 /** The pieces of the answer being sent, each sent when the engine thread asks for the next. */

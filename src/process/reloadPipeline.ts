@@ -25,12 +25,12 @@ import { applyChunk, type WorkerMessage, type WorkerRequest } from './transferCh
 
 /**
  * Heap in use (bytes) past which a configuration worker is ended after its read and a fresh one
- * started for the next. A 20,000-record read leaves about 170 MB of old generation in the worker,
- * which the worker's next read has to collect while it allocates as much again: V8's helper
- * threads, shared by every thread of the process and not lowered with the worker, then take CPU
- * from the engine thread during the next reload (issue 17; docs/BENCHMARKS.md, "reload"). Ending
- * the worker frees that heap at once. Below it a worker is kept: starting one costs about half a
- * second of CPU.
+ * started for the next. A 20,000-record read leaves about 170 MB in the worker's heap, which an
+ * idle worker keeps until its next read: the engine's RSS 15 s after such reloads was 587 and
+ * 552 MB with the worker ended, 668 and 659 MB with it kept (issue 17; docs/BENCHMARKS.md,
+ * "reload"; no effect on the reload's event-loop delay could be told from the run-to-run spread).
+ * Below it a worker is kept: a small configuration leaves about 25 MB (examples/quickstart.yaml),
+ * and starting a worker costs about half a second of CPU.
  */
 export const RETIRE_HEAP_BYTES = 64 * 1024 * 1024;
 
@@ -108,11 +108,13 @@ export class ConfigReader {
     const id = this.nextId++;
     return new Promise<CandidateConfig>((done, fail) => {
       let head: Extract<WorkerMessage, { kind: 'head' }> | undefined;
-      const finish = (): void => {
+      /** `heapBytes`: the worker's heap at the end of the read (`RETIRE_HEAP_BYTES`); undefined when the worker failed. */
+      const finish = (heapBytes?: number): void => {
         worker.unref();
         worker.off('message', onMessage);
         worker.off('error', onError);
         worker.off('exit', onExit);
+        if (heapBytes !== undefined && heapBytes > this.retireHeapBytes) this.retire(worker);
       };
       const onMessage = (m: WorkerMessage): void => {
         if (m.id !== id) return;
@@ -126,8 +128,7 @@ export class ConfigReader {
             askNext();
             return;
           case 'done':
-            finish();
-            if (m.heapBytes > this.retireHeapBytes) this.retire(worker);
+            finish(m.heapBytes);
             done({
               file,
               config: head!.skeleton as Config,
@@ -138,8 +139,7 @@ export class ConfigReader {
             });
             return;
           case 'error':
-            finish();
-            if (m.heapBytes > this.retireHeapBytes) this.retire(worker);
+            finish(m.heapBytes);
             fail('problems' in m ? new ConfigError(m.file, m.problems) : new Error(m.message));
             return;
         }
