@@ -2,7 +2,8 @@ import test from 'ava';
 import { startRedisCluster } from '../../../test/support/redisCluster.js';
 import { stopAllRedis } from '../../../test/support/redisServer.js';
 import { waitFor } from '../../../test/support/waitFor.js';
-import { openStateStore, type OpenedStore } from './openStateStore.js';
+import type { Cluster } from 'ioredis';
+import { connectRedis, openStateStore, SLOTS_REFRESH_MS, type OpenedStore } from './openStateStore.js';
 import type { RedisStateStore } from './redisStateStore.js';
 import { storeSchema } from './storeSchema.js';
 
@@ -87,6 +88,10 @@ test('two nodes on a 3-master Redis Cluster share maps and streams, and follow a
   t.is(promoted.cli('HGET', '{c}:map:ov', 'before'), '"v1"', 'state written before the failover survived it');
   sa.append({ n: 3 });
   await waitFor('b’s watcher sees an append after the failover', () => woken.includes(3), 10_000);
+  // A store reads nothing while it counts itself disconnected (the stream's contract), and b's may
+  // still be waiting for the promoted replica to answer after its watcher, on the change-log reader's
+  // own connection, saw the append: once in 16 runs the read came back empty without asking Redis.
+  await waitFor('b’s store is connected again', () => b.connection().state === 'connected', 10_000);
   t.deepEqual(
     (await sb.read('g', 10)).map((e) => e.value.n),
     [3],
@@ -94,4 +99,31 @@ test('two nodes on a 3-master Redis Cluster share maps and streams, and follow a
   );
   t.is(a.connection().state, 'connected');
   t.is(b.connection().state, 'connected');
+});
+
+test('a Cluster client disconnected while it refreshes its slot table stops refreshing it', async (t) => {
+  // ioredis's own refresh round restarted itself after a disconnection that met a refresh in
+  // flight, once a second for ever: a stopped store then kept the process alive (1 run in 10 of
+  // the test above failed to exit).
+  const cluster = await startRedisCluster(3, 0, 1000);
+  const client = connectRedis(storeSchema.parse({ redis: { cluster: [cluster.seeds[0]], node: 'z' } }).redis!) as Cluster;
+  await new Promise((ready) => client.once('ready', ready));
+  const refreshes: number[] = [];
+  const refresh = client.refreshSlotsCache.bind(client);
+  client.refreshSlotsCache = (callback) => {
+    refreshes.push(Date.now());
+    refresh(callback);
+  };
+  // Paused nodes hold each refresh for its timeout (1 s per node): the next one is then in flight.
+  for (const n of cluster.nodes) n.pause();
+  await waitFor('a refresh is in flight', () => refreshes.length > 0, 5 * SLOTS_REFRESH_MS);
+  client.disconnect();
+  for (const n of cluster.nodes) n.resume();
+  const disconnected = Date.now();
+  await new Promise((r) => setTimeout(r, 3 * 1000 + 3 * SLOTS_REFRESH_MS));
+  t.deepEqual(
+    refreshes.filter((at) => at > disconnected),
+    [],
+    'no refresh after the disconnection',
+  );
 });
