@@ -39,15 +39,13 @@ export function openStateStore(config: StoreConfig | undefined, hooks: StoreHook
   return { store, ready: () => store.ready(r.connectTimeoutSeconds * 1000), stop: () => store.stop() };
 }
 
-/** How often a Cluster client asks for the slot table while connected (ms), besides on a redirection. */
-export const SLOTS_REFRESH_MS = 1000;
-
 /**
  * One ioredis connection as `r` says. Commands are never queued while disconnected (the store
  * keeps its own dirty set) and fail after 2 s (plus `blockMs` for the connection that makes
  * blocking reads), so no caller waits on a lost Redis; reconnection backs off from 50 ms to 2 s.
  * With `cluster`, an ioredis `Cluster` with the same options per node: it follows `MOVED` and a
- * replica's promotion by refreshing its slot table (every second, and on a redirection).
+ * replica's promotion by refreshing its slot table on a redirection; the store's heartbeat
+ * refreshes it every second besides ({@link RedisStateStore}).
  * @throws Error when `tlsCaFile` cannot be read.
  */
 export function connectRedis(r: RedisStoreConfig, blockMs = 0): RedisClient {
@@ -65,14 +63,13 @@ export function connectRedis(r: RedisStoreConfig, blockMs = 0): RedisClient {
     // A CA file implies TLS; `rediss://` alone uses the system's authorities.
     ...(r.tls || r.tlsCaFile ? { tls: r.tlsCaFile ? { ca: readFileSync(r.tlsCaFile) } : {} } : {}),
   };
-  if (r.cluster) {
-    const cluster = new Cluster(r.cluster, {
+  if (r.cluster)
+    return new Cluster(r.cluster, {
       enableOfflineQueue: false,
       redisOptions: common,
-      // ioredis's own periodic refresh (`slotsRefreshInterval`) schedules its next round when a
-      // refresh ends, even one that was in flight when the client was disconnected, and then runs
-      // forever: a stopped store kept the process alive. It is driven here instead, on a timer
-      // that ends when the client is closed for good.
+      // Off: ioredis schedules its next round when a refresh ends, even one that was in flight when
+      // the client was disconnected, and then refreshes for ever (a stopped store kept its process
+      // alive). The store's heartbeat refreshes the slot table instead (RedisStateStore).
       slotsRefreshInterval: 0,
       slotsRefreshTimeout: 1000,
       // Retries a command redirected or refused during a failover after 100 ms (at most twice: the store's own dirty set retries later anyway).
@@ -82,23 +79,6 @@ export function connectRedis(r: RedisStoreConfig, blockMs = 0): RedisClient {
       maxRedirections: 4,
       clusterRetryStrategy: (attempt) => Math.min(2000, 50 * 2 ** Math.min(attempt, 6)),
     });
-    const refresh = setInterval(() => {
-      if (cluster.status === 'ready') cluster.refreshSlotsCache();
-    }, SLOTS_REFRESH_MS).unref();
-    // Not on 'end': a client disconnected during a refresh can rest at 'close'. ioredis itself
-    // calls disconnect(true) to reconnect, which keeps the timer.
-    const disconnect = cluster.disconnect.bind(cluster);
-    const quit = cluster.quit.bind(cluster);
-    cluster.disconnect = (reconnect = false) => {
-      if (!reconnect) clearInterval(refresh);
-      disconnect(reconnect);
-    };
-    cluster.quit = (callback) => {
-      clearInterval(refresh);
-      return quit(callback);
-    };
-    return cluster;
-  }
   if (r.sentinels)
     return new Redis({
       ...common,

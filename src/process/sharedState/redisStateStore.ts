@@ -123,7 +123,11 @@ export class RedisStateStore implements StateStore {
   }
 
   private async beat(): Promise<void> {
-    if (this.stopped || this.commands.status !== 'ready') return;
+    if (this.stopped) return;
+    // In a Cluster, each connection's slot table is asked for here rather than by ioredis's own
+    // round (off in connectRedis): it follows a replica's promotion, and stops with the heartbeat.
+    for (const client of [this.commands, this.reader]) if (client && isCluster(client) && client.status === 'ready') client.refreshSlotsCache();
+    if (this.commands.status !== 'ready') return;
     const started = this.monotonic();
     try {
       // A keyed command: in a Cluster it goes to the master of the store's slot (a PING could reach any node).
